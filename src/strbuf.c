@@ -1,0 +1,147 @@
+/* strbuf.c: growable, always-terminated byte strings. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "strbuf.h"
+#include "banned.h"
+
+char strbuf_slopbuf[1];
+
+void strbuf_init(struct strbuf *sb)
+{
+        *sb = (struct strbuf)STRBUF_INIT;
+}
+
+void strbuf_release(struct strbuf *sb)
+{
+        if (sb->alloc)
+                free(sb->buf);
+        strbuf_init(sb);
+}
+
+char *strbuf_detach(struct strbuf *sb)
+{
+        char *r;
+
+        if (!sb->alloc)
+                return xstrdup("");
+        r = sb->buf;
+        strbuf_init(sb);
+        return r;
+}
+
+void strbuf_grow(struct strbuf *sb, size_t extra)
+{
+        size_t need;
+
+        if (extra > SIZE_MAX - sb->len - 1)
+                die_oom();
+        need = sb->len + extra + 1;
+        if (need <= sb->alloc)
+                return;
+        if (!sb->alloc)
+                sb->buf = NULL;
+        while (sb->alloc < need)
+                sb->alloc = sb->alloc ? sb->alloc + sb->alloc / 2 + 16 : 64;
+        sb->buf = xrealloc(sb->buf, sb->alloc);
+        if (sb->len == 0)
+                sb->buf[0] = '\0';
+}
+
+void strbuf_reset(struct strbuf *sb)
+{
+        sb->len = 0;
+        if (sb->alloc)
+                sb->buf[0] = '\0';
+}
+
+void strbuf_add(struct strbuf *sb, const void *data, size_t len)
+{
+        if (len == 0)
+                return;
+        strbuf_grow(sb, len);
+        memcpy(sb->buf + sb->len, data, len);
+        sb->len += len;
+        sb->buf[sb->len] = '\0';
+}
+
+void strbuf_addstr(struct strbuf *sb, const char *s)
+{
+        strbuf_add(sb, s, strlen(s));
+}
+
+void strbuf_addch(struct strbuf *sb, char c)
+{
+        strbuf_add(sb, &c, 1);
+}
+
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+        char small[256];
+        va_list cp;
+        int n;
+
+        va_copy(cp, ap);
+        n = vsnprintf(small, sizeof(small), fmt, cp);
+        va_end(cp);
+        if (n < 0)
+                return;
+        if ((size_t)n < sizeof(small)) {
+                strbuf_add(sb, small, (size_t)n);
+                return;
+        }
+        strbuf_grow(sb, (size_t)n);
+        vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+        sb->len += (size_t)n;
+}
+
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        strbuf_vaddf(sb, fmt, ap);
+        va_end(ap);
+}
+
+int strbuf_read_fileat(struct strbuf *sb, int dirfd, const char *path, size_t max)
+{
+        _cleanup_close_ int fd = -1;
+        size_t start = sb->len;
+
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                ssize_t n;
+
+                strbuf_grow(sb, 8192);
+                n = read(fd, sb->buf + sb->len, 8192);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        int err = -errno;
+                        sb->len = start;
+                        sb->buf[start] = '\0';
+                        return err;
+                }
+                if (n == 0)
+                        break;
+                sb->len += (size_t)n;
+                sb->buf[sb->len] = '\0';
+                if (sb->len - start > max) {
+                        sb->len = start;
+                        sb->buf[start] = '\0';
+                        return -EFBIG;
+                }
+        }
+        return 0;
+}
+
+int strbuf_read_file(struct strbuf *sb, const char *path, size_t max)
+{
+        return strbuf_read_fileat(sb, AT_FDCWD, path, max);
+}

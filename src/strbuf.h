@@ -1,0 +1,46 @@
+/* strbuf.h: the one string buffer type (after git's strbuf).
+ *
+ * Invariants: buf is never NULL and always NUL-terminated; len excludes the
+ * terminator; the buffer may hold NUL bytes. strbuf_init allocates nothing,
+ * strbuf_release frees the contents and re-initialises, strbuf_detach hands
+ * the string to the caller. */
+#ifndef CUDAMOD_STRBUF_H
+#define CUDAMOD_STRBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "util.h"
+
+struct strbuf {
+        size_t alloc;
+        size_t len;
+        char *buf;
+};
+
+extern char strbuf_slopbuf[];
+#define STRBUF_INIT { .alloc = 0, .len = 0, .buf = strbuf_slopbuf }
+
+void strbuf_init(struct strbuf *sb);
+void strbuf_release(struct strbuf *sb);
+char *strbuf_detach(struct strbuf *sb);
+void strbuf_grow(struct strbuf *sb, size_t extra);
+void strbuf_reset(struct strbuf *sb);
+void strbuf_add(struct strbuf *sb, const void *data, size_t len);
+void strbuf_addstr(struct strbuf *sb, const char *s);
+void strbuf_addch(struct strbuf *sb, char c);
+_printf_(2, 3) void strbuf_addf(struct strbuf *sb, const char *fmt, ...);
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+
+static inline void strbuf_releasep(struct strbuf *sb)
+{
+        strbuf_release(sb);
+}
+#define _cleanup_strbuf_ _cleanup_(strbuf_releasep)
+
+/* Read at most max bytes of path into sb (appending). Returns 0, or a
+ * negative errno; -EFBIG when the file is larger than max. */
+int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
+int strbuf_read_fileat(struct strbuf *sb, int dirfd, const char *path, size_t max);
+
+#endif

@@ -1,0 +1,259 @@
+/* util.c: allocation that cannot fail, string vectors and path helpers. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "util.h"
+#include "banned.h"
+
+bool endswith(const char *s, const char *suffix)
+{
+        size_t ls = strlen(s), lx = strlen(suffix);
+
+        return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
+}
+
+void die_oom(void)
+{
+        static const char msg[] = "cudamod: out of memory\n";
+
+        /* write(2) rather than stdio: stdio may need memory itself. */
+        if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+                abort();
+        abort();
+}
+
+void *xmalloc(size_t n)
+{
+        void *p = malloc(n ? n : 1);
+
+        if (!p)
+                die_oom();
+        return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+        void *p = calloc(n ? n : 1, size ? size : 1);
+
+        if (!p)
+                die_oom();
+        return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+        void *q = realloc(p, n ? n : 1);
+
+        if (!q)
+                die_oom();
+        return q;
+}
+
+void *xreallocarray(void *p, size_t n, size_t size)
+{
+        if (size && n > SIZE_MAX / size)
+                die_oom();
+        return xrealloc(p, n * size);
+}
+
+char *xstrdup(const char *s)
+{
+        char *p = strdup(s);
+
+        if (!p)
+                die_oom();
+        return p;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+        char *p = strndup(s, n);
+
+        if (!p)
+                die_oom();
+        return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+        va_list ap;
+        char *p;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&p, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                die_oom();
+        return p;
+}
+
+void strv_push(struct strv *v, char *owned)
+{
+        if (v->len + 2 > v->alloc) {
+                v->alloc = v->alloc ? v->alloc * 2 : 8;
+                v->items = xreallocarray(v->items, v->alloc, sizeof(char *));
+        }
+        v->items[v->len++] = owned;
+        v->items[v->len] = NULL;
+}
+
+void strv_add(struct strv *v, const char *s)
+{
+        strv_push(v, xstrdup(s));
+}
+
+bool strv_contains(const struct strv *v, const char *s)
+{
+        for (size_t i = 0; i < v->len; i++)
+                if (streq(v->items[i], s))
+                        return true;
+        return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void strv_sort_uniq(struct strv *v)
+{
+        size_t j = 0;
+
+        if (v->len == 0)
+                return;
+        qsort(v->items, v->len, sizeof(char *), cmp_str);
+        for (size_t i = 0; i < v->len; i++) {
+                if (j > 0 && streq(v->items[j - 1], v->items[i])) {
+                        free(v->items[i]);
+                        continue;
+                }
+                v->items[j++] = v->items[i];
+        }
+        v->len = j;
+        v->items[j] = NULL;
+}
+
+void strv_release(struct strv *v)
+{
+        for (size_t i = 0; i < v->len; i++)
+                free(v->items[i]);
+        free(v->items);
+        *v = (struct strv){ 0 };
+}
+
+char *path_join(const char *a, const char *b)
+{
+        size_t la = strlen(a);
+
+        while (*b == '/')
+                b++;
+        if (la > 0 && a[la - 1] == '/')
+                return xasprintf("%s%s", a, b);
+        return xasprintf("%s/%s", a, b);
+}
+
+const char *path_basename(const char *path)
+{
+        const char *s = strrchr(path, '/');
+
+        if (!s)
+                return path;
+        if (s[1] == '\0' && s != path) {
+                /* Trailing slash: look at the component before it. */
+                const char *e = s;
+                while (e > path && e[-1] != '/')
+                        e--;
+                return e;
+        }
+        return s + 1;
+}
+
+char *path_dirname(const char *path)
+{
+        const char *s = strrchr(path, '/');
+
+        if (!s)
+                return xstrdup(".");
+        if (s == path)
+                return xstrdup("/");
+        return xstrndup(path, (size_t)(s - path));
+}
+
+bool path_startswith(const char *path, const char *dir)
+{
+        size_t l = strlen(dir);
+
+        while (l > 1 && dir[l - 1] == '/')
+                l--;
+        if (strncmp(path, dir, l) != 0)
+                return false;
+        return path[l] == '\0' || path[l] == '/' || (l == 1 && dir[0] == '/');
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0 when it is not one. */
+static size_t utf8_seq_len(const unsigned char *s)
+{
+        unsigned char c = s[0];
+        size_t n;
+        unsigned long cp;
+
+        if (c < 0x80)
+                return 1;
+        if (c >= 0xc2 && c <= 0xdf) {
+                n = 2;
+                cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+                n = 3;
+                cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+                n = 4;
+                cp = c & 0x07;
+        } else
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return n;
+}
+
+bool utf8_valid(const char *s)
+{
+        const unsigned char *p = (const unsigned char *)s;
+
+        while (*p) {
+                size_t n = utf8_seq_len(p);
+                if (n == 0)
+                        return false;
+                p += n;
+        }
+        return true;
+}
+
+char *utf8_sanitize(const char *s)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        size_t cap = strlen(s) * 3 + 1, o = 0;
+        char *r = xmalloc(cap);
+
+        while (*p) {
+                size_t n = utf8_seq_len(p);
+                if (n == 0) {
+                        memcpy(r + o, "\xef\xbf\xbd", 3);
+                        o += 3;
+                        p++;
+                        continue;
+                }
+                memcpy(r + o, p, n);
+                o += n;
+                p += n;
+        }
+        r[o] = '\0';
+        return r;
+}
