@@ -1,0 +1,604 @@
+/* elf.c: sonames, DT_NEEDED, run paths and marker strings, read with libelf.
+ *
+ * Bytes are only ever reached through libelf's bounds-checked accessors
+ * (gelf_getehdr, gelf_getphdr, elf_getdata, elf_getdata_rawchunk), and every
+ * string offset taken from the file is checked against its table here, so a
+ * hostile file yields -EBADMSG instead of a crash. The file is mapped, never
+ * read whole, when it has section headers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <gelf.h>
+#include <libelf.h>
+
+#include "elf-file.h"
+#include "strbuf.h"
+#include "banned.h"
+
+#define FIND_STRINGS_MAX_LEN 256
+#define FIND_STRINGS_WHOLE_FILE_MAX ((uint64_t)64 << 20)
+
+/* An open ELF file: the descriptor, the libelf handle over it (mapped) and
+ * the file size, which bounds everything we allocate on its behalf. */
+struct elf_file {
+        int fd;
+        Elf *elf;
+        uint64_t size;
+        GElf_Ehdr ehdr;
+};
+
+#define ELF_FILE_INIT { .fd = -1, .elf = NULL, .size = 0, .ehdr = { { 0 } } }
+
+static void elf_file_close(struct elf_file *f)
+{
+        if (f->elf)
+                elf_end(f->elf);
+        if (f->fd >= 0)
+                close(f->fd);
+        *f = (struct elf_file)ELF_FILE_INIT;
+}
+
+/* A string table: the bytes of .dynstr (or of the DT_STRTAB chunk). */
+struct strtab {
+        const char *buf;
+        size_t size;
+};
+
+_printf_(3, 4) static int malformed(struct diag *d, const char *path, const char *fmt, ...)
+{
+        struct strbuf sb = STRBUF_INIT;
+        va_list ap;
+
+        va_start(ap, fmt);
+        strbuf_vaddf(&sb, fmt, ap);
+        va_end(ap);
+        diag_errorf(d, -EBADMSG, "malformed ELF file '%s': %s", path, sb.buf);
+        strbuf_release(&sb);
+        return -EBADMSG;
+}
+
+static const char *libelf_error(void)
+{
+        const char *m = elf_errmsg(-1);
+
+        return m ? m : "unknown libelf error";
+}
+
+static void libelf_init(void)
+{
+        static bool done;
+
+        /* elf_version() only records the version: calling it more than once
+         * from racing threads would be harmless, the flag merely saves work. */
+        if (!done) {
+                (void)elf_version(EV_CURRENT);
+                done = true;
+        }
+}
+
+/* Read the ELF header, and refuse a section header table that does not
+ * lie in the file: libelf would quietly report no sections at all. */
+static int elf_file_check_headers(struct elf_file *f, const char *path, struct diag *d)
+{
+        int cls = gelf_getclass(f->elf);
+        size_t shnum;
+
+        if (cls != ELFCLASS32 && cls != ELFCLASS64)
+                return malformed(d, path, "unknown ELF class %d", cls);
+        if (!gelf_getehdr(f->elf, &f->ehdr))
+                return malformed(d, path, "cannot read the ELF header: %s", libelf_error());
+        if (elf_getshdrnum(f->elf, &shnum) < 0)
+                return malformed(d, path, "%s", libelf_error());
+        if (shnum == 0 && f->ehdr.e_shoff != 0 &&
+            (f->ehdr.e_shnum != 0 || f->ehdr.e_shoff >= f->size))
+                return malformed(d, path, "the section header table (offset %" PRIu64
+                                 ", %u entries) does not lie in the file",
+                                 (uint64_t)f->ehdr.e_shoff, (unsigned)f->ehdr.e_shnum);
+        return 0;
+}
+
+/* Open dirfd/path and hand it to libelf. Anything that is not a regular
+ * file starting with an ELF identification is -ENOEXEC. */
+static int elf_file_open(int dirfd, const char *path, struct elf_file *ret, struct diag *d)
+{
+        struct elf_file f = ELF_FILE_INIT;
+        unsigned char magic[SELFMAG];
+        struct stat st;
+        ssize_t n;
+        int r;
+
+        libelf_init();
+
+        /* O_NONBLOCK: opening a FIFO must not hang the scan. */
+        f.fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (f.fd < 0) {
+                r = -errno;
+                return diag_errorf(d, r, "cannot open '%s': %s", path, strerror(-r));
+        }
+        if (fstat(f.fd, &st) < 0) {
+                r = -errno;
+                elf_file_close(&f);
+                return diag_errorf(d, r, "cannot stat '%s': %s", path, strerror(-r));
+        }
+        if (S_ISDIR(st.st_mode)) {
+                elf_file_close(&f);
+                return diag_errorf(d, -EISDIR, "cannot read '%s': %s", path, strerror(EISDIR));
+        }
+        if (!S_ISREG(st.st_mode) || st.st_size < (off_t)SELFMAG)
+                goto not_elf;
+        f.size = (uint64_t)st.st_size;
+
+        do
+                n = pread(f.fd, magic, sizeof(magic), 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) {
+                r = -errno;
+                elf_file_close(&f);
+                return diag_errorf(d, r, "cannot read '%s': %s", path, strerror(-r));
+        }
+        if ((size_t)n != sizeof(magic) || memcmp(magic, ELFMAG, SELFMAG) != 0)
+                goto not_elf;
+
+        f.elf = elf_begin(f.fd, ELF_C_READ_MMAP, NULL);
+        if (!f.elf) {
+                r = malformed(d, path, "%s", libelf_error());
+                elf_file_close(&f);
+                return r;
+        }
+        if (elf_kind(f.elf) != ELF_K_ELF)
+                goto not_elf;
+        r = elf_file_check_headers(&f, path, d);
+        if (r < 0) {
+                elf_file_close(&f);
+                return r;
+        }
+
+        *ret = f;
+        return 0;
+
+not_elf:
+        elf_file_close(&f);
+        return diag_errorf(d, -ENOEXEC, "'%s' is not an ELF file", path);
+}
+
+/* The NUL-terminated string at off in t, or -EBADMSG. */
+static int strtab_get(const struct strtab *t, uint64_t off, const char **ret_s, size_t *ret_len)
+{
+        const char *s, *e;
+
+        if (!t || off >= t->size)
+                return -EBADMSG;
+        s = t->buf + off;
+        e = memchr(s, '\0', t->size - (size_t)off);
+        if (!e)
+                return -EBADMSG;
+        *ret_s = s;
+        *ret_len = (size_t)(e - s);
+        return 0;
+}
+
+static bool dyn_tag_is_string(int64_t tag)
+{
+        return tag == DT_NEEDED || tag == DT_SONAME || tag == DT_RUNPATH || tag == DT_RPATH;
+}
+
+/* The file offset and the bytes left in its segment of a virtual address,
+ * found through the PT_LOAD segments. */
+static int vaddr_to_offset(Elf *elf, size_t phnum, uint64_t vaddr, uint64_t *ret_off,
+                           uint64_t *ret_avail)
+{
+        for (size_t i = 0; i < phnum; i++) {
+                GElf_Phdr ph;
+                uint64_t delta;
+
+                if (!gelf_getphdr(elf, (int)i, &ph))
+                        return -EBADMSG;
+                if (ph.p_type != PT_LOAD || vaddr < ph.p_vaddr)
+                        continue;
+                delta = vaddr - ph.p_vaddr;
+                if (delta >= ph.p_filesz || ph.p_offset > UINT64_MAX - delta)
+                        continue;
+                *ret_off = ph.p_offset + delta;
+                *ret_avail = ph.p_filesz - delta;
+                return 0;
+        }
+        return -ENOENT;
+}
+
+/* Locate the dynamic array: the SHT_DYNAMIC section and its sh_link string
+ * table when there is one, else PT_DYNAMIC and DT_STRTAB. On success
+ * *ret_dyn is NULL when the file has no dynamic array at all; *ret_strscn is
+ * the string table section, or NULL when DT_STRTAB must be used. */
+static int find_dynamic(Elf *elf, const char *path, Elf_Data **ret_dyn, Elf_Scn **ret_strscn,
+                        struct diag *d)
+{
+        Elf_Scn *scn = NULL;
+        size_t phnum;
+
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh, strsh;
+                Elf_Scn *strscn;
+                Elf_Data *data;
+
+                if (!gelf_getshdr(scn, &sh))
+                        return malformed(d, path, "%s", libelf_error());
+                if (sh.sh_type != SHT_DYNAMIC)
+                        continue;
+                data = elf_getdata(scn, NULL);
+                if (!data)
+                        return malformed(d, path, "cannot read the dynamic section: %s",
+                                         libelf_error());
+                strscn = sh.sh_link ? elf_getscn(elf, sh.sh_link) : NULL;
+                if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
+                        return malformed(d, path,
+                                         "the dynamic section links to section %" PRIu32
+                                         ", which is not a string table",
+                                         (uint32_t)sh.sh_link);
+                *ret_dyn = data;
+                *ret_strscn = strscn;
+                return 0;
+        }
+
+        if (elf_getphdrnum(elf, &phnum) < 0)
+                return malformed(d, path, "%s", libelf_error());
+        for (size_t i = 0; i < phnum; i++) {
+                GElf_Phdr ph;
+                Elf_Data *data;
+
+                if (!gelf_getphdr(elf, (int)i, &ph))
+                        return malformed(d, path, "cannot read program header %zu: %s", i,
+                                         libelf_error());
+                if (ph.p_type != PT_DYNAMIC)
+                        continue;
+                if (ph.p_offset > INT64_MAX)
+                        return malformed(d, path, "PT_DYNAMIC offset %" PRIu64
+                                         " beyond the end of the file", (uint64_t)ph.p_offset);
+                data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_DYN);
+                if (!data)
+                        return malformed(d, path,
+                                         "PT_DYNAMIC (offset %" PRIu64 ", size %" PRIu64
+                                         ") does not lie in the file: %s",
+                                         (uint64_t)ph.p_offset, (uint64_t)ph.p_filesz,
+                                         libelf_error());
+                *ret_dyn = data;
+                *ret_strscn = NULL;
+                return 0;
+        }
+        *ret_dyn = NULL;
+        *ret_strscn = NULL;
+        return 0;
+}
+
+/* The string table for the dynamic array: the linked section, or the
+ * DT_STRTAB/DT_STRSZ chunk translated through the PT_LOAD segments. */
+static int dynamic_strtab(Elf *elf, const char *path, Elf_Data *dyn, Elf_Scn *strscn,
+                          struct strtab *ret, struct diag *d)
+{
+        uint64_t addr = 0, size = 0, off, avail;
+        bool have_addr = false, have_size = false;
+        Elf_Data *data;
+        size_t phnum;
+        GElf_Dyn e;
+
+        if (strscn) {
+                data = elf_getdata(strscn, NULL);
+                if (!data)
+                        return malformed(d, path, "cannot read the dynamic string table: %s",
+                                         libelf_error());
+                *ret = (struct strtab){ .buf = data->d_buf, .size = data->d_buf ? data->d_size : 0 };
+                return 0;
+        }
+
+        for (int i = 0; gelf_getdyn(dyn, i, &e); i++) {
+                if (e.d_tag == DT_NULL)
+                        break;
+                if (e.d_tag == DT_STRTAB && !have_addr) {
+                        addr = e.d_un.d_ptr;
+                        have_addr = true;
+                } else if (e.d_tag == DT_STRSZ && !have_size) {
+                        size = e.d_un.d_val;
+                        have_size = true;
+                }
+        }
+        if (!have_addr)
+                return malformed(d, path, "the dynamic array names strings but has no DT_STRTAB");
+        if (elf_getphdrnum(elf, &phnum) < 0)
+                return malformed(d, path, "%s", libelf_error());
+        if (vaddr_to_offset(elf, phnum, addr, &off, &avail) < 0)
+                return malformed(d, path, "DT_STRTAB address 0x%" PRIx64
+                                 " is not in a loaded segment", addr);
+        if (!have_size)
+                size = avail;
+        if (size > avail)
+                return malformed(d, path, "DT_STRSZ %" PRIu64 " runs past its segment", size);
+        if (size == 0) {
+                *ret = (struct strtab){ .buf = NULL, .size = 0 };
+                return 0;
+        }
+        if (off > INT64_MAX)
+                return malformed(d, path, "DT_STRTAB offset %" PRIu64
+                                 " beyond the end of the file", off);
+        data = elf_getdata_rawchunk(elf, (int64_t)off, (size_t)size, ELF_T_BYTE);
+        if (!data || !data->d_buf)
+                return malformed(d, path,
+                                 "DT_STRTAB (offset %" PRIu64 ", size %" PRIu64
+                                 ") does not lie in the file: %s", off, size, libelf_error());
+        *ret = (struct strtab){ .buf = data->d_buf, .size = data->d_size };
+        return 0;
+}
+
+/* Fill info's soname, needed, runpath and rpath from the dynamic array. The
+ * strings copied are charged against *budget (the file size), so a file
+ * repeating one long string in many entries cannot make us allocate more
+ * than it weighs. */
+static int dynamic_collect(Elf *elf, const char *path, Elf_Data *dyn, Elf_Scn *strscn,
+                           uint64_t budget, struct elf_info *info, struct diag *d)
+{
+        struct strtab tab = { 0 };
+        bool has_strings = false;
+        GElf_Dyn e;
+        int i, r;
+
+        for (i = 0; gelf_getdyn(dyn, i, &e); i++) {
+                if (e.d_tag == DT_NULL)
+                        break;
+                if (dyn_tag_is_string(e.d_tag))
+                        has_strings = true;
+        }
+        if (!has_strings)
+                return 0;
+
+        r = dynamic_strtab(elf, path, dyn, strscn, &tab, d);
+        if (r < 0)
+                return r;
+
+        for (i = 0; gelf_getdyn(dyn, i, &e); i++) {
+                const char *s;
+                size_t len;
+                char **slot;
+
+                if (e.d_tag == DT_NULL)
+                        break;
+                if (!dyn_tag_is_string(e.d_tag))
+                        continue;
+                if (strtab_get(&tab, e.d_un.d_val, &s, &len) < 0)
+                        return malformed(d, path,
+                                         "dynamic entry %d: string offset %" PRIu64
+                                         " is not a terminated string in the %zu-byte string table",
+                                         i, (uint64_t)e.d_un.d_val, tab.size);
+                if (len + 1 + sizeof(char *) > budget)
+                        return malformed(d, path, "the dynamic array names too many strings");
+                budget -= len + 1 + sizeof(char *);
+
+                switch (e.d_tag) {
+                case DT_NEEDED:
+                        strv_push(&info->needed, xstrndup(s, len));
+                        continue;
+                case DT_SONAME:
+                        slot = &info->soname;
+                        break;
+                case DT_RUNPATH:
+                        slot = &info->runpath;
+                        break;
+                default:
+                        slot = &info->rpath;
+                        break;
+                }
+                /* Like the dynamic loader, the first of a repeated tag wins. */
+                if (!*slot)
+                        *slot = xstrndup(s, len);
+        }
+        return 0;
+}
+
+int elf_read_info(int dirfd, const char *path, struct elf_info *ret, struct diag *d)
+{
+        struct elf_file f = ELF_FILE_INIT;
+        struct elf_info info = { 0 };
+        Elf_Scn *strscn = NULL;
+        Elf_Data *dyn = NULL;
+        int r;
+
+        r = elf_file_open(dirfd, path, &f, d);
+        if (r < 0)
+                return r;
+
+        info.elf_class = gelf_getclass(f.elf) == ELFCLASS32 ? 32 : 64;
+        info.machine = f.ehdr.e_machine;
+        info.little_endian = f.ehdr.e_ident[EI_DATA] == ELFDATA2LSB;
+        info.type = f.ehdr.e_type;
+
+        r = find_dynamic(f.elf, path, &dyn, &strscn, d);
+        if (r < 0)
+                goto out;
+        if (dyn) {
+                r = dynamic_collect(f.elf, path, dyn, strscn, f.size, &info, d);
+                if (r < 0)
+                        goto out;
+        }
+
+        *ret = info;
+        info = (struct elf_info){ 0 };
+        r = 0;
+out:
+        elf_info_release(&info);
+        elf_file_close(&f);
+        return r;
+}
+
+void elf_info_release(struct elf_info *info)
+{
+        if (!info)
+                return;
+        free(info->soname);
+        free(info->runpath);
+        free(info->rpath);
+        strv_release(&info->needed);
+        *info = (struct elf_info){ 0 };
+}
+
+static bool is_printable(unsigned char c)
+{
+        return c >= 0x20 && c <= 0x7e;
+}
+
+/* Add to found each NUL-terminated run of printable bytes in buf that starts
+ * with prefix, cut at FIND_STRINGS_MAX_LEN; a prefix met in the middle of a
+ * longer run does not count. Copies are charged against *budget. */
+static int scan_strings(const char *buf, size_t size, const char *prefix, uint64_t *budget,
+                        struct strv *found)
+{
+        size_t plen = strlen(prefix);
+        const char *p = buf, *end = buf + size;
+
+        while ((size_t)(end - p) >= plen) {
+                const char *q = memmem(p, (size_t)(end - p), prefix, plen), *e;
+                size_t len;
+
+                if (!q)
+                        break;
+                e = q;
+                while (e < end && is_printable((unsigned char)*e))
+                        e++;
+                /* Whatever the outcome, no later match can start inside [q, e). */
+                p = e > q ? e : q + 1;
+                if (q > buf && is_printable((unsigned char)q[-1]))
+                        continue;
+                if (e == end || *e != '\0' || (size_t)(e - q) < plen)
+                        continue;
+                len = (size_t)(e - q);
+                if (len > FIND_STRINGS_MAX_LEN)
+                        len = FIND_STRINGS_MAX_LEN;
+                if (len + 1 + 2 * sizeof(char *) > *budget)
+                        return -EBADMSG;
+                *budget -= len + 1 + 2 * sizeof(char *);
+                strv_push(found, xstrndup(q, len));
+        }
+        return 0;
+}
+
+/* Scan the .rodata and .lrodata sections, or the whole file (when small
+ * enough) if there are no section headers. */
+static int find_strings_in(const struct elf_file *f, const char *path, const char *prefix,
+                           struct strv *found, struct diag *d)
+{
+        uint64_t budget = f->size;
+        Elf_Scn *scn = NULL;
+        size_t shnum, shstrndx;
+
+        if (elf_getshdrnum(f->elf, &shnum) < 0)
+                return malformed(d, path, "%s", libelf_error());
+
+        if (shnum == 0) {
+                const char *image;
+                size_t n;
+
+                if (f->size > FIND_STRINGS_WHOLE_FILE_MAX)
+                        return 0;
+                image = elf_rawfile(f->elf, &n);
+                if (!image)
+                        return malformed(d, path, "%s", libelf_error());
+                if (scan_strings(image, n, prefix, &budget, found) < 0)
+                        return malformed(d, path, "too many strings starting with '%s'", prefix);
+                return 0;
+        }
+
+        if (elf_getshdrstrndx(f->elf, &shstrndx) < 0)
+                return malformed(d, path, "%s", libelf_error());
+        while ((scn = elf_nextscn(f->elf, scn))) {
+                const char *name;
+                Elf_Data *data;
+                GElf_Shdr sh;
+
+                if (!gelf_getshdr(scn, &sh))
+                        return malformed(d, path, "%s", libelf_error());
+                if (sh.sh_type != SHT_PROGBITS)
+                        continue;
+                name = elf_strptr(f->elf, shstrndx, sh.sh_name);
+                if (!name)
+                        return malformed(d, path, "section %zu has no valid name: %s",
+                                         elf_ndxscn(scn), libelf_error());
+                if (!streq(name, ".rodata") && !streq(name, ".lrodata"))
+                        continue;
+                data = elf_getdata(scn, NULL);
+                if (!data)
+                        return malformed(d, path, "cannot read section %s: %s", name,
+                                         libelf_error());
+                if (!data->d_buf || data->d_size == 0)
+                        continue;
+                if (scan_strings(data->d_buf, data->d_size, prefix, &budget, found) < 0)
+                        return malformed(d, path, "too many strings starting with '%s'", prefix);
+        }
+        return 0;
+}
+
+int elf_find_strings(int dirfd, const char *path, const char *prefix, struct strv *ret,
+                     struct diag *d)
+{
+        struct elf_file f = ELF_FILE_INIT;
+        struct strv found = { 0 };
+        int r;
+
+        if (!prefix || !*prefix)
+                return diag_errorf(d, -EINVAL, "cannot search '%s' for an empty prefix", path);
+
+        r = elf_file_open(dirfd, path, &f, d);
+        if (r < 0)
+                return r;
+        r = find_strings_in(&f, path, prefix, &found, d);
+        elf_file_close(&f);
+        if (r < 0) {
+                strv_release(&found);
+                return r;
+        }
+
+        for (size_t i = 0; i < found.len; i++)
+                strv_push(ret, TAKE_PTR(found.items[i]));
+        found.len = 0;
+        strv_release(&found);
+        strv_sort_uniq(ret);
+        return 0;
+}
+
+static const struct {
+        unsigned machine;
+        const char *arch;
+} machine_arch[] = {
+        { EM_X86_64, "x86_64" },
+        { EM_AARCH64, "aarch64" },
+        { EM_PPC64, "ppc64le" },
+        { 0, NULL },
+};
+
+const char *elf_machine_to_arch(unsigned machine)
+{
+        for (size_t i = 0; machine_arch[i].arch; i++)
+                if (machine_arch[i].machine == machine)
+                        return machine_arch[i].arch;
+        return NULL;
+}
+
+static const struct {
+        const char *triple;
+        unsigned machine;
+} triple_machine[] = {
+        { "x86_64-linux", EM_X86_64 },
+        { "sbsa-linux", EM_AARCH64 },
+        { "aarch64-linux", EM_AARCH64 },
+        { "ppc64le-linux", EM_PPC64 },
+        { NULL, 0 },
+};
+
+unsigned elf_machine_from_triple(const char *triple)
+{
+        if (!triple)
+                return 0;
+        for (size_t i = 0; triple_machine[i].triple; i++)
+                if (streq(triple_machine[i].triple, triple))
+                        return triple_machine[i].machine;
+        return 0;
+}
