@@ -1,0 +1,155 @@
+/* cmd-scan.c: `cudamod scan [--json] [ROOT...]`. */
+#include <getopt.h>
+
+#include "cmd.h"
+#include "scan.h"
+#include "strbuf.h"
+#include "banned.h"
+
+#define RED "\033[31m"
+#define YELLOW "\033[33m"
+#define BOLD "\033[1m"
+#define RESET "\033[0m"
+
+static char *version_column(const struct install *in)
+{
+        _cleanup_free_ char *v = NULL;
+
+        if (!in->version.count)
+                return xstrdup("?");
+        v = version_to_string(&in->version, in->component == COMPONENT_CUDA ? 2 : 3);
+        if (in->component == COMPONENT_CUDA && in->release.count) {
+                _cleanup_free_ char *r = version_to_string(&in->release, 3);
+                return xasprintf("%s (%s)", v, r);
+        }
+        if (in->build)
+                return xasprintf("%s.%s", v, in->build);
+        return TAKE_PTR(v);
+}
+
+static char *cuda_column(const struct install *in)
+{
+        long major = install_cuda_major(in);
+
+        if (in->component == COMPONENT_NCCL && in->cuda_version.count >= 2)
+                return version_to_string(&in->cuda_version, 2);
+        return major >= 0 ? xasprintf("%ld", major) : xstrdup("-");
+}
+
+static void print_detail(const char *label, const char *value)
+{
+        _cleanup_free_ char *safe = NULL;
+
+        if (!value)
+                return;
+        safe = term_escape(value);
+        printf("    %-10s %s\n", label, safe);
+}
+
+static void print_table(const struct install_list *l, const struct global_options *g)
+{
+        if (l->len == 0) {
+                printf("no CUDA, cuDNN or NCCL installation found\n");
+                return;
+        }
+        printf("%s%-9s %-18s %-5s %-7s %-8s %s%s\n", g->color ? BOLD : "", "COMPONENT", "VERSION",
+               "CUDA", "ARCH", "LAYOUT", "PREFIX", g->color ? RESET : "");
+        for (size_t i = 0; i < l->len; i++) {
+                const struct install *in = l->items[i];
+                _cleanup_free_ char *ver = version_column(in), *cuda = cuda_column(in);
+                _cleanup_free_ char *prefix = term_escape(in->prefix);
+
+                printf("%-9s %-18s %-5s %-7s %-8s %s\n", component_to_string(in->component), ver,
+                       cuda, in->arch ? in->arch : "?", layout_to_string(in->layout), prefix);
+                for (size_t k = 0; k < in->aliases.len; k++)
+                        print_detail(k == 0 ? "aliases" : "", in->aliases.items[k]);
+                print_detail("bin", in->bin_dir);
+                print_detail("include", in->include_dir);
+                print_detail("lib", in->lib_dir);
+                for (size_t k = 0; k < in->extra_lib_dirs.len; k++)
+                        print_detail(k == 0 ? "extra lib" : "", in->extra_lib_dirs.items[k]);
+                for (size_t k = 0; k < in->extra_include_dirs.len; k++)
+                        print_detail(k == 0 ? "extra inc" : "", in->extra_include_dirs.items[k]);
+                for (size_t k = 0; k < in->n_problems; k++) {
+                        _cleanup_free_ char *msg = term_escape(in->problems[k].message);
+                        printf("    %sproblem%s    %s: %s\n", g->color ? RED : "",
+                               g->color ? RESET : "", in->problems[k].code, msg);
+                }
+        }
+}
+
+static int run_scan(int argc, char **argv, const struct global_options *g)
+{
+        static const struct option options[] = {
+                { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        struct scan_options so = { 0 };
+        struct scan_result r = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        bool json = false;
+        int c;
+
+        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+                switch (c) {
+                case 'j':
+                        json = true;
+                        break;
+                case 'h':
+                        command_print_help(&cmd_scan, stdout);
+                        return 0;
+                default:
+                        command_print_usage(&cmd_scan, stderr);
+                        return EXIT_USAGE;
+                }
+        }
+        if (!command_check_args(&cmd_scan, argc - optind))
+                return EXIT_USAGE;
+        if (optind < argc) {
+                so.roots = (const char *const *)argv + optind;
+                so.n_roots = (size_t)(argc - optind);
+        }
+        for (size_t i = 0; i < (so.roots ? so.n_roots : 0); i++)
+                log_verbose(g, "scanning '%s'", so.roots[i]);
+        if (scan_run(&so, &r, &d) < 0) {
+                log_diag(&d);
+                return EXIT_FOUND_FAILURE;
+        }
+        for (size_t i = 0; i < r.warnings.len; i++)
+                log_warning(g, "%s", r.warnings.items[i]);
+        log_verbose(g, "%zu installation%s found", r.installs.len, r.installs.len == 1 ? "" : "s");
+        if (json) {
+                json_t *doc = install_list_to_json(&r.installs);
+                if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
+                        log_error("cannot write the JSON document");
+                putchar('\n');
+                json_decref(doc);
+        } else
+                print_table(&r.installs, g);
+        scan_result_release(&r);
+        return 0;
+}
+
+const struct command cmd_scan = {
+        .name = "scan",
+        .summary = "find CUDA Toolkit, cuDNN and NCCL installations",
+        .usage = "scan [--json] [ROOT...]",
+        .help = "Walk each ROOT (default: /usr/local, /opt, /usr/lib/cuda,\n"
+                "/usr/lib/nvidia-cuda-toolkit, the multiarch library directories,\n"
+                "/opt/nvidia/hpc_sdk) and report every CUDA Toolkit, cuDNN and NCCL\n"
+                "installation: version, the CUDA major a cuDNN or NCCL build targets,\n"
+                "architecture, layout, prefix, directories, the symlinks that lead to it,\n"
+                "and any problem. Versions are read from files; nothing is executed and\n"
+                "nothing is written.\n"
+                "\n"
+                "Options:\n"
+                "  --json    print one JSON document (format 1) instead of a table\n"
+                "\n"
+                "Unreadable directories and symlink loops are skipped with a warning on\n"
+                "stderr. The exit status is 0 when the scan ran, even when installations\n"
+                "have problems; they are in the report.\n",
+        .min_args = 0,
+        .max_args = -1,
+        .run = run_scan,
+};

@@ -1,0 +1,58 @@
+/* cmd.h: the command table's entry type and what commands share.
+ *
+ * Each src/cmd-<name>.c exports one `const struct command`; main.c lists
+ * them. A command parses its own options (after the global ones) and
+ * returns the exit status: 0 success, 1 the command ran and found a
+ * failure, 2 usage or configuration error. */
+#ifndef CUDAMOD_CMD_H
+#define CUDAMOD_CMD_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "diag.h"
+
+#define EXIT_FOUND_FAILURE 1
+#define EXIT_USAGE 2
+
+struct global_options {
+        const char *config;
+        int verbosity; /* -1 quiet, 0 normal, 1+ verbose */
+        bool color;    /* stdout is coloured */
+};
+
+struct command {
+        const char *name;
+        const char *summary;   /* one line for `cudamod --help` */
+        const char *usage;     /* "scan [--json] [ROOT...]" */
+        const char *help;      /* the text of `cudamod help NAME` after usage */
+        int min_args, max_args; /* positional arguments; max -1: any */
+        int (*run)(int argc, char **argv, const struct global_options *g);
+};
+
+extern const struct command cmd_help;
+extern const struct command cmd_scan;
+
+/* The table, NULL-terminated (main.c). */
+extern const struct command *const commands[];
+const struct command *command_find(const char *name);
+
+/* Messages on stderr, "cudamod: …". Warnings are silenced by -q. */
+_printf_(1, 2) void log_error(const char *fmt, ...);
+_printf_(2, 3) void log_warning(const struct global_options *g, const char *fmt, ...);
+_printf_(2, 3) void log_verbose(const struct global_options *g, const char *fmt, ...);
+void log_diag(const struct diag *d);
+
+/* Usage and help texts (stdout for --help, stderr for usage errors). */
+void command_print_usage(const struct command *cmd, FILE *f);
+void command_print_help(const struct command *cmd, FILE *f);
+/* Check the count of positional arguments; prints the usage error. */
+bool command_check_args(const struct command *cmd, int n);
+/* Flush stdout and report a write error: our stdout is the product. */
+int finish_stdout(int status);
+
+/* Terminal-safe form of a path or message: control characters and bytes
+ * that are not UTF-8 are shown as C escapes (\n, \xff). */
+char *term_escape(const char *s);
+
+#endif

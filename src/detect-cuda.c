@@ -1,0 +1,575 @@
+/* detect-cuda.c: CUDA Toolkit installs in every layout of LAYOUTS.md §1:
+ * runfile/deb/rpm trees (targets/<triple>), HPC SDK cuda/X.Y with its
+ * math_libs, conda environments, prefixes assembled from wheels, pip wheel
+ * trees (nvidia/<component> for CUDA 12, nvidia/cu13) and distribution
+ * multiarch installs. */
+#include <errno.h>
+#include <fcntl.h>
+
+#include "detect.h"
+#include "elf-file.h"
+#include "banned.h"
+
+/* The per-component folders of CUDA 12 wheels (site-packages/nvidia/…). */
+static const char *const cu12_wheel_dirs[] = {
+        "cuda_runtime", "cublas",   "cuda_nvrtc", "cuda_cupti", "cufft", "curand",
+        "cusolver",     "cusparse", "nvjitlink",  "nvtx",       "cufile", "cuda_nvcc",
+        NULL,
+};
+
+static const char *const conda_keep[] = { "envs", "lib", NULL };
+
+static bool in_list(const char *const *list, const char *s)
+{
+        for (; *list; list++)
+                if (streq(*list, s))
+                        return true;
+        return false;
+}
+
+/* MAJOR.MINOR from a header define that is MAJOR*1000 + MINOR*10. */
+static struct version version_from_code(long code)
+{
+        struct version v = { .n = { (unsigned long)(code / 1000), (unsigned long)(code % 1000 / 10) },
+                             .count = 2 };
+        return v;
+}
+
+/* CUDA_VERSION from cuda.h, else CUDART_VERSION from cuda_runtime_api.h. */
+static struct version header_version(int fd, const char *include_rel)
+{
+        static const char *const files[][2] = {
+                { "cuda.h", "CUDA_VERSION" },
+                { "cuda_runtime_api.h", "CUDART_VERSION" },
+        };
+        struct version v = { 0 };
+
+        for (size_t i = 0; i < ELEMENTSOF(files) && !v.count; i++) {
+                _cleanup_free_ char *rel = path_join(include_rel, files[i][0]);
+                struct strbuf sb = STRBUF_INIT;
+                long code;
+
+                if (read_head_at(fd, rel, DETECT_MAX_HEADER_HEAD, &sb) >= 0 &&
+                    header_define_long(sb.buf, sb.len, files[i][1], &code) >= 0 && code >= 1000 &&
+                    code < 1000000)
+                        v = version_from_code(code);
+                strbuf_release(&sb);
+        }
+        return v;
+}
+
+/* The release and nvcc version carried by the nvcc (or ptxas) binary. */
+static void nvcc_strings(struct install *in, int fd, const char *bin_rel,
+                         struct version *ret_release)
+{
+        static const char *const tools[] = { "nvcc", "ptxas" };
+
+        for (size_t i = 0; i < ELEMENTSOF(tools); i++) {
+                _cleanup_free_ char *rel = path_join(bin_rel, tools[i]);
+                struct strv found = { 0 };
+                struct diag d = DIAG_INIT;
+                struct version release, nvcc;
+
+                if (!is_file_at(fd, rel))
+                        continue;
+                if (elf_find_strings(fd, rel, "Cuda compilation tools, release ", &found, &d) >= 0 &&
+                    found.len > 0 && nvcc_release_parse(found.items[0], &release, &nvcc) >= 0) {
+                        *ret_release = release;
+                        if (!in->components[CUDA_COMP_NVCC])
+                                in->components[CUDA_COMP_NVCC] = version_to_string(&nvcc, 0);
+                }
+                strv_release(&found);
+                diag_release(&d);
+                if (ret_release->count)
+                        return;
+        }
+}
+
+static void set_component(struct install *in, enum cuda_comp c, const char *version)
+{
+        if (c >= 0 && c < _CUDA_COMP_MAX && !in->components[c] && version)
+                in->components[c] = xstrdup(version);
+}
+
+static void components_from_dist_infos(struct install *in, const struct dist_infos *di)
+{
+        for (size_t i = 0; i < di->names.len; i++)
+                set_component(in, cuda_comp_from_pip_name(di->names.items[i]),
+                              di->versions.items[i]);
+}
+
+static struct version cudart_version_of(const struct install *in)
+{
+        struct version v = { 0 };
+
+        if (in->components[CUDA_COMP_CUDART])
+                (void)version_parse(in->components[CUDA_COMP_CUDART], &v);
+        return v;
+}
+
+static void add_dir_if(struct strv *v, int fd, const char *prefix, const char *rel)
+{
+        _cleanup_free_ char *p = NULL;
+
+        if (!is_dir_at(fd, rel))
+                return;
+        p = path_join(prefix, rel);
+        if (!strv_contains(v, p))
+                strv_push(v, TAKE_PTR(p));
+}
+
+/* …/Linux_<arch>/<YY.M>/cuda/<X.Y>: the HPC SDK release directory, or NULL. */
+static char *hpc_sdk_release_dir(const char *realpath)
+{
+        _cleanup_free_ char *cuda = path_dirname(realpath);
+        _cleanup_free_ char *rel = NULL, *linux_arch = NULL;
+
+        if (!streq(path_basename(cuda), "cuda"))
+                return NULL;
+        rel = path_dirname(cuda);
+        linux_arch = path_dirname(rel);
+        if (!startswith(path_basename(linux_arch), "Linux_"))
+                return NULL;
+        return TAKE_PTR(rel);
+}
+
+/* The math libraries of an HPC SDK CUDA live in ../../math_libs/X.Y. */
+static void hpc_sdk_math_libs(struct install *in, const struct walk_dir *dir, const char *triple)
+{
+        _cleanup_free_ char *math = NULL;
+        const char *xy = path_basename(dir->realpath);
+        _cleanup_close_ int fd = -1;
+        struct libdir ld = { 0 };
+        _cleanup_free_ char *release_dir = hpc_sdk_release_dir(dir->realpath);
+
+        math = xasprintf("%s/math_libs/%s", release_dir, xy);
+        fd = open(math, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+                install_add_problem(in, "missing-library",
+                                    "no math libraries (cuBLAS, cuFFT, …) in '%s'", math);
+                return;
+        }
+        if (find_lib_dir(fd, "libcublas", &ld) < 0) {
+                install_add_problem(in, "missing-library", "no libcublas.so.* in '%s'", math);
+                add_dir_if(&in->extra_lib_dirs, fd, math, "lib64");
+        } else
+                add_dir_if(&in->extra_lib_dirs, fd, math, ld.rel);
+        if (triple) {
+                _cleanup_free_ char *inc = xasprintf("targets/%s/include", triple);
+                if (is_dir_at(fd, inc) && !is_symlink_at(fd, inc))
+                        add_dir_if(&in->extra_include_dirs, fd, math, inc);
+                else
+                        add_dir_if(&in->extra_include_dirs, fd, math, "include");
+        } else
+                add_dir_if(&in->extra_include_dirs, fd, math, "include");
+        libdir_release(&ld);
+}
+
+/* The include directory: targets/<triple>/include or include, preferring a
+ * real directory that holds the runtime headers. */
+static char *choose_include(int fd, const char *triple)
+{
+        _cleanup_free_ char *t = triple ? xasprintf("targets/%s/include", triple) : NULL;
+        const char *cands[2] = { t, "include" };
+        const char *fallback = NULL;
+
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < 2; i++) {
+                        _cleanup_free_ char *h = NULL;
+                        if (!cands[i] || !is_dir_at(fd, cands[i]))
+                                continue;
+                        if (!fallback)
+                                fallback = cands[i];
+                        if (pass == 0 && is_symlink_at(fd, cands[i]))
+                                continue;
+                        h = path_join(cands[i], "cuda_runtime_api.h");
+                        if (is_file_at(fd, h))
+                                return xstrdup(cands[i]);
+                }
+        return fallback ? xstrdup(fallback) : NULL;
+}
+
+/* A CUDA 12 wheel tree: site-packages/nvidia with cuda_runtime/ and friends. */
+static void detect_cu12_wheels(const struct walk_dir *dir, struct install_list *l)
+{
+        struct install *in = install_new(COMPONENT_CUDA, LAYOUT_WHEEL);
+        _cleanup_free_ char *site = path_dirname(dir->realpath);
+        struct dist_infos di = { 0 };
+        struct libdir ld = { 0 };
+        struct version_vote votes[3] = { 0 };
+        struct version cudart;
+        _cleanup_close_ int site_fd = -1;
+
+        install_set_location(in, dir);
+        if (libdir_in(dir->fd, "cuda_runtime/lib", "libcudart", &ld) >= 0) {
+                _cleanup_free_ char *rel = path_join(ld.rel, ld.soname_file);
+                _cleanup_free_ char *display = path_join(dir->path, rel);
+                in->lib_dir = path_join(dir->path, ld.rel);
+                check_library(in, dir->fd, rel, display, 0);
+        } else
+                install_add_problem(in, "missing-library", "no libcudart.so.* in '%s/cuda_runtime/lib'",
+                                    dir->path);
+        in->include_dir = is_dir_at(dir->fd, "cuda_runtime/include")
+                                  ? path_join(dir->path, "cuda_runtime/include")
+                                  : NULL;
+        if (is_dir_at(dir->fd, "cuda_nvcc/bin"))
+                in->bin_dir = path_join(dir->path, "cuda_nvcc/bin");
+        for (const char *const *c = cu12_wheel_dirs; *c; c++) {
+                _cleanup_free_ char *lib = xasprintf("%s/lib", *c);
+                _cleanup_free_ char *inc = xasprintf("%s/include", *c);
+                if (!streq(*c, "cuda_runtime")) {
+                        add_dir_if(&in->extra_lib_dirs, dir->fd, dir->path, lib);
+                        add_dir_if(&in->extra_include_dirs, dir->fd, dir->path, inc);
+                }
+        }
+        site_fd = open(site, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (site_fd >= 0)
+                dist_infos_read(site_fd, ".", &di);
+        components_from_dist_infos(in, &di);
+        cudart = cudart_version_of(in);
+        votes[0] = (struct version_vote){ cudart, "the nvidia-cuda-runtime wheel" };
+        if (in->include_dir)
+                votes[1] = (struct version_vote){ header_version(dir->fd, "cuda_runtime/include"),
+                                                  "cuda_runtime/include/cuda_runtime_api.h" };
+        votes[2] = (struct version_vote){ ld.soname, "the libcudart soname" };
+        version_votes_settle(in, votes, ELEMENTSOF(votes), 2);
+        if (!in->version.count)
+                install_add_problem(in, "no-version", "no file in '%s' tells the CUDA version",
+                                    dir->path);
+        dist_infos_release(&di);
+        libdir_release(&ld);
+        install_list_add(l, in);
+}
+
+/* The Debian/Ubuntu package trees that belong to the system install:
+ * …/usr/lib/nvidia-cuda-toolkit and …/usr/lib/cuda. */
+static char *debian_toolkit_prefix_of(const char *realpath)
+{
+        const char *base = path_basename(realpath);
+        _cleanup_free_ char *lib = path_dirname(realpath);
+        char *usr;
+
+        if (!streq(base, "nvidia-cuda-toolkit") && !streq(base, "cuda"))
+                return NULL;
+        if (!streq(path_basename(lib), "lib"))
+                return NULL;
+        usr = path_dirname(lib);
+        if (streq(path_basename(usr), "usr"))
+                return usr;
+        free(usr);
+        return NULL;
+}
+
+/* A distribution install: the multiarch library directory, with headers in
+ * …/usr/include and nvcc in …/usr/bin or …/usr/lib/nvidia-cuda-toolkit/bin. */
+static void detect_system(const struct walk_dir *dir, const char *usr, const char *triple,
+                          struct install_list *l)
+{
+        struct install *in;
+        struct libdir ld = { 0 };
+        _cleanup_close_ int usr_fd = -1;
+        _cleanup_free_ char *soname_display = NULL;
+        struct version_vote votes[4] = { 0 };
+        struct version nvcc_release = { 0 }, header = { 0 };
+        _cleanup_free_ char *full = NULL;
+
+        if (libdir_in(dir->fd, ".", "libcudart", &ld) < 0)
+                return;
+        in = install_new(COMPONENT_CUDA, LAYOUT_SYSTEM);
+        in->prefix = xstrdup(usr);
+        in->realpath = xstrdup(usr);
+        in->lib_dir = xstrdup(dir->path);
+        soname_display = path_join(dir->path, ld.soname_file);
+        check_library(in, dir->fd, ld.soname_file, soname_display, 0);
+        usr_fd = open(usr, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (usr_fd >= 0) {
+                _cleanup_free_ char *tinc = triple ? xasprintf("include/%s", triple) : NULL;
+                if (is_file_at(usr_fd, "include/cuda_runtime_api.h"))
+                        in->include_dir = path_join(usr, "include");
+                else if (tinc && is_dir_at(usr_fd, tinc)) {
+                        _cleanup_free_ char *h = path_join(tinc, "cuda_runtime_api.h");
+                        if (is_file_at(usr_fd, h))
+                                in->include_dir = path_join(usr, tinc);
+                }
+                if (in->include_dir)
+                        header = header_version(usr_fd, in->include_dir + strlen(usr) + 1);
+                if (is_file_at(usr_fd, "bin/nvcc"))
+                        in->bin_dir = path_join(usr, "bin");
+                nvcc_strings(in, usr_fd, "lib/nvidia-cuda-toolkit/bin", &nvcc_release);
+        }
+        if (ld.full.count) {
+                full = version_to_string(&ld.full, 0);
+                set_component(in, CUDA_COMP_CUDART, full);
+        }
+        if (!in->include_dir)
+                install_add_problem(in, "missing-headers", "no cuda_runtime_api.h in '%s/include'", usr);
+        votes[0] = (struct version_vote){ header, "cuda.h" };
+        votes[1] = (struct version_vote){ ld.full, "the libcudart file name" };
+        votes[2] = (struct version_vote){ nvcc_release, "nvcc" };
+        votes[3] = (struct version_vote){ ld.soname, "the libcudart soname" };
+        version_votes_settle(in, votes, ELEMENTSOF(votes), 2);
+        if (!in->version.count)
+                install_add_problem(in, "no-version", "no file tells the version of the CUDA in '%s'",
+                                    dir->path);
+        libdir_release(&ld);
+        install_list_add(l, in);
+}
+
+/* Does the directory look like a toolkit prefix at all? Cheap: names only. */
+static bool looks_like_toolkit(const struct walk_dir *dir)
+{
+        bool inc = walk_dir_find(dir, "include") != NULL;
+        bool lib = walk_dir_find(dir, "lib") || walk_dir_find(dir, "lib64");
+
+        return walk_dir_find(dir, "version.json") || walk_dir_find(dir, "version.txt") ||
+               walk_dir_find(dir, "targets") || (inc && lib) ||
+               (walk_dir_find(dir, "bin") && walk_dir_find(dir, "nvvm"));
+}
+
+static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
+                           struct walk_verdict *verdict)
+{
+        struct install *in;
+        struct libdir ld = { 0 };
+        bool has_cudart, has_nvcc, has_version_file, has_header;
+        _cleanup_free_ char *include_rel = NULL, *hpc_release = NULL;
+        struct version json_ver = { 0 }, txt_ver = { 0 }, header = { 0 }, nvcc_release = { 0 };
+        struct version meta_ver = { 0 }, hint_ver = { 0 };
+        struct version_vote votes[7];
+        struct dist_infos di = { 0 };
+        struct name_hint hint = { 0 };
+        unsigned machine = 0;
+        enum layout layout = LAYOUT_TOOLKIT;
+
+        has_cudart = find_lib_dir(dir->fd, "libcudart", &ld) >= 0;
+        has_nvcc = is_file_at(dir->fd, "bin/nvcc");
+        has_version_file = walk_dir_find(dir, "version.json") || walk_dir_find(dir, "version.txt");
+        include_rel = choose_include(dir->fd, ld.triple);
+        if (!include_rel && !ld.triple) {
+                /* A toolkit without libcudart still names its triple. */
+                struct strv t = { 0 };
+                if (dir_list(dir->fd, "targets", &t) >= 0 && t.len > 0) {
+                        free(include_rel);
+                        include_rel = choose_include(dir->fd, t.items[0]);
+                }
+                strv_release(&t);
+        }
+        if (include_rel) {
+                _cleanup_free_ char *h = path_join(include_rel, "cuda_runtime_api.h");
+                has_header = is_file_at(dir->fd, h);
+        } else
+                has_header = false;
+        if (!has_cudart && !(has_nvcc && (has_version_file || has_header)) &&
+            !(has_version_file && has_header)) {
+                libdir_release(&ld);
+                return;
+        }
+
+        hpc_release = hpc_sdk_release_dir(dir->realpath);
+        if (hpc_release)
+                layout = LAYOUT_HPC_SDK;
+        else if (walk_dir_find(dir, "conda-meta"))
+                layout = LAYOUT_CONDA;
+        else {
+                _cleanup_free_ char *site = wheel_site_packages_of(dir->realpath);
+                if (site)
+                        layout = LAYOUT_WHEEL;
+        }
+        in = install_new(COMPONENT_CUDA, layout);
+        install_set_location(in, dir);
+
+        if (ld.triple)
+                machine = elf_machine_from_triple(ld.triple);
+        if (machine && elf_machine_to_arch(machine))
+                in->arch = xstrdup(elf_machine_to_arch(machine));
+        if (has_cudart) {
+                _cleanup_free_ char *rel = path_join(ld.rel, ld.soname_file);
+                _cleanup_free_ char *display = path_join(dir->path, rel);
+                in->lib_dir = path_join(dir->path, ld.rel);
+                check_library(in, dir->fd, rel, display, machine);
+                if (ld.full.count) {
+                        _cleanup_free_ char *full = version_to_string(&ld.full, 0);
+                        set_component(in, CUDA_COMP_CUDART, full);
+                }
+                if (layout != LAYOUT_HPC_SDK && !libdir_has(&ld, dir->fd, "libcublas"))
+                        install_add_problem(in, "missing-library", "no libcublas.so.* in '%s'",
+                                            in->lib_dir);
+        } else
+                install_add_problem(in, "missing-library", "no libcudart.so.* in '%s'", dir->path);
+        if (include_rel)
+                in->include_dir = path_join(dir->path, include_rel);
+        else
+                install_add_problem(in, "missing-headers", "no cuda_runtime_api.h in '%s'", dir->path);
+        if (is_dir_at(dir->fd, "bin"))
+                in->bin_dir = path_join(dir->path, "bin");
+
+        add_dir_if(&in->extra_lib_dirs, dir->fd, dir->path, "extras/CUPTI/lib64");
+        add_dir_if(&in->extra_include_dirs, dir->fd, dir->path, "extras/CUPTI/include");
+        {
+                _cleanup_free_ char *nvvm_lib = path_join(dir->path, "nvvm/lib64");
+                if (!in->lib_dir || !streq(nvvm_lib, in->lib_dir))
+                        add_dir_if(&in->extra_lib_dirs, dir->fd, dir->path, "nvvm/lib64");
+        }
+        if (layout == LAYOUT_HPC_SDK)
+                hpc_sdk_math_libs(in, dir, ld.triple);
+
+        /* Versions, most reliable source first (LAYOUTS.md §0). */
+        if (walk_dir_find(dir, "version.json")) {
+                struct strbuf sb = STRBUF_INIT;
+                struct version_json vj = { 0 };
+                struct diag d = DIAG_INIT;
+                _cleanup_free_ char *file = path_join(dir->path, "version.json");
+                int r = strbuf_read_fileat(&sb, dir->fd, "version.json", DETECT_MAX_VERSION_FILE);
+
+                if (r == -EFBIG)
+                        install_add_problem(in, "bad-version-file", "'%s' is larger than %d bytes",
+                                            file, DETECT_MAX_VERSION_FILE);
+                else if (r < 0)
+                        install_add_problem(in, "bad-version-file", "cannot read '%s': %s", file,
+                                            strerror(-r));
+                else if (version_json_parse(sb.buf, sb.len, file, &vj, &d) < 0) {
+                        _cleanup_free_ char *msg = diag_format(&d);
+                        install_add_problem(in, "bad-version-file", "%s", msg);
+                } else {
+                        json_ver = vj.cuda;
+                        if (vj.release.count)
+                                in->release = vj.release;
+                        for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
+                                set_component(in, (enum cuda_comp)i, vj.components[i]);
+                }
+                version_json_release(&vj);
+                diag_release(&d);
+                strbuf_release(&sb);
+        }
+        if (walk_dir_find(dir, "version.txt")) {
+                struct strbuf sb = STRBUF_INIT;
+                struct diag d = DIAG_INIT;
+                _cleanup_free_ char *file = path_join(dir->path, "version.txt");
+                struct version rel;
+
+                if (read_head_at(dir->fd, "version.txt", 4096, &sb) < 0 ||
+                    version_txt_parse(sb.buf, sb.len, file, &rel, &d) < 0) {
+                        _cleanup_free_ char *msg = d.message ? diag_format(&d) : NULL;
+                        install_add_problem(in, "bad-version-file", "%s",
+                                            msg ? msg : "cannot read version.txt");
+                } else {
+                        txt_ver = version_truncate(&rel, 2);
+                        if (!in->release.count && rel.count >= 3)
+                                in->release = version_truncate(&rel, 3);
+                }
+                diag_release(&d);
+                strbuf_release(&sb);
+        }
+        if (walk_dir_find(dir, "dist-info"))
+                dist_infos_read(dir->fd, "dist-info", &di);
+        components_from_dist_infos(in, &di);
+        meta_ver = cudart_version_of(in);
+        if (include_rel)
+                header = header_version(dir->fd, include_rel);
+        if (has_nvcc)
+                nvcc_strings(in, dir->fd, "bin", &nvcc_release);
+        if (name_hint_parse("cuda", path_basename(dir->realpath), NULL, &hint) >= 0 ||
+            (!hint.version.count && dir->parent_realpath &&
+             name_hint_parse("cuda", path_basename(dir->realpath),
+                             path_basename(dir->parent_realpath), &hint) >= 0))
+                hint_ver = hint.version;
+
+        votes[0] = (struct version_vote){ json_ver, "version.json" };
+        votes[1] = (struct version_vote){ txt_ver, "version.txt" };
+        votes[2] = (struct version_vote){ header, "cuda.h" };
+        votes[3] = (struct version_vote){ meta_ver, "the cudart version" };
+        votes[4] = (struct version_vote){ nvcc_release, "nvcc" };
+        votes[5] = (struct version_vote){ ld.soname, "the libcudart soname" };
+        votes[6] = (struct version_vote){ 0 };
+        version_votes_settle(in, votes, ELEMENTSOF(votes), 2);
+        if (!in->version.count && hint_ver.count >= 2)
+                in->version = version_truncate(&hint_ver, 2);
+        /* The release from the directory name (cuda-12.4.1, Spack, EasyBuild)
+         * when no file gave it and it agrees with the version. */
+        if (!in->release.count && hint_ver.count >= 3 && in->version.count) {
+                struct version xy = version_truncate(&hint_ver, 2);
+                if (version_compare(&xy, &in->version) == 0)
+                        in->release = version_truncate(&hint_ver, 3);
+        }
+        if (!in->version.count)
+                install_add_problem(in, "no-version", "no file in '%s' tells the CUDA version",
+                                    dir->path);
+        if (hpc_release && in->version.count) {
+                /* cuda/X.Y names its version: check the files agree. */
+                struct version xy;
+                if (version_parse(path_basename(dir->realpath), &xy) >= 0 && xy.count == 2 &&
+                    version_compare(&xy, &in->version) != 0) {
+                        _cleanup_free_ char *v = version_to_string(&in->version, 2);
+                        install_add_problem(in, "version-mismatch",
+                                            "the directory name says %s but the files say %s",
+                                            path_basename(dir->realpath), v);
+                }
+        }
+        dist_infos_release(&di);
+        libdir_release(&ld);
+        install_list_add(l, in);
+
+        verdict->prune = true;
+        if (layout == LAYOUT_CONDA)
+                verdict->keep = conda_keep;
+}
+
+static void detect_cuda(const struct walk_dir *dir, struct install_list *l,
+                        struct walk_verdict *verdict)
+{
+        const char *base = path_basename(dir->realpath);
+        _cleanup_free_ char *usr = NULL;
+        const char *triple = NULL;
+
+        /* A multiarch library directory of a distribution install. */
+        usr = system_prefix_of(dir->realpath, &triple);
+        if (usr) {
+                detect_system(dir, usr, triple, l);
+                return;
+        }
+        /* The distribution's toolkit trees add an alias and nvcc to it. */
+        free(usr);
+        usr = debian_toolkit_prefix_of(dir->realpath);
+        if (usr) {
+                /* A partial record: merged with the multiarch one by realpath;
+                 * scan_finalize reports what is still missing. */
+                struct install *in = install_new(COMPONENT_CUDA, LAYOUT_SYSTEM);
+                struct version rel = { 0 };
+
+                in->prefix = xstrdup(usr);
+                in->realpath = xstrdup(usr);
+                strv_add(&in->aliases, dir->path);
+                nvcc_strings(in, dir->fd, "bin", &rel);
+                if (rel.count)
+                        in->version = version_truncate(&rel, 2);
+                install_list_add(l, in);
+                verdict->prune = true;
+                return;
+        }
+        if (streq(base, "nvidia") && walk_dir_is_dir(dir, "cuda_runtime")) {
+                detect_cu12_wheels(dir, l);
+                return;
+        }
+        /* Pieces of other layouts that are not installs by themselves. */
+        if (dir->parent_realpath) {
+                const char *pbase = path_basename(dir->parent_realpath);
+                if (streq(pbase, "targets") || (streq(pbase, "nvidia") && in_list(cu12_wheel_dirs, base)))
+                        return;
+                /* HPC SDK: cuda/ itself only holds links to the default X.Y. */
+                if (streq(base, "cuda")) {
+                        _cleanup_free_ char *pp = path_dirname(dir->parent_realpath);
+                        if (startswith(path_basename(pp), "Linux_"))
+                                return;
+                }
+        }
+        /* /usr is the system install's prefix, found from its lib dirs. */
+        if (streq(base, "usr"))
+                return;
+        if (looks_like_toolkit(dir))
+                detect_toolkit(dir, l, verdict);
+}
+
+const struct detector detector_cuda = {
+        .component = COMPONENT_CUDA,
+        .detect = detect_cuda,
+};

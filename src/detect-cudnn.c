@@ -1,0 +1,313 @@
+/* detect-cudnn.c: cuDNN 8 and 9 installs (LAYOUTS.md §2): tarballs with lib
+ * or lib64, copies inside a CUDA prefix, pip wheels (nvidia/cudnn), conda,
+ * Spack and EasyBuild prefixes, and distribution multiarch packages. */
+#include <errno.h>
+#include <fcntl.h>
+
+#include "detect.h"
+#include "elf-file.h"
+#include "banned.h"
+
+static const char *const conda_keep[] = { "envs", "lib", NULL };
+
+static const char *const cudnn8_libs[] = {
+        "libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
+        "libcudnn_adv_infer", "libcudnn_adv_train", NULL,
+};
+
+static const char *const cudnn9_libs[] = {
+        "libcudnn_graph", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn_heuristic",
+        "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled", NULL,
+};
+
+/* The version in cudnn_version.h (cuDNN >= 8) or cudnn.h (<= 7), looking
+ * also in include/<triple> where the distribution packages put them. */
+static int header_version(int fd, const char *include_rel, struct version *ret)
+{
+        static const char *const files[] = {
+                "cudnn_version.h", "cudnn_version_v9.h", "cudnn_version_v8.h", "cudnn.h",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_free_ char *rel = path_join(include_rel, files[i]);
+                struct strbuf sb = STRBUF_INIT;
+                int r = -ENOENT;
+
+                if (read_head_at(fd, rel, DETECT_MAX_HEADER_HEAD, &sb) >= 0)
+                        r = cudnn_header_parse(sb.buf, sb.len, ret);
+                strbuf_release(&sb);
+                if (r >= 0)
+                        return 0;
+        }
+        return -ENOENT;
+}
+
+static bool has_cudnn_header(int fd, const char *include_rel)
+{
+        static const char *const files[] = { "cudnn_version.h", "cudnn.h", "cudnn_version_v9.h" };
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_free_ char *rel = path_join(include_rel, files[i]);
+                if (is_file_at(fd, rel))
+                        return true;
+        }
+        return false;
+}
+
+/* The CUDA major the build targets, from its ELF files: DT_NEEDED
+ * libcublas.so.N (cuDNN 8) or the libcublasLt.so.N / libnvrtc.so.N strings
+ * it dlopens (cuDNN 9). 0 when the files do not tell. */
+static unsigned long cuda_major_from_elf(int fd, const struct libdir *ld,
+                                         unsigned long cudnn_major)
+{
+        if (cudnn_major == 8) {
+                struct libdir sub = { 0 };
+                unsigned long major = 0;
+
+                if (libdir_in(fd, ld->rel, "libcudnn_ops_infer", &sub) >= 0) {
+                        _cleanup_free_ char *rel = path_join(ld->rel, sub.soname_file);
+                        struct elf_info info = { 0 };
+                        struct diag d = DIAG_INIT;
+
+                        if (elf_read_info(fd, rel, &info, &d) >= 0)
+                                for (size_t i = 0; i < info.needed.len && !major; i++) {
+                                        struct version v;
+                                        if (soname_version_parse(info.needed.items[i], "libcublasLt", &v) >= 0 ||
+                                            soname_version_parse(info.needed.items[i], "libcublas", &v) >= 0)
+                                                major = v.n[0];
+                                }
+                        elf_info_release(&info);
+                        diag_release(&d);
+                }
+                libdir_release(&sub);
+                return major;
+        }
+        for (const char *const *lib = (const char *const[]){ "libcudnn_engines_precompiled",
+                                                           "libcudnn_adv", NULL };
+             *lib; lib++) {
+                static const char *const prefixes[] = { "libcublasLt.so.", "libnvrtc.so." };
+                struct libdir sub = { 0 };
+                unsigned long major = 0;
+
+                if (libdir_in(fd, ld->rel, *lib, &sub) < 0)
+                        continue;
+                for (size_t p = 0; p < ELEMENTSOF(prefixes) && !major; p++) {
+                        _cleanup_free_ char *rel = path_join(ld->rel, sub.soname_file);
+                        struct strv found = { 0 };
+                        struct diag d = DIAG_INIT;
+
+                        if (elf_find_strings(fd, rel, prefixes[p], &found, &d) >= 0)
+                                for (size_t i = 0; i < found.len && !major; i++) {
+                                        struct version v;
+                                        /* "libnvrtc.so.%d" is a format, not a major. */
+                                        if (version_parse(found.items[i] + strlen(prefixes[p]), &v) >= 0)
+                                                major = v.n[0];
+                                }
+                        strv_release(&found);
+                        diag_release(&d);
+                }
+                libdir_release(&sub);
+                if (major)
+                        return major;
+        }
+        return 0;
+}
+
+/* Every sub-library of the major is there, from the same version. */
+static void check_sub_libraries(struct install *in, int fd, const struct libdir *ld,
+                                unsigned long major)
+{
+        const char *const *libs = major == 8 ? cudnn8_libs : major == 9 ? cudnn9_libs : NULL;
+        struct strbuf missing = STRBUF_INIT;
+
+        if (!libs)
+                return;
+        for (; *libs; libs++) {
+                struct libdir sub = { 0 };
+
+                if (libdir_in(fd, ld->rel, *libs, &sub) < 0) {
+                        strbuf_addf(&missing, "%s%s.so.%lu", missing.len ? ", " : "", *libs, major);
+                        continue;
+                }
+                if (sub.soname.n[0] != major)
+                        install_add_problem(in, "version-mismatch", "'%s/%s' is not cuDNN %lu",
+                                            in->lib_dir, sub.soname_file, major);
+                if (sub.full.count && ld->full.count && version_compare(&sub.full, &ld->full) != 0) {
+                        _cleanup_free_ char *a = version_to_string(&sub.full, 0);
+                        _cleanup_free_ char *b = version_to_string(&ld->full, 0);
+                        install_add_problem(in, "version-mismatch",
+                                            "%s is version %s but libcudnn is %s", *libs, a, b);
+                }
+                libdir_release(&sub);
+        }
+        if (missing.len)
+                install_add_problem(in, "missing-library", "missing in '%s': %s", in->lib_dir,
+                                    missing.buf);
+        strbuf_release(&missing);
+}
+
+static bool holds_cuda(const struct walk_dir *dir, const struct libdir *ld)
+{
+        return walk_dir_find(dir, "version.json") || walk_dir_find(dir, "version.txt") ||
+               is_file_at(dir->fd, "bin/nvcc") || libdir_has(ld, dir->fd, "libcudart");
+}
+
+/* The version and CUDA major told by names: the directory and its parent
+ * (archives, Spack, EasyBuild) and the wheel's dist-info. */
+static void name_hints(const struct walk_dir *dir, const struct dist_infos *di,
+                       struct name_hint *ret, const char **ret_source)
+{
+        const char *meta_name = NULL;
+        const char *meta_version = dist_infos_find(di, "nvidia-cudnn", &meta_name);
+        struct name_hint h = { 0 };
+
+        *ret = (struct name_hint){ 0 };
+        if (meta_version) {
+                _cleanup_free_ char *n = xasprintf("%s-%s.dist-info", meta_name, meta_version);
+                for (char *p = n; *p; p++)
+                        if (*p == '-' && p < n + strlen(meta_name))
+                                *p = '_';
+                if (name_hint_parse("cudnn", n, NULL, &h) >= 0) {
+                        *ret = h;
+                        *ret_source = "the wheel name";
+                        return;
+                }
+        }
+        if (name_hint_parse("cudnn", path_basename(dir->realpath),
+                            dir->parent_realpath ? path_basename(dir->parent_realpath) : NULL,
+                            &h) >= 0) {
+                *ret = h;
+                *ret_source = "the directory name";
+        }
+}
+
+static void detect_cudnn(const struct walk_dir *dir, struct install_list *l,
+                         struct walk_verdict *verdict)
+{
+        _cleanup_free_ char *usr = NULL, *site = NULL, *include_rel = NULL;
+        _cleanup_close_ int usr_fd = -1;
+        const char *triple = NULL, *hint_source = "the directory name";
+        struct libdir ld = { 0 };
+        struct dist_infos di = { 0 };
+        struct name_hint hint;
+        struct version header = { 0 };
+        struct version_vote votes[3];
+        struct install *in;
+        enum layout layout;
+        int hfd;
+        unsigned long elf_major;
+
+        usr = system_prefix_of(dir->realpath, &triple);
+        if (usr) {
+                if (libdir_in(dir->fd, ".", "libcudnn", &ld) < 0)
+                        return;
+                layout = LAYOUT_SYSTEM;
+                usr_fd = open(usr, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (usr_fd >= 0) {
+                        _cleanup_free_ char *tinc = triple ? xasprintf("include/%s", triple) : NULL;
+                        if (has_cudnn_header(usr_fd, "include"))
+                                include_rel = xstrdup("include");
+                        else if (tinc && has_cudnn_header(usr_fd, tinc))
+                                include_rel = TAKE_PTR(tinc);
+                }
+        } else {
+                if (!walk_dir_find(dir, "include") ||
+                    !(walk_dir_find(dir, "lib") || walk_dir_find(dir, "lib64") ||
+                      walk_dir_find(dir, "targets")))
+                        return;
+                if (find_lib_dir(dir->fd, "libcudnn", &ld) < 0)
+                        return;
+                /* In a CUDA prefix, the real directory behind include/. */
+                if (ld.triple) {
+                        _cleanup_free_ char *t = xasprintf("targets/%s/include", ld.triple);
+                        if (!is_symlink_at(dir->fd, t) && has_cudnn_header(dir->fd, t))
+                                include_rel = TAKE_PTR(t);
+                }
+                if (!include_rel && has_cudnn_header(dir->fd, "include"))
+                        include_rel = xstrdup("include");
+                site = wheel_site_packages_of(dir->realpath);
+                if (site)
+                        layout = LAYOUT_WHEEL;
+                else if (walk_dir_find(dir, "conda-meta"))
+                        layout = LAYOUT_CONDA;
+                else if (holds_cuda(dir, &ld))
+                        layout = LAYOUT_MERGED;
+                else
+                        layout = LAYOUT_TARBALL;
+        }
+
+        in = install_new(COMPONENT_CUDNN, layout);
+        if (usr) {
+                in->prefix = xstrdup(usr);
+                in->realpath = xstrdup(usr);
+                in->lib_dir = xstrdup(dir->path);
+        } else {
+                install_set_location(in, dir);
+                in->lib_dir = path_join(dir->path, ld.rel);
+        }
+        hfd = usr ? usr_fd : dir->fd;
+        if (include_rel) {
+                in->include_dir = usr ? path_join(usr, include_rel) : path_join(dir->path, include_rel);
+                (void)header_version(hfd, include_rel, &header);
+        } else
+                install_add_problem(in, "missing-headers", "no cudnn_version.h or cudnn.h in '%s'",
+                                    usr ? usr : dir->path);
+        {
+                _cleanup_free_ char *rel = path_join(ld.rel, ld.soname_file);
+                _cleanup_free_ char *display = path_join(in->lib_dir, ld.soname_file);
+                unsigned machine = ld.triple ? elf_machine_from_triple(ld.triple) : 0;
+                check_library(in, dir->fd, rel, display, machine);
+        }
+
+        if (site) {
+                _cleanup_close_ int site_fd = open(site, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (site_fd >= 0)
+                        dist_infos_read(site_fd, ".", &di);
+        } else if (walk_dir_find(dir, "dist-info"))
+                dist_infos_read(dir->fd, "dist-info", &di);
+        name_hints(dir, &di, &hint, &hint_source);
+
+        votes[0] = (struct version_vote){ header, "cudnn_version.h" };
+        votes[1] = (struct version_vote){ ld.full.count >= 3 ? ld.full : ld.soname,
+                                          ld.full.count >= 3 ? "the libcudnn file name"
+                                                             : "the libcudnn soname" };
+        votes[2] = (struct version_vote){ hint.version, hint_source };
+        version_votes_settle(in, votes, ELEMENTSOF(votes), 3);
+        if (!in->version.count)
+                install_add_problem(in, "no-version", "no file in '%s' tells the cuDNN version",
+                                    in->prefix);
+        /* The build number (9.7.1.26) is in no header, only in names. */
+        if (hint.version.count == 4 && in->version.count) {
+                struct version xyz = version_truncate(&hint.version, 3);
+                if (version_compare(&xyz, &in->version) == 0)
+                        in->build = xasprintf("%lu", hint.version.n[3]);
+        }
+
+        elf_major = cuda_major_from_elf(dir->fd, &ld, ld.soname.n[0]);
+        if (elf_major) {
+                in->cuda_version = (struct version){ .n = { elf_major }, .count = 1 };
+                if (hint.cuda.count && hint.cuda.n[0] != elf_major)
+                        install_add_problem(in, "cuda-major-mismatch",
+                                            "%s says CUDA %lu but its libraries load CUDA %lu libraries",
+                                            hint_source, hint.cuda.n[0], elf_major);
+                else if (hint.cuda.count)
+                        in->cuda_version = hint.cuda;
+        } else if (hint.cuda.count)
+                in->cuda_version = hint.cuda;
+
+        check_sub_libraries(in, dir->fd, &ld, ld.soname.n[0]);
+
+        dist_infos_release(&di);
+        libdir_release(&ld);
+        install_list_add(l, in);
+        if (!usr) {
+                verdict->prune = true;
+                if (layout == LAYOUT_CONDA)
+                        verdict->keep = conda_keep;
+        }
+}
+
+const struct detector detector_cudnn = {
+        .component = COMPONENT_CUDNN,
+        .detect = detect_cudnn,
+};

@@ -1,0 +1,226 @@
+/* detect-nccl.c: NCCL installs (LAYOUTS.md §3): tarballs, copies inside a
+ * CUDA prefix, HPC SDK comm_libs/X.Y/nccl, pip wheels (nvidia/nccl), conda,
+ * Spack and EasyBuild builds, and distribution packages. */
+#include <errno.h>
+#include <fcntl.h>
+
+#include "detect.h"
+#include "elf-file.h"
+#include "banned.h"
+
+static const char *const conda_keep[] = { "envs", "lib", NULL };
+
+/* …/comm_libs/<X.Y>/nccl: the CUDA version in the path, else count 0. */
+static struct version hpc_sdk_cuda_of(const char *realpath)
+{
+        _cleanup_free_ char *xy = path_dirname(realpath);
+        _cleanup_free_ char *comm = path_dirname(xy);
+        struct version v = { 0 };
+
+        if (streq(path_basename(realpath), "nccl") && streq(path_basename(comm), "comm_libs"))
+                (void)version_parse(path_basename(xy), &v);
+        return v;
+}
+
+/* "NCCL version 2.28.9+cuda13.0" inside libnccl (it links cudart statically,
+ * so this string is the best record of the CUDA it was built with). */
+static int nccl_elf_versions(int fd, const char *rel, struct version *ret_nccl,
+                             struct version *ret_cuda)
+{
+        struct strv found = { 0 };
+        struct diag d = DIAG_INIT;
+        int r = -ENOENT;
+
+        if (elf_find_strings(fd, rel, "NCCL version ", &found, &d) >= 0)
+                for (size_t i = 0; i < found.len && r < 0; i++)
+                        if (nccl_version_string_parse(found.items[i], ret_nccl, ret_cuda) >= 0)
+                                r = 0;
+        strv_release(&found);
+        diag_release(&d);
+        return r;
+}
+
+/* A distribution build may link cudart dynamically: DT_NEEDED tells the major. */
+static unsigned long cudart_needed_major(int fd, const char *rel)
+{
+        struct elf_info info = { 0 };
+        struct diag d = DIAG_INIT;
+        unsigned long major = 0;
+
+        if (elf_read_info(fd, rel, &info, &d) >= 0)
+                for (size_t i = 0; i < info.needed.len && !major; i++) {
+                        struct version v;
+                        if (soname_version_parse(info.needed.items[i], "libcudart", &v) >= 0)
+                                major = v.n[0];
+                }
+        elf_info_release(&info);
+        diag_release(&d);
+        return major;
+}
+
+static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
+                        struct walk_verdict *verdict)
+{
+        _cleanup_free_ char *usr = NULL, *site = NULL, *include_rel = NULL, *lib_rel = NULL;
+        _cleanup_close_ int usr_fd = -1;
+        const char *triple = NULL, *hint_source = "the directory name";
+        struct libdir ld = { 0 };
+        struct dist_infos di = { 0 };
+        struct name_hint hint = { 0 };
+        struct version header = { 0 }, elf_nccl = { 0 }, elf_cuda = { 0 }, path_cuda;
+        struct version_vote votes[4];
+        struct install *in;
+        enum layout layout;
+        unsigned long needed_major;
+        const char *meta_name = NULL, *meta_version;
+
+        usr = system_prefix_of(dir->realpath, &triple);
+        if (usr) {
+                if (libdir_in(dir->fd, ".", "libnccl", &ld) < 0)
+                        return;
+                layout = LAYOUT_SYSTEM;
+                usr_fd = open(usr, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (usr_fd >= 0 && is_file_at(usr_fd, "include/nccl.h"))
+                        include_rel = xstrdup("include");
+        } else {
+                if (!walk_dir_find(dir, "include") ||
+                    !(walk_dir_find(dir, "lib") || walk_dir_find(dir, "lib64") ||
+                      walk_dir_find(dir, "targets")))
+                        return;
+                if (find_lib_dir(dir->fd, "libnccl", &ld) < 0)
+                        return;
+                if (ld.triple) {
+                        _cleanup_free_ char *t = xasprintf("targets/%s/include", ld.triple);
+                        _cleanup_free_ char *h = path_join(t, "nccl.h");
+                        if (!is_symlink_at(dir->fd, t) && is_file_at(dir->fd, h))
+                                include_rel = TAKE_PTR(t);
+                }
+                if (!include_rel && is_file_at(dir->fd, "include/nccl.h"))
+                        include_rel = xstrdup("include");
+                site = wheel_site_packages_of(dir->realpath);
+                if (hpc_sdk_cuda_of(dir->realpath).count)
+                        layout = LAYOUT_HPC_SDK;
+                else if (site)
+                        layout = LAYOUT_WHEEL;
+                else if (walk_dir_find(dir, "conda-meta"))
+                        layout = LAYOUT_CONDA;
+                else if (walk_dir_find(dir, "version.json") || walk_dir_find(dir, "version.txt") ||
+                         is_file_at(dir->fd, "bin/nvcc") || libdir_has(&ld, dir->fd, "libcudart"))
+                        layout = LAYOUT_MERGED;
+                else
+                        layout = LAYOUT_TARBALL;
+        }
+
+        in = install_new(COMPONENT_NCCL, layout);
+        if (usr) {
+                in->prefix = xstrdup(usr);
+                in->realpath = xstrdup(usr);
+                in->lib_dir = xstrdup(dir->path);
+        } else {
+                install_set_location(in, dir);
+                in->lib_dir = path_join(dir->path, ld.rel);
+                /* ncclras (2.25+) and friends; a CUDA prefix's bin is CUDA's. */
+                if (layout != LAYOUT_MERGED && is_file_at(dir->fd, "bin/ncclras"))
+                        in->bin_dir = path_join(dir->path, "bin");
+        }
+        if (include_rel) {
+                _cleanup_free_ char *h = path_join(include_rel, "nccl.h");
+                struct strbuf sb = STRBUF_INIT;
+                int hfd = usr ? usr_fd : dir->fd;
+
+                in->include_dir = path_join(usr ? usr : dir->path, include_rel);
+                if (read_head_at(hfd, h, DETECT_MAX_HEADER_HEAD, &sb) >= 0 &&
+                    nccl_header_parse(sb.buf, sb.len, &header) == -EBADMSG)
+                        install_add_problem(in, "version-mismatch",
+                                            "'%s/nccl.h': NCCL_VERSION_CODE disagrees with NCCL_MAJOR, NCCL_MINOR and NCCL_PATCH",
+                                            in->include_dir);
+                strbuf_release(&sb);
+        } else
+                install_add_problem(in, "missing-headers", "no nccl.h in '%s'",
+                                    usr ? usr : dir->path);
+
+        lib_rel = path_join(ld.rel, ld.soname_file);
+        {
+                _cleanup_free_ char *display = path_join(in->lib_dir, ld.soname_file);
+                unsigned machine = ld.triple ? elf_machine_from_triple(ld.triple) : 0;
+                if (check_library(in, dir->fd, lib_rel, display, machine) >= 0)
+                        (void)nccl_elf_versions(dir->fd, lib_rel, &elf_nccl, &elf_cuda);
+        }
+        if (ld.soname.n[0] != 2)
+                install_add_problem(in, "version-mismatch", "'%s' is not an NCCL 2 soname",
+                                    ld.soname_file);
+
+        if (site) {
+                _cleanup_close_ int site_fd = open(site, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (site_fd >= 0)
+                        dist_infos_read(site_fd, ".", &di);
+        } else if (walk_dir_find(dir, "dist-info"))
+                dist_infos_read(dir->fd, "dist-info", &di);
+        meta_version = dist_infos_find(&di, "nvidia-nccl", &meta_name);
+        if (meta_version) {
+                _cleanup_free_ char *n = xasprintf("%s-%s.dist-info", meta_name, meta_version);
+                for (size_t i = 0; i < strlen(meta_name); i++)
+                        if (n[i] == '-')
+                                n[i] = '_';
+                if (name_hint_parse("nccl", n, NULL, &hint) >= 0)
+                        hint_source = "the wheel name";
+        }
+        if (!hint.version.count && !hint.cuda.count)
+                (void)name_hint_parse("nccl", path_basename(dir->realpath),
+                                      dir->parent_realpath ? path_basename(dir->parent_realpath)
+                                                           : NULL,
+                                      &hint);
+
+        votes[0] = (struct version_vote){ header, "nccl.h" };
+        votes[1] = (struct version_vote){ elf_nccl, "libnccl" };
+        votes[2] = (struct version_vote){ .source = "the libnccl file name" };
+        if (ld.full.count >= 3)
+                votes[2].value = ld.full;
+        votes[3] = (struct version_vote){ hint.version, hint_source };
+        version_votes_settle(in, votes, ELEMENTSOF(votes), 3);
+        if (!in->version.count)
+                install_add_problem(in, "no-version", "no file in '%s' tells the NCCL version",
+                                    in->prefix);
+
+        /* The CUDA it was built for: the string in the library, then names. */
+        path_cuda = hpc_sdk_cuda_of(dir->realpath);
+        needed_major = cudart_needed_major(dir->fd, lib_rel);
+        if (elf_cuda.count)
+                in->cuda_version = elf_cuda;
+        else if (hint.cuda.count)
+                in->cuda_version = hint.cuda;
+        else if (path_cuda.count)
+                in->cuda_version = path_cuda;
+        else if (needed_major)
+                in->cuda_version = (struct version){ .n = { needed_major }, .count = 1 };
+        if (in->cuda_version.count) {
+                const struct version *others[] = { &hint.cuda, &path_cuda };
+                for (size_t i = 0; i < ELEMENTSOF(others); i++)
+                        if (others[i]->count && others[i]->n[0] != in->cuda_version.n[0])
+                                install_add_problem(in, "cuda-major-mismatch",
+                                                    "built for CUDA %lu but %s says CUDA %lu",
+                                                    in->cuda_version.n[0],
+                                                    i == 0 ? hint_source : "the HPC SDK path",
+                                                    others[i]->n[0]);
+                if (needed_major && needed_major != in->cuda_version.n[0])
+                        install_add_problem(in, "cuda-major-mismatch",
+                                            "built for CUDA %lu but it needs libcudart.so.%lu",
+                                            in->cuda_version.n[0], needed_major);
+        }
+        if (in->cuda_version.count > 2)
+                in->cuda_version = version_truncate(&in->cuda_version, 2);
+
+        dist_infos_release(&di);
+        libdir_release(&ld);
+        install_list_add(l, in);
+        if (!usr) {
+                verdict->prune = true;
+                if (layout == LAYOUT_CONDA)
+                        verdict->keep = conda_keep;
+        }
+}
+
+const struct detector detector_nccl = {
+        .component = COMPONENT_NCCL,
+        .detect = detect_nccl,
+};

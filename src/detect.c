@@ -1,0 +1,388 @@
+/* detect.c: the detector table and the helpers the detectors share. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "detect.h"
+#include "elf-file.h"
+#include "banned.h"
+
+const struct detector *const detectors[] = {
+        &detector_cuda,
+        &detector_cudnn,
+        &detector_nccl,
+        NULL,
+};
+
+int dir_list(int dirfd, const char *rel, struct strv *ret)
+{
+        struct strv v = { 0 };
+        struct dirent *de;
+        DIR *d;
+        int fd;
+
+        fd = openat(dirfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        while ((de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        strv_add(&v, de->d_name);
+        closedir(d);
+        strv_sort_uniq(&v);
+        *ret = v;
+        return 0;
+}
+
+bool is_dir_at(int dirfd, const char *rel)
+{
+        struct stat st;
+
+        return fstatat(dirfd, rel, &st, 0) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool is_file_at(int dirfd, const char *rel)
+{
+        struct stat st;
+
+        return fstatat(dirfd, rel, &st, 0) == 0 && S_ISREG(st.st_mode);
+}
+
+bool is_symlink_at(int dirfd, const char *rel)
+{
+        struct stat st;
+
+        return fstatat(dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+}
+
+int read_head_at(int dirfd, const char *rel, size_t max, struct strbuf *ret)
+{
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        /* Never block on a FIFO or read a device named like a header. */
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        strbuf_grow(ret, max);
+        while (ret->len < max) {
+                ssize_t n = read(fd, ret->buf + ret->len, max - ret->len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                ret->len += (size_t)n;
+        }
+        ret->buf[ret->len] = '\0';
+        return 0;
+}
+
+void libdir_release(struct libdir *ld)
+{
+        free(ld->rel);
+        free(ld->triple);
+        strv_release(&ld->files);
+        free(ld->soname_file);
+        *ld = (struct libdir){ 0 };
+}
+
+int libdir_in(int prefix_fd, const char *rel, const char *stem, struct libdir *ret)
+{
+        struct libdir ld = { 0 };
+        struct strv names = { 0 };
+        int r;
+
+        r = dir_list(prefix_fd, rel, &names);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < names.len; i++) {
+                struct version v;
+
+                _cleanup_free_ char *rel_file = NULL;
+
+                if (soname_version_parse(names.items[i], stem, &v) < 0)
+                        continue;
+                /* A dangling link is no library. */
+                rel_file = path_join(rel, names.items[i]);
+                if (!is_file_at(prefix_fd, rel_file))
+                        continue;
+                strv_add(&ld.files, names.items[i]);
+                /* The soname file has the fewest parts, the real file the most. */
+                if (!ld.soname.count || v.count < ld.soname.count) {
+                        ld.soname = v;
+                        free(ld.soname_file);
+                        ld.soname_file = xstrdup(names.items[i]);
+                }
+                if (v.count >= 3 && (!ld.full.count || version_compare(&v, &ld.full) > 0))
+                        ld.full = v;
+        }
+        strv_release(&names);
+        if (ld.files.len == 0) {
+                libdir_release(&ld);
+                return -ENOENT;
+        }
+        ld.rel = xstrdup(rel);
+        *ret = ld;
+        return 0;
+}
+
+int find_lib_dir(int prefix_fd, const char *stem, struct libdir *ret)
+{
+        struct strv triples = { 0 }, rels = { 0 }, triple_of = { 0 };
+        struct libdir best = { 0 };
+        bool best_real = false;
+        int r = -ENOENT;
+
+        /* Candidates in order of preference when equally real. */
+        if (dir_list(prefix_fd, "targets", &triples) >= 0)
+                for (size_t i = 0; i < triples.len; i++) {
+                        strv_push(&rels, xasprintf("targets/%s/lib", triples.items[i]));
+                        strv_add(&triple_of, triples.items[i]);
+                }
+        strv_add(&rels, "lib64");
+        strv_add(&triple_of, "");
+        strv_add(&rels, "lib");
+        strv_add(&triple_of, "");
+
+        for (size_t i = 0; i < rels.len; i++) {
+                struct libdir ld;
+                bool real;
+
+                if (libdir_in(prefix_fd, rels.items[i], stem, &ld) < 0)
+                        continue;
+                real = !is_symlink_at(prefix_fd, rels.items[i]);
+                if (best.rel && (best_real || !real)) {
+                        libdir_release(&ld);
+                        continue;
+                }
+                libdir_release(&best);
+                best = ld;
+                best_real = real;
+                if (triple_of.items[i][0])
+                        best.triple = xstrdup(triple_of.items[i]);
+                r = 0;
+        }
+        strv_release(&triples);
+        strv_release(&rels);
+        strv_release(&triple_of);
+        if (r == 0)
+                *ret = best;
+        return r;
+}
+
+bool libdir_has(const struct libdir *ld, int prefix_fd, const char *stem)
+{
+        struct libdir other;
+
+        if (!ld->rel || libdir_in(prefix_fd, ld->rel, stem, &other) < 0)
+                return false;
+        libdir_release(&other);
+        return true;
+}
+
+int check_library(struct install *in, int prefix_fd, const char *rel, const char *display,
+                  unsigned expect_machine)
+{
+        struct elf_info info = { 0 };
+        struct diag d = DIAG_INIT;
+        const char *arch;
+        int r;
+
+        r = elf_read_info(prefix_fd, rel, &info, &d);
+        if (r == -ENOEXEC) {
+                install_add_problem(in, "not-elf", "'%s' is not an ELF shared library", display);
+                diag_release(&d);
+                return r;
+        }
+        if (r < 0) {
+                install_add_problem(in, "bad-library", "cannot read '%s': %s", display,
+                                    d.message ? d.message : strerror(-r));
+                diag_release(&d);
+                return r;
+        }
+        if (info.elf_class != 64) {
+                install_add_problem(in, "elf-class", "'%s' is a %u-bit ELF file", display,
+                                    info.elf_class);
+                elf_info_release(&info);
+                return -ENOEXEC;
+        }
+        arch = elf_machine_to_arch(info.machine);
+        if (expect_machine && info.machine != expect_machine)
+                install_add_problem(in, "arch-mismatch",
+                                    "'%s' is built for %s, not for the %s its directory names",
+                                    display, arch ? arch : "an unknown machine",
+                                    elf_machine_to_arch(expect_machine));
+        else if (in->arch && arch && !streq(in->arch, arch))
+                install_add_problem(in, "arch-mismatch", "'%s' is built for %s, not %s", display,
+                                    arch, in->arch);
+        if (!in->arch && arch)
+                in->arch = xstrdup(arch);
+        elf_info_release(&info);
+        return 0;
+}
+
+static bool is_multiarch_triple(const char *name)
+{
+        static const char *const triples[] = {
+                "x86_64-linux-gnu", "aarch64-linux-gnu", "powerpc64le-linux-gnu", NULL,
+        };
+
+        for (const char *const *t = triples; *t; t++)
+                if (streq(*t, name))
+                        return true;
+        return false;
+}
+
+char *system_prefix_of(const char *realpath, const char **ret_triple)
+{
+        _cleanup_free_ char *parent = path_dirname(realpath);
+        const char *base = path_basename(realpath);
+
+        /* …/usr/lib/<triple> (Debian, Ubuntu) */
+        if (is_multiarch_triple(base) && streq(path_basename(parent), "lib")) {
+                _cleanup_free_ char *usr = path_dirname(parent);
+                if (streq(path_basename(usr), "usr")) {
+                        if (ret_triple)
+                                *ret_triple = base;
+                        return TAKE_PTR(usr);
+                }
+        }
+        /* …/usr/lib64 (RPM distributions) */
+        if (streq(base, "lib64") && streq(path_basename(parent), "usr")) {
+                if (ret_triple)
+                        *ret_triple = NULL;
+                return TAKE_PTR(parent);
+        }
+        return NULL;
+}
+
+char *wheel_site_packages_of(const char *realpath)
+{
+        _cleanup_free_ char *nvidia = path_dirname(realpath);
+        char *site;
+
+        if (!streq(path_basename(nvidia), "nvidia"))
+                return NULL;
+        site = path_dirname(nvidia);
+        if (streq(path_basename(site), "site-packages") ||
+            streq(path_basename(site), "dist-packages"))
+                return site;
+        free(site);
+        return NULL;
+}
+
+/* PEP 503 normalisation: lower case, runs of -_. become one '-'. */
+static char *normalise_dist_name(const char *s)
+{
+        struct strbuf sb = STRBUF_INIT;
+
+        for (; *s; s++) {
+                if (*s == '-' || *s == '_' || *s == '.') {
+                        if (sb.len == 0 || sb.buf[sb.len - 1] != '-')
+                                strbuf_addch(&sb, '-');
+                } else
+                        strbuf_addch(&sb, (char)tolower((unsigned char)*s));
+        }
+        return strbuf_detach(&sb);
+}
+
+void dist_infos_read(int dirfd, const char *rel, struct dist_infos *ret)
+{
+        struct strv names = { 0 };
+
+        *ret = (struct dist_infos){ 0 };
+        if (dir_list(dirfd, rel, &names) < 0)
+                return;
+        for (size_t i = 0; i < names.len; i++) {
+                _cleanup_free_ char *meta = NULL, *name = NULL, *version = NULL;
+                struct strbuf sb = STRBUF_INIT;
+
+                if (!endswith(names.items[i], ".dist-info") || !startswith(names.items[i], "nvidia"))
+                        continue;
+                meta = xasprintf("%s/%s/METADATA", rel, names.items[i]);
+                if (read_head_at(dirfd, meta, 64 * 1024, &sb) >= 0 &&
+                    metadata_parse(sb.buf, sb.len, &name, &version) >= 0) {
+                        strv_push(&ret->names, normalise_dist_name(name));
+                        strv_push(&ret->versions, TAKE_PTR(version));
+                }
+                strbuf_release(&sb);
+        }
+        strv_release(&names);
+}
+
+void dist_infos_release(struct dist_infos *di)
+{
+        strv_release(&di->names);
+        strv_release(&di->versions);
+}
+
+const char *dist_infos_find(const struct dist_infos *di, const char *prefix, const char **ret_name)
+{
+        for (size_t i = 0; i < di->names.len; i++)
+                if (startswith(di->names.items[i], prefix)) {
+                        if (ret_name)
+                                *ret_name = di->names.items[i];
+                        return di->versions.items[i];
+                }
+        return NULL;
+}
+
+void install_set_location(struct install *in, const struct walk_dir *dir)
+{
+        free(in->prefix);
+        free(in->realpath);
+        in->prefix = xstrdup(dir->path);
+        in->realpath = xstrdup(dir->realpath);
+}
+
+void version_votes_settle(struct install *in, const struct version_vote *votes, size_t n,
+                          unsigned parts)
+{
+        const struct version_vote *ref = NULL;
+
+        /* The reference is the first reading that has all the parts; a
+         * reading with fewer (a soname major) agrees when those agree. */
+        for (size_t i = 0; i < n && !ref; i++)
+                if (votes[i].value.count >= parts)
+                        ref = &votes[i];
+        for (size_t i = 0; i < n && !ref; i++)
+                if (votes[i].value.count)
+                        ref = &votes[i];
+        if (!ref)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                unsigned common;
+                struct version a, b;
+
+                if (&votes[i] == ref || !votes[i].value.count)
+                        continue;
+                common = votes[i].value.count < ref->value.count ? votes[i].value.count
+                                                                 : ref->value.count;
+                if (common > parts)
+                        common = parts;
+                a = version_truncate(&ref->value, common);
+                b = version_truncate(&votes[i].value, common);
+                if (version_compare(&a, &b) != 0) {
+                        _cleanup_free_ char *x = version_to_string(&ref->value, parts);
+                        _cleanup_free_ char *y = version_to_string(&votes[i].value, parts);
+                        install_add_problem(in, "version-mismatch", "%s says %s but %s says %s",
+                                            ref->source, x, votes[i].source, y);
+                }
+        }
+        if (!in->version.count && ref->value.count >= parts)
+                in->version = version_truncate(&ref->value, parts);
+}

@@ -1,0 +1,96 @@
+/* detect.h: the detector plug-ins and what they share.
+ *
+ * A detector looks at one directory of the walk and adds the installs it
+ * holds to the list (the list merges duplicates by realpath). It reads only
+ * small files and ELF headers/rodata, never executes anything, and turns
+ * everything odd it sees into a problem on the install, never a failure of
+ * the scan. It may ask the walker not to descend (an install prefix). */
+#ifndef CUDAMOD_DETECT_H
+#define CUDAMOD_DETECT_H
+
+#include "install.h"
+#include "strbuf.h"
+#include "walk.h"
+
+struct detector {
+        enum component component;
+        void (*detect)(const struct walk_dir *dir, struct install_list *l,
+                       struct walk_verdict *verdict);
+};
+
+extern const struct detector detector_cuda;
+extern const struct detector detector_cudnn;
+extern const struct detector detector_nccl;
+/* NULL-terminated, in component order. */
+extern const struct detector *const detectors[];
+
+/* Small-file limits: version files, headers and METADATA are read up to
+ * these sizes; a larger version file is a problem, a larger header is read
+ * only in its first part (the defines come early). */
+#define DETECT_MAX_VERSION_FILE (1024 * 1024)
+#define DETECT_MAX_HEADER_HEAD (512 * 1024)
+
+/* The sorted names in dirfd/rel (a directory), or -errno. */
+int dir_list(int dirfd, const char *rel, struct strv *ret);
+bool is_dir_at(int dirfd, const char *rel);
+bool is_file_at(int dirfd, const char *rel);
+bool is_symlink_at(int dirfd, const char *rel);
+/* Read at most max bytes of dirfd/rel: the head of a longer file. */
+int read_head_at(int dirfd, const char *rel, size_t max, struct strbuf *ret);
+
+/* Where a library lives in a prefix: the directory (relative to the prefix)
+ * holding `stem`.so*, preferring a real directory to a symlink, and
+ * targets/<triple>/lib, then lib64, then lib. */
+struct libdir {
+        char *rel;          /* "targets/x86_64-linux/lib", "lib64", … */
+        char *triple;       /* the triple when under targets/, else NULL */
+        struct strv files;  /* names in it matching stem.so.* */
+        struct version soname;  /* major from the soname file (libcudart.so.12) */
+        struct version full;    /* from the real file name (libcudart.so.12.4.127), if any */
+        char *soname_file;  /* the file to read ELF facts from */
+};
+int find_lib_dir(int prefix_fd, const char *stem, struct libdir *ret);
+/* The same, in one given directory (relative to prefix_fd; "." for itself). */
+int libdir_in(int prefix_fd, const char *rel, const char *stem, struct libdir *ret);
+void libdir_release(struct libdir *ld);
+/* The files of `stem` in ld: whether libX.so.* exists for that stem. */
+bool libdir_has(const struct libdir *ld, int prefix_fd, const char *stem);
+
+/* Check the ELF facts of prefix/rel (a library of the install): sets the
+ * install's arch when unknown and records not-elf / elf-class /
+ * arch-mismatch problems. `expect_machine` is 0 when unknown. Returns
+ * 0 when the file is a usable 64-bit ELF. */
+int check_library(struct install *in, int prefix_fd, const char *rel, const char *display,
+                  unsigned expect_machine);
+
+/* The multiarch library directory layout (…/usr/lib/x86_64-linux-gnu,
+ * …/usr/lib64): the path of the …/usr prefix and the triple, or NULL. */
+char *system_prefix_of(const char *realpath, const char **ret_triple);
+/* Whether the directory is a package dir under site-packages/nvidia
+ * (returns the site-packages path, newly allocated) or NULL. */
+char *wheel_site_packages_of(const char *realpath);
+
+/* Every *.dist-info/METADATA in dirfd/rel: names[i] has version versions[i]. */
+struct dist_infos {
+        struct strv names;
+        struct strv versions;
+};
+void dist_infos_read(int dirfd, const char *rel, struct dist_infos *ret);
+void dist_infos_release(struct dist_infos *di);
+/* The version of the first dist whose normalised name starts with prefix
+ * ("nvidia-cudnn-cu" matches nvidia-cudnn-cu13), and that name. */
+const char *dist_infos_find(const struct dist_infos *di, const char *prefix, const char **ret_name);
+
+/* Fill a new install's identity fields from the walked directory. */
+void install_set_location(struct install *in, const struct walk_dir *dir);
+/* Record a MAJOR.MINOR(.PATCH) reading from a named source; the first one
+ * becomes the version, later ones that differ become a version-mismatch
+ * problem. `parts` is how many parts are compared (2 for cuda, 3 else). */
+struct version_vote {
+        struct version value;
+        const char *source;
+};
+void version_votes_settle(struct install *in, const struct version_vote *votes, size_t n,
+                          unsigned parts);
+
+#endif

@@ -1,0 +1,334 @@
+/* install.c: the install record, the install set, and their JSON form. */
+#include <errno.h>
+#include <stdarg.h>
+
+#include "install.h"
+#include "strbuf.h"
+#include "banned.h"
+
+static const char *const component_names[_COMPONENT_MAX] = {
+        [COMPONENT_CUDA] = "cuda",
+        [COMPONENT_CUDNN] = "cudnn",
+        [COMPONENT_NCCL] = "nccl",
+};
+
+static const char *const layout_names[_LAYOUT_MAX] = {
+        [LAYOUT_TOOLKIT] = "toolkit", [LAYOUT_HPC_SDK] = "hpc-sdk", [LAYOUT_TARBALL] = "tarball",
+        [LAYOUT_MERGED] = "merged",   [LAYOUT_WHEEL] = "wheel",     [LAYOUT_SYSTEM] = "system",
+        [LAYOUT_CONDA] = "conda",
+};
+
+const char *component_to_string(enum component c)
+{
+        return c >= 0 && c < _COMPONENT_MAX ? component_names[c] : NULL;
+}
+
+enum component component_from_string(const char *s)
+{
+        for (int i = 0; i < _COMPONENT_MAX; i++)
+                if (streq(component_names[i], s))
+                        return (enum component)i;
+        return _COMPONENT_INVALID;
+}
+
+const char *layout_to_string(enum layout l)
+{
+        return l >= 0 && l < _LAYOUT_MAX ? layout_names[l] : NULL;
+}
+
+enum layout layout_from_string(const char *s)
+{
+        for (int i = 0; i < _LAYOUT_MAX; i++)
+                if (streq(layout_names[i], s))
+                        return (enum layout)i;
+        return _LAYOUT_INVALID;
+}
+
+struct install *install_new(enum component c, enum layout l)
+{
+        struct install *in = xcalloc(1, sizeof(*in));
+
+        in->component = c;
+        in->layout = l;
+        return in;
+}
+
+void install_free(struct install *in)
+{
+        if (!in)
+                return;
+        free(in->build);
+        for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
+                free(in->components[i]);
+        free(in->arch);
+        free(in->prefix);
+        free(in->realpath);
+        strv_release(&in->aliases);
+        free(in->bin_dir);
+        free(in->include_dir);
+        free(in->lib_dir);
+        strv_release(&in->extra_lib_dirs);
+        strv_release(&in->extra_include_dirs);
+        for (size_t i = 0; i < in->n_problems; i++) {
+                free(in->problems[i].code);
+                free(in->problems[i].message);
+        }
+        free(in->problems);
+        free(in);
+}
+
+void install_add_problem(struct install *in, const char *code, const char *fmt, ...)
+{
+        struct strbuf sb = STRBUF_INIT;
+        va_list ap;
+
+        va_start(ap, fmt);
+        strbuf_vaddf(&sb, fmt, ap);
+        va_end(ap);
+        /* The same finding from two sources is reported once. */
+        for (size_t i = 0; i < in->n_problems; i++)
+                if (streq(in->problems[i].code, code) && streq(in->problems[i].message, sb.buf)) {
+                        strbuf_release(&sb);
+                        return;
+                }
+        in->problems = xreallocarray(in->problems, in->n_problems + 1, sizeof(*in->problems));
+        in->problems[in->n_problems].code = xstrdup(code);
+        in->problems[in->n_problems].message = strbuf_detach(&sb);
+        in->n_problems++;
+}
+
+bool install_has_problem(const struct install *in, const char *code)
+{
+        for (size_t i = 0; i < in->n_problems; i++)
+                if (streq(in->problems[i].code, code))
+                        return true;
+        return false;
+}
+
+long install_cuda_major(const struct install *in)
+{
+        if (in->component == COMPONENT_CUDA)
+                return in->version.count ? (long)in->version.n[0] : -1;
+        return in->cuda_version.count ? (long)in->cuda_version.n[0] : -1;
+}
+
+void install_list_release(struct install_list *l)
+{
+        for (size_t i = 0; i < l->len; i++)
+                install_free(l->items[i]);
+        free(l->items);
+        *l = (struct install_list){ 0 };
+}
+
+struct install *install_list_find(const struct install_list *l, enum component c,
+                                  const char *realpath)
+{
+        for (size_t i = 0; i < l->len; i++)
+                if (l->items[i]->component == c && streq(l->items[i]->realpath, realpath))
+                        return l->items[i];
+        return NULL;
+}
+
+static void fill_str(char **dst, char **src)
+{
+        if (!*dst && *src)
+                *dst = TAKE_PTR(*src);
+}
+
+static void fill_strv(struct strv *dst, struct strv *src)
+{
+        for (size_t i = 0; i < src->len; i++)
+                if (!strv_contains(dst, src->items[i]))
+                        strv_add(dst, src->items[i]);
+}
+
+static void install_merge(struct install *into, struct install *from)
+{
+        if (!into->version.count)
+                into->version = from->version;
+        if (!into->release.count)
+                into->release = from->release;
+        if (!into->cuda_version.count)
+                into->cuda_version = from->cuda_version;
+        fill_str(&into->build, &from->build);
+        for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
+                fill_str(&into->components[i], &from->components[i]);
+        fill_str(&into->arch, &from->arch);
+        fill_str(&into->bin_dir, &from->bin_dir);
+        fill_str(&into->include_dir, &from->include_dir);
+        fill_str(&into->lib_dir, &from->lib_dir);
+        fill_strv(&into->extra_lib_dirs, &from->extra_lib_dirs);
+        fill_strv(&into->extra_include_dirs, &from->extra_include_dirs);
+        if (!streq(into->prefix, from->prefix) && !strv_contains(&into->aliases, from->prefix))
+                strv_add(&into->aliases, from->prefix);
+        fill_strv(&into->aliases, &from->aliases);
+        for (size_t i = 0; i < from->n_problems; i++)
+                install_add_problem(into, from->problems[i].code, "%s", from->problems[i].message);
+}
+
+struct install *install_list_add(struct install_list *l, struct install *in)
+{
+        struct install *old = install_list_find(l, in->component, in->realpath);
+
+        if (old) {
+                install_merge(old, in);
+                install_free(in);
+                return old;
+        }
+        if (l->len == l->alloc) {
+                l->alloc = l->alloc ? l->alloc * 2 : 16;
+                l->items = xreallocarray(l->items, l->alloc, sizeof(*l->items));
+        }
+        l->items[l->len++] = in;
+        return in;
+}
+
+static int install_cmp(const void *pa, const void *pb)
+{
+        const struct install *a = *(struct install *const *)pa, *b = *(struct install *const *)pb;
+        int r;
+
+        if (a->component != b->component)
+                return (int)a->component - (int)b->component;
+        r = version_compare(&b->version, &a->version); /* newest first */
+        if (r)
+                return r;
+        r = strcmp(a->prefix, b->prefix);
+        if (r)
+                return r;
+        return strcmp(a->realpath, b->realpath);
+}
+
+void install_list_sort(struct install_list *l)
+{
+        for (size_t i = 0; i < l->len; i++) {
+                struct install *in = l->items[i];
+                size_t j = 0;
+
+                strv_sort_uniq(&in->aliases);
+                for (size_t k = 0; k < in->aliases.len; k++) {
+                        if (streq(in->aliases.items[k], in->prefix)) {
+                                free(in->aliases.items[k]);
+                                continue;
+                        }
+                        in->aliases.items[j++] = in->aliases.items[k];
+                }
+                in->aliases.len = j;
+                if (in->aliases.items)
+                        in->aliases.items[j] = NULL;
+        }
+        if (l->len > 1)
+                qsort(l->items, l->len, sizeof(*l->items), install_cmp);
+}
+
+/* A JSON string for a path or message that may not be UTF-8: invalid bytes
+ * become U+FFFD (the install then carries a problem saying so). */
+static json_t *json_str(const char *s)
+{
+        _cleanup_free_ char *clean = NULL;
+        json_t *j;
+
+        if (!s)
+                return json_null();
+        if (utf8_valid(s))
+                j = json_string(s);
+        else {
+                clean = utf8_sanitize(s);
+                j = json_string(clean);
+        }
+        if (!j)
+                die_oom();
+        return j;
+}
+
+static json_t *json_version(const struct version *v, unsigned parts)
+{
+        _cleanup_free_ char *s = NULL;
+
+        if (!v->count)
+                return json_null();
+        s = version_to_string(v, parts);
+        return json_str(s);
+}
+
+static json_t *json_strv(const struct strv *v)
+{
+        json_t *a = json_array();
+
+        if (!a)
+                die_oom();
+        for (size_t i = 0; i < v->len; i++)
+                json_array_append_new(a, json_str(v->items[i]));
+        return a;
+}
+
+static void set(json_t *o, const char *key, json_t *value)
+{
+        if (!value || json_object_set_new(o, key, value) < 0)
+                die_oom();
+}
+
+json_t *install_to_json(const struct install *in)
+{
+        json_t *o = json_object(), *problems;
+        long major = install_cuda_major(in);
+
+        if (!o)
+                die_oom();
+        set(o, "component", json_str(component_to_string(in->component)));
+        set(o, "version", json_version(&in->version, in->component == COMPONENT_CUDA ? 2 : 3));
+        switch (in->component) {
+        case COMPONENT_CUDA: {
+                json_t *comps = json_object();
+                set(o, "release", json_version(&in->release, 3));
+                for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
+                        if (in->components[i])
+                                set(comps, cuda_comp_to_string((enum cuda_comp)i),
+                                    json_str(in->components[i]));
+                set(o, "components", comps);
+                break;
+        }
+        case COMPONENT_CUDNN:
+                set(o, "build", json_str(in->build));
+                break;
+        case COMPONENT_NCCL:
+                set(o, "cuda_version", json_version(&in->cuda_version, 2));
+                break;
+        default:
+                break;
+        }
+        set(o, "cuda_major", major >= 0 ? json_integer(major) : json_null());
+        set(o, "arch", json_str(in->arch));
+        set(o, "layout", json_str(layout_to_string(in->layout)));
+        set(o, "prefix", json_str(in->prefix));
+        set(o, "realpath", json_str(in->realpath));
+        set(o, "aliases", json_strv(&in->aliases));
+        set(o, "bin_dir", json_str(in->bin_dir));
+        set(o, "include_dir", json_str(in->include_dir));
+        set(o, "lib_dir", json_str(in->lib_dir));
+        set(o, "extra_lib_dirs", json_strv(&in->extra_lib_dirs));
+        set(o, "extra_include_dirs", json_strv(&in->extra_include_dirs));
+        problems = json_array();
+        for (size_t i = 0; i < in->n_problems; i++) {
+                json_t *p = json_object();
+                set(p, "code", json_str(in->problems[i].code));
+                set(p, "message", json_str(in->problems[i].message));
+                json_array_append_new(problems, p);
+        }
+        set(o, "problems", problems);
+        return o;
+}
+
+json_t *install_list_to_json(const struct install_list *l)
+{
+        json_t *o = json_object(), *a = json_array();
+
+        if (!o || !a)
+                die_oom();
+        set(o, "cudamod", json_string("scan"));
+        set(o, "format", json_integer(1));
+        for (size_t i = 0; i < l->len; i++)
+                json_array_append_new(a, install_to_json(l->items[i]));
+        set(o, "installs", a);
+        return o;
+}

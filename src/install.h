@@ -1,0 +1,97 @@
+/* install.h: the record that flows from scan to plan.
+ *
+ * An install is one CUDA Toolkit, cuDNN or NCCL found on disk. It owns all
+ * its strings. `realpath` (with the component) is its identity: the same
+ * directory reached through several paths is one install whose other paths
+ * are `aliases`. Paths that are unknown are NULL; `version` is count 0 when
+ * no file told it (and a problem says so). */
+#ifndef CUDAMOD_INSTALL_H
+#define CUDAMOD_INSTALL_H
+
+#include <jansson.h>
+
+#include "util.h"
+#include "version.h"
+
+enum component {
+        COMPONENT_CUDA,
+        COMPONENT_CUDNN,
+        COMPONENT_NCCL,
+        _COMPONENT_MAX,
+        _COMPONENT_INVALID = -1,
+};
+
+const char *component_to_string(enum component c);
+enum component component_from_string(const char *s);
+
+enum layout {
+        LAYOUT_TOOLKIT, /* runfile/deb/rpm tree, Spack and EasyBuild prefixes */
+        LAYOUT_HPC_SDK, /* NVIDIA HPC SDK: cuda/X.Y, math_libs, comm_libs */
+        LAYOUT_TARBALL, /* cuDNN or NCCL archive unpacked as is */
+        LAYOUT_MERGED,  /* cuDNN or NCCL copied into a CUDA prefix */
+        LAYOUT_WHEEL,   /* pip wheels under site-packages/nvidia */
+        LAYOUT_SYSTEM,  /* distribution multiarch install under /usr */
+        LAYOUT_CONDA,   /* conda environment */
+        _LAYOUT_MAX,
+        _LAYOUT_INVALID = -1,
+};
+
+const char *layout_to_string(enum layout l);
+enum layout layout_from_string(const char *s);
+
+struct problem {
+        char *code;
+        char *message;
+};
+
+struct install {
+        enum component component;
+        struct version version;  /* cuda: MAJOR.MINOR; cudnn, nccl: MAJOR.MINOR.PATCH */
+        struct version release;  /* cuda: toolkit release X.Y.Z when known */
+        char *build;             /* cudnn: 4th number (e.g. "26") when known */
+        struct version cuda_version; /* cudnn, nccl: the CUDA the build targets, as known */
+        char *components[_CUDA_COMP_MAX]; /* cuda: component versions */
+        char *arch;              /* "x86_64", "aarch64", "ppc64le" or NULL */
+        enum layout layout;
+        char *prefix;
+        char *realpath;
+        struct strv aliases;
+        char *bin_dir;
+        char *include_dir;
+        char *lib_dir;
+        struct strv extra_lib_dirs;
+        struct strv extra_include_dirs;
+        struct problem *problems;
+        size_t n_problems;
+};
+
+struct install *install_new(enum component c, enum layout l);
+void install_free(struct install *in);
+_printf_(3, 4) void install_add_problem(struct install *in, const char *code, const char *fmt, ...);
+bool install_has_problem(const struct install *in, const char *code);
+/* The CUDA major the install targets (cuda: its own), or -1 when unknown. */
+long install_cuda_major(const struct install *in);
+
+/* A set of installs keyed by (component, realpath). */
+struct install_list {
+        struct install **items;
+        size_t len;
+        size_t alloc;
+};
+
+void install_list_release(struct install_list *l);
+struct install *install_list_find(const struct install_list *l, enum component c,
+                                  const char *realpath);
+/* Add `in` (taking ownership). When an install with the same key is there,
+ * merge: its missing fields are filled from `in`, `in`'s prefix and aliases
+ * become aliases, and `in` is freed. Returns the install kept. */
+struct install *install_list_add(struct install_list *l, struct install *in);
+/* Sort by component, then version newest first, then prefix; sort each
+ * install's aliases and drop the prefix from them. */
+void install_list_sort(struct install_list *l);
+
+/* The JSON object of DESIGN.md section 3 for one install / for a scan. */
+json_t *install_to_json(const struct install *in);
+json_t *install_list_to_json(const struct install_list *l);
+
+#endif

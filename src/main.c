@@ -1,0 +1,125 @@
+/* main.c: the command table and the global options, nothing else. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "config.h"
+#include "banned.h"
+
+const struct command *const commands[] = {
+        &cmd_scan,
+        &cmd_help,
+        NULL,
+};
+
+const struct command *command_find(const char *name)
+{
+        for (const struct command *const *c = commands; *c; c++)
+                if (streq((*c)->name, name))
+                        return *c;
+        return NULL;
+}
+
+static void print_main_help(FILE *f)
+{
+        fputs("usage: cudamod [--config FILE] [-q|-v] [--color=auto|always|never] COMMAND [ARGS]\n"
+              "\n"
+              "Find CUDA Toolkit, cuDNN and NCCL installations and make environment modules for them.\n"
+              "\n"
+              "Commands:\n",
+              f);
+        for (const struct command *const *c = commands; *c; c++)
+                fprintf(f, "  %-10s %s\n", (*c)->name, (*c)->summary);
+        fputs("\n"
+              "Options:\n"
+              "  --config FILE       site configuration (YAML)\n"
+              "  -q, --quiet         no warnings, only errors\n"
+              "  -v, --verbose       say more about what is done\n"
+              "      --color=WHEN    colour the output: auto (default), always, never\n"
+              "  -h, --help          this text; 'cudamod help COMMAND' for one command\n"
+              "      --version       the version\n"
+              "\n"
+              "Exit status: 0 success, 1 a failure was found, 2 usage or configuration error.\n",
+              f);
+}
+
+int main(int argc, char **argv)
+{
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "quiet", no_argument, NULL, 'q' },
+                { "verbose", no_argument, NULL, 'v' },
+                { "color", required_argument, NULL, 'C' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {},
+        };
+        struct global_options g = { 0 };
+        const char *color = "auto";
+        const struct command *cmd;
+        int c;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+qvh", options, NULL)) != -1) {
+                switch (c) {
+                case 'c':
+                        g.config = optarg;
+                        break;
+                case 'q':
+                        g.verbosity = -1;
+                        break;
+                case 'v':
+                        if (g.verbosity >= 0)
+                                g.verbosity++;
+                        break;
+                case 'C':
+                        color = optarg;
+                        break;
+                case 'h':
+                        print_main_help(stdout);
+                        return finish_stdout(0);
+                case 'V':
+                        printf("cudamod %s\n", CUDAMOD_VERSION);
+                        return finish_stdout(0);
+                default:
+                        if (optopt)
+                                log_error("unknown option '-%c'", optopt);
+                        else
+                                log_error("unknown option '%s'", argv[optind - 1]);
+                        fputs("usage: cudamod [--config FILE] [-q|-v] [--color=auto|always|never] COMMAND [ARGS]\n",
+                              stderr);
+                        return EXIT_USAGE;
+                }
+        }
+        if (streq(color, "always"))
+                g.color = true;
+        else if (streq(color, "never"))
+                g.color = false;
+        else if (streq(color, "auto"))
+                g.color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
+                          !(getenv("TERM") && streq(getenv("TERM"), "dumb"));
+        else {
+                log_error("--color: '%s' is not one of auto, always, never", color);
+                return EXIT_USAGE;
+        }
+        if (optind >= argc) {
+                print_main_help(stderr);
+                return EXIT_USAGE;
+        }
+        cmd = command_find(argv[optind]);
+        if (!cmd) {
+                log_error("'%s' is not a cudamod command; see 'cudamod --help'", argv[optind]);
+                return EXIT_USAGE;
+        }
+        if (g.config && !streq(cmd->name, "help")) {
+                /* The site configuration loader is the next stage of work;
+                 * accepting a file and ignoring it would mislead. */
+                log_error("--config: site configuration files are not supported by this version yet");
+                return EXIT_USAGE;
+        }
+        argv += optind;
+        argc -= optind;
+        optind = 0; /* reset getopt for the command (glibc: 0 re-initialises) */
+        return finish_stdout(cmd->run(argc, argv, &g));
+}

@@ -1,0 +1,100 @@
+/* scan.c: the walk, the detectors, and the finishing of their records. */
+#include <errno.h>
+
+#include "detect.h"
+#include "scan.h"
+#include "banned.h"
+
+const char *const scan_default_roots[] = {
+        "/usr/local",
+        "/opt",
+        "/usr/lib/cuda",
+        "/usr/lib/nvidia-cuda-toolkit",
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib64",
+        "/opt/nvidia/hpc_sdk",
+        NULL,
+};
+
+static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void *userdata)
+{
+        struct scan_result *r = userdata;
+
+        for (const struct detector *const *det = detectors; *det; det++) {
+                struct walk_verdict v = { 0 };
+
+                (*det)->detect(dir, &r->installs, &v);
+                if (v.prune) {
+                        verdict->prune = true;
+                        if (v.keep)
+                                verdict->keep = v.keep;
+                }
+        }
+        return 0;
+}
+
+static void alias(const char *realpath, const char *path, void *userdata)
+{
+        struct scan_result *r = userdata;
+
+        for (size_t i = 0; i < r->installs.len; i++) {
+                struct install *in = r->installs.items[i];
+                if (streq(in->realpath, realpath) && !streq(in->prefix, path) &&
+                    !strv_contains(&in->aliases, path))
+                        strv_add(&in->aliases, path);
+        }
+}
+
+static void warning(const char *message, void *userdata)
+{
+        struct scan_result *r = userdata;
+
+        strv_add(&r->warnings, message);
+}
+
+/* What no single directory could tell: a system install seen only through
+ * its toolkit trees, and paths that JSON cannot carry byte for byte. */
+static void finalize(struct install *in)
+{
+        if (!in->lib_dir && !install_has_problem(in, "missing-library"))
+                install_add_problem(in, "missing-library", "no library directory found for '%s'",
+                                    in->prefix);
+        if (!in->version.count && !install_has_problem(in, "no-version"))
+                install_add_problem(in, "no-version", "no file in '%s' tells the version",
+                                    in->prefix);
+        if (!utf8_valid(in->prefix) || !utf8_valid(in->realpath))
+                install_add_problem(in, "non-utf8-path",
+                                    "the path is not valid UTF-8; JSON shows each invalid byte as U+FFFD");
+}
+
+int scan_run(const struct scan_options *opts, struct scan_result *ret, struct diag *d)
+{
+        struct scan_result r = { 0 };
+        struct walk_options wo = {
+                .max_depth = opts->max_depth,
+                .exclude = opts->exclude,
+                .warn_missing_roots = opts->roots != NULL,
+        };
+        static const struct walk_ops ops = { .visit = visit, .alias = alias, .warning = warning };
+        const char *const *roots = opts->roots ? opts->roots : scan_default_roots;
+        size_t n = opts->roots ? opts->n_roots : ELEMENTSOF(scan_default_roots) - 1;
+        int err;
+
+        err = walk_roots(roots, n, &wo, &ops, &r);
+        if (err < 0) {
+                scan_result_release(&r);
+                return diag_errorf(d, err, "scan failed: %s", strerror(-err));
+        }
+        for (size_t i = 0; i < r.installs.len; i++)
+                finalize(r.installs.items[i]);
+        install_list_sort(&r.installs);
+        *ret = r;
+        return 0;
+}
+
+void scan_result_release(struct scan_result *r)
+{
+        install_list_release(&r->installs);
+        strv_release(&r->warnings);
+}

@@ -1,0 +1,29 @@
+/* scan.h: find every CUDA, cuDNN and NCCL install under a set of roots.
+ *
+ * struct scan_result owns the installs (sorted as DESIGN.md §3 says) and the
+ * warnings met on the way (unreadable directories, symlink loops). */
+#ifndef CUDAMOD_SCAN_H
+#define CUDAMOD_SCAN_H
+
+#include "diag.h"
+#include "install.h"
+
+/* The built-in roots (DESIGN.md §1); NULL-terminated. */
+extern const char *const scan_default_roots[];
+
+struct scan_options {
+        const char *const *roots;   /* NULL: the default roots */
+        size_t n_roots;
+        unsigned max_depth;         /* 0: the default */
+        const struct strv *exclude; /* may be NULL */
+};
+
+struct scan_result {
+        struct install_list installs;
+        struct strv warnings;
+};
+
+int scan_run(const struct scan_options *opts, struct scan_result *ret, struct diag *d);
+void scan_result_release(struct scan_result *r);
+
+#endif

@@ -1,0 +1,466 @@
+/* walk.c: a bounded, loop-safe directory walk (see walk.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "strbuf.h"
+#include "walk.h"
+#include "banned.h"
+
+#define MAX_SYMLINK_HOPS 40
+
+struct visited {
+        dev_t dev;
+        ino_t ino;
+        unsigned budget; /* depth still allowed below it when it was walked */
+        bool used;
+        bool walked;
+        bool prune;
+        const char *const *keep;
+};
+
+struct pending {
+        char *path;
+        char *root;
+        unsigned depth;
+};
+
+struct walker {
+        const struct walk_options *opts;
+        const struct walk_ops *ops;
+        void *userdata;
+        unsigned max_depth;
+        struct visited *table;
+        size_t table_size; /* a power of two */
+        size_t table_used;
+        struct pending *pending;
+        size_t n_pending, alloc_pending;
+        int stop; /* a negative errno from visit() */
+};
+
+const struct walk_entry *walk_dir_find(const struct walk_dir *dir, const char *name)
+{
+        size_t lo = 0, hi = dir->n_entries;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int r = strcmp(name, dir->entries[mid].name);
+                if (r == 0)
+                        return &dir->entries[mid];
+                if (r < 0)
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+        return NULL;
+}
+
+bool walk_dir_is_dir(const struct walk_dir *dir, const char *name)
+{
+        const struct walk_entry *e = walk_dir_find(dir, name);
+        struct stat st;
+
+        if (!e)
+                return false;
+        if (e->type == DT_DIR)
+                return true;
+        if (e->type != DT_LNK && e->type != DT_UNKNOWN)
+                return false;
+        return fstatat(dir->fd, name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+}
+
+_printf_(2, 3) static void warn(struct walker *w, const char *fmt, ...)
+{
+        struct strbuf sb = STRBUF_INIT;
+        va_list ap;
+
+        if (!w->ops->warning)
+                return;
+        va_start(ap, fmt);
+        strbuf_vaddf(&sb, fmt, ap);
+        va_end(ap);
+        w->ops->warning(sb.buf, w->userdata);
+        strbuf_release(&sb);
+}
+
+static size_t hash_key(dev_t dev, ino_t ino)
+{
+        uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^ (uint64_t)dev * 0xc2b2ae3d27d4eb4fULL;
+
+        return (size_t)(h ^ (h >> 29));
+}
+
+static struct visited *visited_lookup(struct walker *w, dev_t dev, ino_t ino, bool insert)
+{
+        size_t i;
+
+        if (insert && (w->table_used + 1) * 2 > w->table_size) {
+                struct visited *old = w->table;
+                size_t old_size = w->table_size;
+
+                w->table_size = old_size ? old_size * 2 : 1024;
+                w->table = xcalloc(w->table_size, sizeof(*w->table));
+                w->table_used = 0;
+                for (size_t k = 0; k < old_size; k++)
+                        if (old[k].used) {
+                                struct visited *n = visited_lookup(w, old[k].dev, old[k].ino, true);
+                                *n = old[k];
+                        }
+                free(old);
+        }
+        if (!w->table_size)
+                return NULL;
+        for (i = hash_key(dev, ino) & (w->table_size - 1);; i = (i + 1) & (w->table_size - 1)) {
+                struct visited *v = &w->table[i];
+                if (!v->used) {
+                        if (!insert)
+                                return NULL;
+                        *v = (struct visited){ .dev = dev, .ino = ino, .used = true };
+                        w->table_used++;
+                        return v;
+                }
+                if (v->dev == dev && v->ino == ino)
+                        return v;
+        }
+}
+
+static bool excluded(struct walker *w, const char *path)
+{
+        _cleanup_free_ char *slashed = NULL;
+
+        if (!w->opts->exclude || w->opts->exclude->len == 0)
+                return false;
+        slashed = xasprintf("%s/", path);
+        for (size_t i = 0; i < w->opts->exclude->len; i++) {
+                const char *pat = w->opts->exclude->items[i];
+                if (fnmatch(pat, path, 0) == 0 || fnmatch(pat, slashed, 0) == 0)
+                        return true;
+        }
+        return false;
+}
+
+static bool kept(const char *const *keep, const char *name)
+{
+        for (; keep && *keep; keep++)
+                if (streq(*keep, name))
+                        return true;
+        return false;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+        return strcmp(((const struct walk_entry *)a)->name, ((const struct walk_entry *)b)->name);
+}
+
+static void entries_free(struct walk_entry *e, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free(e[i].name);
+        free(e);
+}
+
+static void queue_symlink(struct walker *w, const char *path, const char *root, unsigned depth)
+{
+        if (w->n_pending == w->alloc_pending) {
+                w->alloc_pending = w->alloc_pending ? w->alloc_pending * 2 : 64;
+                w->pending = xreallocarray(w->pending, w->alloc_pending, sizeof(*w->pending));
+        }
+        w->pending[w->n_pending++] = (struct pending){
+                .path = xstrdup(path), .root = xstrdup(root), .depth = depth
+        };
+}
+
+static void walk_fd(struct walker *w, int fd, const char *path, const char *realpath,
+                    const char *root, const char *parent_realpath, unsigned depth, dev_t parent_dev);
+
+/* Kernel pseudo filesystems hold no installs and are large or unreadable
+ * (/proc, /sys): a walk of "/" must not wander into them. */
+static bool pseudo_filesystem(int fd)
+{
+        static const unsigned long magics[] = {
+                0x9fa0,     /* proc */
+                0x62656572, /* sysfs */
+                0x1cd1,     /* devpts */
+                0x27e0eb,   /* cgroup */
+                0x63677270, /* cgroup2 */
+                0x64626720, /* debugfs */
+                0x74726163, /* tracefs */
+                0x73636673, /* securityfs */
+                0xcafe4a11, /* bpf */
+                0x6165676c, /* pstore */
+                0x62656570, /* configfs */
+                0x65735543, /* fusectl */
+                0x19800202, /* mqueue */
+                0x42494e4d, /* binfmt_misc */
+        };
+        struct statfs sfs;
+
+        if (fstatfs(fd, &sfs) < 0)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(magics); i++)
+                if ((unsigned long)sfs.f_type == magics[i])
+                        return true;
+        return false;
+}
+
+/* Open dir/name as a directory without following a symlink, and walk it. */
+static void walk_child(struct walker *w, int dirfd, const char *name, const char *path,
+                       const char *realpath, const char *root, unsigned depth, dev_t parent_dev)
+{
+        _cleanup_free_ char *child_path = path_join(path, name);
+        _cleanup_free_ char *child_real = path_join(realpath, name);
+        int fd;
+
+        if (excluded(w, child_path))
+                return;
+        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) {
+                /* ENOENT/ENOTDIR/ELOOP: it changed under us; not worth a word. */
+                if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+                        warn(w, "cannot open directory '%s': %s, skipping", child_path,
+                             strerror(errno));
+                return;
+        }
+        walk_fd(w, fd, child_path, child_real, root, realpath, depth, parent_dev);
+}
+
+/* Walk the open directory fd (taking ownership of it). */
+static void walk_fd(struct walker *w, int fd, const char *path, const char *realpath,
+                    const char *root, const char *parent_realpath, unsigned depth, dev_t parent_dev)
+{
+        struct walk_entry *entries = NULL;
+        size_t n = 0, alloc = 0;
+        struct visited *v;
+        struct dirent *de;
+        struct stat st;
+        unsigned budget = w->max_depth - depth;
+        bool first;
+        DIR *d;
+
+        if (w->stop || fstat(fd, &st) < 0 || (st.st_dev != parent_dev && pseudo_filesystem(fd))) {
+                close(fd);
+                return;
+        }
+        v = visited_lookup(w, st.st_dev, st.st_ino, true);
+        /* A directory walked before is walked again only with more depth left
+         * than it had then (two roots overlapping), and never visited twice. */
+        if (v->walked && budget <= v->budget) {
+                close(fd);
+                return;
+        }
+        first = !v->walked;
+        v->walked = true;
+        v->budget = budget;
+
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return;
+        }
+        errno = 0;
+        while ((de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (n == alloc) {
+                        alloc = alloc ? alloc * 2 : 32;
+                        entries = xreallocarray(entries, alloc, sizeof(*entries));
+                }
+                entries[n].name = xstrdup(de->d_name);
+                entries[n].type = de->d_type;
+                n++;
+        }
+        if (errno != 0)
+                warn(w, "cannot read directory '%s': %s, skipping the rest", path, strerror(errno));
+        if (n > 1)
+                qsort(entries, n, sizeof(*entries), entry_cmp);
+
+        if (first) {
+                struct walk_dir wd = {
+                        .fd = dirfd(d), .path = path, .realpath = realpath, .root = root,
+                        .parent_realpath = parent_realpath, .depth = depth,
+                        .entries = entries, .n_entries = n,
+                };
+                struct walk_verdict verdict = { 0 };
+                int r = w->ops->visit(&wd, &verdict, w->userdata);
+
+                /* visit() may have grown the table: look the entry up again. */
+                v = visited_lookup(w, st.st_dev, st.st_ino, false);
+                if (r < 0)
+                        w->stop = r;
+                v->prune = verdict.prune;
+                v->keep = verdict.keep;
+        }
+
+        for (size_t i = 0; i < n && !w->stop && depth < w->max_depth; i++) {
+                const char *name = entries[i].name;
+                unsigned char type = entries[i].type;
+
+                if (v->prune && !kept(v->keep, name))
+                        continue;
+                if (type == DT_UNKNOWN) {
+                        struct stat cst;
+                        if (fstatat(dirfd(d), name, &cst, AT_SYMLINK_NOFOLLOW) < 0)
+                                continue;
+                        type = S_ISDIR(cst.st_mode) ? DT_DIR : S_ISLNK(cst.st_mode) ? DT_LNK : DT_REG;
+                }
+                if (type == DT_DIR)
+                        walk_child(w, dirfd(d), name, path, realpath, root, depth + 1, st.st_dev);
+                else if (type == DT_LNK) {
+                        struct stat cst;
+                        _cleanup_free_ char *child_path = path_join(path, name);
+
+                        if (fstatat(dirfd(d), name, &cst, 0) < 0) {
+                                if (errno == ELOOP)
+                                        warn(w, "symlink loop at '%s', skipping", child_path);
+                                continue;
+                        }
+                        if (S_ISDIR(cst.st_mode) && !excluded(w, child_path))
+                                queue_symlink(w, child_path, root, depth + 1);
+                }
+                v = visited_lookup(w, st.st_dev, st.st_ino, false);
+        }
+        entries_free(entries, n);
+        closedir(d);
+}
+
+/* Report every link of the symlink chain starting at path as an alias of
+ * realpath. Returns -ELOOP when the chain does not end. */
+static int report_chain(struct walker *w, const char *path, const char *realpath)
+{
+        _cleanup_free_ char *cur = xstrdup(path);
+
+        for (unsigned hops = 0; hops < MAX_SYMLINK_HOPS; hops++) {
+                char buf[PATH_MAX];
+                struct stat st;
+                ssize_t len;
+
+                if (lstat(cur, &st) < 0 || !S_ISLNK(st.st_mode))
+                        return 0;
+                if (w->ops->alias)
+                        w->ops->alias(realpath, cur, w->userdata);
+                len = readlink(cur, buf, sizeof(buf) - 1);
+                if (len < 0)
+                        return 0;
+                buf[len] = '\0';
+                if (buf[0] == '/') {
+                        free(cur);
+                        cur = xstrdup(buf);
+                } else {
+                        _cleanup_free_ char *dir = path_dirname(cur);
+                        free(cur);
+                        cur = path_join(dir, buf);
+                }
+        }
+        return -ELOOP;
+}
+
+static int pending_cmp(const void *a, const void *b)
+{
+        const struct pending *x = a, *y = b;
+
+        if (x->depth != y->depth)
+                return x->depth < y->depth ? -1 : 1;
+        return strcmp(x->path, y->path);
+}
+
+/* Follow a queued symlink: an alias when its target was walked, else a walk
+ * of the target under the symlink's path. */
+static void follow_symlink(struct walker *w, const struct pending *p)
+{
+        _cleanup_free_ char *real = NULL, *parent_real = NULL;
+        struct visited *v;
+        struct stat st;
+        int fd;
+
+        real = realpath(p->path, NULL);
+        if (!real) {
+                if (errno == ELOOP)
+                        warn(w, "symlink loop at '%s', skipping", p->path);
+                return;
+        }
+        if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
+                return;
+        v = visited_lookup(w, st.st_dev, st.st_ino, false);
+        if (v && v->walked) {
+                if (report_chain(w, p->path, real) < 0)
+                        warn(w, "symlink loop at '%s', skipping", p->path);
+                return;
+        }
+        fd = open(p->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) {
+                if (errno == EACCES)
+                        warn(w, "cannot open directory '%s': %s, skipping", p->path,
+                             strerror(errno));
+                return;
+        }
+        parent_real = path_dirname(real);
+        walk_fd(w, fd, p->path, real, p->root, parent_real, p->depth, 0);
+        /* The links of its chain beyond the first are aliases of the target. */
+        if (report_chain(w, p->path, real) < 0)
+                warn(w, "symlink loop at '%s', skipping", p->path);
+}
+
+int walk_roots(const char *const *roots, size_t n_roots, const struct walk_options *opts,
+               const struct walk_ops *ops, void *userdata)
+{
+        struct walker w = {
+                .opts = opts, .ops = ops, .userdata = userdata,
+                .max_depth = opts->max_depth ? opts->max_depth : WALK_DEFAULT_MAX_DEPTH,
+        };
+
+        if (w.max_depth > WALK_MAX_DEPTH_LIMIT)
+                w.max_depth = WALK_MAX_DEPTH_LIMIT;
+
+        for (size_t i = 0; i < n_roots && !w.stop; i++) {
+                _cleanup_free_ char *real = realpath(roots[i], NULL);
+                int fd;
+
+                if (!real) {
+                        if (errno == ELOOP)
+                                warn(&w, "symlink loop at '%s', skipping", roots[i]);
+                        else if (errno != ENOENT || opts->warn_missing_roots)
+                                warn(&w, "cannot scan '%s': %s, skipping", roots[i],
+                                     strerror(errno));
+                        continue;
+                }
+                fd = open(roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+                if (fd < 0) {
+                        if (errno != ENOENT || opts->warn_missing_roots)
+                                warn(&w, "cannot open directory '%s': %s, skipping", roots[i],
+                                     strerror(errno));
+                        continue;
+                }
+                walk_fd(&w, fd, roots[i], real, roots[i], NULL, 0, 0);
+                /* A root given as a symlink makes its chain aliases too. */
+                report_chain(&w, roots[i], real);
+        }
+
+        /* Symlinks last, in rounds: each round may queue more. */
+        while (w.n_pending > 0 && !w.stop) {
+                struct pending *batch = w.pending;
+                size_t n = w.n_pending;
+
+                w.pending = NULL;
+                w.n_pending = w.alloc_pending = 0;
+                qsort(batch, n, sizeof(*batch), pending_cmp);
+                for (size_t i = 0; i < n; i++) {
+                        if (!w.stop)
+                                follow_symlink(&w, &batch[i]);
+                        free(batch[i].path);
+                        free(batch[i].root);
+                }
+                free(batch);
+        }
+        for (size_t i = 0; i < w.n_pending; i++) {
+                free(w.pending[i].path);
+                free(w.pending[i].root);
+        }
+        free(w.pending);
+        free(w.table);
+        return w.stop;
+}

@@ -1,0 +1,68 @@
+/* walk.h: visit every directory under a set of roots, once each.
+ *
+ * The walk goes breadth of each root without following symlinks first; the
+ * symlinks to directories it meets are queued and followed afterwards, so a
+ * directory reachable directly is always reported under its direct path and
+ * the symlinks (and every link of their chains, such as
+ * /usr/local/cuda -> /etc/alternatives/cuda -> /usr/local/cuda-12.4) are
+ * reported as aliases. A directory is identified by (st_dev, st_ino): loops
+ * and links to a parent end there. Unreadable directories and symlink loops
+ * are skipped with a warning; nothing is ever written or executed. */
+#ifndef CUDAMOD_WALK_H
+#define CUDAMOD_WALK_H
+
+#include <stdbool.h>
+
+#include "util.h"
+
+#define WALK_DEFAULT_MAX_DEPTH 6
+#define WALK_MAX_DEPTH_LIMIT 64
+
+struct walk_entry {
+        char *name;
+        unsigned char type; /* DT_DIR, DT_REG, DT_LNK, … as readdir gave it */
+};
+
+/* One visited directory, valid only during the callback. */
+struct walk_dir {
+        int fd;               /* the open directory */
+        const char *path;     /* as walked from the root (may pass through symlinks) */
+        const char *realpath; /* canonical path */
+        const char *root;     /* the root it was found under */
+        const char *parent_realpath; /* NULL for a root */
+        unsigned depth;       /* 0 for a root */
+        struct walk_entry *entries; /* sorted by name, without "." and ".." */
+        size_t n_entries;
+};
+
+/* Look up an entry of dir by name (binary search); NULL when absent. */
+const struct walk_entry *walk_dir_find(const struct walk_dir *dir, const char *name);
+/* Whether dir/name is a directory (following symlinks). */
+bool walk_dir_is_dir(const struct walk_dir *dir, const char *name);
+
+/* What the visitor tells the walker about a directory. */
+struct walk_verdict {
+        bool prune;               /* do not descend into it… */
+        const char *const *keep;  /* …except into these children (NULL-terminated) */
+};
+
+struct walk_ops {
+        /* Called once per directory. Returns 0, or a negative errno to stop. */
+        int (*visit)(const struct walk_dir *dir, struct walk_verdict *verdict, void *userdata);
+        /* Called when `path` is another way to reach the directory `realpath`
+         * that was visited (a symlink, or a link in a symlink chain). */
+        void (*alias)(const char *realpath, const char *path, void *userdata);
+        /* A non-fatal problem: "cannot open directory '…': …, skipping". */
+        void (*warning)(const char *message, void *userdata);
+};
+
+struct walk_options {
+        unsigned max_depth;          /* 0: WALK_DEFAULT_MAX_DEPTH */
+        const struct strv *exclude;  /* fnmatch patterns on the walked path; may be NULL */
+        bool warn_missing_roots;     /* a root that does not exist is a warning */
+};
+
+int walk_roots(const char *const *roots, size_t n_roots, const struct walk_options *opts,
+               const struct walk_ops *ops, void *userdata);
+
+#endif
