@@ -1,0 +1,330 @@
+/* fixture.c: builders of fake install trees (see fixture.h). */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "util.h"
+
+char *fx_new(void)
+{
+        const char *tmp = getenv("TMPDIR");
+        char *root = xasprintf("%s/cudamod-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+
+        ck_assert_msg(mkdtemp(root) != NULL, "mkdtemp: %s", strerror(errno));
+        /* Tests that drop privileges need to traverse the tree. */
+        ck_assert_int_eq(chmod(root, 0755), 0);
+        return root;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        if (flag == FTW_DP || flag == FTW_D || flag == FTW_DNR)
+                rmdir(path);
+        else
+                unlink(path);
+        return 0;
+}
+
+static int chmod_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        if (flag == FTW_D || flag == FTW_DNR)
+                chmod(path, 0755);
+        return 0;
+}
+
+void fx_free(char *root)
+{
+        if (!root)
+                return;
+        nftw(root, chmod_one, 32, FTW_PHYS);
+        nftw(root, rm_one, 32, FTW_DEPTH | FTW_PHYS);
+        free(root);
+}
+
+static char *abs_path(const char *root, const char *rel)
+{
+        return rel[0] == '/' ? xstrdup(rel) : path_join(root, rel);
+}
+
+void fx_mkdir(const char *root, const char *rel)
+{
+        _cleanup_free_ char *p = abs_path(root, rel);
+
+        for (char *s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = '\0';
+                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                        ck_abort_msg("mkdir '%s': %s", p, strerror(errno));
+                *s = '/';
+        }
+        if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                ck_abort_msg("mkdir '%s': %s", p, strerror(errno));
+}
+
+static void mkparent(const char *root, const char *rel)
+{
+        _cleanup_free_ char *p = abs_path(root, rel);
+        _cleanup_free_ char *dir = path_dirname(p);
+
+        fx_mkdir("/", dir);
+}
+
+void fx_write(const char *root, const char *rel, const char *content)
+{
+        _cleanup_free_ char *p = abs_path(root, rel);
+        FILE *f;
+
+        mkparent(root, rel);
+        f = fopen(p, "we");
+        ck_assert_msg(f != NULL, "fopen '%s': %s", p, strerror(errno));
+        fputs(content, f);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+void fx_symlink(const char *root, const char *rel, const char *target)
+{
+        _cleanup_free_ char *p = abs_path(root, rel);
+
+        mkparent(root, rel);
+        unlink(p);
+        ck_assert_msg(symlink(target, p) == 0, "symlink '%s': %s", p, strerror(errno));
+}
+
+void fx_elf(const char *root, const char *rel, const struct elfstub *s)
+{
+        _cleanup_free_ char *p = abs_path(root, rel);
+        int r;
+
+        mkparent(root, rel);
+        r = elfstub_write(AT_FDCWD, p, s);
+        ck_assert_msg(r == 0, "elfstub_write '%s': %s", p, strerror(-r));
+}
+
+void fx_library(const char *root, const char *dir, const char *stem, const char *soname_ver,
+                const char *full_ver, unsigned machine, const char *const *needed,
+                const char *const *strings)
+{
+        _cleanup_free_ char *soname = xasprintf("%s.so.%s", stem, soname_ver);
+        _cleanup_free_ char *real = full_ver ? xasprintf("%s.so.%s", stem, full_ver) : xstrdup(soname);
+        _cleanup_free_ char *real_rel = path_join(dir, real);
+        struct elfstub s = {
+                .machine = machine, .soname = soname, .needed = needed, .strings = strings,
+        };
+
+        fx_elf(root, real_rel, &s);
+        if (full_ver) {
+                _cleanup_free_ char *link = path_join(dir, soname);
+                _cleanup_free_ char *dev = xasprintf("%s/%s.so", dir, stem);
+                fx_symlink(root, link, real);
+                fx_symlink(root, dev, soname);
+        }
+}
+
+static unsigned machine_of(const char *triple)
+{
+        if (startswith(triple, "sbsa") || startswith(triple, "aarch64"))
+                return ELFSTUB_AARCH64;
+        if (startswith(triple, "ppc64le"))
+                return ELFSTUB_PPC64;
+        return ELFSTUB_X86_64;
+}
+
+static unsigned long major_of(const char *version)
+{
+        return strtoul(version, NULL, 10);
+}
+
+/* MAJOR*1000 + MINOR*10 of "12.4". */
+static long cuda_code(const char *version)
+{
+        char *end;
+        long major = strtol(version, &end, 10), minor = 0;
+
+        if (*end == '.')
+                minor = strtol(end + 1, NULL, 10);
+        return major * 1000 + minor * 10;
+}
+
+void fx_cuda_toolkit(const char *root, const char *prefix, const struct fx_cuda *c)
+{
+        const char *triple = c->triple ? c->triple : "x86_64-linux";
+        unsigned machine = machine_of(triple);
+        unsigned long major = major_of(c->version);
+        _cleanup_free_ char *tdir = xasprintf("%s/targets/%s", prefix, triple);
+        _cleanup_free_ char *inc = xasprintf("%s/include", tdir), *lib = xasprintf("%s/lib", tdir);
+        _cleanup_free_ char *cuda_h = NULL, *rt_h = NULL, *nvcc_str = NULL, *p = NULL;
+        _cleanup_free_ char *cudart_so = major >= 11 ? xasprintf(major == 11 ? "11.0" : "%lu", major)
+                                                     : xstrdup(c->version);
+        _cleanup_free_ char *maj = xasprintf("%lu", major);
+        _cleanup_free_ char *lt = xasprintf("libcublasLt.so.%lu", major);
+        const char *cublas_needed[] = { lt, "libc.so.6", NULL };
+        long code = cuda_code(c->version);
+
+        nvcc_str = xasprintf("Cuda compilation tools, release %s, V%s", c->version, c->nvcc);
+        fx_elf(root, p = xasprintf("%s/bin/nvcc", prefix),
+               &(struct elfstub){ .machine = machine, .strings = (const char *const[]){ nvcc_str, NULL } });
+        free(TAKE_PTR(p));
+        fx_write(root, p = xasprintf("%s/bin/nvcc.profile", prefix), "TOP = $(_HERE_)/..\n");
+        free(TAKE_PTR(p));
+
+        cuda_h = xasprintf("#ifndef __cuda_cuda_h__\n#define __cuda_cuda_h__\n#define CUDA_VERSION %ld\n#endif\n", code);
+        rt_h = xasprintf("#define CUDART_VERSION  %ld\n", code);
+        fx_write(root, p = path_join(inc, "cuda.h"), cuda_h);
+        free(TAKE_PTR(p));
+        fx_write(root, p = path_join(inc, "cuda_runtime_api.h"), rt_h);
+        free(TAKE_PTR(p));
+        {
+                _cleanup_free_ char *t = xasprintf("targets/%s/include", triple);
+                fx_symlink(root, p = path_join(prefix, "include"), t);
+                free(TAKE_PTR(p));
+        }
+
+        fx_library(root, lib, "libcudart", cudart_so, c->cudart, machine, NULL, NULL);
+        if (!c->no_math) {
+                fx_library(root, lib, "libcublasLt", maj, NULL, machine, NULL, NULL);
+                fx_library(root, lib, "libcublas", maj, NULL, machine, cublas_needed, NULL);
+        }
+        fx_library(root, lib, "libnvrtc", maj, NULL, machine, NULL, NULL);
+        fx_elf(root, p = path_join(lib, "stubs/libcuda.so"),
+               &(struct elfstub){ .machine = machine, .soname = "libcuda.so.1" });
+        free(TAKE_PTR(p));
+        {
+                _cleanup_free_ char *t = xasprintf("targets/%s/lib", triple);
+                fx_symlink(root, p = path_join(prefix, "lib64"), t);
+                free(TAKE_PTR(p));
+        }
+        fx_library(root, p = path_join(prefix, "nvvm/lib64"), "libnvvm", "4", NULL, machine, NULL, NULL);
+        free(TAKE_PTR(p));
+        if (c->cupti) {
+                fx_library(root, p = path_join(prefix, "extras/CUPTI/lib64"), "libcupti", maj, NULL,
+                           machine, NULL, NULL);
+                free(TAKE_PTR(p));
+                fx_write(root, p = path_join(prefix, "extras/CUPTI/include/cupti.h"), "/* cupti */\n");
+                free(TAKE_PTR(p));
+        }
+
+        switch (c->version_file) {
+        case FX_VERSION_JSON:
+        case FX_VERSION_JSON_DATE: {
+                _cleanup_free_ char *cuda_value = c->version_file == FX_VERSION_JSON
+                                                          ? xstrdup(c->release)
+                                                          : xasprintf("%s.20241114", c->version);
+                _cleanup_free_ char *json = xasprintf(
+                        "{\n   \"cuda\" : {\n      \"name\" : \"CUDA SDK\",\n      \"version\" : \"%s\"\n   },\n"
+                        "   \"cuda_cudart\" : {\n      \"name\" : \"CUDA Runtime (cudart)\",\n      \"version\" : \"%s\"\n   },\n"
+                        "   \"cuda_nvcc\" : {\n      \"name\" : \"CUDA NVCC\",\n      \"version\" : \"%s\"\n   }\n}\n",
+                        cuda_value, c->cudart, c->nvcc);
+                fx_write(root, p = path_join(prefix, "version.json"), json);
+                free(TAKE_PTR(p));
+                break;
+        }
+        case FX_VERSION_TXT: {
+                _cleanup_free_ char *txt = xasprintf("CUDA Version %s\n", c->release);
+                fx_write(root, p = path_join(prefix, "version.txt"), txt);
+                free(TAKE_PTR(p));
+                break;
+        }
+        case FX_VERSION_NONE:
+                break;
+        }
+}
+
+static void cudnn_headers(const char *root, const char *inc, const char *version)
+{
+        unsigned long a = 0, b = 0, c = 0;
+        _cleanup_free_ char *h = NULL, *p = NULL;
+
+        ck_assert_int_eq(sscanf(version, "%lu.%lu.%lu", &a, &b, &c), 3);
+        h = xasprintf("#ifndef CUDNN_VERSION_H_\n#define CUDNN_VERSION_H_\n\n"
+                      "#define CUDNN_MAJOR %lu\n#define CUDNN_MINOR %lu\n#define CUDNN_PATCHLEVEL %lu\n\n"
+                      "#define CUDNN_VERSION (CUDNN_MAJOR * %s + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n"
+                      "#define CUDNN_MAX_SM_MAJOR_NUMBER 12\n#define CUDNN_SM_90 900\n#endif\n",
+                      a, b, c, a >= 9 ? "10000" : "1000");
+        fx_write(root, p = path_join(inc, "cudnn_version.h"), h);
+        free(TAKE_PTR(p));
+        fx_write(root, p = path_join(inc, "cudnn.h"), "#include \"cudnn_version.h\"\n");
+}
+
+void fx_cudnn(const char *root, const char *prefix, const struct fx_cudnn *c)
+{
+        static const char *const v9[] = {
+                "libcudnn_graph", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn_heuristic",
+                "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled", NULL,
+        };
+        static const char *const v8[] = {
+                "libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
+                "libcudnn_adv_infer", "libcudnn_adv_train", NULL,
+        };
+        unsigned long major = major_of(c->version);
+        _cleanup_free_ char *lib = path_join(prefix, c->lib ? c->lib : "lib");
+        _cleanup_free_ char *inc = path_join(prefix, c->include ? c->include : "include");
+        _cleanup_free_ char *maj = xasprintf("%lu", major);
+        _cleanup_free_ char *lt = xasprintf("libcublasLt.so.%u", c->cuda_major);
+        _cleanup_free_ char *blas = xasprintf("libcublas.so.%u", c->cuda_major);
+        _cleanup_free_ char *rtc = xasprintf("libnvrtc.so.%u", c->cuda_major);
+        const char *full = c->soname_only ? NULL : c->version;
+        const char *const *subs = major >= 9 ? v9 : v8;
+
+        cudnn_headers(root, inc, c->version);
+        fx_library(root, lib, "libcudnn", maj, full, c->machine, NULL, NULL);
+        for (const char *const *s = subs; *s; s++) {
+                const char *const *needed = NULL, *const *strings = NULL;
+                const char *n8[] = { blas, lt, "libc.so.6", NULL };
+                const char *n9[] = { "libcudnn_graph.so.9", "libz.so.1", NULL };
+                const char *str9[] = { lt, rtc, "libnvrtc.so.%d", NULL };
+
+                if (major == 8 && streq(*s, "libcudnn_ops_infer") && c->cuda_major)
+                        needed = n8;
+                if (major >= 9 && !streq(*s, "libcudnn_graph"))
+                        needed = n9;
+                if (major >= 9 && c->cuda_major &&
+                    (streq(*s, "libcudnn_engines_precompiled") || streq(*s, "libcudnn_adv")))
+                        strings = str9;
+                fx_library(root, lib, *s, maj, full, c->machine, needed, strings);
+        }
+}
+
+void fx_nccl(const char *root, const char *prefix, const struct fx_nccl *c)
+{
+        unsigned long a = 0, b = 0, d = 0;
+        _cleanup_free_ char *lib = path_join(prefix, c->lib ? c->lib : "lib");
+        _cleanup_free_ char *inc = path_join(prefix, c->include ? c->include : "include");
+        _cleanup_free_ char *h = NULL, *p = NULL, *vs = NULL, *pc = NULL;
+
+        ck_assert_int_eq(sscanf(c->version, "%lu.%lu.%lu", &a, &b, &d), 3);
+        h = xasprintf("#ifndef NCCL_H_\n#define NCCL_H_\n#include <cuda_runtime.h>\n"
+                      "#define NCCL_MAJOR %lu\n#define NCCL_MINOR %lu\n#define NCCL_PATCH %lu\n"
+                      "#define NCCL_SUFFIX \"\"\n\n#define NCCL_VERSION_CODE %lu\n"
+                      "#define NCCL_VERSION(X,Y,Z) (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * 100 + (Z))\n#endif\n",
+                      a, b, d, (a <= 2 && b <= 8) ? a * 1000 + b * 100 + d : a * 10000 + b * 100 + d);
+        fx_write(root, p = path_join(inc, "nccl.h"), h);
+        free(TAKE_PTR(p));
+        vs = c->cuda ? xasprintf("NCCL version %s+cuda%s", c->version, c->cuda) : NULL;
+        fx_library(root, lib, "libnccl", "2", c->soname_only ? NULL : c->version, c->machine,
+                   (const char *const[]){ "libpthread.so.0", "libc.so.6", NULL },
+                   vs ? (const char *const[]){ vs, NULL } : NULL);
+        pc = xasprintf("prefix=/usr/local\nlibdir=${prefix}/lib\nName: nccl\nVersion: %s\n", c->version);
+        fx_write(root, p = path_join(lib, "pkgconfig/nccl.pc"), pc);
+}
+
+void fx_dist_info(const char *root, const char *dir, const char *name, const char *version)
+{
+        _cleanup_free_ char *under = xstrdup(name), *rel = NULL, *meta = NULL;
+
+        for (char *s = under; *s; s++)
+                if (*s == '-')
+                        *s = '_';
+        rel = xasprintf("%s/%s-%s.dist-info/METADATA", dir, under, version);
+        meta = xasprintf("Metadata-Version: 2.4\nName: %s\nVersion: %s\nSummary: test\n\nlong text\n",
+                         name, version);
+        fx_write(root, rel, meta);
+        free(rel);
+        rel = xasprintf("%s/%s-%s.dist-info/INSTALLER", dir, under, version);
+        fx_write(root, rel, "pip\n");
+}

@@ -1,0 +1,278 @@
+/* layouts.c: the fixture of each install layout (see layouts.h). */
+#include <stddef.h>
+
+#include "fixture.h"
+#include "layouts.h"
+#include "util.h"
+
+/* NVIDIA runfile on x86_64, with the deb-style alternatives chain
+ * /usr/local/cuda -> /etc/alternatives/cuda -> /usr/local/cuda-12.4 and a
+ * major link /usr/local/cuda-12. */
+static void build_runfile(const char *root)
+{
+        _cleanup_free_ char *alt = path_join(root, "etc/alternatives/cuda");
+        _cleanup_free_ char *target = path_join(root, "usr/local/cuda-12.4");
+
+        fx_cuda_toolkit(root, "usr/local/cuda-12.4",
+                        &(struct fx_cuda){ .version = "12.4", .release = "12.4.1", .cudart = "12.4.127",
+                                           .nvcc = "12.4.131", .cupti = true });
+        fx_symlink(root, "etc/alternatives/cuda", target);
+        fx_symlink(root, "usr/local/cuda", alt);
+        fx_symlink(root, "usr/local/cuda-12", "cuda-12.4");
+}
+
+/* An Arm server (sbsa) runfile whose version.json "cuda" is a date stamp. */
+static void build_runfile_sbsa(const char *root)
+{
+        fx_cuda_toolkit(root, "opt/cuda-12.8",
+                        &(struct fx_cuda){ .version = "12.8", .release = "12.8.0", .cudart = "12.8.57",
+                                           .nvcc = "12.8.61", .triple = "sbsa-linux",
+                                           .version_file = FX_VERSION_JSON_DATE });
+}
+
+/* CUDA 11.0 and older: version.txt, no version.json. */
+static void build_version_txt(const char *root)
+{
+        fx_cuda_toolkit(root, "usr/local/cuda-11.0",
+                        &(struct fx_cuda){ .version = "11.0", .release = "11.0.228", .cudart = "11.0.221",
+                                           .nvcc = "11.0.221", .version_file = FX_VERSION_TXT });
+}
+
+/* NVIDIA HPC SDK: cuda/X.Y without math libraries, math_libs/X.Y, and
+ * comm_libs/X.Y/nccl. */
+static void build_hpc_sdk(const char *root)
+{
+        const char *rel = "opt/nvidia/hpc_sdk/Linux_x86_64/24.5";
+        _cleanup_free_ char *cuda = xasprintf("%s/cuda/12.4", rel);
+        _cleanup_free_ char *math = xasprintf("%s/math_libs/12.4", rel);
+        _cleanup_free_ char *mlib = xasprintf("%s/lib64", math), *minc = xasprintf("%s/include/cublas_v2.h", math);
+        _cleanup_free_ char *nccl = xasprintf("%s/comm_libs/12.4/nccl", rel);
+
+        fx_cuda_toolkit(root, cuda,
+                        &(struct fx_cuda){ .version = "12.4", .release = "12.4.1", .cudart = "12.4.127",
+                                           .nvcc = "12.4.131", .no_math = true, .cupti = true });
+        fx_library(root, mlib, "libcublasLt", "12", "12.4.5.8", 62, NULL, NULL);
+        fx_library(root, mlib, "libcublas", "12", "12.4.5.8", 62,
+                   (const char *const[]){ "libcublasLt.so.12", NULL }, NULL);
+        fx_write(root, minc, "/* cublas */\n");
+        fx_nccl(root, nccl, &(struct fx_nccl){ .version = "2.21.5", .cuda = "12.4" });
+}
+
+/* cuDNN tarballs: 9.x and 8.9 archives kept under their names, an 8.x
+ * renamed into lib64 (CUDA major only from DT_NEEDED), a 9.x renamed (only
+ * from the dlopen strings), and an sbsa archive. */
+static void build_cudnn_tarballs(const char *root)
+{
+        fx_cudnn(root, "apps/cudnn-linux-x86_64-9.7.1.26_cuda12-archive",
+                 &(struct fx_cudnn){ .version = "9.7.1", .cuda_major = 12 });
+        fx_cudnn(root, "apps/cudnn-linux-x86_64-8.9.7.29_cuda11-archive",
+                 &(struct fx_cudnn){ .version = "8.9.7", .cuda_major = 11 });
+        fx_cudnn(root, "apps/cudnn/8.9.2", &(struct fx_cudnn){ .version = "8.9.2", .cuda_major = 12, .lib = "lib64" });
+        fx_cudnn(root, "apps/cudnn/9.1.0", &(struct fx_cudnn){ .version = "9.1.0", .cuda_major = 11 });
+        fx_cudnn(root, "apps/cudnn-linux-sbsa-9.7.1.26_cuda12-archive",
+                 &(struct fx_cudnn){ .version = "9.7.1", .cuda_major = 12, .machine = 183 });
+}
+
+/* cuDNN and NCCL copied into a runfile CUDA prefix (through its include
+ * and lib64 links, so the files land in targets/x86_64-linux). */
+static void build_merged(const char *root)
+{
+        fx_cuda_toolkit(root, "usr/local/cuda-12.6",
+                        &(struct fx_cuda){ .version = "12.6", .release = "12.6.3", .cudart = "12.6.77",
+                                           .nvcc = "12.6.85" });
+        fx_cudnn(root, "usr/local/cuda-12.6",
+                 &(struct fx_cudnn){ .version = "9.5.1", .cuda_major = 12, .lib = "lib64" });
+        fx_nccl(root, "usr/local/cuda-12.6",
+                &(struct fx_nccl){ .version = "2.23.4", .cuda = "12.6", .lib = "lib64" });
+}
+
+/* NCCL tarballs named as NVIDIA names them, x86_64 and aarch64. */
+static void build_nccl_tarballs(const char *root)
+{
+        fx_nccl(root, "apps/nccl_2.21.5-1+cuda12.4_x86_64", &(struct fx_nccl){ .version = "2.21.5", .cuda = "12.4" });
+        fx_nccl(root, "apps/nccl_2.18.3-1+cuda11.0_aarch64",
+                &(struct fx_nccl){ .version = "2.18.3", .cuda = "11.0", .machine = 183 });
+}
+
+/* pip wheels for CUDA 12: one folder per component, versions in dist-info. */
+static void build_wheels_cu12(const char *root)
+{
+        const char *site = "venv/lib/python3.11/site-packages";
+        _cleanup_free_ char *nv = xasprintf("%s/nvidia", site);
+        _cleanup_free_ char *rt = xasprintf("%s/cuda_runtime", nv), *rtlib = xasprintf("%s/lib", rt);
+        _cleanup_free_ char *rth = xasprintf("%s/include/cuda_runtime_api.h", rt);
+        _cleanup_free_ char *blas = xasprintf("%s/cublas/lib", nv), *rtc = xasprintf("%s/cuda_nvrtc/lib", nv);
+        _cleanup_free_ char *nvcc = xasprintf("%s/cuda_nvcc/bin/nvcc", nv);
+        _cleanup_free_ char *cudnn = xasprintf("%s/cudnn", nv), *nccl = xasprintf("%s/nccl", nv);
+
+        fx_library(root, rtlib, "libcudart", "12", NULL, 62, NULL, NULL);
+        fx_write(root, rth, "#define CUDART_VERSION 12080\n");
+        fx_library(root, blas, "libcublas", "12", NULL, 62, NULL, NULL);
+        fx_library(root, blas, "libcublasLt", "12", NULL, 62, NULL, NULL);
+        fx_library(root, rtc, "libnvrtc", "12", NULL, 62, NULL, NULL);
+        fx_elf(root, nvcc, &(struct elfstub){ .strings = (const char *const[]){
+                                                      "Cuda compilation tools, release 12.8, V12.8.93", NULL } });
+        fx_cudnn(root, cudnn, &(struct fx_cudnn){ .version = "9.7.1", .cuda_major = 12, .soname_only = true });
+        fx_nccl(root, nccl, &(struct fx_nccl){ .version = "2.26.2", .cuda = "12.2", .soname_only = true });
+        fx_dist_info(root, site, "nvidia-cuda-runtime-cu12", "12.8.57");
+        fx_dist_info(root, site, "nvidia-cublas-cu12", "12.8.3.14");
+        fx_dist_info(root, site, "nvidia-cuda-nvrtc-cu12", "12.8.61");
+        fx_dist_info(root, site, "nvidia-cuda-nvcc-cu12", "12.8.93");
+        fx_dist_info(root, site, "nvidia-cudnn-cu12", "9.7.1.26");
+        fx_dist_info(root, site, "nvidia-nccl-cu12", "2.26.2");
+}
+
+/* pip wheels for CUDA 13: the merged nvidia/cu13 tree, cuDNN and NCCL in
+ * their own folders. */
+static void build_wheels_cu13(const char *root)
+{
+        const char *site = "env/lib/python3.12/site-packages";
+        _cleanup_free_ char *cu13 = xasprintf("%s/nvidia/cu13", site), *lib = xasprintf("%s/lib", cu13);
+        _cleanup_free_ char *h = xasprintf("%s/include/cuda_runtime_api.h", cu13);
+        _cleanup_free_ char *ch = xasprintf("%s/include/cuda.h", cu13);
+        _cleanup_free_ char *nvcc = xasprintf("%s/bin/nvcc", cu13);
+        _cleanup_free_ char *cudnn = xasprintf("%s/nvidia/cudnn", site), *nccl = xasprintf("%s/nvidia/nccl", site);
+
+        fx_library(root, lib, "libcudart", "13", NULL, 62, NULL, NULL);
+        fx_library(root, lib, "libcublas", "13", NULL, 62, (const char *const[]){ "libcublasLt.so.13", NULL }, NULL);
+        fx_library(root, lib, "libcublasLt", "13", NULL, 62, NULL, NULL);
+        fx_write(root, h, "#define CUDART_VERSION  13000\n");
+        fx_write(root, ch, "#define CUDA_VERSION 13000\n");
+        fx_elf(root, nvcc, &(struct elfstub){ .strings = (const char *const[]){
+                                                      "Cuda compilation tools, release 13.0, V13.0.88", NULL } });
+        fx_cudnn(root, cudnn, &(struct fx_cudnn){ .version = "9.19.0", .cuda_major = 13, .soname_only = true });
+        fx_nccl(root, nccl, &(struct fx_nccl){ .version = "2.28.9", .cuda = "13.0", .soname_only = true });
+        fx_dist_info(root, site, "nvidia-cuda-runtime", "13.0.96");
+        fx_dist_info(root, site, "nvidia-cublas", "13.1.0.3");
+        fx_dist_info(root, site, "nvidia-cuda-nvcc", "13.0.88");
+        fx_dist_info(root, site, "nvidia-cudnn-cu13", "9.19.0.56");
+        fx_dist_info(root, site, "nvidia-nccl-cu13", "2.28.9");
+}
+
+/* Debian/Ubuntu packages: multiarch libraries, /usr/include headers, and
+ * the toolkit tree /usr/lib/nvidia-cuda-toolkit. */
+static void build_system(const char *root)
+{
+        const char *lib = "usr/lib/x86_64-linux-gnu";
+
+        fx_library(root, lib, "libcudart", "12", "12.0.146", 62, NULL, NULL);
+        fx_library(root, lib, "libcublas", "12", "12.0.2.224", 62, NULL, NULL);
+        fx_write(root, "usr/include/cuda.h", "#define CUDA_VERSION 12000\n");
+        fx_write(root, "usr/include/cuda_runtime_api.h", "#define CUDART_VERSION  12000\n");
+        fx_write(root, "usr/bin/nvcc", "#!/bin/sh\n\nexec /usr/lib/nvidia-cuda-toolkit/bin/nvcc \"$@\"\n");
+        fx_elf(root, "usr/lib/nvidia-cuda-toolkit/bin/nvcc",
+               &(struct elfstub){ .strings = (const char *const[]){
+                                          "Cuda compilation tools, release 12.0, V12.0.140", NULL } });
+        fx_cudnn(root, "usr", &(struct fx_cudnn){ .version = "9.7.0", .cuda_major = 12,
+                                                  .lib = "lib/x86_64-linux-gnu",
+                                                  .include = "include/x86_64-linux-gnu" });
+        fx_nccl(root, "usr", &(struct fx_nccl){ .version = "2.21.5", .cuda = "12.4", .lib = "lib/x86_64-linux-gnu" });
+}
+
+/* A conda environment: targets/<triple> with lib/ links, cuDNN and NCCL
+ * straight in lib/ and include/. */
+static void build_conda(const char *root)
+{
+        const char *env = "conda/envs/torch";
+        _cleanup_free_ char *tlib = xasprintf("%s/targets/x86_64-linux/lib", env);
+        _cleanup_free_ char *tinc = xasprintf("%s/targets/x86_64-linux/include/cuda_runtime_api.h", env);
+        _cleanup_free_ char *meta = xasprintf("%s/conda-meta/cuda-cudart-12.6.37-0.json", env);
+        _cleanup_free_ char *link = xasprintf("%s/lib/libcudart.so.12", env);
+        _cleanup_free_ char *target = xasprintf("%s/%s/libcudart.so.12.6.37", root, tlib);
+
+        fx_library(root, tlib, "libcudart", "12", "12.6.37", 62, NULL, NULL);
+        fx_library(root, tlib, "libcublas", "12", "12.6.4.1", 62, NULL, NULL);
+        fx_write(root, tinc, "#define CUDART_VERSION  12060\n");
+        fx_write(root, meta, "{}\n");
+        fx_symlink(root, link, target);
+        fx_cudnn(root, env, &(struct fx_cudnn){ .version = "9.3.0", .cuda_major = 12 });
+        fx_nccl(root, env, &(struct fx_nccl){ .version = "2.23.4", .cuda = "12.6" });
+}
+
+/* Spack prefixes: runfile tree and source-built NCCL under hashed names. */
+static void build_spack(const char *root)
+{
+        const char *base = "spack/opt/spack/linux-ubuntu22.04-zen2/gcc-12.3.0";
+        _cleanup_free_ char *cuda = xasprintf("%s/cuda-12.4.0-a6ajxenobex5bvpejykhtnfut4arfpwh", base);
+        _cleanup_free_ char *cudnn = xasprintf("%s/cudnn-8.9.7.29-12-q3vxk2ixtwpgzjzpvlqcwwbcnhkpsmzr", base);
+        _cleanup_free_ char *nccl = xasprintf("%s/nccl-2.21.5-1-tkz5zbofwdddcqcyf6kbm3nuvthrqhcs", base);
+
+        fx_cuda_toolkit(root, cuda,
+                        &(struct fx_cuda){ .version = "12.4", .cudart = "12.4.99", .nvcc = "12.4.99",
+                                           .version_file = FX_VERSION_JSON_DATE });
+        fx_cudnn(root, cudnn, &(struct fx_cudnn){ .version = "8.9.7", .cuda_major = 12 });
+        fx_nccl(root, nccl, &(struct fx_nccl){ .version = "2.21.5", .cuda = "12.4" });
+}
+
+/* EasyBuild: software/<Name>/<version>, the CUDA of cuDNN/NCCL builds in
+ * the version suffix, and its extra lib link in the CUDA prefix. */
+static void build_easybuild(const char *root)
+{
+        fx_cuda_toolkit(root, "easybuild/software/CUDA/12.4.0",
+                        &(struct fx_cuda){ .version = "12.4", .cudart = "12.4.99", .nvcc = "12.4.99",
+                                           .version_file = FX_VERSION_JSON_DATE, .cupti = true });
+        fx_symlink(root, "easybuild/software/CUDA/12.4.0/lib", "lib64");
+        fx_write(root, "easybuild/software/CUDA/12.4.0/easybuild/CUDA-12.4.0.eb", "name = 'CUDA'\n");
+        fx_cudnn(root, "easybuild/software/cuDNN/9.5.0.50-CUDA-12.6.0",
+                 &(struct fx_cudnn){ .version = "9.5.0", .cuda_major = 12 });
+        fx_nccl(root, "easybuild/software/NCCL/2.18.3-GCCcore-12.3.0-CUDA-12.1.1",
+                &(struct fx_nccl){ .version = "2.18.3", .cuda = "12.1" });
+}
+
+/* A prefix assembled from wheels (like /usr/local/cuda-13.0 here): real
+ * lib/, lib64 -> lib, targets links pointing back, dist-info/ copies. */
+static void build_assembled(const char *root)
+{
+        const char *p = "usr/local/cuda-13.0";
+        _cleanup_free_ char *lib = xasprintf("%s/lib", p), *di = xasprintf("%s/dist-info", p);
+        _cleanup_free_ char *h = xasprintf("%s/include/cuda_runtime_api.h", p);
+        _cleanup_free_ char *ch = xasprintf("%s/include/cuda.h", p);
+        _cleanup_free_ char *nvcc = xasprintf("%s/bin/nvcc", p);
+        _cleanup_free_ char *l64 = xasprintf("%s/lib64", p);
+        _cleanup_free_ char *ti = xasprintf("%s/targets/x86_64-linux/include", p);
+        _cleanup_free_ char *tl = xasprintf("%s/targets/x86_64-linux/lib", p);
+        _cleanup_free_ char *target = path_join(root, p);
+
+        fx_library(root, lib, "libcudart", "13", NULL, 62, NULL, NULL);
+        fx_library(root, lib, "libcublas", "13", NULL, 62, NULL, NULL);
+        fx_write(root, h, "#define CUDART_VERSION  13000\n");
+        fx_write(root, ch, "#define CUDA_VERSION 13000\n");
+        fx_elf(root, nvcc, &(struct elfstub){ .strings = (const char *const[]){
+                                                      "Cuda compilation tools, release 13.0, V13.0.88", NULL } });
+        fx_symlink(root, l64, "lib");
+        fx_symlink(root, ti, "../../include");
+        fx_symlink(root, tl, "../../lib");
+        fx_cudnn(root, p, &(struct fx_cudnn){ .version = "9.19.0", .cuda_major = 13, .soname_only = true });
+        fx_nccl(root, p, &(struct fx_nccl){ .version = "2.28.9", .cuda = "13.0", .soname_only = true });
+        fx_dist_info(root, di, "nvidia-cuda-runtime", "13.0.96");
+        fx_dist_info(root, di, "nvidia-cuda-nvcc", "13.0.88");
+        fx_dist_info(root, di, "nvidia-cudnn-cu13", "9.19.0.56");
+        fx_dist_info(root, di, "nvidia-nccl-cu13", "2.28.9");
+        fx_symlink(root, "usr/local/cuda", target);
+}
+
+const struct layout_fixture layout_fixtures[] = {
+        { "runfile", build_runfile, { "usr/local", NULL } },
+        { "runfile-sbsa", build_runfile_sbsa, { "opt", NULL } },
+        { "version-txt", build_version_txt, { "usr/local", NULL } },
+        { "hpc-sdk", build_hpc_sdk, { "opt/nvidia/hpc_sdk", NULL } },
+        { "cudnn-tarballs", build_cudnn_tarballs, { "apps", NULL } },
+        { "merged", build_merged, { "usr/local", NULL } },
+        { "nccl-tarballs", build_nccl_tarballs, { "apps", NULL } },
+        { "wheels-cu12", build_wheels_cu12, { "venv", NULL } },
+        { "wheels-cu13", build_wheels_cu13, { "env", NULL } },
+        { "system", build_system, { "usr/lib/nvidia-cuda-toolkit", "usr/lib/x86_64-linux-gnu", NULL } },
+        { "conda", build_conda, { "conda", NULL } },
+        { "spack", build_spack, { "spack", NULL } },
+        { "easybuild", build_easybuild, { "easybuild", NULL } },
+        { "assembled", build_assembled, { "usr/local", NULL } },
+        { NULL, NULL, { NULL } },
+};
+
+const struct layout_fixture *layout_fixture_find(const char *name)
+{
+        for (const struct layout_fixture *f = layout_fixtures; f->name; f++)
+                if (streq(f->name, name))
+                        return f;
+        return NULL;
+}

@@ -1,0 +1,297 @@
+/* test-detect-cuda.c: the CUDA Toolkit detector in each layout. */
+#include <check.h>
+
+#include "fixture.h"
+#include "layouts.h"
+#include "scanhelp.h"
+#include "util.h"
+
+#define FIXTURE(name, result)                                                  \
+        char *root = fx_new();                                                 \
+        const struct layout_fixture *lf = layout_fixture_find(name);           \
+        struct scan_result result = { 0 };                                     \
+        lf->build(root);                                                       \
+        scan_fixture(root, lf->roots, &result)
+
+#define DONE(result)                          \
+        scan_result_release(&result);         \
+        fx_free(root)
+
+START_TEST(cuda_runfile_uses_targets_dirs_and_version_json)
+{
+        FIXTURE("runfile", r);
+        const struct install *in = find(&r, COMPONENT_CUDA, "/usr/local/cuda-12.4");
+
+        ck_assert_ptr_nonnull(in);
+        ck_assert_int_eq(count_component(&r, COMPONENT_CUDA), 1);
+        ck_assert_str_eq(ver(&in->version), "12.4");
+        ck_assert_str_eq(ver(&in->release), "12.4.1");
+        ck_assert_str_eq(in->components[CUDA_COMP_CUDART], "12.4.127");
+        ck_assert_str_eq(in->components[CUDA_COMP_NVCC], "12.4.131");
+        ck_assert_int_eq(in->layout, LAYOUT_TOOLKIT);
+        ck_assert_str_eq(in->arch, "x86_64");
+        ck_assert(endswith(in->lib_dir, "/cuda-12.4/targets/x86_64-linux/lib"));
+        ck_assert(endswith(in->include_dir, "/cuda-12.4/targets/x86_64-linux/include"));
+        ck_assert(endswith(in->bin_dir, "/cuda-12.4/bin"));
+        ck_assert_int_eq(in->extra_lib_dirs.len, 2); /* CUPTI and nvvm */
+        ck_assert(endswith(in->extra_lib_dirs.items[0], "/extras/CUPTI/lib64"));
+        ck_assert(endswith(in->extra_lib_dirs.items[1], "/nvvm/lib64"));
+        ck_assert_int_eq(in->aliases.len, 3);
+        ck_assert_int_eq(in->n_problems, 0);
+        DONE(r);
+}
+END_TEST
+
+START_TEST(cuda_date_stamped_version_json_gives_no_release)
+{
+        FIXTURE("runfile-sbsa", r);
+        const struct install *in = find(&r, COMPONENT_CUDA, "/opt/cuda-12.8");
+
+        ck_assert_ptr_nonnull(in);
+        ck_assert_str_eq(ver(&in->version), "12.8");
+        ck_assert_int_eq(in->release.count, 0);
+        ck_assert_str_eq(in->arch, "aarch64");
+        ck_assert(endswith(in->lib_dir, "/targets/sbsa-linux/lib"));
+        ck_assert_int_eq(in->n_problems, 0);
+        DONE(r);
+}
+END_TEST
+
+START_TEST(cuda_version_txt_before_11_1)
+{
+        FIXTURE("version-txt", r);
+        const struct install *in = find(&r, COMPONENT_CUDA, "/usr/local/cuda-11.0");
+
+        ck_assert_ptr_nonnull(in);
+        ck_assert_str_eq(ver(&in->version), "11.0");
+        ck_assert_str_eq(ver(&in->release), "11.0.228");
+        ck_assert_int_eq(in->n_problems, 0);
+        DONE(r);
+}
+END_TEST
+
+START_TEST(cuda_hpc_sdk_adds_math_libs)
+{
+        FIXTURE("hpc-sdk", r);
+        const struct install *in = find(&r, COMPONENT_CUDA, "/24.5/cuda/12.4");
+
+        ck_assert_ptr_nonnull(in);
+        ck_assert_int_eq(count_component(&r, COMPONENT_CUDA), 1);
+        ck_assert_int_eq(in->layout, LAYOUT_HPC_SDK);
+        ck_assert_int_eq(in->extra_lib_dirs.len, 3);
+        ck_assert(endswith(in->extra_lib_dirs.items[2], "/math_libs/12.4/lib64"));
+        ck_assert(endswith(in->extra_include_dirs.items[in->extra_include_dirs.len - 1], "/math_libs/12.4/include"));
+        ck_assert_int_eq(in->n_problems, 0);
+        DONE(r);
+}
+END_TEST
+
+START_TEST(cuda_hpc_sdk_without_math_libs_is_a_problem)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+        const char *const roots[] = { "hpc", NULL };
+        const struct install *in;
+
+        fx_cuda_toolkit(root, "hpc/Linux_x86_64/25.1/cuda/12.6",
+                        &(struct fx_cuda){ .version = "12.6", .release = "12.6.3", .cudart = "12.6.77",
+                                           .nvcc = "12.6.85", .no_math = true });
+        scan_fixture(root, roots, &r);
+        in = find(&r, COMPONENT_CUDA, "/cuda/12.6");
+        ck_assert_ptr_nonnull(in);
+        ck_assert(install_has_problem(in, "missing-library"));
+        DONE(r);
+}
+END_TEST
+
+START_TEST(cuda_wheels_cu12_one_install_over_the_component_folders)
+{
+        FIXTURE("wheels-cu12", r);
+        const struct install *in = find(&r, COMPONENT_CUDA, "/site-packages/nvidia");
+
+        ck_assert_ptr_nonnull(in);
+        ck_assert_int_eq(count_component(&r, COMPONENT_CUDA), 1);
+        ck_assert_int_eq(in->layout, LAYOUT_WHEEL);
+        ck_assert_str_eq(ver(&in->version), "12.8");
+        ck_assert_str_eq(in->components[CUDA_COMP_CUDART], "12.8.57");
+        ck_assert_str_eq(in->components[CUDA_COMP_CUBLAS], "12.8.3.14");
+        ck_assert(endswith(in->lib_dir, "/nvidia/cuda_runtime/lib"));
+        ck_assert(endswith(in->bin_dir, "/nvidia/cuda_nvcc/bin"));
+        ck_assert_int_eq(in->extra_lib_dirs.len, 2);
+        ck_assert(endswith(in->extra_lib_dirs.items[0], "/nvidia/cublas/lib"));
+        ck_assert(endswith(in->extra_lib_dirs.items[1], "/nvidia/cuda_nvrtc/lib"));
+        ck_assert_int_eq(in->n_problems, 0);
+        DONE(r);
+}
+END_TEST
+
+START_TEST(cuda_wheels_cu13_merged_tree)
+{
+        FIXTURE("wheels-cu13", r);
+        const struct install *in = find(&r, COMPONENT_CUDA, "/nvidia/cu13");
+
+        ck_assert_ptr_nonnull(in);
+        ck_assert_int_eq(in->layout, LAYOUT_WHEEL);
+        ck_assert_str_eq(ver(&in->version), "13.0");
+        ck_assert(endswith(in->lib_dir, "/nvidia/cu13/lib"));
+        ck_assert_int_eq(in->n_problems, 0);
+        DONE(r);
+}
+END_TEST
+
+START_TEST(cuda_system_multiarch_install)
+{
+        FIXTURE("system", r);
+        const struct install *in = find(&r, COMPONENT_CUDA, "/usr");
+
+        ck_assert_ptr_nonnull(in);
+        ck_assert_int_eq(count_component(&r, COMPONENT_CUDA), 1);
+        ck_assert_int_eq(in->layout, LAYOUT_SYSTEM);
+        ck_assert_str_eq(ver(&in->version), "12.0");
+        ck_assert_str_eq(in->components[CUDA_COMP_CUDART], "12.0.146");
+        ck_assert_str_eq(in->components[CUDA_COMP_NVCC], "12.0.140");
+        ck_assert(endswith(in->lib_dir, "/usr/lib/x86_64-linux-gnu"));
+        ck_assert(endswith(in->include_dir, "/usr/include"));
+        ck_assert(endswith(in->bin_dir, "/usr/bin"));
+        ck_assert_int_eq(in->aliases.len, 1);
+        ck_assert(endswith(in->aliases.items[0], "/usr/lib/nvidia-cuda-toolkit"));
+        ck_assert_int_eq(in->n_problems, 0);
+        DONE(r);
+}
+END_TEST
+
+START_TEST(cuda_conda_env_prefers_targets_over_lib_links)
+{
+        FIXTURE("conda", r);
+        const struct install *in = find(&r, COMPONENT_CUDA, "/envs/torch");
+
+        ck_assert_ptr_nonnull(in);
+        ck_assert_int_eq(in->layout, LAYOUT_CONDA);
+        ck_assert_str_eq(ver(&in->version), "12.6");
+        ck_assert(endswith(in->lib_dir, "/targets/x86_64-linux/lib"));
+        DONE(r);
+}
+END_TEST
+
+START_TEST(cuda_spack_and_easybuild_release_from_the_directory)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 }, e = { 0 };
+        const struct install *in;
+
+        layout_fixture_find("spack")->build(root);
+        layout_fixture_find("easybuild")->build(root);
+        scan_fixture(root, (const char *const[]){ "spack", NULL }, &r);
+        scan_fixture(root, (const char *const[]){ "easybuild", NULL }, &e);
+        in = find(&r, COMPONENT_CUDA, "-a6ajxenobex5bvpejykhtnfut4arfpwh");
+        ck_assert_ptr_nonnull(in);
+        ck_assert_str_eq(ver(&in->release), "12.4.0");
+        in = find(&e, COMPONENT_CUDA, "/software/CUDA/12.4.0");
+        ck_assert_ptr_nonnull(in);
+        ck_assert_str_eq(ver(&in->release), "12.4.0");
+        ck_assert_int_eq(in->n_problems, 0);
+        scan_result_release(&e);
+        DONE(r);
+}
+END_TEST
+
+START_TEST(cuda_assembled_prefix_prefers_real_lib_dir)
+{
+        FIXTURE("assembled", r);
+        const struct install *in = find(&r, COMPONENT_CUDA, "/usr/local/cuda-13.0");
+
+        ck_assert_ptr_nonnull(in);
+        ck_assert(endswith(in->lib_dir, "/cuda-13.0/lib"));
+        ck_assert(endswith(in->include_dir, "/cuda-13.0/include"));
+        ck_assert_str_eq(in->components[CUDA_COMP_CUDART], "13.0.96");
+        ck_assert_int_eq(in->aliases.len, 1);
+        DONE(r);
+}
+END_TEST
+
+/* An x86_64 library in an sbsa-linux target dir. */
+START_TEST(cuda_arch_mismatch_between_triple_and_elf)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+        const struct install *in;
+
+        fx_cuda_toolkit(root, "x/cuda-12.8", &(struct fx_cuda){ .version = "12.8", .release = "12.8.0",
+                                                               .cudart = "12.8.57", .nvcc = "12.8.61",
+                                                               .triple = "sbsa-linux" });
+        fx_library(root, "x/cuda-12.8/targets/sbsa-linux/lib", "libcudart", "12", "12.8.57", 62, NULL, NULL);
+        scan_fixture(root, (const char *const[]){ "x", NULL }, &r);
+        in = find(&r, COMPONENT_CUDA, "/cuda-12.8");
+        ck_assert_ptr_nonnull(in);
+        ck_assert(install_has_problem(in, "arch-mismatch"));
+        DONE(r);
+}
+END_TEST
+
+START_TEST(cuda_soname_major_disagreeing_with_version)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+        const struct install *in;
+
+        fx_cuda_toolkit(root, "x/cuda-13.0", &(struct fx_cuda){ .version = "13.0", .release = "13.0.1",
+                                                               .cudart = "13.0.96", .nvcc = "13.0.88" });
+        fx_library(root, "x/cuda-13.0/targets/x86_64-linux/lib", "libcudart", "12", NULL, 62, NULL, NULL);
+        fx_write(root, "x/cuda-13.0/targets/x86_64-linux/lib/libcudart.so.13", "");
+        scan_fixture(root, (const char *const[]){ "x", NULL }, &r);
+        in = find(&r, COMPONENT_CUDA, "/cuda-13.0");
+        ck_assert_ptr_nonnull(in);
+        ck_assert(install_has_problem(in, "version-mismatch"));
+        DONE(r);
+}
+END_TEST
+
+/* Directories that merely hold bin/ and include/ (like /usr/local) are not
+ * toolkits, and a toolkit's own subdirectories are never extra installs. */
+START_TEST(cuda_no_false_positives)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+
+        fx_mkdir(root, "local/bin");
+        fx_mkdir(root, "local/lib");
+        fx_write(root, "local/include/stdio.h", "");
+        fx_write(root, "local/bin/nvcc", "#!/bin/sh\nexec /usr/local/cuda/bin/nvcc \"$@\"\n");
+        fx_cuda_toolkit(root, "local/cuda-12.4", &(struct fx_cuda){ .version = "12.4", .release = "12.4.1",
+                                                                   .cudart = "12.4.127", .nvcc = "12.4.131" });
+        scan_fixture(root, (const char *const[]){ "local", NULL }, &r);
+        ck_assert_int_eq(r.installs.len, 1);
+        ck_assert_ptr_nonnull(find(&r, COMPONENT_CUDA, "/local/cuda-12.4"));
+        DONE(r);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("detect-cuda");
+        TCase *tc = tcase_create("cuda");
+        SRunner *sr;
+        int failed;
+
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, cuda_runfile_uses_targets_dirs_and_version_json);
+        tcase_add_test(tc, cuda_date_stamped_version_json_gives_no_release);
+        tcase_add_test(tc, cuda_version_txt_before_11_1);
+        tcase_add_test(tc, cuda_hpc_sdk_adds_math_libs);
+        tcase_add_test(tc, cuda_hpc_sdk_without_math_libs_is_a_problem);
+        tcase_add_test(tc, cuda_wheels_cu12_one_install_over_the_component_folders);
+        tcase_add_test(tc, cuda_wheels_cu13_merged_tree);
+        tcase_add_test(tc, cuda_system_multiarch_install);
+        tcase_add_test(tc, cuda_conda_env_prefers_targets_over_lib_links);
+        tcase_add_test(tc, cuda_spack_and_easybuild_release_from_the_directory);
+        tcase_add_test(tc, cuda_assembled_prefix_prefers_real_lib_dir);
+        tcase_add_test(tc, cuda_arch_mismatch_between_triple_and_elf);
+        tcase_add_test(tc, cuda_soname_major_disagreeing_with_version);
+        tcase_add_test(tc, cuda_no_false_positives);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}

@@ -1,0 +1,488 @@
+/* test-scan.c: `cudamod scan` end to end, as a user runs it: the JSON of
+ * every layout fixture against its golden file, the table, hostile trees,
+ * and the real CUDA 13.0 install when the machine has one. */
+#include <check.h>
+#include <jansson.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "layouts.h"
+#include "testutil.h"
+#include "util.h"
+
+/* Run scan --json on the fixture's roots; return the output with the
+ * fixture root replaced by @ROOT@. */
+static char *scan_json(const char *root, const char *const *rel_roots, struct run_result *r)
+{
+        const char *argv[8] = { "scan", "--json" };
+        char *abs[6] = { 0 };
+        size_t n = 2;
+
+        for (size_t i = 0; rel_roots[i] && i < 5; i++) {
+                abs[i] = path_join(root, rel_roots[i]);
+                argv[n++] = abs[i];
+        }
+        argv[n] = NULL;
+        run_cudamod(r, argv, false);
+        for (size_t i = 0; abs[i]; i++)
+                free(abs[i]);
+        return str_replace_all(r->out, root, "@ROOT@");
+}
+
+static json_t *parse(const char *text)
+{
+        json_error_t err;
+        json_t *j = json_loads(text, 0, &err);
+
+        ck_assert_msg(j != NULL, "invalid JSON at %d:%d: %s\n%.2000s", err.line, err.column, err.text, text);
+        return j;
+}
+
+START_TEST(scan_layout_matches_golden)
+{
+        const struct layout_fixture *f = &layout_fixtures[_i];
+        char *root = fx_new();
+        struct run_result r = { 0 };
+        _cleanup_free_ char *out = NULL, *golden = NULL;
+        json_t *j;
+
+        f->build(root);
+        out = scan_json(root, f->roots, &r);
+        ck_assert_msg(r.status == 0, "%s: exit %d: %s", f->name, r.status, r.err);
+        ck_assert_msg(r.err[0] == '\0', "%s: unexpected stderr: %s", f->name, r.err);
+        j = parse(out);
+        ck_assert_str_eq(json_string_value(json_object_get(j, "cudamod")), "scan");
+        ck_assert_int_eq(json_integer_value(json_object_get(j, "format")), 1);
+        ck_assert_int_gt(json_array_size(json_object_get(j, "installs")), 0);
+        json_decref(j);
+        golden = xasprintf("scan-%s.json", f->name);
+        assert_golden(golden, out);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* The same tree scanned twice gives byte-identical output. */
+START_TEST(scan_output_is_deterministic)
+{
+        char *root = fx_new();
+        struct run_result a = { 0 }, b = { 0 };
+        const char *const roots[] = { "usr/local", "apps", NULL };
+
+        layout_fixture_find("runfile")->build(root);
+        layout_fixture_find("cudnn-tarballs")->build(root);
+        free(scan_json(root, roots, &a));
+        free(scan_json(root, roots, &b));
+        ck_assert_str_eq(a.out, b.out);
+        run_result_release(&a);
+        run_result_release(&b);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(scan_table_lists_each_install_once_with_aliases)
+{
+        char *root = fx_new();
+        struct run_result r = { 0 };
+        _cleanup_free_ char *local = NULL, *out = NULL;
+
+        layout_fixture_find("runfile")->build(root);
+        local = path_join(root, "usr/local");
+        run_cudamod(&r, (const char *const[]){ "--color=never", "scan", local, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        out = str_replace_all(r.out, root, "@ROOT@");
+        ck_assert_msg(strstr(out, "COMPONENT VERSION") == out, "no header:\n%s", out);
+        ck_assert_msg(strstr(out, "cuda      12.4 (12.4.1)      12    x86_64  toolkit  @ROOT@/usr/local/cuda-12.4\n"),
+                      "row missing:\n%s", out);
+        ck_assert_msg(strstr(out, "aliases    @ROOT@/etc/alternatives/cuda\n"), "chain link missing:\n%s", out);
+        ck_assert_msg(strstr(out, "@ROOT@/usr/local/cuda\n"), "alias missing:\n%s", out);
+        ck_assert_msg(strstr(out, "@ROOT@/usr/local/cuda-12\n"), "major link missing:\n%s", out);
+        /* Once: the prefix appears as a row exactly one time. */
+        ck_assert_ptr_eq(strstr(strstr(out, "toolkit") + 1, "toolkit"), NULL);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(scan_empty_root_says_nothing_found)
+{
+        char *root = fx_new();
+        struct run_result r = { 0 };
+
+        run_cudamod(&r, (const char *const[]){ "scan", root, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.out, "no CUDA, cuDNN or NCCL installation found\n");
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "scan", "--json", root, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.out, "{\n  \"cudamod\": \"scan\",\n  \"format\": 1,\n  \"installs\": []\n}\n");
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(scan_missing_root_is_a_warning)
+{
+        struct run_result r = { 0 };
+
+        run_cudamod(&r, (const char *const[]){ "scan", "/nonexistent/cudamod-root", NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "cudamod: cannot scan '/nonexistent/cudamod-root': No such file or directory, skipping\n");
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "-q", "scan", "/nonexistent/cudamod-root", NULL }, false);
+        ck_assert_str_eq(r.err, "");
+        run_result_release(&r);
+}
+END_TEST
+
+/* Symlink loops and a link to the parent end the walk there, with a
+ * warning for a loop, and the installs beside them are still found. */
+START_TEST(scan_survives_symlink_loops)
+{
+        char *root = fx_new();
+        struct run_result r = { 0 };
+        _cleanup_free_ char *out = NULL;
+        const char *const roots[] = { "usr/local", NULL };
+        json_t *j;
+
+        layout_fixture_find("runfile")->build(root);
+        fx_symlink(root, "usr/local/loop-a", "loop-b");
+        fx_symlink(root, "usr/local/loop-b", "loop-a");
+        fx_symlink(root, "usr/local/self", "self");
+        fx_symlink(root, "usr/local/cuda-12.4/targets/up", "../..");
+        fx_mkdir(root, "usr/local/deep/er");
+        fx_symlink(root, "usr/local/deep/er/back", "../../deep");
+        out = scan_json(root, roots, &r);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_msg(strstr(r.err, "symlink loop at '") && strstr(r.err, "loop-a', skipping"),
+                      "no loop warning: %s", r.err);
+        ck_assert_msg(strstr(r.err, "self', skipping"), "no self-loop warning: %s", r.err);
+        j = parse(out);
+        ck_assert_int_eq(json_array_size(json_object_get(j, "installs")), 1);
+        json_decref(j);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* An unreadable directory is skipped with a warning; the rest is found. */
+START_TEST(scan_skips_unreadable_directories)
+{
+        char *root = fx_new();
+        struct run_result r = { 0 };
+        _cleanup_free_ char *secret = NULL, *out = NULL;
+        const char *const roots[] = { "apps", NULL };
+        json_t *j;
+
+        layout_fixture_find("cudnn-tarballs")->build(root);
+        fx_cudnn(root, "apps/secret/cudnn-9.2", &(struct fx_cudnn){ .version = "9.2.0", .cuda_major = 12 });
+        secret = path_join(root, "apps/secret");
+        ck_assert_int_eq(chmod(secret, 0), 0);
+        {
+                const char *argv[] = { "scan", "--json", NULL, NULL };
+                _cleanup_free_ char *apps = path_join(root, roots[0]);
+                argv[2] = apps;
+                run_cudamod(&r, argv, true);
+        }
+        out = str_replace_all(r.out, root, "@ROOT@");
+        ck_assert_msg(r.status == 0, "exit %d: %.2000s", r.status, r.err);
+        ck_assert_msg(strstr(r.err, "cannot open directory '") && strstr(r.err, "apps/secret': Permission denied, skipping"),
+                      "no warning: %s", r.err);
+        j = parse(out);
+        ck_assert_int_eq(json_array_size(json_object_get(j, "installs")), 5);
+        json_decref(j);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+static const json_t *find_install(const json_t *doc, const char *component, const char *prefix_suffix)
+{
+        const json_t *installs = json_object_get(doc, "installs");
+        size_t i;
+        const json_t *in;
+
+        json_array_foreach(installs, i, in) {
+                const char *c = json_string_value(json_object_get(in, "component"));
+                const char *p = json_string_value(json_object_get(in, "prefix"));
+                if (streq(c, component) && endswith(p, prefix_suffix))
+                        return in;
+        }
+        return NULL;
+}
+
+static bool has_problem(const json_t *in, const char *code)
+{
+        size_t i;
+        const json_t *p;
+
+        json_array_foreach(json_object_get(in, "problems"), i, p)
+                if (streq(json_string_value(json_object_get(p, "code")), code))
+                        return true;
+        return false;
+}
+
+/* Broken installs are reported with their problems, never crash the scan,
+ * and leave the healthy installs beside them untouched. */
+START_TEST(scan_reports_broken_installs_as_problems)
+{
+        char *root = fx_new();
+        struct run_result r = { 0 };
+        _cleanup_free_ char *out = NULL;
+        const char *const roots[] = { "apps", NULL };
+        const json_t *in;
+        json_t *j;
+
+        fx_cuda_toolkit(root, "apps/good-12.4", &(struct fx_cuda){ .version = "12.4", .release = "12.4.1",
+                                                                  .cudart = "12.4.127", .nvcc = "12.4.131" });
+        fx_cuda_toolkit(root, "apps/truncated", &(struct fx_cuda){ .version = "12.4", .release = "12.4.1",
+                                                                  .cudart = "12.4.127", .nvcc = "12.4.131" });
+        fx_write(root, "apps/truncated/version.json", "{\n   \"cuda\" : {\n      \"name\" : \"CUDA SDK\",\n      \"vers");
+        fx_cuda_toolkit(root, "apps/notjson", &(struct fx_cuda){ .version = "12.2", .release = "12.2.0",
+                                                                .cudart = "12.2.53", .nvcc = "12.2.91" });
+        fx_write(root, "apps/notjson/version.json", "CUDA Version 12.2.0\n");
+        fx_cuda_toolkit(root, "apps/textlib", &(struct fx_cuda){ .version = "12.1", .release = "12.1.0",
+                                                                .cudart = "12.1.55", .nvcc = "12.1.66" });
+        fx_write(root, "apps/textlib/targets/x86_64-linux/lib/libcudart.so.12.1.55", "this is not ELF\n");
+        fx_cuda_toolkit(root, "apps/elf32", &(struct fx_cuda){ .version = "12.3", .release = "12.3.0",
+                                                              .cudart = "12.3.52", .nvcc = "12.3.52" });
+        fx_elf(root, "apps/elf32/targets/x86_64-linux/lib/libcudart.so.12.3.52",
+               &(struct elfstub){ .elf32 = true, .soname = "libcudart.so.12" });
+        fx_cuda_toolkit(root, "apps/disagree", &(struct fx_cuda){ .version = "12.5", .release = "12.5.0",
+                                                                 .cudart = "12.5.39", .nvcc = "12.5.40" });
+        fx_write(root, "apps/disagree/targets/x86_64-linux/include/cuda.h", "#define CUDA_VERSION 12020\n");
+        fx_mkdir(root, "apps/nolib/include");
+        fx_mkdir(root, "apps/nolib/lib64");
+        fx_write(root, "apps/nolib/version.json", "{ \"cuda\": { \"name\": \"CUDA SDK\", \"version\": \"12.0.0\" } }\n");
+        fx_write(root, "apps/nolib/include/cuda_runtime_api.h", "#define CUDART_VERSION 12000\n");
+
+        out = scan_json(root, roots, &r);
+        ck_assert_msg(r.status == 0, "exit %d: %.2000s", r.status, r.err);
+        j = parse(out);
+        in = find_install(j, "cuda", "/apps/good-12.4");
+        ck_assert_ptr_nonnull(in);
+        ck_assert_int_eq(json_array_size(json_object_get(in, "problems")), 0);
+        in = find_install(j, "cuda", "/apps/truncated");
+        ck_assert_ptr_nonnull(in);
+        ck_assert(has_problem(in, "bad-version-file"));
+        ck_assert_str_eq(json_string_value(json_object_get(in, "version")), "12.4");
+        in = find_install(j, "cuda", "/apps/notjson");
+        ck_assert(in && has_problem(in, "bad-version-file"));
+        ck_assert_msg(strstr(out, "apps/notjson/version.json:1:"), "no position in: %.1500s", strstr(out, "notjson"));
+        in = find_install(j, "cuda", "/apps/textlib");
+        ck_assert(in && has_problem(in, "not-elf"));
+        in = find_install(j, "cuda", "/apps/elf32");
+        ck_assert(in && has_problem(in, "elf-class"));
+        in = find_install(j, "cuda", "/apps/disagree");
+        ck_assert(in && has_problem(in, "version-mismatch"));
+        in = find_install(j, "cuda", "/apps/nolib");
+        ck_assert(in && has_problem(in, "missing-library"));
+        json_decref(j);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* Prefix names with spaces, quotes, ]], $(...), a newline and non-ASCII
+ * bytes come out unchanged in JSON (valid UTF-8) or marked (invalid), and
+ * escaped in the table; nothing is executed. */
+START_TEST(scan_hostile_prefix_names)
+{
+        static const char *const names[] = {
+                "apps/cuda 12.4 with spaces", "apps/it's \"quoted\"", "apps/a]]b[[c", "apps/$(touch PWNED)",
+                "apps/new\nline", "apps/caf\xc3\xa9-12.4", "apps/bad\xff\xfe-bytes", NULL,
+        };
+        char *root = fx_new();
+        struct run_result r = { 0 };
+        _cleanup_free_ char *apps = NULL, *pwned = NULL;
+        json_t *j;
+        size_t i;
+        const json_t *in;
+
+        for (const char *const *n = names; *n; n++)
+                fx_cuda_toolkit(root, *n, &(struct fx_cuda){ .version = "12.4", .release = "12.4.1",
+                                                            .cudart = "12.4.127", .nvcc = "12.4.131" });
+        apps = path_join(root, "apps");
+        run_cudamod(&r, (const char *const[]){ "scan", "--json", apps, NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %.2000s", r.status, r.err);
+        j = parse(r.out);
+        ck_assert_int_eq(json_array_size(json_object_get(j, "installs")), 7);
+        json_array_foreach(json_object_get(j, "installs"), i, in) {
+                const char *p = json_string_value(json_object_get(in, "prefix"));
+                bool bad = strstr(p, "bad") != NULL;
+                ck_assert_msg(has_problem(in, "non-utf8-path") == bad, "%s", p);
+                if (!bad)
+                        ck_assert_int_eq(json_array_size(json_object_get(in, "problems")), 0);
+        }
+        ck_assert_ptr_nonnull(strstr(r.out, "new\\nline"));
+        ck_assert_ptr_nonnull(strstr(r.out, "caf\xc3\xa9-12.4"));
+        ck_assert_ptr_nonnull(strstr(r.out, "bad\xef\xbf\xbd\xef\xbf\xbd-bytes"));
+        json_decref(j);
+        run_result_release(&r);
+
+        run_cudamod(&r, (const char *const[]){ "scan", apps, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_msg(strstr(r.out, "new\\nline") && strstr(r.out, "bad\\xff\\xfe-bytes"), "%s", r.out);
+        ck_assert_ptr_null(strstr(r.out, "new\nline"));
+        run_result_release(&r);
+        pwned = path_join(root, "PWNED");
+        ck_assert_int_ne(access(pwned, F_OK), 0);
+        fx_free(root);
+}
+END_TEST
+
+/* The real CUDA 13.0 install of these machines: a toolkit assembled from
+ * NVIDIA's wheels, with cuDNN 9.19.0 and NCCL 2.28.9 inside the prefix. */
+START_TEST(scan_real_cuda_13_install)
+{
+        struct run_result r = { 0 };
+        const json_t *in;
+        json_t *j;
+        size_t i, n_cuda = 0, n_cudnn = 0, n_nccl = 0;
+
+        if (access("/usr/local/cuda-13.0", F_OK) != 0) {
+                printf("scan_real_cuda_13_install: skipped, /usr/local/cuda-13.0 is absent\n");
+                return;
+        }
+        run_cudamod(&r, (const char *const[]){ "scan", "--json", "/usr/local", NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %.2000s", r.status, r.err);
+        j = parse(r.out);
+        json_array_foreach(json_object_get(j, "installs"), i, in) {
+                const char *c = json_string_value(json_object_get(in, "component"));
+                const char *v = json_string_value(json_object_get(in, "version"));
+                if (streq(c, "cuda")) {
+                        n_cuda++;
+                        ck_assert_str_eq(v, "13.0");
+                        ck_assert_str_eq(json_string_value(json_object_get(in, "prefix")), "/usr/local/cuda-13.0");
+                        ck_assert_str_eq(json_string_value(json_array_get(json_object_get(in, "aliases"), 0)),
+                                         "/usr/local/cuda");
+                } else if (streq(c, "cudnn")) {
+                        n_cudnn++;
+                        ck_assert_str_eq(v, "9.19.0");
+                        ck_assert_int_eq(json_integer_value(json_object_get(in, "cuda_major")), 13);
+                } else if (streq(c, "nccl")) {
+                        n_nccl++;
+                        ck_assert_str_eq(v, "2.28.9");
+                        ck_assert_str_eq(json_string_value(json_object_get(in, "cuda_version")), "13.0");
+                }
+        }
+        ck_assert_int_eq(n_cuda, 1);
+        ck_assert_int_eq(n_cudnn, 1);
+        ck_assert_int_eq(n_nccl, 1);
+        json_decref(j);
+        run_result_release(&r);
+}
+END_TEST
+
+START_TEST(cli_usage_errors_exit_2)
+{
+        struct run_result r = { 0 };
+
+        run_cudamod(&r, (const char *const[]){ "frobnicate", NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_str_eq(r.err, "cudamod: 'frobnicate' is not a cudamod command; see 'cudamod --help'\n");
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "scan", "--bogus", NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "--color=sometimes", "scan", NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "help", "nosuch", NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        run_result_release(&r);
+}
+END_TEST
+
+START_TEST(cli_help_and_version_exit_0)
+{
+        struct run_result r = { 0 };
+
+        run_cudamod(&r, (const char *const[]){ "--help", NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_ptr_nonnull(strstr(r.out, "  scan       find CUDA Toolkit, cuDNN and NCCL installations\n"));
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "help", "scan", NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_ptr_eq(strstr(r.out, "usage: cudamod scan [--json] [ROOT...]\n"), r.out);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "scan", "--help", NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_ptr_eq(strstr(r.out, "usage: cudamod scan"), r.out);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "--version", NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_ptr_eq(strstr(r.out, "cudamod "), r.out);
+        run_result_release(&r);
+}
+END_TEST
+
+/* Our stdout is the product: a write error must not pass as success. */
+START_TEST(cli_write_error_on_stdout_is_reported)
+{
+        const char *bin = getenv("CUDAMOD_BIN");
+        _cleanup_free_ char *cmd = NULL;
+        int st;
+
+        if (access("/dev/full", W_OK) != 0)
+                return;
+        cmd = xasprintf("'%s' scan --json /nonexistent >/dev/full 2>/dev/null", bin);
+        st = system(cmd);
+        ck_assert(WIFEXITED(st));
+        ck_assert_int_eq(WEXITSTATUS(st), 1);
+}
+END_TEST
+
+static Suite *scan_suite(void)
+{
+        Suite *s = suite_create("scan");
+        TCase *tc = tcase_create("golden");
+        size_t n = 0;
+
+        while (layout_fixtures[n].name)
+                n++;
+        tcase_set_timeout(tc, 60);
+        tcase_add_loop_test(tc, scan_layout_matches_golden, 0, (int)n);
+        tcase_add_test(tc, scan_output_is_deterministic);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("cli");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, scan_table_lists_each_install_once_with_aliases);
+        tcase_add_test(tc, scan_empty_root_says_nothing_found);
+        tcase_add_test(tc, scan_missing_root_is_a_warning);
+        tcase_add_test(tc, cli_usage_errors_exit_2);
+        tcase_add_test(tc, cli_help_and_version_exit_0);
+        tcase_add_test(tc, cli_write_error_on_stdout_is_reported);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("hostile");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, scan_survives_symlink_loops);
+        tcase_add_test(tc, scan_skips_unreadable_directories);
+        tcase_add_test(tc, scan_reports_broken_installs_as_problems);
+        tcase_add_test(tc, scan_hostile_prefix_names);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("real");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, scan_real_cuda_13_install);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(scan_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}

@@ -1,0 +1,154 @@
+/* testutil.c: run cudamod as a user would, and compare with golden files. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "strbuf.h"
+#include "testutil.h"
+#include "util.h"
+
+bool can_drop_privileges(void)
+{
+        return geteuid() == 0;
+}
+
+static void drain(int out_fd, int err_fd, struct strbuf *out, struct strbuf *err)
+{
+        struct pollfd p[2] = { { .fd = out_fd, .events = POLLIN }, { .fd = err_fd, .events = POLLIN } };
+        int open_fds = 2;
+
+        while (open_fds > 0) {
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                for (int i = 0; i < 2; i++) {
+                        char buf[8192];
+                        ssize_t n;
+
+                        if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                                continue;
+                        n = read(p[i].fd, buf, sizeof(buf));
+                        if (n <= 0) {
+                                close(p[i].fd);
+                                p[i].fd = -1;
+                                open_fds--;
+                                continue;
+                        }
+                        strbuf_add(i == 0 ? out : err, buf, (size_t)n);
+                }
+        }
+}
+
+void run_cudamod(struct run_result *r, const char *const *argv, bool drop_privileges)
+{
+        const char *bin = getenv("CUDAMOD_BIN");
+        struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+        int po[2], pe[2], status;
+        size_t n = 0;
+        pid_t pid;
+
+        ck_assert_msg(bin != NULL, "CUDAMOD_BIN is not set (run the tests with meson test)");
+        while (argv[n])
+                n++;
+        ck_assert_int_eq(pipe2(po, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(pe, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                /* Under `meson test --setup=valgrind` the binary runs under
+                 * valgrind too: a leak or error there fails the test. */
+                static const char *const vg[] = {
+                        "valgrind", "--quiet", "--error-exitcode=99", "--leak-check=full",
+                        "--errors-for-leak-kinds=definite,indirect", "--show-leak-kinds=definite,indirect",
+                };
+                bool under_valgrind = getenv("CUDAMOD_UNDER_VALGRIND") != NULL;
+                size_t k = 0;
+                const char **args = xcalloc(n + ELEMENTSOF(vg) + 3, sizeof(char *));
+
+                dup2(po[1], STDOUT_FILENO);
+                dup2(pe[1], STDERR_FILENO);
+                if (under_valgrind)
+                        for (size_t i = 0; i < ELEMENTSOF(vg); i++)
+                                args[k++] = vg[i];
+                args[k++] = under_valgrind ? bin : "cudamod";
+                for (size_t i = 0; i < n; i++)
+                        args[k++] = argv[i];
+                if (drop_privileges && geteuid() == 0 && (setgid(65534) < 0 || setuid(65534) < 0))
+                        _exit(126);
+                if (under_valgrind)
+                        execvp("valgrind", (char *const *)args);
+                else
+                        execv(bin, (char *const *)args);
+                _exit(127);
+        }
+        close(po[1]);
+        close(pe[1]);
+        drain(po[0], pe[0], &out, &err);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        r->out = strbuf_detach(&out);
+        r->err = strbuf_detach(&err);
+}
+
+void run_result_release(struct run_result *r)
+{
+        free(r->out);
+        free(r->err);
+        r->out = r->err = NULL;
+}
+
+char *str_replace_all(const char *s, const char *from, const char *to)
+{
+        struct strbuf sb = STRBUF_INIT;
+        size_t lf = strlen(from);
+        const char *p;
+
+        if (lf == 0)
+                return xstrdup(s);
+        while ((p = strstr(s, from))) {
+                strbuf_add(&sb, s, (size_t)(p - s));
+                strbuf_addstr(&sb, to);
+                s = p + lf;
+        }
+        strbuf_addstr(&sb, s);
+        return strbuf_detach(&sb);
+}
+
+void assert_golden(const char *name, const char *text)
+{
+        const char *src = getenv("CUDAMOD_SOURCE_ROOT");
+        _cleanup_free_ char *path = NULL;
+        struct strbuf want = STRBUF_INIT;
+        const char *a, *b;
+        unsigned line = 1;
+        int r;
+
+        ck_assert_msg(src != NULL, "CUDAMOD_SOURCE_ROOT is not set");
+        path = xasprintf("%s/tests/golden/%s", src, name);
+        if (getenv("CUDAMOD_UPDATE_GOLDEN") && streq(getenv("CUDAMOD_UPDATE_GOLDEN"), "1")) {
+                FILE *f = fopen(path, "we");
+                ck_assert_msg(f != NULL, "cannot write '%s': %s", path, strerror(errno));
+                fputs(text, f);
+                ck_assert_int_eq(fclose(f), 0);
+                return;
+        }
+        r = strbuf_read_file(&want, path, 16 * 1024 * 1024);
+        ck_assert_msg(r == 0, "cannot read golden file '%s': %s", path, strerror(-r));
+        for (a = want.buf, b = text; *a && *a == *b; a++, b++)
+                if (*a == '\n')
+                        line++;
+        if (*a || *b) {
+                const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+                int la = ea ? (int)(ea - a) : (int)strlen(a), lb = eb ? (int)(eb - b) : (int)strlen(b);
+                ck_abort_msg("%s differs at line %u:\n  want: ...%.*s\n  got:  ...%.*s", name, line, la,
+                             a, lb, b);
+        }
+        strbuf_release(&want);
+}

@@ -1,0 +1,29 @@
+/* testutil.h: running the built cudamod from a test, and golden files. */
+#ifndef CUDAMOD_TESTUTIL_H
+#define CUDAMOD_TESTUTIL_H
+
+#include <stdbool.h>
+
+struct run_result {
+        int status;   /* exit status, or 128+signal */
+        char *out;    /* stdout */
+        char *err;    /* stderr */
+};
+
+/* Run $CUDAMOD_BIN with argv (NULL-terminated, without argv[0]). When
+ * drop_privileges is set and we are root, the child runs as nobody. */
+void run_cudamod(struct run_result *r, const char *const *argv, bool drop_privileges);
+void run_result_release(struct run_result *r);
+
+/* s with every occurrence of from replaced by to; newly allocated. */
+char *str_replace_all(const char *s, const char *from, const char *to);
+
+/* Compare text with tests/golden/NAME; with CUDAMOD_UPDATE_GOLDEN=1 in the
+ * environment, write it there instead. Fails the test on a difference and
+ * shows the first differing line. */
+void assert_golden(const char *name, const char *text);
+
+/* Whether the test may drop privileges (root) to make unreadable dirs real. */
+bool can_drop_privileges(void);
+
+#endif
