@@ -6,7 +6,7 @@
 #include "strbuf.h"
 #include "banned.h"
 
-static int diag_vset(struct diag *d, int err, const char *file, unsigned line, unsigned col,
+__attribute__((format(printf, 6, 0))) static int diag_vset(struct diag *d, int err, const char *file, unsigned line, unsigned col,
                      const char *fmt, va_list ap)
 {
         struct strbuf sb = STRBUF_INIT;

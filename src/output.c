@@ -6,7 +6,7 @@
 #include "strbuf.h"
 #include "banned.h"
 
-static void vlog(const char *fmt, va_list ap)
+__attribute__((format(printf, 1, 0))) static void vlog(const char *fmt, va_list ap)
 {
         struct strbuf sb = STRBUF_INIT;
         _cleanup_free_ char *safe = NULL;

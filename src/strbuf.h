@@ -30,7 +30,7 @@ void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, char c);
 _printf_(2, 3) void strbuf_addf(struct strbuf *sb, const char *fmt, ...);
-void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+__attribute__((format(printf, 2, 0))) void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 
 static inline void strbuf_releasep(struct strbuf *sb)
 {
