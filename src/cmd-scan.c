@@ -1,5 +1,7 @@
 /* cmd-scan.c: `cudamod scan [--json] [ROOT...]`. */
 #include <getopt.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "scan.h"
@@ -78,6 +80,19 @@ static void print_table(const struct install_list *l, const struct global_option
         }
 }
 
+/* "scanning: N directories" on a terminal, at most ten times a second. */
+static void show_progress(size_t n_dirs, const char *path, void *userdata)
+{
+        static struct timespec last;
+        struct timespec now;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - last.tv_sec) * 1000000000L + (now.tv_nsec - last.tv_nsec) < 100000000L)
+                return;
+        last = now;
+        fprintf(stderr, "\rcudamod: scanning: %zu directories", n_dirs);
+}
+
 static int run_scan(int argc, char **argv, const struct global_options *g)
 {
         static const struct option options[] = {
@@ -112,10 +127,16 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
         }
         for (size_t i = 0; i < (so.roots ? so.n_roots : 0); i++)
                 log_verbose(g, "scanning '%s'", so.roots[i]);
+        if (g->verbosity >= 0 && isatty(STDERR_FILENO))
+                so.progress = show_progress;
         if (scan_run(&so, &r, &d) < 0) {
+                if (so.progress)
+                        fputs("\r\033[K", stderr);
                 log_diag(&d);
                 return EXIT_FOUND_FAILURE;
         }
+        if (so.progress)
+                fputs("\r\033[K", stderr);
         for (size_t i = 0; i < r.warnings.len; i++)
                 log_warning(g, "%s", r.warnings.items[i]);
         log_verbose(g, "%zu installation%s found", r.installs.len, r.installs.len == 1 ? "" : "s");

@@ -17,8 +17,6 @@ static const char *const cu12_wheel_dirs[] = {
         NULL,
 };
 
-static const char *const conda_keep[] = { "envs", "lib", NULL };
-
 static bool in_list(const char *const *list, const char *s)
 {
         for (; *list; list++)
@@ -198,7 +196,6 @@ static void detect_cu12_wheels(const struct walk_dir *dir, struct install_list *
         struct libdir ld = { 0 };
         struct version_vote votes[3] = { 0 };
         struct version cudart;
-        _cleanup_close_ int site_fd = -1;
 
         install_set_location(in, dir);
         if (libdir_in(dir->fd, "cuda_runtime/lib", "libcudart", &ld) >= 0) {
@@ -222,9 +219,7 @@ static void detect_cu12_wheels(const struct walk_dir *dir, struct install_list *
                         add_dir_if(&in->extra_include_dirs, dir->fd, dir->path, inc);
                 }
         }
-        site_fd = open(site, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (site_fd >= 0)
-                dist_infos_read(site_fd, ".", &di);
+        dist_infos_read_path(site, &di);
         components_from_dist_infos(in, &di);
         cudart = cudart_version_of(in);
         votes[0] = (struct version_vote){ cudart, "the nvidia-cuda-runtime wheel" };
@@ -511,7 +506,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
 
         verdict->prune = true;
         if (layout == LAYOUT_CONDA)
-                verdict->keep = conda_keep;
+                verdict->keep = detect_conda_keep;
 }
 
 static void detect_cuda(const struct walk_dir *dir, struct install_list *l,

@@ -8,8 +8,6 @@
 #include "elf-file.h"
 #include "banned.h"
 
-static const char *const conda_keep[] = { "envs", "lib", NULL };
-
 static const char *const cudnn8_libs[] = {
         "libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
         "libcudnn_adv_infer", "libcudnn_adv_train", NULL,
@@ -146,32 +144,18 @@ static void check_sub_libraries(struct install *in, int fd, const struct libdir 
         strbuf_release(&missing);
 }
 
-static bool holds_cuda(const struct walk_dir *dir, const struct libdir *ld)
-{
-        return walk_dir_find(dir, "version.json") || walk_dir_find(dir, "version.txt") ||
-               is_file_at(dir->fd, "bin/nvcc") || libdir_has(ld, dir->fd, "libcudart");
-}
-
 /* The version and CUDA major told by names: the directory and its parent
  * (archives, Spack, EasyBuild) and the wheel's dist-info. */
 static void name_hints(const struct walk_dir *dir, const struct dist_infos *di,
                        struct name_hint *ret, const char **ret_source)
 {
-        const char *meta_name = NULL;
-        const char *meta_version = dist_infos_find(di, "nvidia-cudnn", &meta_name);
         struct name_hint h = { 0 };
 
         *ret = (struct name_hint){ 0 };
-        if (meta_version) {
-                _cleanup_free_ char *n = xasprintf("%s-%s.dist-info", meta_name, meta_version);
-                for (char *p = n; *p; p++)
-                        if (*p == '-' && p < n + strlen(meta_name))
-                                *p = '_';
-                if (name_hint_parse("cudnn", n, NULL, &h) >= 0) {
-                        *ret = h;
-                        *ret_source = "the wheel name";
-                        return;
-                }
+        if (dist_infos_name_hint(di, "nvidia-cudnn", "cudnn", &h) >= 0) {
+                *ret = h;
+                *ret_source = "the wheel name";
+                return;
         }
         if (name_hint_parse("cudnn", path_basename(dir->realpath),
                             dir->parent_realpath ? path_basename(dir->parent_realpath) : NULL,
@@ -226,25 +210,10 @@ static void detect_cudnn(const struct walk_dir *dir, struct install_list *l,
                 if (!include_rel && has_cudnn_header(dir->fd, "include"))
                         include_rel = xstrdup("include");
                 site = wheel_site_packages_of(dir->realpath);
-                if (site)
-                        layout = LAYOUT_WHEEL;
-                else if (walk_dir_find(dir, "conda-meta"))
-                        layout = LAYOUT_CONDA;
-                else if (holds_cuda(dir, &ld))
-                        layout = LAYOUT_MERGED;
-                else
-                        layout = LAYOUT_TARBALL;
+                layout = library_layout(dir, &ld, site);
         }
 
-        in = install_new(COMPONENT_CUDNN, layout);
-        if (usr) {
-                in->prefix = xstrdup(usr);
-                in->realpath = xstrdup(usr);
-                in->lib_dir = xstrdup(dir->path);
-        } else {
-                install_set_location(in, dir);
-                in->lib_dir = path_join(dir->path, ld.rel);
-        }
+        in = library_install_new(COMPONENT_CUDNN, layout, dir, usr, &ld);
         hfd = usr ? usr_fd : dir->fd;
         if (include_rel) {
                 in->include_dir = usr ? path_join(usr, include_rel) : path_join(dir->path, include_rel);
@@ -259,11 +228,9 @@ static void detect_cudnn(const struct walk_dir *dir, struct install_list *l,
                 check_library(in, dir->fd, rel, display, machine);
         }
 
-        if (site) {
-                _cleanup_close_ int site_fd = open(site, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (site_fd >= 0)
-                        dist_infos_read(site_fd, ".", &di);
-        } else if (walk_dir_find(dir, "dist-info"))
+        if (site)
+                dist_infos_read_path(site, &di);
+        else if (walk_dir_find(dir, "dist-info"))
                 dist_infos_read(dir->fd, "dist-info", &di);
         name_hints(dir, &di, &hint, &hint_source);
 
@@ -303,7 +270,7 @@ static void detect_cudnn(const struct walk_dir *dir, struct install_list *l,
         if (!usr) {
                 verdict->prune = true;
                 if (layout == LAYOUT_CONDA)
-                        verdict->keep = conda_keep;
+                        verdict->keep = detect_conda_keep;
         }
 }
 

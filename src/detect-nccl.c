@@ -8,8 +8,6 @@
 #include "elf-file.h"
 #include "banned.h"
 
-static const char *const conda_keep[] = { "envs", "lib", NULL };
-
 /* …/comm_libs/<X.Y>/nccl: the CUDA version in the path, else count 0. */
 static struct version hpc_sdk_cuda_of(const char *realpath)
 {
@@ -72,7 +70,6 @@ static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
         struct install *in;
         enum layout layout;
         unsigned long needed_major;
-        const char *meta_name = NULL, *meta_version;
 
         usr = system_prefix_of(dir->realpath, &triple);
         if (usr) {
@@ -100,29 +97,14 @@ static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
                 site = wheel_site_packages_of(dir->realpath);
                 if (hpc_sdk_cuda_of(dir->realpath).count)
                         layout = LAYOUT_HPC_SDK;
-                else if (site)
-                        layout = LAYOUT_WHEEL;
-                else if (walk_dir_find(dir, "conda-meta"))
-                        layout = LAYOUT_CONDA;
-                else if (walk_dir_find(dir, "version.json") || walk_dir_find(dir, "version.txt") ||
-                         is_file_at(dir->fd, "bin/nvcc") || libdir_has(&ld, dir->fd, "libcudart"))
-                        layout = LAYOUT_MERGED;
                 else
-                        layout = LAYOUT_TARBALL;
+                        layout = library_layout(dir, &ld, site);
         }
 
-        in = install_new(COMPONENT_NCCL, layout);
-        if (usr) {
-                in->prefix = xstrdup(usr);
-                in->realpath = xstrdup(usr);
-                in->lib_dir = xstrdup(dir->path);
-        } else {
-                install_set_location(in, dir);
-                in->lib_dir = path_join(dir->path, ld.rel);
-                /* ncclras (2.25+) and friends; a CUDA prefix's bin is CUDA's. */
-                if (layout != LAYOUT_MERGED && is_file_at(dir->fd, "bin/ncclras"))
-                        in->bin_dir = path_join(dir->path, "bin");
-        }
+        in = library_install_new(COMPONENT_NCCL, layout, dir, usr, &ld);
+        /* ncclras (2.25+) and friends; a CUDA prefix's bin is CUDA's. */
+        if (!usr && layout != LAYOUT_MERGED && is_file_at(dir->fd, "bin/ncclras"))
+                in->bin_dir = path_join(dir->path, "bin");
         if (include_rel) {
                 _cleanup_free_ char *h = path_join(include_rel, "nccl.h");
                 struct strbuf sb = STRBUF_INIT;
@@ -150,21 +132,12 @@ static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
                 install_add_problem(in, "version-mismatch", "'%s' is not an NCCL 2 soname",
                                     ld.soname_file);
 
-        if (site) {
-                _cleanup_close_ int site_fd = open(site, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (site_fd >= 0)
-                        dist_infos_read(site_fd, ".", &di);
-        } else if (walk_dir_find(dir, "dist-info"))
+        if (site)
+                dist_infos_read_path(site, &di);
+        else if (walk_dir_find(dir, "dist-info"))
                 dist_infos_read(dir->fd, "dist-info", &di);
-        meta_version = dist_infos_find(&di, "nvidia-nccl", &meta_name);
-        if (meta_version) {
-                _cleanup_free_ char *n = xasprintf("%s-%s.dist-info", meta_name, meta_version);
-                for (size_t i = 0; i < strlen(meta_name); i++)
-                        if (n[i] == '-')
-                                n[i] = '_';
-                if (name_hint_parse("nccl", n, NULL, &hint) >= 0)
-                        hint_source = "the wheel name";
-        }
+        if (dist_infos_name_hint(&di, "nvidia-nccl", "nccl", &hint) >= 0)
+                hint_source = "the wheel name";
         if (!hint.version.count && !hint.cuda.count)
                 (void)name_hint_parse("nccl", path_basename(dir->realpath),
                                       dir->parent_realpath ? path_basename(dir->parent_realpath)
@@ -216,7 +189,7 @@ static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
         if (!usr) {
                 verdict->prune = true;
                 if (layout == LAYOUT_CONDA)
-                        verdict->keep = conda_keep;
+                        verdict->keep = detect_conda_keep;
         }
 }
 

@@ -341,6 +341,67 @@ const char *dist_infos_find(const struct dist_infos *di, const char *prefix, con
         return NULL;
 }
 
+void dist_infos_read_path(const char *path, struct dist_infos *ret)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        *ret = (struct dist_infos){ 0 };
+        if (fd >= 0)
+                dist_infos_read(fd, ".", ret);
+}
+
+int dist_infos_name_hint(const struct dist_infos *di, const char *dist_prefix,
+                         const char *component, struct name_hint *ret)
+{
+        const char *name = NULL;
+        const char *version = dist_infos_find(di, dist_prefix, &name);
+        _cleanup_free_ char *dirname = NULL;
+
+        if (!version)
+                return -ENOENT;
+        /* The dist-info directory name: underscores in the name part. */
+        dirname = xasprintf("%s-%s.dist-info", name, version);
+        for (size_t i = 0; i < strlen(name); i++)
+                if (dirname[i] == '-')
+                        dirname[i] = '_';
+        return name_hint_parse(component, dirname, NULL, ret);
+}
+
+const char *const detect_conda_keep[] = { "envs", "lib", NULL };
+
+bool dir_holds_cuda(const struct walk_dir *dir, const struct libdir *ld)
+{
+        return walk_dir_find(dir, "version.json") || walk_dir_find(dir, "version.txt") ||
+               is_file_at(dir->fd, "bin/nvcc") || libdir_has(ld, dir->fd, "libcudart");
+}
+
+enum layout library_layout(const struct walk_dir *dir, const struct libdir *ld, const char *site)
+{
+        if (site)
+                return LAYOUT_WHEEL;
+        if (walk_dir_find(dir, "conda-meta"))
+                return LAYOUT_CONDA;
+        if (dir_holds_cuda(dir, ld))
+                return LAYOUT_MERGED;
+        return LAYOUT_TARBALL;
+}
+
+struct install *library_install_new(enum component c, enum layout l, const struct walk_dir *dir,
+                                    const char *usr, const struct libdir *ld)
+{
+        struct install *in = install_new(c, l);
+
+        if (usr) {
+                in->prefix = xstrdup(usr);
+                in->realpath = xstrdup(usr);
+                in->lib_dir = xstrdup(dir->path);
+        } else {
+                install_set_location(in, dir);
+                in->lib_dir = path_join(dir->path, ld->rel);
+        }
+        return in;
+}
+
 void install_set_location(struct install *in, const struct walk_dir *dir)
 {
         free(in->prefix);

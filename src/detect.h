@@ -81,6 +81,26 @@ void dist_infos_release(struct dist_infos *di);
  * ("nvidia-cudnn-cu" matches nvidia-cudnn-cu13), and that name. */
 const char *dist_infos_find(const struct dist_infos *di, const char *prefix, const char **ret_name);
 
+/* Read the dist-infos of the directory at path (site-packages). */
+void dist_infos_read_path(const char *path, struct dist_infos *ret);
+/* The name hint of the dist whose name starts with dist_prefix
+ * ("nvidia-cudnn"), read as its dist-info directory name. -ENOENT if none. */
+int dist_infos_name_hint(const struct dist_infos *di, const char *dist_prefix,
+                         const char *component, struct name_hint *ret);
+
+/* The children a conda environment's walk still enters (envs, lib). */
+extern const char *const detect_conda_keep[];
+
+/* Whether the directory is a CUDA prefix too (cuDNN or NCCL copied in). */
+bool dir_holds_cuda(const struct walk_dir *dir, const struct libdir *ld);
+/* The layout of a cuDNN or NCCL install in a (non-system) directory: wheel
+ * when site is set, conda, merged into a CUDA prefix, else tarball. */
+enum layout library_layout(const struct walk_dir *dir, const struct libdir *ld, const char *site);
+/* A new cuDNN or NCCL install: at the system prefix usr (its lib dir the
+ * walked directory), or at the walked directory with ld's lib dir. */
+struct install *library_install_new(enum component c, enum layout l, const struct walk_dir *dir,
+                                    const char *usr, const struct libdir *ld);
+
 /* Fill a new install's identity fields from the walked directory. */
 void install_set_location(struct install *in, const struct walk_dir *dir);
 /* Record a MAJOR.MINOR(.PATCH) reading from a named source; the first one

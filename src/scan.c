@@ -17,10 +17,20 @@ const char *const scan_default_roots[] = {
         NULL,
 };
 
+struct scan_ctx {
+        struct scan_result *result;
+        const struct scan_options *opts;
+        size_t n_dirs;
+};
+
 static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void *userdata)
 {
-        struct scan_result *r = userdata;
+        struct scan_ctx *ctx = userdata;
+        struct scan_result *r = ctx->result;
 
+        ctx->n_dirs++;
+        if (ctx->opts->progress)
+                ctx->opts->progress(ctx->n_dirs, dir->path, ctx->opts->userdata);
         for (const struct detector *const *det = detectors; *det; det++) {
                 struct walk_verdict v = { 0 };
 
@@ -36,7 +46,7 @@ static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void 
 
 static void alias(const char *realpath, const char *path, void *userdata)
 {
-        struct scan_result *r = userdata;
+        struct scan_result *r = ((struct scan_ctx *)userdata)->result;
 
         for (size_t i = 0; i < r->installs.len; i++) {
                 struct install *in = r->installs.items[i];
@@ -48,7 +58,7 @@ static void alias(const char *realpath, const char *path, void *userdata)
 
 static void warning(const char *message, void *userdata)
 {
-        struct scan_result *r = userdata;
+        struct scan_result *r = ((struct scan_ctx *)userdata)->result;
 
         strv_add(&r->warnings, message);
 }
@@ -71,6 +81,7 @@ static void finalize(struct install *in)
 int scan_run(const struct scan_options *opts, struct scan_result *ret, struct diag *d)
 {
         struct scan_result r = { 0 };
+        struct scan_ctx ctx = { .result = &r, .opts = opts };
         struct walk_options wo = {
                 .max_depth = opts->max_depth,
                 .exclude = opts->exclude,
@@ -81,7 +92,7 @@ int scan_run(const struct scan_options *opts, struct scan_result *ret, struct di
         size_t n = opts->roots ? opts->n_roots : ELEMENTSOF(scan_default_roots) - 1;
         int err;
 
-        err = walk_roots(roots, n, &wo, &ops, &r);
+        err = walk_roots(roots, n, &wo, &ops, &ctx);
         if (err < 0) {
                 scan_result_release(&r);
                 return diag_errorf(d, err, "scan failed: %s", strerror(-err));

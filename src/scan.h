@@ -16,6 +16,10 @@ struct scan_options {
         size_t n_roots;
         unsigned max_depth;         /* 0: the default */
         const struct strv *exclude; /* may be NULL */
+        /* Called for every directory visited (may be NULL): the count so
+         * far and the directory, for a progress display. */
+        void (*progress)(size_t n_dirs, const char *path, void *userdata);
+        void *userdata;
 };
 
 struct scan_result {

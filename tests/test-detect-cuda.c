@@ -1,9 +1,11 @@
 /* test-detect-cuda.c: the CUDA Toolkit detector in each layout. */
 #include <check.h>
+#include <stdlib.h>
 
 #include "fixture.h"
 #include "layouts.h"
 #include "scanhelp.h"
+#include "testutil.h"
 #include "util.h"
 
 #define FIXTURE(name, result)                                                  \
@@ -270,8 +272,6 @@ int main(void)
 {
         Suite *s = suite_create("detect-cuda");
         TCase *tc = tcase_create("cuda");
-        SRunner *sr;
-        int failed;
 
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, cuda_runfile_uses_targets_dirs_and_version_json);
@@ -289,9 +289,5 @@ int main(void)
         tcase_add_test(tc, cuda_soname_major_disagreeing_with_version);
         tcase_add_test(tc, cuda_no_false_positives);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return run_suite(s);
 }

@@ -1,10 +1,12 @@
 /* test-detect-cudnn.c: the cuDNN detector: versions, build numbers, the
  * CUDA major from names and from the libraries, layouts, broken installs. */
 #include <check.h>
+#include <stdlib.h>
 
 #include "fixture.h"
 #include "layouts.h"
 #include "scanhelp.h"
+#include "testutil.h"
 #include "util.h"
 
 static void scan_one(const char *root, const char *rel, struct scan_result *r)
@@ -198,8 +200,6 @@ int main(void)
 {
         Suite *s = suite_create("detect-cudnn");
         TCase *tc = tcase_create("cudnn");
-        SRunner *sr;
-        int failed;
 
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, cudnn9_tarball_name_gives_build_and_cuda_major);
@@ -211,9 +211,5 @@ int main(void)
         tcase_add_test(tc, cudnn_system_headers_in_triple_include);
         tcase_add_test(tc, cudnn_spack_and_easybuild_names);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return run_suite(s);
 }

@@ -1,10 +1,12 @@
 /* test-detect-nccl.c: the NCCL detector: the CUDA version from the library
  * string, names and paths; layouts; disagreements. */
 #include <check.h>
+#include <stdlib.h>
 
 #include "fixture.h"
 #include "layouts.h"
 #include "scanhelp.h"
+#include "testutil.h"
 #include "util.h"
 
 START_TEST(nccl_tarball_cuda_version_from_library_string)
@@ -138,8 +140,6 @@ int main(void)
 {
         Suite *s = suite_create("detect-nccl");
         TCase *tc = tcase_create("nccl");
-        SRunner *sr;
-        int failed;
 
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, nccl_tarball_cuda_version_from_library_string);
@@ -149,9 +149,5 @@ int main(void)
         tcase_add_test(tc, nccl_hpc_sdk_comm_libs);
         tcase_add_test(tc, nccl_layouts_merged_wheel_conda_system_easybuild);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return run_suite(s);
 }

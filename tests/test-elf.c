@@ -1,6 +1,8 @@
 /* test-elf.c: the ELF reader against hand-written stubs, damaged stubs and,
  * when installed, real CUDA libraries. */
 #include <check.h>
+
+#include "testutil.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -1154,11 +1156,5 @@ static Suite *elf_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(elf_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return run_suite(elf_suite());
 }

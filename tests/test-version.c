@@ -4,6 +4,8 @@
  * their length (no NUL after them), so ASan and valgrind catch any read past
  * len. */
 #include <check.h>
+
+#include "testutil.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -1525,11 +1527,5 @@ static Suite *version_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(version_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return run_suite(version_suite());
 }

@@ -2,11 +2,13 @@
  * aliases, loops and unreadable directories skipped with a warning, depth
  * and exclusion bounds, pseudo filesystems left alone. */
 #include <check.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "fixture.h"
+#include "testutil.h"
 #include "util.h"
 #include "walk.h"
 
@@ -296,8 +298,6 @@ int main(void)
 {
         Suite *s = suite_create("walk");
         TCase *tc = tcase_create("walk");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, walk_visits_every_directory_once_in_order);
         tcase_add_test(tc, walk_symlink_chain_becomes_aliases);
@@ -311,9 +311,5 @@ int main(void)
         tcase_add_test(tc, walk_leaves_proc_alone);
         tcase_add_test(tc, walk_missing_root);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return run_suite(s);
 }

@@ -180,3 +180,14 @@ void assert_golden(const char *name, const char *text)
         }
         strbuf_release(&want);
 }
+
+int run_suite(Suite *s)
+{
+        SRunner *sr = srunner_create(s);
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -23,6 +23,10 @@ char *str_replace_all(const char *s, const char *from, const char *to);
  * shows the first differing line. */
 void assert_golden(const char *name, const char *text);
 
+/* Run every test of the suite (freeing it); the exit status for main(). */
+#include <check.h>
+int run_suite(Suite *s);
+
 /* Whether the test may drop privileges (root) to make unreadable dirs real. */
 bool can_drop_privileges(void);
 
