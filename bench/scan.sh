@@ -7,7 +7,7 @@
 #   It builds, in a fresh mktemp -d directory, a synthetic site of N install
 #   prefixes (default 1000) in the layouts of tests/layouts.c, spread over a
 #   realistic structure and rotating through:
-#     CUDA runfile trees  apps/cuda/V, opt/cuda-V, spack/opt/spack/<arch>/
+#     CUDA runfile trees  apps/cuda/V, opt/cuda-V, sw/spack/opt/spack/<arch>/
 #                         <compiler>/cuda-V-<hash>, easybuild/software/CUDA/V
 #                         (a few hundred headers, ~20 libraries, doc/,
 #                         samples/, nsight and tools noise)
@@ -15,18 +15,17 @@
 #                         easybuild/software/cuDNN/V-CUDA-X.Y.Z
 #     cuDNN 8 tarballs    apps/cudnn/V (lib64), spack .../cudnn-V-NN-<hash>
 #     NCCL tarballs       apps/nccl/nccl_V-1+cudaX.Y_x86_64, EasyBuild, Spack
-#     cu12 wheel trees    venv-cu12-K/lib/python3.11/site-packages/nvidia/...
-#     cu13 wheel trees    venv-cu13-K/lib/python3.12/site-packages/nvidia/...
-#     HPC SDK releases    hpc_sdk/Linux_x86_64/YY.M/{cuda,math_libs,comm_libs}
+#     cu12 wheel trees    venvs/cu12-K/lib/python3.11/site-packages/nvidia/...
+#     cu13 wheel trees    venvs/cu13-K/lib/python3.12/site-packages/nvidia/...
+#     HPC SDK releases    opt/nvidia/hpc_sdk/Linux_x86_64/YY.M/{cuda,math_libs,comm_libs}
 #     conda environments  conda/envs/env-K (CUDA, cuDNN and NCCL)
 #   plus non-install directories (home/userK/projects/..., a conda base,
 #   site-packages noise). Every install has its own version numbers, and
-#   every prefix lies within depth 6 of the root (cudamod's default
-#   --max-depth): the suggested deeper spellings (venvs/envK/lib/...,
-#   opt/nvidia/hpc_sdk/..., sw/spack/...) would put wheel, HPC SDK and Spack
-#   prefixes at depth 7-8, out of a default scan's reach, so they are
-#   flattened by one or two levels here.
-#
+#   every prefix lies within depth 8 of the root (cudamod's default depth),
+#   with the spellings sites use: venvs/cu12-K/lib/python3.11/site-packages/
+#   nvidia/cudnn (depth 7), opt/nvidia/hpc_sdk/.../comm_libs/X.Y/nccl
+#   (depth 8), sw/spack/opt/spack/<arch>/<compiler>/cuda-V-<hash> (depth 7).
+
 #   Library files are ELF stubs written by tests/mkelfstub (each distinct
 #   stub once, then copied), so they are tiny: the time measured is the
 #   walk and the detectors' reads of small files, not reading 500 MB
@@ -89,8 +88,6 @@ for exe in "$cudamod" "$mkelfstub"; do
                 exit 2
         fi
 done
-cudamod=$(realpath "$cudamod")
-mkelfstub=$(realpath "$mkelfstub")
 if ! command -v hyperfine >/dev/null 2>&1; then
         echo "bench/scan.sh: install hyperfine (apt-get install hyperfine)" >&2
         exit 2
@@ -114,7 +111,13 @@ cleanup() {
 }
 trap cleanup EXIT
 root=$work/root
-mkdir -p "$root" "$work/stubs"
+mkdir -p "$root" "$work/stubs" "$work/bin"
+# Run copies: a rebuild of the build directory during the run (ninja
+# replaces the files) must not change or remove what is measured.
+cp "$cudamod" "$work/bin/cudamod"
+cp "$mkelfstub" "$work/bin/mkelfstub"
+cudamod=$work/bin/cudamod
+mkelfstub=$work/bin/mkelfstub
 
 # --- 1. the tree -----------------------------------------------------------
 echo "== building $prefixes install prefixes in $root"
@@ -123,7 +126,7 @@ python3 - "$mkelfstub" "$root" "$prefixes" "$work/expected.tsv" "$work/stubs" <<
 import base64, hashlib, os, shutil, subprocess, sys
 
 mkelfstub, ROOT, N, EXPECTED, STUBS = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-MAX_DEPTH = 6  # cudamod's default --max-depth
+MAX_DEPTH = 8  # cudamod's default depth
 
 made_dirs = set()
 stubs = {}
@@ -457,7 +460,7 @@ def site_noise(site):
 
 
 # --- the layouts -------------------------------------------------------------
-SPACK = "spack/opt/spack/linux-ubuntu22.04-zen2/gcc-12.3.0"
+SPACK = "sw/spack/opt/spack/linux-ubuntu22.04-zen2/gcc-12.3.0"
 made_links = set()
 
 
@@ -532,7 +535,7 @@ def make_nccl(j):
 
 def make_wheels_cu12(j):
     v = cuda_versions(12)
-    site = "venv-cu12-%d/lib/python3.11/site-packages" % j
+    site = "venvs/cu12-%d/lib/python3.11/site-packages" % j
     nv = site + "/nvidia"
     write(nv + "/__init__.py", "")
     library(nv + "/cuda_runtime/lib", "libcudart", "12")
@@ -565,8 +568,8 @@ def make_wheels_cu12(j):
     dist_info(site, "nvidia-cudnn-cu12", vs(dn, 4))
     dist_info(site, "nvidia-nccl-cu12", vs(nc))
     site_noise(site)
-    files("venv-cu12-%d/bin" % j, ["python", "python3", "pip", "activate"], "#!/bin/sh\n")
-    write("venv-cu12-%d/pyvenv.cfg" % j, "version = 3.11.7\n")
+    files("venvs/cu12-%d/bin" % j, ["python", "python3", "pip", "activate"], "#!/bin/sh\n")
+    write("venvs/cu12-%d/pyvenv.cfg" % j, "version = 3.11.7\n")
     expect("cuda", nv, v["xy"], "wheel")
     expect("cudnn", nv + "/cudnn", vs(dn), "wheel")
     expect("nccl", nv + "/nccl", vs(nc), "wheel")
@@ -574,7 +577,7 @@ def make_wheels_cu12(j):
 
 def make_wheels_cu13(j):
     v = cuda_versions(13)
-    site = "venv-cu13-%d/lib/python3.12/site-packages" % j
+    site = "venvs/cu13-%d/lib/python3.12/site-packages" % j
     cu = site + "/nvidia/cu13"
     write(site + "/nvidia/__init__.py", "")
     library(cu + "/lib", "libcudart", "13")
@@ -599,8 +602,8 @@ def make_wheels_cu13(j):
     dist_info(site, "nvidia-cudnn-cu13", vs(dn, 4))
     dist_info(site, "nvidia-nccl-cu13", vs(nc))
     site_noise(site)
-    files("venv-cu13-%d/bin" % j, ["python", "python3", "pip", "activate"], "#!/bin/sh\n")
-    write("venv-cu13-%d/pyvenv.cfg" % j, "version = 3.12.3\n")
+    files("venvs/cu13-%d/bin" % j, ["python", "python3", "pip", "activate"], "#!/bin/sh\n")
+    write("venvs/cu13-%d/pyvenv.cfg" % j, "version = 3.12.3\n")
     expect("cuda", cu, v["xy"], "wheel")
     expect("cudnn", site + "/nvidia/cudnn", vs(dn), "wheel")
     expect("nccl", site + "/nvidia/nccl", vs(nc), "wheel")
@@ -608,7 +611,7 @@ def make_wheels_cu13(j):
 
 def make_hpc_sdk(j):
     v = cuda_versions(12)
-    rel = "hpc_sdk/Linux_x86_64/%d.%d" % (20 + j // 11, 1 + j % 11)
+    rel = "opt/nvidia/hpc_sdk/Linux_x86_64/%d.%d" % (20 + j // 11, 1 + j % 11)
     xy = v["xy"]
     cuda = "%s/cuda/%s" % (rel, xy)
     cuda_toolkit(cuda, v, no_math=True, extra_noise=False)
@@ -632,7 +635,7 @@ def make_hpc_sdk(j):
     files("%s/compilers/man/man1" % rel, ["nvc.1", "nvfortran.1"])
     files("%s/examples/OpenACC/samples" % rel, ["acc_c1.c", "acc_f1.f90", "Makefile"])
     files("%s/REDIST/compilers/lib" % rel, ["libnvc.so", "libnvomp.so"])
-    files("hpc_sdk/modulefiles/nvhpc", ["%d.%d" % (20 + j // 11, 1 + j % 11)], "#%Module\n")
+    files("opt/nvidia/hpc_sdk/modulefiles/nvhpc", ["%d.%d" % (20 + j // 11, 1 + j % 11)], "#%Module\n")
     expect("cuda", cuda, xy, "hpc-sdk")
     expect("nccl", ncdir, vs(nc), "hpc-sdk")
 
@@ -763,10 +766,9 @@ wrong_version = sorted(k for k in set(expected) & set(found)
                        if found[k]["version"] != expected[k][0])
 wrong_layout = sorted(k for k in set(expected) & set(found)
                       if found[k]["layout"] != expected[k][1])
-problems = collections.Counter(p["kind"] if isinstance(p, dict) and "kind" in p else str(p)[:60]
-                               for i in doc["installs"] for p in i.get("problems", []))
+problems = collections.Counter(p.get("code", "?") for i in doc["installs"] for p in i.get("problems", []))
 if problems:
-    print("problems reported (by kind): " + ", ".join("%s %d" % kv for kv in problems.most_common()))
+    print("problems reported (by code): " + ", ".join("%s %d" % kv for kv in problems.most_common()))
 
 
 def show(title, keys, fmt):
@@ -786,7 +788,8 @@ show("note: version differs", wrong_version,
 show("note: layout differs", wrong_layout,
      lambda k: "%-6s %s: created %s, found %s" % (k[0], k[1], expected[k][1], found[k]["layout"]))
 if missing or extra or dups or len(doc["installs"]) != len(expected):
-    print("FAIL: cudamod found %d installs, %d were created" % (len(doc["installs"]), len(expected)))
+    print("FAIL: cudamod found %d installs, %d were created; %d missing, %d unexpected, %d duplicated"
+          % (len(doc["installs"]), len(expected), len(missing), len(extra), len(dups)))
     sys.exit(1)
 print("ok: cudamod found exactly the %d installs created" % len(expected))
 PY

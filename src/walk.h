@@ -15,7 +15,7 @@
 
 #include "util.h"
 
-#define WALK_DEFAULT_MAX_DEPTH 6
+#define WALK_DEFAULT_MAX_DEPTH 8
 #define WALK_MAX_DEPTH_LIMIT 64
 
 struct walk_entry {

@@ -169,15 +169,15 @@ START_TEST(walk_depth_is_bounded)
         char *root = fx_new();
         struct seen s = { 0 };
 
-        fx_mkdir(root, "1/2/3/4/5/6/7/8");
+        fx_mkdir(root, "1/2/3/4/5/6/7/8/9/10");
         walk(root, &(struct walk_options){ .max_depth = 3 }, &s);
         ck_assert(visited(&s, root, "1/2/3"));
         ck_assert(!visited(&s, root, "1/2/3/4"));
         seen_release(&s);
         s = (struct seen){ 0 };
         walk(root, &(struct walk_options){ 0 }, &s);
-        ck_assert(visited(&s, root, "1/2/3/4/5/6"));
-        ck_assert(!visited(&s, root, "1/2/3/4/5/6/7"));
+        ck_assert(visited(&s, root, "1/2/3/4/5/6/7/8"));
+        ck_assert(!visited(&s, root, "1/2/3/4/5/6/7/8/9"));
         seen_release(&s);
         fx_free(root);
 }
