@@ -9,11 +9,7 @@ static int run_help(int argc, char **argv, const struct global_options *g)
         if (!command_check_args(&cmd_help, argc - 1))
                 return EXIT_USAGE;
         if (argc < 2) {
-                printf("usage: cudamod [--config FILE] [-q|-v] [--color=auto|always|never] COMMAND [ARGS]\n\n"
-                       "Commands:\n");
-                for (const struct command *const *c = commands; *c; c++)
-                        printf("  %-10s %s\n", (*c)->name, (*c)->summary);
-                printf("\nSee 'cudamod help COMMAND' for one command.\n");
+                print_main_help(stdout, true);
                 return 0;
         }
         cmd = command_find(argv[1]);

@@ -121,6 +121,8 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
         }
         if (!command_check_args(&cmd_scan, argc - optind))
                 return EXIT_USAGE;
+        if (refuse_config(g))
+                return EXIT_USAGE;
         if (optind < argc) {
                 so.roots = (const char *const *)argv + optind;
                 so.n_roots = (size_t)(argc - optind);

@@ -48,6 +48,11 @@ void command_print_usage(const struct command *cmd, FILE *f);
 void command_print_help(const struct command *cmd, FILE *f);
 /* Check the count of positional arguments; prints the usage error. */
 bool command_check_args(const struct command *cmd, int n);
+/* The main usage line, and with full the whole `cudamod --help` text. */
+void print_main_help(FILE *f, bool full);
+/* EXIT_USAGE with a message when --config was given (not supported yet). */
+int refuse_config(const struct global_options *g);
+
 /* Flush stdout and report a write error: our stdout is the product. */
 int finish_stdout(int status);
 

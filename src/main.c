@@ -21,29 +21,6 @@ const struct command *command_find(const char *name)
         return NULL;
 }
 
-static void print_main_help(FILE *f)
-{
-        fputs("usage: cudamod [--config FILE] [-q|-v] [--color=auto|always|never] COMMAND [ARGS]\n"
-              "\n"
-              "Find CUDA Toolkit, cuDNN and NCCL installations and make environment modules for them.\n"
-              "\n"
-              "Commands:\n",
-              f);
-        for (const struct command *const *c = commands; *c; c++)
-                fprintf(f, "  %-10s %s\n", (*c)->name, (*c)->summary);
-        fputs("\n"
-              "Options:\n"
-              "  --config FILE       site configuration (YAML)\n"
-              "  -q, --quiet         no warnings, only errors\n"
-              "  -v, --verbose       say more about what is done\n"
-              "      --color=WHEN    colour the output: auto (default), always, never\n"
-              "  -h, --help          this text; 'cudamod help COMMAND' for one command\n"
-              "      --version       the version\n"
-              "\n"
-              "Exit status: 0 success, 1 a failure was found, 2 usage or configuration error.\n",
-              f);
-}
-
 int main(int argc, char **argv)
 {
         static const struct option options[] = {
@@ -77,7 +54,7 @@ int main(int argc, char **argv)
                         color = optarg;
                         break;
                 case 'h':
-                        print_main_help(stdout);
+                        print_main_help(stdout, true);
                         return finish_stdout(0);
                 case 'V':
                         printf("cudamod %s\n", CUDAMOD_VERSION);
@@ -87,8 +64,7 @@ int main(int argc, char **argv)
                                 log_error("unknown option '-%c'", optopt);
                         else
                                 log_error("unknown option '%s'", argv[optind - 1]);
-                        fputs("usage: cudamod [--config FILE] [-q|-v] [--color=auto|always|never] COMMAND [ARGS]\n",
-                              stderr);
+                        print_main_help(stderr, false);
                         return EXIT_USAGE;
                 }
         }
@@ -104,18 +80,12 @@ int main(int argc, char **argv)
                 return EXIT_USAGE;
         }
         if (optind >= argc) {
-                print_main_help(stderr);
+                print_main_help(stderr, false);
                 return EXIT_USAGE;
         }
         cmd = command_find(argv[optind]);
         if (!cmd) {
                 log_error("'%s' is not a cudamod command; see 'cudamod --help'", argv[optind]);
-                return EXIT_USAGE;
-        }
-        if (g.config && !streq(cmd->name, "help")) {
-                /* The site configuration loader is the next stage of work;
-                 * accepting a file and ignoring it would mislead. */
-                log_error("--config: site configuration files are not supported by this version yet");
                 return EXIT_USAGE;
         }
         argv += optind;

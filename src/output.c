@@ -122,3 +122,39 @@ char *term_escape(const char *s)
         }
         return strbuf_detach(&sb);
 }
+
+void print_main_help(FILE *f, bool full)
+{
+        fputs("usage: cudamod [--config FILE] [-q|-v] [--color=auto|always|never] COMMAND [ARGS]\n", f);
+        if (!full) {
+                fputs("See 'cudamod --help'.\n", f);
+                return;
+        }
+        fputs("\nFind CUDA Toolkit, cuDNN and NCCL installations and make environment modules for them.\n"
+              "\n"
+              "Commands:\n",
+              f);
+        for (const struct command *const *c = commands; *c; c++)
+                fprintf(f, "  %-10s %s\n", (*c)->name, (*c)->summary);
+        fputs("\n"
+              "Options:\n"
+              "  --config FILE       site configuration (YAML)\n"
+              "  -q, --quiet         no warnings, only errors\n"
+              "  -v, --verbose       say more about what is done\n"
+              "      --color=WHEN    colour the output: auto (default), always, never\n"
+              "  -h, --help          this text; 'cudamod help COMMAND' for one command\n"
+              "      --version       the version\n"
+              "\n"
+              "Exit status: 0 success, 1 a failure was found, 2 usage or configuration error.\n",
+              f);
+}
+
+int refuse_config(const struct global_options *g)
+{
+        /* The site configuration loader is the next stage of work; accepting
+         * a file and ignoring it would mislead. */
+        if (!g->config)
+                return 0;
+        log_error("--config: site configuration files are not supported by this version yet");
+        return EXIT_USAGE;
+}
