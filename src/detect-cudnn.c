@@ -162,6 +162,14 @@ static void name_hints(const struct walk_dir *dir, const struct dist_infos *di,
                             &h) >= 0) {
                 *ret = h;
                 *ret_source = "the directory name";
+                return;
+        }
+        /* cuDNN <= 8.2 archives unpack to cuda/{include,lib64}: the archive
+         * name is the parent's (cudnn-11.4-linux-x64-v8.2.4.15). */
+        if (streq(path_basename(dir->realpath), "cuda") && dir->parent_realpath &&
+            name_hint_parse("cudnn", path_basename(dir->parent_realpath), NULL, &h) >= 0) {
+                *ret = h;
+                *ret_source = "the archive directory name";
         }
 }
 

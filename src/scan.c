@@ -78,6 +78,60 @@ static void finalize(struct install *in)
                                     "the path is not valid UTF-8; JSON shows each invalid byte as U+FFFD");
 }
 
+/* One install reached as two prefixes: a directory whose include/ and lib/
+ * are links into another install (HPC SDK comm_libs/nccl, a hand-made
+ * "current" tree) is that install. Same component and same real library
+ * directory: the prefix whose library directory is not reached through a
+ * link stays, the other becomes its alias. */
+static void merge_shared_lib_dirs(struct install_list *l)
+{
+        char **real = xcalloc(l->len ? l->len : 1, sizeof(char *));
+        size_t kept = 0;
+
+        for (size_t i = 0; i < l->len; i++)
+                real[i] = l->items[i]->lib_dir ? realpath(l->items[i]->lib_dir, NULL) : NULL;
+        for (size_t i = 0; i < l->len; i++) {
+                struct install *a = l->items[i];
+
+                if (!a)
+                        continue;
+                for (size_t j = i + 1; j < l->len; j++) {
+                        struct install *b = l->items[j];
+                        struct install *keep, *drop;
+
+                        if (!b || !real[i] || !real[j] || b->component != a->component ||
+                            !streq(real[i], real[j]))
+                                continue;
+                        /* Keep the one whose lib_dir is already canonical. */
+                        if (streq(b->lib_dir, real[j]) && !streq(a->lib_dir, real[i])) {
+                                keep = b;
+                                drop = a;
+                                l->items[i] = b;
+                                free(real[i]);
+                                real[i] = TAKE_PTR(real[j]);
+                        } else {
+                                keep = a;
+                                drop = b;
+                        }
+                        l->items[j] = NULL;
+                        if (!strv_contains(&keep->aliases, drop->prefix))
+                                strv_add(&keep->aliases, drop->prefix);
+                        for (size_t k = 0; k < drop->aliases.len; k++)
+                                if (!strv_contains(&keep->aliases, drop->aliases.items[k]))
+                                        strv_add(&keep->aliases, drop->aliases.items[k]);
+                        install_free(drop);
+                        a = keep;
+                }
+        }
+        for (size_t i = 0; i < l->len; i++) {
+                free(real[i]);
+                if (l->items[i])
+                        l->items[kept++] = l->items[i];
+        }
+        l->len = kept;
+        free(real);
+}
+
 int scan_run(const struct scan_options *opts, struct scan_result *ret, struct diag *d)
 {
         struct scan_result r = { 0 };
@@ -97,6 +151,7 @@ int scan_run(const struct scan_options *opts, struct scan_result *ret, struct di
                 scan_result_release(&r);
                 return diag_errorf(d, err, "scan failed: %s", strerror(-err));
         }
+        merge_shared_lib_dirs(&r.installs);
         for (size_t i = 0; i < r.installs.len; i++)
                 finalize(r.installs.items[i]);
         install_list_sort(&r.installs);

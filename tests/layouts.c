@@ -71,6 +71,9 @@ static void build_cudnn_tarballs(const char *root)
         fx_cudnn(root, "apps/cudnn/9.1.0", &(struct fx_cudnn){ .version = "9.1.0", .cuda_major = 11 });
         fx_cudnn(root, "apps/cudnn-linux-sbsa-9.7.1.26_cuda12-archive",
                  &(struct fx_cudnn){ .version = "9.7.1", .cuda_major = 12, .machine = 183 });
+        /* <= 8.2: cudnn-11.4-linux-x64-v8.2.4.15.tgz unpacks to cuda/{include,lib64}. */
+        fx_cudnn(root, "apps/cudnn-11.4-linux-x64-v8.2.4.15/cuda",
+                 &(struct fx_cudnn){ .version = "8.2.4", .cuda_major = 11, .lib = "lib64" });
 }
 
 /* cuDNN and NCCL copied into a runfile CUDA prefix (through its include

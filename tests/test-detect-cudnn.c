@@ -22,7 +22,7 @@ START_TEST(cudnn9_tarball_name_gives_build_and_cuda_major)
 
         layout_fixture_find("cudnn-tarballs")->build(root);
         scan_one(root, "apps", &r);
-        ck_assert_int_eq(count_component(&r, COMPONENT_CUDNN), 5);
+        ck_assert_int_eq(count_component(&r, COMPONENT_CUDNN), 6);
         in = find(&r, COMPONENT_CUDNN, "/cudnn-linux-x86_64-9.7.1.26_cuda12-archive");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(ver(&in->version), "9.7.1");
@@ -49,9 +49,17 @@ START_TEST(cudnn9_tarball_name_gives_build_and_cuda_major)
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(in->arch, "aarch64");
 
+        /* <= 8.2: cuda/{include,lib64}, the build and CUDA in the parent's name. */
+        in = find(&r, COMPONENT_CUDNN, "/cudnn-11.4-linux-x64-v8.2.4.15/cuda");
+        ck_assert_ptr_nonnull(in);
+        ck_assert_str_eq(ver(&in->version), "8.2.4");
+        ck_assert_str_eq(in->build, "15");
+        ck_assert_int_eq(install_cuda_major(in), 11);
+        ck_assert_int_eq(count_component(&r, COMPONENT_CUDA), 0);
+
         /* Sorted: version newest first within the component. */
         ck_assert_str_eq(ver(&r.installs.items[0]->version), "9.7.1");
-        ck_assert_str_eq(ver(&r.installs.items[4]->version), "8.9.2");
+        ck_assert_str_eq(ver(&r.installs.items[5]->version), "8.2.4");
         scan_result_release(&r);
         fx_free(root);
 }

@@ -103,6 +103,37 @@ START_TEST(nccl_hpc_sdk_comm_libs)
 }
 END_TEST
 
+/* The HPC SDK's default-version directories hold links into the versioned
+ * ones: still one install each, the default path an alias. */
+START_TEST(nccl_hpc_sdk_default_links_are_aliases)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+        const struct install *in;
+        const char *rel = "opt/nvidia/hpc_sdk/Linux_x86_64/24.5";
+        _cleanup_free_ char *inc = xasprintf("%s/comm_libs/nccl/include", rel);
+        _cleanup_free_ char *lib = xasprintf("%s/comm_libs/nccl/lib", rel);
+        _cleanup_free_ char *cbin = xasprintf("%s/cuda/bin", rel), *clib = xasprintf("%s/cuda/lib64", rel);
+        _cleanup_free_ char *cinc = xasprintf("%s/cuda/include", rel);
+
+        layout_fixture_find("hpc-sdk")->build(root);
+        fx_symlink(root, inc, "../12.4/nccl/include");
+        fx_symlink(root, lib, "../12.4/nccl/lib");
+        fx_symlink(root, cbin, "12.4/bin");
+        fx_symlink(root, clib, "12.4/lib64");
+        fx_symlink(root, cinc, "12.4/include");
+        scan_fixture(root, (const char *const[]){ "opt/nvidia/hpc_sdk", NULL }, &r);
+        ck_assert_int_eq(count_component(&r, COMPONENT_NCCL), 1);
+        ck_assert_int_eq(count_component(&r, COMPONENT_CUDA), 1);
+        in = find(&r, COMPONENT_NCCL, "/comm_libs/12.4/nccl");
+        ck_assert_ptr_nonnull(in);
+        ck_assert_int_eq(in->aliases.len, 1);
+        ck_assert(endswith(in->aliases.items[0], "/comm_libs/nccl"));
+        scan_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(nccl_layouts_merged_wheel_conda_system_easybuild)
 {
         char *root = fx_new();
@@ -147,6 +178,7 @@ int main(void)
         tcase_add_test(tc, nccl_name_disagreeing_with_library);
         tcase_add_test(tc, nccl_header_and_library_disagree);
         tcase_add_test(tc, nccl_hpc_sdk_comm_libs);
+        tcase_add_test(tc, nccl_hpc_sdk_default_links_are_aliases);
         tcase_add_test(tc, nccl_layouts_merged_wheel_conda_system_easybuild);
         suite_add_tcase(s, tc);
         return run_suite(s);

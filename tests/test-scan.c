@@ -191,7 +191,7 @@ START_TEST(scan_skips_unreadable_directories)
         ck_assert_msg(strstr(r.err, "cannot open directory '") && strstr(r.err, "apps/secret': Permission denied, skipping"),
                       "no warning: %s", r.err);
         j = parse(out);
-        ck_assert_int_eq(json_array_size(json_object_get(j, "installs")), 5);
+        ck_assert_int_eq(json_array_size(json_object_get(j, "installs")), 6);
         json_decref(j);
         run_result_release(&r);
         fx_free(root);
