@@ -211,6 +211,35 @@ START_TEST(cuda_assembled_prefix_prefers_real_lib_dir)
 }
 END_TEST
 
+/* Jetson (aarch64-linux, lib and lib64 both linked) and POWER (ppc64le). */
+START_TEST(cuda_jetson_and_ppc64le_triples)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+        const struct install *in;
+
+        fx_cuda_toolkit(root, "x/cuda-12.2", &(struct fx_cuda){ .version = "12.2", .release = "12.2.140",
+                                                               .cudart = "12.2.140", .nvcc = "12.2.140",
+                                                               .triple = "aarch64-linux" });
+        fx_symlink(root, "x/cuda-12.2/lib", "targets/aarch64-linux/lib");
+        fx_cuda_toolkit(root, "x/cuda-12.4", &(struct fx_cuda){ .version = "12.4", .release = "12.4.1",
+                                                               .cudart = "12.4.127", .nvcc = "12.4.131",
+                                                               .triple = "ppc64le-linux" });
+        scan_fixture(root, (const char *const[]){ "x", NULL }, &r);
+        ck_assert_int_eq(r.installs.len, 2);
+        in = find(&r, COMPONENT_CUDA, "/cuda-12.2");
+        ck_assert_ptr_nonnull(in);
+        ck_assert_str_eq(in->arch, "aarch64");
+        ck_assert(endswith(in->lib_dir, "/targets/aarch64-linux/lib"));
+        ck_assert_int_eq(in->n_problems, 0);
+        in = find(&r, COMPONENT_CUDA, "/cuda-12.4");
+        ck_assert_ptr_nonnull(in);
+        ck_assert_str_eq(in->arch, "ppc64le");
+        ck_assert_int_eq(in->n_problems, 0);
+        DONE(r);
+}
+END_TEST
+
 /* An x86_64 library in an sbsa-linux target dir. */
 START_TEST(cuda_arch_mismatch_between_triple_and_elf)
 {
@@ -285,6 +314,7 @@ int main(void)
         tcase_add_test(tc, cuda_conda_env_prefers_targets_over_lib_links);
         tcase_add_test(tc, cuda_spack_and_easybuild_release_from_the_directory);
         tcase_add_test(tc, cuda_assembled_prefix_prefers_real_lib_dir);
+        tcase_add_test(tc, cuda_jetson_and_ppc64le_triples);
         tcase_add_test(tc, cuda_arch_mismatch_between_triple_and_elf);
         tcase_add_test(tc, cuda_soname_major_disagreeing_with_version);
         tcase_add_test(tc, cuda_no_false_positives);
