@@ -310,6 +310,61 @@ static void detect_system(const struct walk_dir *dir, const char *usr, const cha
         install_list_add(l, in);
 }
 
+/* version.json: MAJOR.MINOR, and the release and component versions it
+ * gives; anything wrong with the file is a problem on the install. */
+static struct version read_version_json(struct install *in, const struct walk_dir *dir)
+{
+        _cleanup_free_ char *file = path_join(dir->path, "version.json");
+        struct strbuf sb = STRBUF_INIT;
+        struct version_json vj = { 0 };
+        struct diag d = DIAG_INIT;
+        struct version ret = { 0 };
+        int r = strbuf_read_fileat(&sb, dir->fd, "version.json", DETECT_MAX_VERSION_FILE);
+
+        if (r == -EFBIG)
+                install_add_problem(in, "bad-version-file", "'%s' is larger than %d bytes", file,
+                                    DETECT_MAX_VERSION_FILE);
+        else if (r < 0)
+                install_add_problem(in, "bad-version-file", "cannot read '%s': %s", file,
+                                    strerror(-r));
+        else if (version_json_parse(sb.buf, sb.len, file, &vj, &d) < 0) {
+                _cleanup_free_ char *msg = diag_format(&d);
+                install_add_problem(in, "bad-version-file", "%s", msg);
+        } else {
+                ret = vj.cuda;
+                if (vj.release.count)
+                        in->release = vj.release;
+                for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
+                        set_component(in, (enum cuda_comp)i, vj.components[i]);
+        }
+        version_json_release(&vj);
+        diag_release(&d);
+        strbuf_release(&sb);
+        return ret;
+}
+
+/* version.txt (CUDA <= 11.0): MAJOR.MINOR, and the release. */
+static struct version read_version_txt(struct install *in, const struct walk_dir *dir)
+{
+        _cleanup_free_ char *file = path_join(dir->path, "version.txt");
+        struct strbuf sb = STRBUF_INIT;
+        struct diag d = DIAG_INIT;
+        struct version rel, ret = { 0 };
+
+        if (read_head_at(dir->fd, "version.txt", 4096, &sb) < 0 ||
+            version_txt_parse(sb.buf, sb.len, file, &rel, &d) < 0) {
+                _cleanup_free_ char *msg = d.message ? diag_format(&d) : xasprintf("cannot read '%s'", file);
+                install_add_problem(in, "bad-version-file", "%s", msg);
+        } else {
+                ret = version_truncate(&rel, 2);
+                if (!in->release.count && rel.count >= 3)
+                        in->release = version_truncate(&rel, 3);
+        }
+        diag_release(&d);
+        strbuf_release(&sb);
+        return ret;
+}
+
 /* Does the directory look like a toolkit prefix at all? Cheap: names only. */
 static bool looks_like_toolkit(const struct walk_dir *dir)
 {
@@ -330,7 +385,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         _cleanup_free_ char *include_rel = NULL, *hpc_release = NULL;
         struct version json_ver = { 0 }, txt_ver = { 0 }, header = { 0 }, nvcc_release = { 0 };
         struct version meta_ver = { 0 }, hint_ver = { 0 };
-        struct version_vote votes[7];
+        struct version_vote votes[6];
         struct dist_infos di = { 0 };
         struct name_hint hint = { 0 };
         unsigned machine = 0;
@@ -409,52 +464,10 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
                 hpc_sdk_math_libs(in, dir, ld.triple);
 
         /* Versions, most reliable source first (LAYOUTS.md §0). */
-        if (walk_dir_find(dir, "version.json")) {
-                struct strbuf sb = STRBUF_INIT;
-                struct version_json vj = { 0 };
-                struct diag d = DIAG_INIT;
-                _cleanup_free_ char *file = path_join(dir->path, "version.json");
-                int r = strbuf_read_fileat(&sb, dir->fd, "version.json", DETECT_MAX_VERSION_FILE);
-
-                if (r == -EFBIG)
-                        install_add_problem(in, "bad-version-file", "'%s' is larger than %d bytes",
-                                            file, DETECT_MAX_VERSION_FILE);
-                else if (r < 0)
-                        install_add_problem(in, "bad-version-file", "cannot read '%s': %s", file,
-                                            strerror(-r));
-                else if (version_json_parse(sb.buf, sb.len, file, &vj, &d) < 0) {
-                        _cleanup_free_ char *msg = diag_format(&d);
-                        install_add_problem(in, "bad-version-file", "%s", msg);
-                } else {
-                        json_ver = vj.cuda;
-                        if (vj.release.count)
-                                in->release = vj.release;
-                        for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
-                                set_component(in, (enum cuda_comp)i, vj.components[i]);
-                }
-                version_json_release(&vj);
-                diag_release(&d);
-                strbuf_release(&sb);
-        }
-        if (walk_dir_find(dir, "version.txt")) {
-                struct strbuf sb = STRBUF_INIT;
-                struct diag d = DIAG_INIT;
-                _cleanup_free_ char *file = path_join(dir->path, "version.txt");
-                struct version rel;
-
-                if (read_head_at(dir->fd, "version.txt", 4096, &sb) < 0 ||
-                    version_txt_parse(sb.buf, sb.len, file, &rel, &d) < 0) {
-                        _cleanup_free_ char *msg = d.message ? diag_format(&d) : NULL;
-                        install_add_problem(in, "bad-version-file", "%s",
-                                            msg ? msg : "cannot read version.txt");
-                } else {
-                        txt_ver = version_truncate(&rel, 2);
-                        if (!in->release.count && rel.count >= 3)
-                                in->release = version_truncate(&rel, 3);
-                }
-                diag_release(&d);
-                strbuf_release(&sb);
-        }
+        if (walk_dir_find(dir, "version.json"))
+                json_ver = read_version_json(in, dir);
+        if (walk_dir_find(dir, "version.txt"))
+                txt_ver = read_version_txt(in, dir);
         if (walk_dir_find(dir, "dist-info"))
                 dist_infos_read(dir->fd, "dist-info", &di);
         components_from_dist_infos(in, &di);
@@ -475,7 +488,6 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         votes[3] = (struct version_vote){ meta_ver, "the cudart version" };
         votes[4] = (struct version_vote){ nvcc_release, "nvcc" };
         votes[5] = (struct version_vote){ ld.soname, "the libcudart soname" };
-        votes[6] = (struct version_vote){ 0 };
         version_votes_settle(in, votes, ELEMENTSOF(votes), 2);
         if (!in->version.count && hint_ver.count >= 2)
                 in->version = version_truncate(&hint_ver, 2);
