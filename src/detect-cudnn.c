@@ -2,7 +2,6 @@
  * or lib64, copies inside a CUDA prefix, pip wheels (nvidia/cudnn), conda,
  * Spack and EasyBuild prefixes, and distribution multiarch packages. */
 #include <errno.h>
-#include <fcntl.h>
 
 #include "detect.h"
 #include "elf-file.h"
@@ -38,18 +37,6 @@ static int header_version(int fd, const char *include_rel, struct version *ret)
                         return 0;
         }
         return -ENOENT;
-}
-
-static bool has_cudnn_header(int fd, const char *include_rel)
-{
-        static const char *const files[] = { "cudnn_version.h", "cudnn.h", "cudnn_version_v9.h" };
-
-        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
-                _cleanup_free_ char *rel = path_join(include_rel, files[i]);
-                if (is_file_at(fd, rel))
-                        return true;
-        }
-        return false;
 }
 
 /* The CUDA major the build targets, from its ELF files: DT_NEEDED
@@ -173,79 +160,38 @@ static void name_hints(const struct walk_dir *dir, const struct dist_infos *di,
         }
 }
 
+static const char *const cudnn_headers[] = {
+        "cudnn_version.h", "cudnn.h", "cudnn_version_v9.h", "cudnn_version_v8.h", NULL,
+};
+
 static void detect_cudnn(const struct walk_dir *dir, struct install_list *l,
                          struct walk_verdict *verdict)
 {
-        _cleanup_free_ char *usr = NULL, *site = NULL, *include_rel = NULL;
-        _cleanup_close_ int usr_fd = -1;
-        const char *triple = NULL, *hint_source = "the directory name";
-        struct libdir ld = { 0 };
+        const char *hint_source = "the directory name";
+        struct library_find f;
         struct dist_infos di = { 0 };
         struct name_hint hint;
         struct version header = { 0 };
         struct version_vote votes[3];
         struct install *in;
-        enum layout layout;
-        int hfd;
         unsigned long elf_major;
 
-        usr = system_prefix_of(dir->realpath, &triple);
-        if (usr) {
-                if (libdir_in(dir->fd, ".", "libcudnn", &ld) < 0)
-                        return;
-                layout = LAYOUT_SYSTEM;
-                usr_fd = open(usr, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (usr_fd >= 0) {
-                        _cleanup_free_ char *tinc = triple ? xasprintf("include/%s", triple) : NULL;
-                        if (has_cudnn_header(usr_fd, "include"))
-                                include_rel = xstrdup("include");
-                        else if (tinc && has_cudnn_header(usr_fd, tinc))
-                                include_rel = TAKE_PTR(tinc);
-                }
-        } else {
-                if (!walk_dir_find(dir, "include") ||
-                    !(walk_dir_find(dir, "lib") || walk_dir_find(dir, "lib64") ||
-                      walk_dir_find(dir, "targets")))
-                        return;
-                if (find_lib_dir(dir->fd, "libcudnn", &ld) < 0)
-                        return;
-                /* In a CUDA prefix, the real directory behind include/. */
-                if (ld.triple) {
-                        _cleanup_free_ char *t = xasprintf("targets/%s/include", ld.triple);
-                        if (!is_symlink_at(dir->fd, t) && has_cudnn_header(dir->fd, t))
-                                include_rel = TAKE_PTR(t);
-                }
-                if (!include_rel && has_cudnn_header(dir->fd, "include"))
-                        include_rel = xstrdup("include");
-                site = wheel_site_packages_of(dir->realpath);
-                layout = library_layout(dir, &ld, site);
-        }
+        if (library_find(dir, "libcudnn", cudnn_headers, &f) < 0)
+                return;
+        in = library_install_new(COMPONENT_CUDNN, dir, &f, cudnn_headers);
+        if (f.include_rel)
+                (void)header_version(f.include_fd, f.include_rel, &header);
 
-        in = library_install_new(COMPONENT_CUDNN, layout, dir, usr, &ld);
-        hfd = usr ? usr_fd : dir->fd;
-        if (include_rel) {
-                in->include_dir = usr ? path_join(usr, include_rel) : path_join(dir->path, include_rel);
-                (void)header_version(hfd, include_rel, &header);
-        } else
-                install_add_problem(in, "missing-headers", "no cudnn_version.h or cudnn.h in '%s'",
-                                    usr ? usr : dir->path);
-        {
-                _cleanup_free_ char *rel = path_join(ld.rel, ld.soname_file);
-                _cleanup_free_ char *display = path_join(in->lib_dir, ld.soname_file);
-                unsigned machine = ld.triple ? elf_machine_from_triple(ld.triple) : 0;
-                check_library(in, dir->fd, rel, display, machine);
-        }
-
-        if (site)
-                dist_infos_read_path(site, &di);
+        if (f.site)
+                dist_infos_read_path(f.site, &di);
         else if (walk_dir_find(dir, "dist-info"))
                 dist_infos_read(dir->fd, "dist-info", &di);
         name_hints(dir, &di, &hint, &hint_source);
 
         votes[0] = (struct version_vote){ header, "cudnn_version.h" };
-        votes[1] = (struct version_vote){ ld.full.count >= 3 ? ld.full : ld.soname,
-                                          ld.full.count >= 3 ? "the libcudnn file name"
-                                                             : "the libcudnn soname" };
+        votes[1] = (struct version_vote){ f.ld.full.count >= 3 ? f.ld.full : f.ld.soname,
+                                          f.ld.full.count >= 3 ? "the libcudnn file name"
+                                                               : "the libcudnn soname" };
         votes[2] = (struct version_vote){ hint.version, hint_source };
         version_votes_settle(in, votes, ELEMENTSOF(votes), 3);
         if (!in->version.count)
@@ -258,7 +204,7 @@ static void detect_cudnn(const struct walk_dir *dir, struct install_list *l,
                         in->build = xasprintf("%lu", hint.version.n[3]);
         }
 
-        elf_major = cuda_major_from_elf(dir->fd, &ld, ld.soname.n[0]);
+        elf_major = cuda_major_from_elf(dir->fd, &f.ld, f.ld.soname.n[0]);
         if (elf_major) {
                 in->cuda_version = (struct version){ .n = { elf_major }, .count = 1 };
                 if (hint.cuda.count && hint.cuda.n[0] != elf_major)
@@ -270,16 +216,12 @@ static void detect_cudnn(const struct walk_dir *dir, struct install_list *l,
         } else if (hint.cuda.count)
                 in->cuda_version = hint.cuda;
 
-        check_sub_libraries(in, dir->fd, &ld, ld.soname.n[0]);
+        check_sub_libraries(in, dir->fd, &f.ld, f.ld.soname.n[0]);
 
-        dist_infos_release(&di);
-        libdir_release(&ld);
         install_list_add(l, in);
-        if (!usr) {
-                verdict->prune = true;
-                if (layout == LAYOUT_CONDA)
-                        verdict->keep = detect_conda_keep;
-        }
+        library_verdict(verdict, f.usr, f.layout);
+        dist_infos_release(&di);
+        library_find_release(&f);
 }
 
 const struct detector detector_cudnn = {

@@ -2,7 +2,6 @@
  * CUDA prefix, HPC SDK comm_libs/X.Y/nccl, pip wheels (nvidia/nccl), conda,
  * Spack and EasyBuild builds, and distribution packages. */
 #include <errno.h>
-#include <fcntl.h>
 
 #include "detect.h"
 #include "elf-file.h"
@@ -56,84 +55,49 @@ static unsigned long cudart_needed_major(int fd, const char *rel)
         return major;
 }
 
+static const char *const nccl_headers[] = { "nccl.h", NULL };
+
 static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
                         struct walk_verdict *verdict)
 {
-        _cleanup_free_ char *usr = NULL, *site = NULL, *include_rel = NULL, *lib_rel = NULL;
-        _cleanup_close_ int usr_fd = -1;
-        const char *triple = NULL, *hint_source = "the directory name";
-        struct libdir ld = { 0 };
+        const char *hint_source = "the directory name";
+        _cleanup_free_ char *lib_rel = NULL;
+        struct library_find f;
         struct dist_infos di = { 0 };
         struct name_hint hint = { 0 };
         struct version header = { 0 }, elf_nccl = { 0 }, elf_cuda = { 0 }, path_cuda;
         struct version_vote votes[4];
         struct install *in;
-        enum layout layout;
         unsigned long needed_major;
 
-        usr = system_prefix_of(dir->realpath, &triple);
-        if (usr) {
-                if (libdir_in(dir->fd, ".", "libnccl", &ld) < 0)
-                        return;
-                layout = LAYOUT_SYSTEM;
-                usr_fd = open(usr, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (usr_fd >= 0 && is_file_at(usr_fd, "include/nccl.h"))
-                        include_rel = xstrdup("include");
-        } else {
-                if (!walk_dir_find(dir, "include") ||
-                    !(walk_dir_find(dir, "lib") || walk_dir_find(dir, "lib64") ||
-                      walk_dir_find(dir, "targets")))
-                        return;
-                if (find_lib_dir(dir->fd, "libnccl", &ld) < 0)
-                        return;
-                if (ld.triple) {
-                        _cleanup_free_ char *t = xasprintf("targets/%s/include", ld.triple);
-                        _cleanup_free_ char *h = path_join(t, "nccl.h");
-                        if (!is_symlink_at(dir->fd, t) && is_file_at(dir->fd, h))
-                                include_rel = TAKE_PTR(t);
-                }
-                if (!include_rel && is_file_at(dir->fd, "include/nccl.h"))
-                        include_rel = xstrdup("include");
-                site = wheel_site_packages_of(dir->realpath);
-                if (hpc_sdk_cuda_of(dir->realpath).count)
-                        layout = LAYOUT_HPC_SDK;
-                else
-                        layout = library_layout(dir, &ld, site);
-        }
-
-        in = library_install_new(COMPONENT_NCCL, layout, dir, usr, &ld);
+        if (library_find(dir, "libnccl", nccl_headers, &f) < 0)
+                return;
+        path_cuda = hpc_sdk_cuda_of(dir->realpath);
+        if (path_cuda.count && !f.usr)
+                f.layout = LAYOUT_HPC_SDK;
+        in = library_install_new(COMPONENT_NCCL, dir, &f, nccl_headers);
         /* ncclras (2.25+) and friends; a CUDA prefix's bin is CUDA's. */
-        if (!usr && layout != LAYOUT_MERGED && is_file_at(dir->fd, "bin/ncclras"))
+        if (!f.usr && f.layout != LAYOUT_MERGED && is_file_at(dir->fd, "bin/ncclras"))
                 in->bin_dir = path_join(dir->path, "bin");
-        if (include_rel) {
-                _cleanup_free_ char *h = path_join(include_rel, "nccl.h");
+        lib_rel = path_join(f.ld.rel, f.ld.soname_file);
+        (void)nccl_elf_versions(dir->fd, lib_rel, &elf_nccl, &elf_cuda);
+        if (f.include_rel) {
+                _cleanup_free_ char *h = path_join(f.include_rel, "nccl.h");
                 struct strbuf sb = STRBUF_INIT;
-                int hfd = usr ? usr_fd : dir->fd;
 
-                in->include_dir = path_join(usr ? usr : dir->path, include_rel);
-                if (read_head_at(hfd, h, DETECT_MAX_HEADER_HEAD, &sb) >= 0 &&
+                if (read_head_at(f.include_fd, h, DETECT_MAX_HEADER_HEAD, &sb) >= 0 &&
                     nccl_header_parse(sb.buf, sb.len, &header) == -EBADMSG)
                         install_add_problem(in, "version-mismatch",
                                             "'%s/nccl.h': NCCL_VERSION_CODE disagrees with NCCL_MAJOR, NCCL_MINOR and NCCL_PATCH",
                                             in->include_dir);
                 strbuf_release(&sb);
-        } else
-                install_add_problem(in, "missing-headers", "no nccl.h in '%s'",
-                                    usr ? usr : dir->path);
-
-        lib_rel = path_join(ld.rel, ld.soname_file);
-        {
-                _cleanup_free_ char *display = path_join(in->lib_dir, ld.soname_file);
-                unsigned machine = ld.triple ? elf_machine_from_triple(ld.triple) : 0;
-                if (check_library(in, dir->fd, lib_rel, display, machine) >= 0)
-                        (void)nccl_elf_versions(dir->fd, lib_rel, &elf_nccl, &elf_cuda);
         }
-        if (ld.soname.n[0] != 2)
+        if (f.ld.soname.n[0] != 2)
                 install_add_problem(in, "version-mismatch", "'%s' is not an NCCL 2 soname",
-                                    ld.soname_file);
+                                    f.ld.soname_file);
 
-        if (site)
-                dist_infos_read_path(site, &di);
+        if (f.site)
+                dist_infos_read_path(f.site, &di);
         else if (walk_dir_find(dir, "dist-info"))
                 dist_infos_read(dir->fd, "dist-info", &di);
         if (dist_infos_name_hint(&di, "nvidia-nccl", "nccl", &hint) >= 0)
@@ -147,8 +111,8 @@ static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
         votes[0] = (struct version_vote){ header, "nccl.h" };
         votes[1] = (struct version_vote){ elf_nccl, "libnccl" };
         votes[2] = (struct version_vote){ .source = "the libnccl file name" };
-        if (ld.full.count >= 3)
-                votes[2].value = ld.full;
+        if (f.ld.full.count >= 3)
+                votes[2].value = f.ld.full;
         votes[3] = (struct version_vote){ hint.version, hint_source };
         version_votes_settle(in, votes, ELEMENTSOF(votes), 3);
         if (!in->version.count)
@@ -156,7 +120,6 @@ static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
                                     in->prefix);
 
         /* The CUDA it was built for: the string in the library, then names. */
-        path_cuda = hpc_sdk_cuda_of(dir->realpath);
         needed_major = cudart_needed_major(dir->fd, lib_rel);
         if (elf_cuda.count)
                 in->cuda_version = elf_cuda;
@@ -183,14 +146,10 @@ static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
         if (in->cuda_version.count > 2)
                 in->cuda_version = version_truncate(&in->cuda_version, 2);
 
-        dist_infos_release(&di);
-        libdir_release(&ld);
         install_list_add(l, in);
-        if (!usr) {
-                verdict->prune = true;
-                if (layout == LAYOUT_CONDA)
-                        verdict->keep = detect_conda_keep;
-        }
+        library_verdict(verdict, f.usr, f.layout);
+        dist_infos_release(&di);
+        library_find_release(&f);
 }
 
 const struct detector detector_nccl = {

@@ -375,7 +375,19 @@ bool dir_holds_cuda(const struct walk_dir *dir, const struct libdir *ld)
                is_file_at(dir->fd, "bin/nvcc") || libdir_has(ld, dir->fd, "libcudart");
 }
 
-enum layout library_layout(const struct walk_dir *dir, const struct libdir *ld, const char *site)
+static bool has_any(int fd, const char *dir, const char *const *names)
+{
+        for (; *names; names++) {
+                _cleanup_free_ char *rel = path_join(dir, *names);
+                if (is_file_at(fd, rel))
+                        return true;
+        }
+        return false;
+}
+
+/* The layout of a cuDNN or NCCL install in a (non-system) directory. */
+static enum layout library_layout(const struct walk_dir *dir, const struct libdir *ld,
+                                  const char *site)
 {
         if (site)
                 return LAYOUT_WHEEL;
@@ -386,20 +398,94 @@ enum layout library_layout(const struct walk_dir *dir, const struct libdir *ld, 
         return LAYOUT_TARBALL;
 }
 
-struct install *library_install_new(enum component c, enum layout l, const struct walk_dir *dir,
-                                    const char *usr, const struct libdir *ld)
+int library_find(const struct walk_dir *dir, const char *stem, const char *const *headers,
+                 struct library_find *ret)
 {
-        struct install *in = install_new(c, l);
+        struct library_find f = { .usr_fd = -1, .include_fd = -1 };
+        const char *triple = NULL;
 
-        if (usr) {
-                in->prefix = xstrdup(usr);
-                in->realpath = xstrdup(usr);
+        f.usr = system_prefix_of(dir->realpath, &triple);
+        if (f.usr) {
+                _cleanup_free_ char *tinc = triple ? xasprintf("include/%s", triple) : NULL;
+
+                if (libdir_in(dir->fd, ".", stem, &f.ld) < 0) {
+                        library_find_release(&f);
+                        return -ENOENT;
+                }
+                f.layout = LAYOUT_SYSTEM;
+                f.usr_fd = open(f.usr, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                f.include_fd = f.usr_fd;
+                if (f.usr_fd >= 0 && has_any(f.usr_fd, "include", headers))
+                        f.include_rel = xstrdup("include");
+                else if (f.usr_fd >= 0 && tinc && has_any(f.usr_fd, tinc, headers))
+                        f.include_rel = TAKE_PTR(tinc);
+                *ret = f;
+                return 0;
+        }
+        if (!walk_dir_find(dir, "include") ||
+            !(walk_dir_find(dir, "lib") || walk_dir_find(dir, "lib64") || walk_dir_find(dir, "targets")))
+                return -ENOENT;
+        if (find_lib_dir(dir->fd, stem, &f.ld) < 0)
+                return -ENOENT;
+        f.include_fd = dir->fd;
+        /* In a CUDA prefix, the real directory behind include/. */
+        if (f.ld.triple) {
+                _cleanup_free_ char *t = xasprintf("targets/%s/include", f.ld.triple);
+                if (!is_symlink_at(dir->fd, t) && has_any(dir->fd, t, headers))
+                        f.include_rel = TAKE_PTR(t);
+        }
+        if (!f.include_rel && has_any(dir->fd, "include", headers))
+                f.include_rel = xstrdup("include");
+        f.site = wheel_site_packages_of(dir->realpath);
+        f.layout = library_layout(dir, &f.ld, f.site);
+        *ret = f;
+        return 0;
+}
+
+void library_find_release(struct library_find *f)
+{
+        free(f->usr);
+        if (f->usr_fd >= 0)
+                close(f->usr_fd);
+        free(f->site);
+        libdir_release(&f->ld);
+        free(f->include_rel);
+        *f = (struct library_find){ .usr_fd = -1, .include_fd = -1 };
+}
+
+struct install *library_install_new(enum component c, const struct walk_dir *dir,
+                                    const struct library_find *f, const char *const *headers)
+{
+        struct install *in = install_new(c, f->layout);
+        _cleanup_free_ char *rel = path_join(f->ld.rel, f->ld.soname_file);
+        _cleanup_free_ char *display = NULL;
+
+        if (f->usr) {
+                in->prefix = xstrdup(f->usr);
+                in->realpath = xstrdup(f->usr);
                 in->lib_dir = xstrdup(dir->path);
         } else {
                 install_set_location(in, dir);
-                in->lib_dir = path_join(dir->path, ld->rel);
+                in->lib_dir = path_join(dir->path, f->ld.rel);
         }
+        if (f->include_rel)
+                in->include_dir = path_join(f->usr ? f->usr : dir->path, f->include_rel);
+        else
+                install_add_problem(in, "missing-headers", "no %s in '%s/include'", headers[0],
+                                    in->prefix);
+        display = path_join(in->lib_dir, f->ld.soname_file);
+        check_library(in, dir->fd, rel, display,
+                      f->ld.triple ? elf_machine_from_triple(f->ld.triple) : 0);
         return in;
+}
+
+void library_verdict(struct walk_verdict *verdict, const char *usr, enum layout l)
+{
+        if (usr)
+                return;
+        verdict->prune = true;
+        if (l == LAYOUT_CONDA)
+                verdict->keep = detect_conda_keep;
 }
 
 void install_set_location(struct install *in, const struct walk_dir *dir)

@@ -93,13 +93,33 @@ extern const char *const detect_conda_keep[];
 
 /* Whether the directory is a CUDA prefix too (cuDNN or NCCL copied in). */
 bool dir_holds_cuda(const struct walk_dir *dir, const struct libdir *ld);
-/* The layout of a cuDNN or NCCL install in a (non-system) directory: wheel
- * when site is set, conda, merged into a CUDA prefix, else tarball. */
-enum layout library_layout(const struct walk_dir *dir, const struct libdir *ld, const char *site);
-/* A new cuDNN or NCCL install: at the system prefix usr (its lib dir the
- * walked directory), or at the walked directory with ld's lib dir. */
-struct install *library_install_new(enum component c, enum layout l, const struct walk_dir *dir,
-                                    const char *usr, const struct libdir *ld);
+/* Where a cuDNN or NCCL install of a directory is: a system library
+ * directory (…/usr/lib/<triple>, headers in …/usr/include[/<triple>]) or a
+ * prefix with include/ and lib, lib64 or targets/<triple>/lib. */
+struct library_find {
+        char *usr;          /* the system prefix, or NULL */
+        int usr_fd;         /* usr opened, or -1 */
+        char *site;         /* site-packages of a wheel, or NULL */
+        struct libdir ld;   /* relative to the walked directory */
+        char *include_rel;  /* relative to usr or to the directory; NULL: none */
+        int include_fd;     /* what include_rel is relative to */
+        enum layout layout;
+};
+/* Fill ret (to be released) when dir holds the library `stem` ("libcudnn");
+ * headers are the names any of which marks the include directory.
+ * -ENOENT when it does not. */
+int library_find(const struct walk_dir *dir, const char *stem, const char *const *headers,
+                 struct library_find *ret);
+void library_find_release(struct library_find *f);
+/* A new cuDNN or NCCL install from what library_find found, with its ELF
+ * facts checked and missing headers recorded. */
+struct install *library_install_new(enum component c, const struct walk_dir *dir,
+                                    const struct library_find *f, const char *const *headers);
+
+/* The walk's verdict after a cuDNN or NCCL install was found in dir: a
+ * prefix is not descended into (a conda env only into envs/ and lib/); a
+ * system library directory is walked on. */
+void library_verdict(struct walk_verdict *verdict, const char *usr, enum layout l);
 
 /* Fill a new install's identity fields from the walked directory. */
 void install_set_location(struct install *in, const struct walk_dir *dir);
