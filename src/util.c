@@ -181,6 +181,44 @@ char *path_dirname(const char *path)
         return xstrndup(path, (size_t)(s - path));
 }
 
+char *path_absolute(const char *path)
+{
+        char *joined, *out;
+        size_t o = 0;
+
+        if (path[0] == '/')
+                joined = xstrdup(path);
+        else {
+                char *cwd = getcwd(NULL, 0);
+                joined = cwd ? path_join(cwd, path) : xstrdup(path);
+                free(cwd);
+        }
+        out = xmalloc(strlen(joined) + 2);
+        for (const char *p = joined; *p;) {
+                const char *e;
+                size_t n;
+
+                while (*p == '/')
+                        p++;
+                e = strchrnul(p, '/');
+                n = (size_t)(e - p);
+                if (n == 0 || (n == 1 && p[0] == '.')) {
+                        p = e;
+                        continue;
+                }
+                if (joined[0] == '/' || o > 0)
+                        out[o++] = '/';
+                memcpy(out + o, p, n);
+                o += n;
+                p = e;
+        }
+        if (o == 0)
+                out[o++] = joined[0] == '/' ? '/' : '.';
+        out[o] = '\0';
+        free(joined);
+        return out;
+}
+
 bool path_startswith(const char *path, const char *dir)
 {
         size_t l = strlen(dir);

@@ -93,6 +93,10 @@ char *path_join(const char *a, const char *b);
 const char *path_basename(const char *path);
 /* Parent directory of path, newly allocated ("/" for "/x", "." for "x"). */
 char *path_dirname(const char *path);
+/* path made absolute against the working directory (symlinks and ".."
+ * kept as written), with repeated slashes, "." components and trailing
+ * slashes removed; newly allocated. */
+char *path_absolute(const char *path);
 /* Whether path lies below (or is) dir, by string comparison of components. */
 bool path_startswith(const char *path, const char *dir);
 

@@ -417,27 +417,29 @@ int walk_roots(const char *const *roots, size_t n_roots, const struct walk_optio
                 w.max_depth = WALK_MAX_DEPTH_LIMIT;
 
         for (size_t i = 0; i < n_roots && !w.stop; i++) {
-                _cleanup_free_ char *real = realpath(roots[i], NULL);
+                /* Reported paths are absolute, as the user spelled them. */
+                _cleanup_free_ char *root = path_absolute(roots[i]);
+                _cleanup_free_ char *real = realpath(root, NULL);
                 int fd;
 
                 if (!real) {
                         if (errno == ELOOP)
-                                warn(&w, "symlink loop at '%s', skipping", roots[i]);
+                                warn(&w, "symlink loop at '%s', skipping", root);
                         else if (errno != ENOENT || opts->warn_missing_roots)
-                                warn(&w, "cannot scan '%s': %s, skipping", roots[i],
+                                warn(&w, "cannot scan '%s': %s, skipping", root,
                                      strerror(errno));
                         continue;
                 }
-                fd = open(roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+                fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
                 if (fd < 0) {
                         if (errno != ENOENT || opts->warn_missing_roots)
-                                warn(&w, "cannot open directory '%s': %s, skipping", roots[i],
+                                warn(&w, "cannot open directory '%s': %s, skipping", root,
                                      strerror(errno));
                         continue;
                 }
-                walk_fd(&w, fd, roots[i], real, roots[i], NULL, 0, 0);
+                walk_fd(&w, fd, root, real, root, NULL, 0, 0);
                 /* A root given as a symlink makes its chain aliases too. */
-                report_chain(&w, roots[i], real);
+                report_chain(&w, root, real);
         }
 
         /* Symlinks last, in rounds: each round may queue more. */

@@ -281,6 +281,39 @@ START_TEST(walk_leaves_proc_alone)
 }
 END_TEST
 
+/* Roots are reported absolute, as spelled: ".", "//", trailing slashes and
+ * relative paths normalised, symlinks kept. */
+START_TEST(walk_roots_are_made_absolute)
+{
+        char *root = fx_new();
+        struct seen s = { 0 };
+        const char *roots[] = { "./local//cuda-12.4/." };
+        _cleanup_free_ char *want = path_join(root, "local/cuda-12.4");
+
+        fx_mkdir(root, "local/cuda-12.4/bin");
+        ck_assert_int_eq(chdir(root), 0);
+        ck_assert_int_eq(walk_roots(roots, 1, &(struct walk_options){ 0 }, &ops, &s), 0);
+        ck_assert_str_eq(s.visited.items[0], want);
+        ck_assert(visited(&s, root, "local/cuda-12.4/bin"));
+        seen_release(&s);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(path_absolute_normalises)
+{
+        static const struct { const char *in, *out; } cases[] = {
+                { "/usr/local/", "/usr/local" }, { "//usr//local/./cuda", "/usr/local/cuda" },
+                { "/", "/" }, { "/.", "/" }, { "/a/../b", "/a/../b" }, { NULL, NULL },
+        };
+
+        for (size_t i = 0; cases[i].in; i++) {
+                _cleanup_free_ char *p = path_absolute(cases[i].in);
+                ck_assert_str_eq(p, cases[i].out);
+        }
+}
+END_TEST
+
 START_TEST(walk_missing_root)
 {
         struct seen s = { 0 };
@@ -310,6 +343,8 @@ int main(void)
         tcase_add_test(tc, walk_unreadable_directory_warns_and_continues);
         tcase_add_test(tc, walk_leaves_proc_alone);
         tcase_add_test(tc, walk_missing_root);
+        tcase_add_test(tc, walk_roots_are_made_absolute);
+        tcase_add_test(tc, path_absolute_normalises);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
