@@ -23,25 +23,9 @@ const char *component_to_string(enum component c)
         return c >= 0 && c < _COMPONENT_MAX ? component_names[c] : NULL;
 }
 
-enum component component_from_string(const char *s)
-{
-        for (int i = 0; i < _COMPONENT_MAX; i++)
-                if (streq(component_names[i], s))
-                        return (enum component)i;
-        return _COMPONENT_INVALID;
-}
-
 const char *layout_to_string(enum layout l)
 {
         return l >= 0 && l < _LAYOUT_MAX ? layout_names[l] : NULL;
-}
-
-enum layout layout_from_string(const char *s)
-{
-        for (int i = 0; i < _LAYOUT_MAX; i++)
-                if (streq(layout_names[i], s))
-                        return (enum layout)i;
-        return _LAYOUT_INVALID;
 }
 
 struct install *install_new(enum component c, enum layout l)

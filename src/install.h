@@ -22,7 +22,6 @@ enum component {
 };
 
 const char *component_to_string(enum component c);
-enum component component_from_string(const char *s);
 
 enum layout {
         LAYOUT_TOOLKIT, /* runfile/deb/rpm tree, Spack and EasyBuild prefixes */
@@ -37,7 +36,6 @@ enum layout {
 };
 
 const char *layout_to_string(enum layout l);
-enum layout layout_from_string(const char *s);
 
 struct problem {
         char *code;

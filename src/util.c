@@ -219,17 +219,6 @@ char *path_absolute(const char *path)
         return out;
 }
 
-bool path_startswith(const char *path, const char *dir)
-{
-        size_t l = strlen(dir);
-
-        while (l > 1 && dir[l - 1] == '/')
-                l--;
-        if (strncmp(path, dir, l) != 0)
-                return false;
-        return path[l] == '\0' || path[l] == '/' || (l == 1 && dir[0] == '/');
-}
-
 /* Length of the valid UTF-8 sequence at s, or 0 when it is not one. */
 static size_t utf8_seq_len(const unsigned char *s)
 {

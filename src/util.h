@@ -97,8 +97,6 @@ char *path_dirname(const char *path);
  * kept as written), with repeated slashes, "." components and trailing
  * slashes removed; newly allocated. */
 char *path_absolute(const char *path);
-/* Whether path lies below (or is) dir, by string comparison of components. */
-bool path_startswith(const char *path, const char *dir);
 
 /* Whether s is valid UTF-8 (no overlongs, no surrogates). */
 bool utf8_valid(const char *s);
