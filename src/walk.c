@@ -26,7 +26,6 @@ struct visited {
 
 struct pending {
         char *path;
-        char *root;
         unsigned depth;
 };
 
@@ -164,19 +163,19 @@ static void entries_free(struct walk_entry *e, size_t n)
         free(e);
 }
 
-static void queue_symlink(struct walker *w, const char *path, const char *root, unsigned depth)
+static void queue_symlink(struct walker *w, const char *path, unsigned depth)
 {
         if (w->n_pending == w->alloc_pending) {
                 w->alloc_pending = w->alloc_pending ? w->alloc_pending * 2 : 64;
                 w->pending = xreallocarray(w->pending, w->alloc_pending, sizeof(*w->pending));
         }
         w->pending[w->n_pending++] = (struct pending){
-                .path = xstrdup(path), .root = xstrdup(root), .depth = depth
+                .path = xstrdup(path), .depth = depth
         };
 }
 
 static void walk_fd(struct walker *w, int fd, const char *path, const char *realpath,
-                    const char *root, const char *parent_realpath, unsigned depth, dev_t parent_dev);
+                    const char *parent_realpath, unsigned depth, dev_t parent_dev);
 
 /* Kernel pseudo filesystems hold no installs and are large or unreadable
  * (/proc, /sys): a walk of "/" must not wander into them. */
@@ -210,7 +209,7 @@ static bool pseudo_filesystem(int fd)
 
 /* Open dir/name as a directory without following a symlink, and walk it. */
 static void walk_child(struct walker *w, int dirfd, const char *name, const char *path,
-                       const char *realpath, const char *root, unsigned depth, dev_t parent_dev)
+                       const char *realpath, unsigned depth, dev_t parent_dev)
 {
         _cleanup_free_ char *child_path = path_join(path, name);
         _cleanup_free_ char *child_real = path_join(realpath, name);
@@ -226,12 +225,12 @@ static void walk_child(struct walker *w, int dirfd, const char *name, const char
                              strerror(errno));
                 return;
         }
-        walk_fd(w, fd, child_path, child_real, root, realpath, depth, parent_dev);
+        walk_fd(w, fd, child_path, child_real, realpath, depth, parent_dev);
 }
 
 /* Walk the open directory fd (taking ownership of it). */
 static void walk_fd(struct walker *w, int fd, const char *path, const char *realpath,
-                    const char *root, const char *parent_realpath, unsigned depth, dev_t parent_dev)
+                    const char *parent_realpath, unsigned depth, dev_t parent_dev)
 {
         struct walk_entry *entries = NULL;
         size_t n = 0, alloc = 0;
@@ -281,15 +280,13 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
 
         if (first) {
                 struct walk_dir wd = {
-                        .fd = dirfd(d), .path = path, .realpath = realpath, .root = root,
+                        .fd = dirfd(d), .path = path, .realpath = realpath,
                         .parent_realpath = parent_realpath, .depth = depth,
                         .entries = entries, .n_entries = n,
                 };
                 struct walk_verdict verdict = { 0 };
                 int r = w->ops->visit(&wd, &verdict, w->userdata);
 
-                /* visit() may have grown the table: look the entry up again. */
-                v = visited_lookup(w, st.st_dev, st.st_ino, false);
                 if (r < 0)
                         w->stop = r;
                 v->prune = verdict.prune;
@@ -309,7 +306,7 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
                         type = S_ISDIR(cst.st_mode) ? DT_DIR : S_ISLNK(cst.st_mode) ? DT_LNK : DT_REG;
                 }
                 if (type == DT_DIR)
-                        walk_child(w, dirfd(d), name, path, realpath, root, depth + 1, st.st_dev);
+                        walk_child(w, dirfd(d), name, path, realpath, depth + 1, st.st_dev);
                 else if (type == DT_LNK) {
                         struct stat cst;
                         _cleanup_free_ char *child_path = path_join(path, name);
@@ -320,7 +317,7 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
                                 continue;
                         }
                         if (S_ISDIR(cst.st_mode) && !excluded(w, child_path))
-                                queue_symlink(w, child_path, root, depth + 1);
+                                queue_symlink(w, child_path, depth + 1);
                 }
                 v = visited_lookup(w, st.st_dev, st.st_ino, false);
         }
@@ -399,7 +396,7 @@ static void follow_symlink(struct walker *w, const struct pending *p)
                 return;
         }
         parent_real = path_dirname(real);
-        walk_fd(w, fd, p->path, real, p->root, parent_real, p->depth, 0);
+        walk_fd(w, fd, p->path, real, parent_real, p->depth, 0);
         /* The links of its chain beyond the first are aliases of the target. */
         if (report_chain(w, p->path, real) < 0)
                 warn(w, "symlink loop at '%s', skipping", p->path);
@@ -437,7 +434,7 @@ int walk_roots(const char *const *roots, size_t n_roots, const struct walk_optio
                                      strerror(errno));
                         continue;
                 }
-                walk_fd(&w, fd, root, real, root, NULL, 0, 0);
+                walk_fd(&w, fd, root, real, NULL, 0, 0);
                 /* A root given as a symlink makes its chain aliases too. */
                 report_chain(&w, root, real);
         }
@@ -454,14 +451,11 @@ int walk_roots(const char *const *roots, size_t n_roots, const struct walk_optio
                         if (!w.stop)
                                 follow_symlink(&w, &batch[i]);
                         free(batch[i].path);
-                        free(batch[i].root);
                 }
                 free(batch);
         }
-        for (size_t i = 0; i < w.n_pending; i++) {
+        for (size_t i = 0; i < w.n_pending; i++)
                 free(w.pending[i].path);
-                free(w.pending[i].root);
-        }
         free(w.pending);
         free(w.table);
         return w.stop;

@@ -1,6 +1,6 @@
 /* walk.h: visit every directory under a set of roots, once each.
  *
- * The walk goes breadth of each root without following symlinks first; the
+ * The walk goes through each root without following symlinks first; the
  * symlinks to directories it meets are queued and followed afterwards, so a
  * directory reachable directly is always reported under its direct path and
  * the symlinks (and every link of their chains, such as
@@ -28,7 +28,6 @@ struct walk_dir {
         int fd;               /* the open directory */
         const char *path;     /* as walked from the root (may pass through symlinks) */
         const char *realpath; /* canonical path */
-        const char *root;     /* the root it was found under */
         const char *parent_realpath; /* NULL for a root */
         unsigned depth;       /* 0 for a root */
         struct walk_entry *entries; /* sorted by name, without "." and ".." */
