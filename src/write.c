@@ -1,0 +1,1305 @@
+/* write.c: put a generated modulefile tree on disk, safely (see write.h).
+ *
+ * A run has three phases, all under the lock: plan (read what is on disk
+ * and the index, decide a status per file, touch nothing), report (diffs
+ * for dry_run), apply (write, prune, remove emptied directories, rewrite
+ * the index). Every file below the output directory is reached through
+ * directory descriptors opened with O_NOFOLLOW, so a symlink planted in the
+ * tree can never redirect a write or a removal outside it. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <nettle/sha2.h>
+#include <stdint.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "build-config.h"
+#include "strbuf.h"
+#include "write.h"
+#include "banned.h"
+
+#define INDEX_NAME ".cudamod-index.json"
+#define LOCK_NAME ".cudamod.lock"
+#define TMP_PREFIX ".cudamod-tmp."
+#define INDEX_MAX ((size_t)64 * 1024 * 1024)
+#define CURRENT_MAX ((size_t)256 * 1024 * 1024)
+#define DIFF_CONTEXT 3
+/* Above this many cells in the LCS table (after the common prefix and
+ * suffix are taken off) the middle is shown replaced as a whole. */
+#define DIFF_MAX_CELLS ((size_t)4 * 1024 * 1024)
+
+static const char *const status_names[_FILE_STATUS_MAX] = {
+        [FILE_CREATED] = "created",
+        [FILE_UPDATED] = "updated",
+        [FILE_UNCHANGED] = "unchanged",
+        [FILE_PRUNED] = "pruned",
+        [FILE_STALE] = "stale",
+        [FILE_SKIPPED_EDITED] = "edited",
+        [FILE_SKIPPED_FOREIGN] = "foreign",
+};
+
+const char *file_status_to_string(enum file_status s)
+{
+        if ((unsigned)s >= _FILE_STATUS_MAX)
+                return NULL;
+        return status_names[s];
+}
+
+void sha256_hex(const void *data, size_t len, char ret[65])
+{
+        static const char hex[] = "0123456789abcdef";
+        struct sha256_ctx ctx;
+        uint8_t digest[SHA256_DIGEST_SIZE];
+
+        sha256_init(&ctx);
+        sha256_update(&ctx, len, data);
+        sha256_digest(&ctx, sizeof(digest), digest);
+        for (size_t i = 0; i < sizeof(digest); i++) {
+                ret[2 * i] = hex[digest[i] >> 4];
+                ret[2 * i + 1] = hex[digest[i] & 0xf];
+        }
+        ret[64] = '\0';
+}
+
+/* ---- unified diff ---- */
+
+struct line {
+        const char *s;
+        size_t len; /* with its '\n', when it has one */
+        uint32_t hash;
+};
+
+static size_t split_lines(const char *s, size_t len, struct line **ret)
+{
+        struct line *lines = NULL;
+        size_t n = 0, alloc = 0, pos = 0;
+
+        while (pos < len) {
+                const char *nl = memchr(s + pos, '\n', len - pos);
+                size_t end = nl ? (size_t)(nl - s) + 1 : len;
+                uint32_t h = 2166136261u;
+
+                for (size_t i = pos; i < end; i++)
+                        h = (h ^ (unsigned char)s[i]) * 16777619u;
+                if (n == alloc) {
+                        alloc = alloc ? alloc * 2 : 64;
+                        lines = xreallocarray(lines, alloc, sizeof(*lines));
+                }
+                lines[n++] = (struct line){ .s = s + pos, .len = end - pos, .hash = h };
+                pos = end;
+        }
+        *ret = lines;
+        return n;
+}
+
+static bool line_eq(const struct line *a, const struct line *b)
+{
+        return a->hash == b->hash && a->len == b->len && memcmp(a->s, b->s, a->len) == 0;
+}
+
+/* Mark changed lines (ca for a, cb for b): those outside a longest common
+ * subsequence, found by dynamic programming over what is left between the
+ * common prefix and suffix; beyond DIFF_MAX_CELLS the whole middle. */
+static void mark_changes(const struct line *a, size_t n, const struct line *b, size_t m, char *ca,
+                         char *cb)
+{
+        size_t pre = 0, suf = 0, na, nb;
+
+        while (pre < n && pre < m && line_eq(&a[pre], &b[pre]))
+                pre++;
+        while (suf < n - pre && suf < m - pre && line_eq(&a[n - 1 - suf], &b[m - 1 - suf]))
+                suf++;
+        na = n - pre - suf;
+        nb = m - pre - suf;
+        if (na > 0 && nb > 0 && na <= DIFF_MAX_CELLS / nb) {
+                const struct line *x = a + pre, *y = b + pre;
+                size_t w = nb + 1, i = 0, j = 0;
+                /* min(na, nb) <= sqrt(DIFF_MAX_CELLS): the lengths fit. */
+                uint16_t *L = xcalloc((na + 1) * w, sizeof(uint16_t));
+
+                for (size_t ii = na; ii-- > 0;)
+                        for (size_t jj = nb; jj-- > 0;) {
+                                uint16_t v;
+                                if (line_eq(&x[ii], &y[jj]))
+                                        v = (uint16_t)(L[(ii + 1) * w + jj + 1] + 1);
+                                else {
+                                        uint16_t down = L[(ii + 1) * w + jj], right = L[ii * w + jj + 1];
+                                        v = down > right ? down : right;
+                                }
+                                L[ii * w + jj] = v;
+                        }
+                while (i < na && j < nb) {
+                        if (line_eq(&x[i], &y[j])) {
+                                i++;
+                                j++;
+                        } else if (L[(i + 1) * w + j] >= L[i * w + j + 1])
+                                ca[pre + i++] = 1;
+                        else
+                                cb[pre + j++] = 1;
+                }
+                memset(ca + pre + i, 1, na - i);
+                memset(cb + pre + j, 1, nb - j);
+                free(L);
+        } else {
+                memset(ca + pre, 1, na);
+                memset(cb + pre, 1, nb);
+        }
+}
+
+/* Slide each run of changed lines in x as far down as equal lines allow
+ * (merging with the runs it meets), then back up to the last place where
+ * it sits next to a change in the other file, so that a replacement reads
+ * as one block. Equal lines make many placements equally short; this is
+ * the one GNU diff prints. cy is the other file's flags, m its length. */
+static void compact(const struct line *x, size_t n, char *cx, const char *cy, size_t m)
+{
+        _cleanup_free_ char *ygap = NULL;
+        size_t g = 0, i = 0;
+
+        /* ygap[g]: the other file has changed lines after its g-th
+         * unchanged line (and before the next). */
+        ygap = xcalloc(m + 2, 1);
+        for (size_t j = 0; j < m; j++) {
+                if (cy[j])
+                        ygap[g] = 1;
+                else
+                        g++;
+        }
+        g = 0; /* now: unchanged lines of x before i */
+        while (i < n) {
+                size_t s, e, len, best;
+
+                if (!cx[i]) {
+                        i++;
+                        g++;
+                        continue;
+                }
+                s = i;
+                e = i;
+                while (e < n && cx[e])
+                        e++;
+                do {
+                        len = e - s;
+                        while (s > 0 && line_eq(&x[s - 1], &x[e - 1])) {
+                                cx[--s] = 1;
+                                cx[--e] = 0;
+                                g--;
+                                while (s > 0 && cx[s - 1])
+                                        s--;
+                        }
+                        best = ygap[g] ? e : SIZE_MAX;
+                        while (e < n && line_eq(&x[s], &x[e])) {
+                                cx[s++] = 0;
+                                cx[e++] = 1;
+                                g++;
+                                while (e < n && cx[e])
+                                        e++;
+                                if (ygap[g])
+                                        best = e;
+                        }
+                } while (e - s != len);
+                while (best != SIZE_MAX && e > best) {
+                        cx[--s] = 1;
+                        cx[--e] = 0;
+                        g--;
+                }
+                i = e;
+        }
+}
+
+/* The edit script for a -> b as '=', '-', '+' ops, deletions before
+ * insertions between two common lines. */
+static size_t edit_script(const struct line *a, size_t n, const struct line *b, size_t m, char **ret)
+{
+        _cleanup_free_ char *ca = xcalloc(n + 1, 1), *cb = xcalloc(m + 1, 1);
+        char *ops = xmalloc(n + m + 1);
+        size_t i = 0, j = 0, k = 0;
+
+        mark_changes(a, n, b, m, ca, cb);
+        compact(a, n, ca, cb, m);
+        compact(b, m, cb, ca, n);
+        while (i < n || j < m) {
+                if (i < n && ca[i]) {
+                        ops[k++] = '-';
+                        i++;
+                } else if (j < m && cb[j]) {
+                        ops[k++] = '+';
+                        j++;
+                } else {
+                        ops[k++] = '=';
+                        i++;
+                        j++;
+                }
+        }
+        *ret = ops;
+        return k;
+}
+
+static void add_range(struct strbuf *out, size_t start, size_t count)
+{
+        /* GNU diff: an empty range names the line before it. */
+        if (count == 0)
+                strbuf_addf(out, "%zu,0", start - 1);
+        else if (count == 1)
+                strbuf_addf(out, "%zu", start);
+        else
+                strbuf_addf(out, "%zu,%zu", start, count);
+}
+
+static void add_line(struct strbuf *out, char prefix, const struct line *l)
+{
+        strbuf_addch(out, prefix);
+        strbuf_add(out, l->s, l->len);
+        if (l->len == 0 || l->s[l->len - 1] != '\n')
+                strbuf_addstr(out, "\n\\ No newline at end of file\n");
+}
+
+void unified_diff(const char *a, size_t alen, const char *b, size_t blen, const char *label_a,
+                  const char *label_b, struct strbuf *out)
+{
+        _cleanup_free_ struct line *la = NULL, *lb = NULL;
+        _cleanup_free_ char *ops = NULL;
+        _cleanup_free_ size_t *apos = NULL, *bpos = NULL;
+        size_t n, m, k, c = 0;
+
+        if (alen == blen && (alen == 0 || memcmp(a, b, alen) == 0))
+                return;
+        n = split_lines(a, alen, &la);
+        m = split_lines(b, blen, &lb);
+        k = edit_script(la, n, lb, m, &ops);
+        /* Line positions before each op. */
+        apos = xcalloc(k + 1, sizeof(size_t));
+        bpos = xcalloc(k + 1, sizeof(size_t));
+        for (size_t i = 0; i < k; i++) {
+                apos[i + 1] = apos[i] + (ops[i] != '+');
+                bpos[i + 1] = bpos[i] + (ops[i] != '-');
+        }
+        strbuf_addf(out, "--- %s\n+++ %s\n", label_a, label_b);
+        while (c < k) {
+                size_t first, last_end, lo, hi, an = 0, bn = 0;
+
+                while (c < k && ops[c] == '=')
+                        c++;
+                if (c == k)
+                        break;
+                first = c;
+                /* Take changes separated by at most 2 * context equal lines
+                 * into one hunk, as GNU diff does. */
+                for (;;) {
+                        size_t next;
+                        while (c < k && ops[c] != '=')
+                                c++;
+                        last_end = c;
+                        next = c;
+                        while (next < k && ops[next] == '=')
+                                next++;
+                        if (next == k || next - last_end > 2 * DIFF_CONTEXT)
+                                break;
+                        c = next;
+                }
+                lo = first > DIFF_CONTEXT ? first - DIFF_CONTEXT : 0;
+                hi = k - last_end > DIFF_CONTEXT ? last_end + DIFF_CONTEXT : k;
+                for (size_t i = lo; i < hi; i++) {
+                        an += ops[i] != '+';
+                        bn += ops[i] != '-';
+                }
+                strbuf_addstr(out, "@@ -");
+                add_range(out, apos[lo] + 1, an);
+                strbuf_addstr(out, " +");
+                add_range(out, bpos[lo] + 1, bn);
+                strbuf_addstr(out, " @@\n");
+                for (size_t i = lo; i < hi;) {
+                        size_t j = i;
+                        if (ops[i] == '=') {
+                                add_line(out, ' ', &la[apos[i]]);
+                                i++;
+                                continue;
+                        }
+                        /* A run of changes: its deletions, then its insertions. */
+                        while (j < hi && ops[j] != '=')
+                                j++;
+                        for (size_t t = i; t < j; t++)
+                                if (ops[t] == '-')
+                                        add_line(out, '-', &la[apos[t]]);
+                        for (size_t t = i; t < j; t++)
+                                if (ops[t] == '+')
+                                        add_line(out, '+', &lb[bpos[t]]);
+                        i = j;
+                }
+                c = hi;
+        }
+}
+
+/* ---- paths ---- */
+
+/* Why rel cannot name a generated file, or NULL when it can. */
+static const char *path_problem(const char *rel)
+{
+        const char *c = rel;
+
+        if (!rel || !*rel)
+                return "empty path";
+        if (rel[0] == '/')
+                return "absolute path";
+        if (!utf8_valid(rel))
+                return "not valid UTF-8";
+        for (;;) {
+                const char *e = strchrnul(c, '/');
+                size_t n = (size_t)(e - c);
+
+                if (n == 0)
+                        return "empty path component";
+                if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+                        return "'.' or '..' component";
+                if (n >= strlen(TMP_PREFIX) && memcmp(c, TMP_PREFIX, strlen(TMP_PREFIX)) == 0)
+                        return "reserved name";
+                if (!*e)
+                        break;
+                c = e + 1;
+        }
+        if (streq(rel, INDEX_NAME) || streq(rel, LOCK_NAME))
+                return "reserved name";
+        return NULL;
+}
+
+static int cmp_gen_ptr(const void *x, const void *y)
+{
+        const struct gen_file *const *a = x, *const *b = y;
+
+        return strcmp((*a)->path, (*b)->path);
+}
+
+static int cmp_str_gen(const void *key, const void *elem)
+{
+        const struct gen_file *const *g = elem;
+
+        return strcmp(key, (*g)->path);
+}
+
+/* Every path valid, none twice, none a directory of another. */
+static int validate_files(const struct gen_file *files, size_t n, struct diag *d)
+{
+        _cleanup_free_ const struct gen_file **sorted = NULL;
+
+        for (size_t i = 0; i < n; i++) {
+                const char *why = path_problem(files[i].path);
+                if (why)
+                        return diag_errorf(d, -EINVAL, "invalid output path '%s': %s",
+                                           files[i].path ? files[i].path : "(null)", why);
+                if (!files[i].content && files[i].len > 0)
+                        return diag_errorf(d, -EINVAL, "no content for output path '%s'", files[i].path);
+        }
+        if (n == 0)
+                return 0;
+        sorted = xcalloc(n, sizeof(*sorted));
+        for (size_t i = 0; i < n; i++)
+                sorted[i] = &files[i];
+        qsort(sorted, n, sizeof(*sorted), cmp_gen_ptr);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *p = xstrdup(sorted[i]->path);
+
+                if (i > 0 && streq(sorted[i - 1]->path, p))
+                        return diag_errorf(d, -EINVAL, "duplicate output path '%s'", p);
+                for (char *s = strchr(p, '/'); s; s = strchr(s + 1, '/')) {
+                        const struct gen_file **hit;
+                        *s = '\0';
+                        hit = bsearch(p, sorted, n, sizeof(*sorted), cmp_str_gen);
+                        if (hit)
+                                return diag_errorf(d, -EINVAL,
+                                                   "output path '%s' is also a directory of '%s'", p,
+                                                   sorted[i]->path);
+                        *s = '/';
+                }
+        }
+        return 0;
+}
+
+/* The directory reldir ("" for the output directory itself) below outfd,
+ * each component opened with O_NOFOLLOW and, with create, made (0755 less
+ * the umask) when missing. -ENOENT without a diag when a component is
+ * missing and create is off. */
+static int open_dir(int outfd, const char *outdir, const char *reldir, bool create, int *ret_fd,
+                    struct diag *d)
+{
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *dir = xstrdup(reldir);
+        char *c = dir;
+
+        fd = fcntl(outfd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return diag_errorf(d, -errno, "cannot open '%s': %s", outdir, strerror(errno));
+        while (*c) {
+                char *e = strchrnul(c, '/');
+                bool last = *e == '\0';
+                int next, err;
+                struct stat st;
+
+                *e = '\0';
+                next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (next < 0 && errno == ENOENT && create) {
+                        if (mkdirat(fd, c, 0755) < 0 && errno != EEXIST)
+                                return diag_set(d, -errno, outdir, 0, 0, "cannot create directory '%s': %s",
+                                                dir, strerror(errno));
+                        /* Make the new entry durable before anything lands in it. */
+                        (void)fsync(fd);
+                        next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                }
+                if (next < 0) {
+                        err = -errno;
+                        if (err == -ENOENT && !create)
+                                return -ENOENT;
+                        if ((err == -ELOOP || err == -ENOTDIR) && fstatat(fd, c, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                                if (S_ISLNK(st.st_mode))
+                                        return diag_set(d, -ELOOP, outdir, 0, 0,
+                                                        "'%s' is a symlink; refusing to write through it", dir);
+                                return diag_set(d, -ENOTDIR, outdir, 0, 0,
+                                                "'%s' exists and is not a directory", dir);
+                        }
+                        return diag_set(d, err, outdir, 0, 0, "cannot open directory '%s': %s", dir,
+                                        strerror(-err));
+                }
+                close(fd);
+                fd = next;
+                if (last)
+                        break;
+                *e = '/';
+                c = e + 1;
+        }
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+/* The directory holding rel; see open_dir. */
+static int open_parent(int outfd, const char *outdir, const char *rel, bool create, int *ret_fd,
+                       struct diag *d)
+{
+        const char *slash = strrchr(rel, '/');
+        _cleanup_free_ char *dir = slash ? xstrndup(rel, (size_t)(slash - rel)) : xstrdup("");
+
+        return open_dir(outfd, outdir, dir, create, ret_fd, d);
+}
+
+static int read_fd(int fd, struct strbuf *sb, size_t max)
+{
+        for (;;) {
+                ssize_t n;
+
+                strbuf_grow(sb, 65536);
+                n = read(fd, sb->buf + sb->len, 65536);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        return 0;
+                sb->len += (size_t)n;
+                sb->buf[sb->len] = '\0';
+                if (sb->len > max)
+                        return -EFBIG;
+        }
+}
+
+enum current {
+        CURRENT_ABSENT,
+        CURRENT_FILE,  /* a regular file; content read */
+        CURRENT_OTHER, /* a symlink, directory, device...: never touched */
+};
+
+/* What is at rel now, without following a symlink anywhere below outfd. */
+static int read_current(int outfd, const char *outdir, const char *rel, enum current *ret,
+                        struct strbuf *content, struct diag *d)
+{
+        _cleanup_close_ int dfd = -1, fd = -1;
+        const char *name = path_basename(rel);
+        struct stat st;
+        int r;
+
+        r = open_parent(outfd, outdir, rel, false, &dfd, d);
+        if (r == -ENOENT) {
+                *ret = CURRENT_ABSENT;
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                if (errno == ENOENT) {
+                        *ret = CURRENT_ABSENT;
+                        return 0;
+                }
+                return diag_set(d, -errno, outdir, 0, 0, "cannot stat '%s': %s", rel, strerror(errno));
+        }
+        /* Opening a device or a FIFO could have effects: only look into
+         * regular files. */
+        if (!S_ISREG(st.st_mode)) {
+                *ret = CURRENT_OTHER;
+                return 0;
+        }
+        fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0) {
+                if (errno == ENOENT) {
+                        *ret = CURRENT_ABSENT;
+                        return 0;
+                }
+                if (errno == ELOOP) {
+                        *ret = CURRENT_OTHER;
+                        return 0;
+                }
+                return diag_set(d, -errno, outdir, 0, 0, "cannot read '%s': %s", rel, strerror(errno));
+        }
+        if (fstat(fd, &st) < 0)
+                return diag_set(d, -errno, outdir, 0, 0, "cannot stat '%s': %s", rel, strerror(errno));
+        if (!S_ISREG(st.st_mode)) {
+                *ret = CURRENT_OTHER;
+                return 0;
+        }
+        r = read_fd(fd, content, CURRENT_MAX);
+        if (r == -EFBIG)
+                return diag_set(d, r, outdir, 0, 0, "'%s' is too large (more than %zu bytes)", rel,
+                                CURRENT_MAX);
+        if (r < 0)
+                return diag_set(d, r, outdir, 0, 0, "cannot read '%s': %s", rel, strerror(-r));
+        *ret = CURRENT_FILE;
+        return 0;
+}
+
+static void random_suffix(char out[7])
+{
+        static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        static uint64_t counter;
+        unsigned char raw[6];
+
+        if (getrandom(raw, sizeof(raw), GRND_NONBLOCK) != (ssize_t)sizeof(raw)) {
+                struct timespec ts;
+                uint64_t x;
+
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                x = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^
+                    ++counter * 0x9e3779b97f4a7c15ull;
+                for (size_t i = 0; i < sizeof(raw); i++) {
+                        x ^= x >> 33;
+                        x *= 0xff51afd7ed558ccdull;
+                        raw[i] = (unsigned char)(x >> 56);
+                }
+        }
+        for (size_t i = 0; i < sizeof(raw); i++)
+                out[i] = chars[raw[i] % (sizeof(chars) - 1)];
+        out[6] = '\0';
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+        while (len > 0) {
+                ssize_t n = write(fd, data, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                data += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+/* Replace name in dirfd by data: a temporary file next to it, written,
+ * given its mode, synced and renamed over it, then the directory synced.
+ * Readers see the old file or the new one, never a part. */
+static int write_atomic(int dirfd, const char *name, const char *data, size_t len, mode_t mode)
+{
+        /* Room for the prefix, '.', the suffix and the NUL. */
+        size_t keep = NAME_MAX - strlen(TMP_PREFIX) - 7;
+        _cleanup_close_ int fd = -1;
+        char tmp[NAME_MAX + 1];
+        int r = 0;
+
+        if (strlen(name) < keep)
+                keep = strlen(name);
+        for (int attempt = 0; attempt < 100; attempt++) {
+                char suffix[7];
+
+                random_suffix(suffix);
+                snprintf(tmp, sizeof(tmp), "%s%.*s.%s", TMP_PREFIX, (int)keep, name, suffix);
+                fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+                            0600);
+                if (fd >= 0 || errno != EEXIST)
+                        break;
+        }
+        if (fd < 0)
+                return -errno;
+        r = write_all(fd, data, len);
+        if (r == 0 && fchmod(fd, mode) < 0)
+                r = -errno;
+        if (r == 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r == 0 && close(TAKE_FD(fd)) < 0)
+                r = -errno;
+        if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void)unlinkat(dirfd, tmp, 0);
+                return r;
+        }
+        /* Some filesystems cannot sync a directory; the rename stands. */
+        if (fsync(dirfd) < 0 && errno != EINVAL)
+                return -errno;
+        return 0;
+}
+
+/* ---- the output directory, its lock and leftovers ---- */
+
+/* The first existing prefix of path that is not a directory, or NULL. */
+static char *find_non_directory(const char *path)
+{
+        _cleanup_free_ char *p = xstrdup(path);
+        struct stat st;
+
+        for (char *s = p + 1;; s++) {
+                if (*s == '/' || *s == '\0') {
+                        char saved = *s;
+                        *s = '\0';
+                        if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode))
+                                return xstrdup(p);
+                        *s = saved;
+                }
+                if (!*s)
+                        return NULL;
+        }
+}
+
+static int not_directory_error(const char *outdir, struct diag *d)
+{
+        _cleanup_free_ char *bad = find_non_directory(outdir);
+
+        return diag_errorf(d, -ENOTDIR, "'%s' exists and is not a directory", bad ? bad : outdir);
+}
+
+/* mkdir -p outdir (0755 less the umask). */
+static int create_outdir(const char *outdir, struct diag *d)
+{
+        _cleanup_free_ char *p = xstrdup(outdir);
+
+        for (char *s = p + 1;; s++) {
+                if (*s == '/' || *s == '\0') {
+                        char saved = *s;
+                        *s = '\0';
+                        if (mkdir(p, 0755) < 0) {
+                                struct stat st;
+                                if (errno == ENOTDIR)
+                                        return not_directory_error(outdir, d);
+                                if (errno != EEXIST)
+                                        return diag_errorf(d, -errno, "cannot create output directory '%s': %s",
+                                                           outdir, strerror(errno));
+                                if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode))
+                                        return diag_errorf(d, -ENOTDIR, "'%s' exists and is not a directory", p);
+                        }
+                        *s = saved;
+                }
+                if (!*s)
+                        return 0;
+        }
+}
+
+/* The output directory, created unless create is off; -ENOENT without a
+ * diag when it is missing and create is off. */
+static int open_outdir(const char *outdir, bool create, int *ret_fd, struct diag *d)
+{
+        int fd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0 && errno == ENOENT && create) {
+                int r = create_outdir(outdir, d);
+                if (r < 0)
+                        return r;
+                fd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        }
+        if (fd < 0) {
+                if (errno == ENOTDIR)
+                        return not_directory_error(outdir, d);
+                if (errno == ENOENT && !create)
+                        return -ENOENT;
+                return diag_errorf(d, -errno, "cannot open output directory '%s': %s", outdir,
+                                   strerror(errno));
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+/* Hold the lock for the run. A run that writes nothing does not create the
+ * lock file, so it takes no lock when there is none yet. */
+static int take_lock(int outfd, const struct write_options *o, bool readonly, int *ret_fd,
+                     struct diag *d)
+{
+        _cleanup_free_ char *lock_path = path_join(o->outdir, LOCK_NAME);
+        _cleanup_close_ int fd = -1;
+
+        fd = openat(outfd, LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | (readonly ? 0 : O_CREAT),
+                    0644);
+        if (fd < 0) {
+                if (readonly && (errno == ENOENT || errno == EACCES)) {
+                        *ret_fd = -1;
+                        return 0;
+                }
+                return diag_errorf(d, -errno, "cannot %s lock file '%s': %s",
+                                   errno == EACCES || errno == EROFS ? "create" : "open", lock_path,
+                                   strerror(errno));
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                if (errno != EWOULDBLOCK)
+                        return diag_errorf(d, -errno, "cannot lock '%s': %s", lock_path, strerror(errno));
+                if (o->on_wait)
+                        o->on_wait(lock_path, o->userdata);
+                while (flock(fd, LOCK_EX) < 0)
+                        if (errno != EINTR)
+                                return diag_errorf(d, -errno, "cannot lock '%s': %s", lock_path,
+                                                   strerror(errno));
+        }
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+/* Remove the temporary files a killed run left in reldir. Best effort: a
+ * directory that cannot be opened is looked at again when written. */
+static void remove_temp_files_in(int outfd, const char *outdir, const char *reldir)
+{
+        _cleanup_close_ int fd = -1;
+        DIR *dir;
+        struct dirent *de;
+        int dfd;
+
+        if (open_dir(outfd, outdir, reldir, false, &fd, NULL) < 0)
+                return;
+        dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (dfd < 0)
+                return;
+        dir = fdopendir(dfd);
+        if (!dir) {
+                close(dfd);
+                return;
+        }
+        while ((de = readdir(dir))) {
+                struct stat st;
+                if (!startswith(de->d_name, TMP_PREFIX))
+                        continue;
+                if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+                        (void)unlinkat(fd, de->d_name, 0);
+        }
+        closedir(dir);
+}
+
+static void add_parent_dir(struct strv *dirs, const char *rel)
+{
+        const char *slash = strrchr(rel, '/');
+
+        if (slash)
+                strv_push(dirs, xstrndup(rel, (size_t)(slash - rel)));
+}
+
+/* ---- the index ---- */
+
+static void json_check(int r)
+{
+        if (r < 0)
+                die_oom();
+}
+
+static bool is_sha256_hex(const char *s)
+{
+        size_t n = 0;
+
+        for (; s[n]; n++)
+                if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+                        return false;
+        return n == 64;
+}
+
+static bool optional_string(json_t *v)
+{
+        return !v || json_is_null(v) || json_is_string(v);
+}
+
+/* Line and column (1-based) of offset in buf. */
+static void buf_position(const char *buf, size_t off, unsigned *line, unsigned *col)
+{
+        *line = 1;
+        *col = 1;
+        for (size_t i = 0; i < off; i++) {
+                if (buf[i] == '\n') {
+                        (*line)++;
+                        *col = 1;
+                } else
+                        (*col)++;
+        }
+}
+
+#define START_OVER "; remove it to start over (files identical to the generated ones are then adopted)"
+
+/* The index's "files" object (a new reference; empty when there is no
+ * index) and its raw bytes. */
+static int index_load(int outfd, const char *outdir, json_t **ret_files, struct strbuf *raw,
+                      struct diag *d)
+{
+        _cleanup_free_ char *path = path_join(outdir, INDEX_NAME);
+        _cleanup_(json_decrefp) json_t *root = NULL;
+        _cleanup_close_ int fd = -1;
+        json_error_t error;
+        json_t *files, *v;
+        const char *key, *nul;
+        struct stat st;
+        int r;
+
+        fd = openat(outfd, INDEX_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0) {
+                if (errno == ENOENT) {
+                        *ret_files = json_object();
+                        if (!*ret_files)
+                                die_oom();
+                        return 0;
+                }
+                return diag_set(d, -errno, path, 0, 0, "cannot read the index: %s%s", strerror(errno),
+                                START_OVER);
+        }
+        if (fstat(fd, &st) < 0)
+                return diag_set(d, -errno, path, 0, 0, "cannot stat the index: %s", strerror(errno));
+        if (!S_ISREG(st.st_mode))
+                return diag_set(d, -EBADMSG, path, 0, 0, "the index is not a regular file" START_OVER);
+        r = read_fd(fd, raw, INDEX_MAX);
+        if (r < 0)
+                return diag_set(d, r, path, 0, 0, "cannot read the index: %s", strerror(-r));
+        /* jansson skips a NUL between tokens; it has no place in the index. */
+        nul = raw->len > 0 ? memchr(raw->buf, '\0', raw->len) : NULL;
+        if (nul) {
+                unsigned line, col;
+                buf_position(raw->buf, (size_t)(nul - raw->buf), &line, &col);
+                return diag_set(d, -EBADMSG, path, line, col, "corrupt index: NUL byte" START_OVER);
+        }
+        root = json_loadb(raw->buf, raw->len, JSON_REJECT_DUPLICATES, &error);
+        if (!root)
+                /* jansson gives column 0 before the first character of a line. */
+                return diag_set(d, -EBADMSG, path, error.line > 0 ? (unsigned)error.line : 0,
+                                error.line > 0 ? (error.column > 0 ? (unsigned)error.column : 1) : 0,
+                                "corrupt index: %s" START_OVER, error.text);
+        files = json_object_get(root, "files");
+        if (!json_is_object(root) || !json_is_object(files))
+                return diag_set(d, -EBADMSG, path, 0, 0,
+                                "corrupt index: no \"files\" object" START_OVER);
+        json_object_foreach(files, key, v) {
+                const char *sha = json_string_value(json_object_get(v, "sha256"));
+                const char *why = path_problem(key);
+
+                if (why)
+                        return diag_set(d, -EBADMSG, path, 0, 0, "corrupt index: invalid path '%s': %s" START_OVER,
+                                        key, why);
+                if (!json_is_object(v) || !sha || !is_sha256_hex(sha) ||
+                    !optional_string(json_object_get(v, "install")) ||
+                    !optional_string(json_object_get(v, "module")))
+                        return diag_set(d, -EBADMSG, path, 0, 0, "corrupt index: malformed entry for '%s'" START_OVER,
+                                        key);
+        }
+        *ret_files = json_incref(files);
+        return 0;
+}
+
+static const char *entry_sha(json_t *files, const char *rel)
+{
+        return json_string_value(json_object_get(json_object_get(files, rel), "sha256"));
+}
+
+static void set_string(json_t *obj, const char *key, const char *value)
+{
+        _cleanup_free_ char *clean = NULL;
+
+        if (!value)
+                return;
+        /* The index is JSON: bytes that are not UTF-8 are shown as U+FFFD. */
+        clean = utf8_sanitize(value);
+        json_check(json_object_set_new(obj, key, json_string(clean)));
+}
+
+static void index_set(json_t *files, const struct gen_file *g, const char *sha)
+{
+        json_t *e = json_object();
+
+        if (!e)
+                die_oom();
+        json_check(json_object_set_new(e, "sha256", json_string(sha)));
+        set_string(e, "install", g->install);
+        set_string(e, "module", g->module);
+        json_check(json_object_set_new(files, g->path, e));
+}
+
+/* The index's bytes: sorted keys, 2-space indent, a final newline. */
+static void index_dump(json_t *files, struct strbuf *out)
+{
+        _cleanup_(json_decrefp) json_t *root = json_object();
+        size_t n;
+
+        if (!root)
+                die_oom();
+        json_check(json_object_set_new(root, "cudamod", json_string(CUDAMOD_VERSION)));
+        json_check(json_object_set(root, "files", files));
+        n = json_dumpb(root, NULL, 0, JSON_INDENT(2) | JSON_SORT_KEYS);
+        if (n == 0)
+                die_oom();
+        strbuf_grow(out, n + 1);
+        if (json_dumpb(root, out->buf + out->len, n, JSON_INDENT(2) | JSON_SORT_KEYS) != n)
+                die_oom();
+        out->len += n;
+        out->buf[out->len] = '\0';
+        strbuf_addch(out, '\n');
+}
+
+/* ---- plan and apply ---- */
+
+struct action {
+        const char *path;          /* borrowed from the gen_file or the index */
+        const struct gen_file *gen; /* NULL for a file only in the index */
+        const char *module;        /* borrowed */
+        enum file_status status;
+        enum current current;
+        struct strbuf content;     /* what is there now (CURRENT_FILE) */
+        char sha[65];              /* of the new content */
+        bool write;                /* create or replace it */
+        bool remove;               /* prune it */
+        bool unindex;              /* drop it from the index */
+};
+
+struct actions {
+        struct action *actions;
+        size_t n;
+};
+
+static void actions_release(struct actions *p)
+{
+        for (size_t i = 0; i < p->n; i++)
+                strbuf_release(&p->actions[i].content);
+        free(p->actions);
+        *p = (struct actions){ 0 };
+}
+
+static int cmp_action(const void *x, const void *y)
+{
+        const struct action *a = x, *b = y;
+
+        return strcmp(a->path, b->path);
+}
+
+/* Decide each file's fate from what is on disk and in the old index,
+ * touching nothing: the generated files, then the index entries no longer
+ * generated. */
+static int actions_plan(const struct gen_file *files, size_t n_files, json_t *old, int outfd,
+                      const struct write_options *o, struct actions *p, struct diag *d)
+{
+        const char *key;
+        json_t *v;
+        int r;
+
+        p->actions = xcalloc(n_files + json_object_size(old) + 1, sizeof(*p->actions));
+        for (size_t i = 0; i < n_files; i++) {
+                const struct gen_file *g = &files[i];
+                struct action *a = &p->actions[p->n++];
+                const char *old_sha = entry_sha(old, g->path);
+
+                *a = (struct action){ .path = g->path, .gen = g, .module = g->module,
+                                      .content = STRBUF_INIT, .current = CURRENT_ABSENT };
+                sha256_hex(g->content, g->len, a->sha);
+                if (outfd >= 0) {
+                        r = read_current(outfd, o->outdir, g->path, &a->current, &a->content, d);
+                        if (r < 0)
+                                return r;
+                }
+                if (a->current == CURRENT_ABSENT) {
+                        a->status = FILE_CREATED;
+                        a->write = true;
+                } else if (a->current == CURRENT_OTHER) {
+                        a->status = FILE_SKIPPED_FOREIGN;
+                } else if (a->content.len == g->len &&
+                           (g->len == 0 || memcmp(a->content.buf, g->content, g->len) == 0)) {
+                        /* Also adopts a file an interrupted run wrote. */
+                        a->status = FILE_UNCHANGED;
+                } else if (!old_sha) {
+                        a->status = FILE_SKIPPED_FOREIGN;
+                } else {
+                        char cur[65];
+                        sha256_hex(a->content.buf, a->content.len, cur);
+                        if (streq(cur, old_sha) || o->force) {
+                                a->status = FILE_UPDATED;
+                                a->write = true;
+                        } else
+                                a->status = FILE_SKIPPED_EDITED;
+                }
+        }
+        /* Sorted, so that the index entries still generated are found. */
+        qsort(p->actions, p->n, sizeof(*p->actions), cmp_action);
+        json_object_foreach(old, key, v) {
+                struct action *a, probe = { .path = key };
+
+                if (bsearch(&probe, p->actions, n_files, sizeof(*p->actions), cmp_action))
+                        continue;
+                a = &p->actions[p->n++];
+                *a = (struct action){ .path = key, .module = json_string_value(json_object_get(v, "module")),
+                                      .content = STRBUF_INIT, .status = FILE_STALE };
+                if (!o->prune)
+                        continue;
+                r = read_current(outfd, o->outdir, key, &a->current, &a->content, d);
+                if (r < 0)
+                        return r;
+                if (a->current == CURRENT_ABSENT) {
+                        a->status = FILE_PRUNED;
+                        a->unindex = true;
+                } else if (a->current == CURRENT_OTHER) {
+                        /* Replaced by something cudamod did not write. */
+                        a->status = FILE_SKIPPED_FOREIGN;
+                        a->unindex = true;
+                } else {
+                        char cur[65];
+                        sha256_hex(a->content.buf, a->content.len, cur);
+                        if (streq(cur, json_string_value(json_object_get(v, "sha256"))) || o->force) {
+                                a->status = FILE_PRUNED;
+                                a->remove = true;
+                                a->unindex = true;
+                        } else
+                                a->status = FILE_SKIPPED_EDITED;
+                }
+        }
+        qsort(p->actions, p->n, sizeof(*p->actions), cmp_action);
+        return 0;
+}
+
+/* dry_run: a diff per file the run would create, update or prune. */
+static void actions_diff(const struct actions *p, FILE *out)
+{
+        struct strbuf sb = STRBUF_INIT;
+
+        for (size_t i = 0; i < p->n; i++) {
+                const struct action *a = &p->actions[i];
+                _cleanup_free_ char *la = xasprintf("a/%s", a->path);
+                _cleanup_free_ char *lb = xasprintf("b/%s", a->path);
+
+                if (a->status == FILE_CREATED)
+                        unified_diff("", 0, a->gen->content, a->gen->len, "/dev/null", lb, &sb);
+                else if (a->status == FILE_UPDATED)
+                        unified_diff(a->content.buf, a->content.len, a->gen->content, a->gen->len, la, lb, &sb);
+                else if (a->status == FILE_PRUNED && a->current == CURRENT_FILE)
+                        unified_diff(a->content.buf, a->content.len, "", 0, la, "/dev/null", &sb);
+        }
+        if (out && sb.len > 0)
+                fwrite(sb.buf, 1, sb.len, out);
+        strbuf_release(&sb);
+}
+
+/* Remove the directories that held pruned files, deepest first, when they
+ * are empty now (never the output directory). */
+static void remove_empty_dirs(int outfd, const char *outdir, struct strv *dirs)
+{
+        struct strv all = { 0 };
+
+        for (size_t i = 0; i < dirs->len; i++)
+                for (char *p = xstrdup(dirs->items[i]); p;) {
+                        char *slash = strrchr(p, '/');
+                        strv_add(&all, p);
+                        if (slash)
+                                *slash = '\0';
+                        else {
+                                free(p);
+                                p = NULL;
+                        }
+                }
+        strv_sort_uniq(&all);
+        for (size_t i = all.len; i-- > 0;) {
+                _cleanup_close_ int pfd = -1;
+                const char *dir = all.items[i];
+
+                if (open_parent(outfd, outdir, dir, false, &pfd, NULL) < 0)
+                        continue;
+                if (unlinkat(pfd, path_basename(dir), AT_REMOVEDIR) == 0)
+                        (void)fsync(pfd);
+        }
+        strv_release(&all);
+}
+
+/* Write or prune one file; a pruned file's directory is remembered in
+ * emptied. */
+static int apply_one(int outfd, const char *outdir, mode_t file_mode, const struct action *a,
+                     struct strv *emptied, struct diag *d)
+{
+        _cleanup_close_ int dfd = -1;
+        int r;
+
+        if (a->write) {
+                r = open_parent(outfd, outdir, a->path, true, &dfd, d);
+                if (r < 0)
+                        return r;
+                r = write_atomic(dfd, path_basename(a->path), a->gen->content, a->gen->len, file_mode);
+                if (r < 0)
+                        return diag_set(d, r, outdir, 0, 0, "cannot write '%s': %s", a->path, strerror(-r));
+        } else if (a->remove) {
+                r = open_parent(outfd, outdir, a->path, false, &dfd, d);
+                if (r == -ENOENT)
+                        return 0;
+                if (r < 0)
+                        return r;
+                if (unlinkat(dfd, path_basename(a->path), 0) < 0 && errno != ENOENT)
+                        return diag_set(d, -errno, outdir, 0, 0, "cannot remove '%s': %s", a->path,
+                                        strerror(errno));
+                (void)fsync(dfd);
+                add_parent_dir(emptied, a->path);
+        }
+        return 0;
+}
+
+/* Carry out the plan, updating the index entry by entry so that an index
+ * written after a failure still describes what is on disk. */
+static int actions_apply(const struct actions *p, int outfd, const char *outdir, mode_t file_mode,
+                      json_t *index, struct diag *d)
+{
+        struct strv emptied = { 0 };
+        int r = 0;
+
+        for (size_t i = 0; i < p->n && r == 0; i++) {
+                const struct action *a = &p->actions[i];
+
+                r = apply_one(outfd, outdir, file_mode, a, &emptied, d);
+                if (r < 0)
+                        break;
+                if (a->status == FILE_CREATED || a->status == FILE_UPDATED || a->status == FILE_UNCHANGED)
+                        index_set(index, a->gen, a->sha);
+                else if (a->unindex)
+                        json_check(json_object_del(index, a->path));
+        }
+        remove_empty_dirs(outfd, outdir, &emptied);
+        strv_release(&emptied);
+        return r;
+}
+
+static int write_index(int outfd, const char *outdir, json_t *files, const struct strbuf *old_raw,
+                       mode_t file_mode, struct diag *d)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        int r;
+
+        index_dump(files, &sb);
+        if (sb.len == old_raw->len && memcmp(sb.buf, old_raw->buf, sb.len) == 0)
+                return 0;
+        r = write_atomic(outfd, INDEX_NAME, sb.buf, sb.len, file_mode);
+        if (r < 0) {
+                _cleanup_free_ char *path = path_join(outdir, INDEX_NAME);
+                return diag_errorf(d, r, "cannot write '%s': %s", path, strerror(-r));
+        }
+        return 0;
+}
+
+int write_tree(const struct gen_file *files, size_t n_files, const struct write_options *o,
+               struct write_result *ret, struct diag *d)
+{
+        bool readonly = o->dry_run || o->check;
+        _cleanup_close_ int outfd = -1, lockfd = -1;
+        _cleanup_(json_decrefp) json_t *old = NULL, *index = NULL;
+        _cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
+        struct actions p = { 0 };
+        struct write_result res = { 0 };
+        mode_t mask, file_mode;
+        int r;
+
+        if (!o->outdir || !*o->outdir)
+                return diag_errorf(d, -EINVAL, "no output directory");
+        r = validate_files(files, n_files, d);
+        if (r < 0)
+                return r;
+        mask = umask(0);
+        umask(mask);
+        file_mode = 0644 & ~mask;
+
+        r = open_outdir(o->outdir, !readonly, &outfd, d);
+        if (r < 0 && !(r == -ENOENT && readonly))
+                return r;
+        if (outfd >= 0) {
+                r = take_lock(outfd, o, readonly, &lockfd, d);
+                if (r < 0)
+                        return r;
+        }
+        if (outfd >= 0 && !readonly) {
+                struct strv dirs = { 0 };
+                _cleanup_(json_decrefp) json_t *peek = NULL;
+                const char *key;
+                json_t *v;
+
+                strv_add(&dirs, "");
+                for (size_t i = 0; i < n_files; i++)
+                        add_parent_dir(&dirs, files[i].path);
+                /* The index is read properly below; a broken one is no
+                 * reason to leave debris, nor its paths one to follow. */
+                if (index_load(outfd, o->outdir, &peek, &raw, NULL) == 0)
+                        json_object_foreach(peek, key, v)
+                                add_parent_dir(&dirs, key);
+                strbuf_reset(&raw);
+                strv_sort_uniq(&dirs);
+                for (size_t i = 0; i < dirs.len; i++)
+                        remove_temp_files_in(outfd, o->outdir, dirs.items[i]);
+                strv_release(&dirs);
+        }
+        if (outfd >= 0) {
+                r = index_load(outfd, o->outdir, &old, &raw, d);
+                if (r < 0)
+                        return r;
+        } else {
+                old = json_object();
+                if (!old)
+                        die_oom();
+        }
+
+        r = actions_plan(files, n_files, old, outfd, o, &p, d);
+        if (r < 0)
+                goto out;
+        if (o->dry_run)
+                actions_diff(&p, o->diff_out);
+        if (!readonly) {
+                index = json_copy(old);
+                if (!index)
+                        die_oom();
+                r = actions_apply(&p, outfd, o->outdir, file_mode, index, d);
+                if (r < 0) {
+                        /* Keep the first error; the index is best effort now. */
+                        struct diag ignored = DIAG_INIT;
+                        write_index(outfd, o->outdir, index, &raw, file_mode, &ignored);
+                        diag_release(&ignored);
+                        goto out;
+                }
+                r = write_index(outfd, o->outdir, index, &raw, file_mode, d);
+                if (r < 0)
+                        goto out;
+        }
+
+        res.files = xcalloc(p.n + 1, sizeof(*res.files));
+        res.n_files = p.n;
+        for (size_t i = 0; i < p.n; i++) {
+                const struct action *a = &p.actions[i];
+                res.files[i] = (struct file_report){
+                        .path = xstrdup(a->path),
+                        .status = a->status,
+                        .module = a->module ? xstrdup(a->module) : NULL,
+                };
+                res.count[a->status]++;
+        }
+        *ret = res;
+        r = 0;
+out:
+        actions_release(&p);
+        return r;
+}
+
+void write_result_release(struct write_result *r)
+{
+        if (!r)
+                return;
+        for (size_t i = 0; i < r->n_files; i++) {
+                free(r->files[i].path);
+                free(r->files[i].module);
+        }
+        free(r->files);
+        *r = (struct write_result){ 0 };
+}

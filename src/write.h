@@ -1,0 +1,99 @@
+/* write.h: put a generated modulefile tree on disk, safely.
+ *
+ * The caller hands the complete set of files a run generates (paths relative
+ * to the output directory, contents, and what install each came from);
+ * write_tree compares them with the tree and with its index
+ * (OUT/.cudamod-index.json: file -> sha256, install, module) and then:
+ *   - creates missing files and updates files whose content changed and
+ *     still matches the index hash (nobody edited them);
+ *   - leaves a file alone, and reports it skipped, when it was edited by
+ *     hand (content matches neither the index hash nor the new content),
+ *     unless force; and always when cudamod did not write it (not in the
+ *     index), except that a file whose bytes already equal the new content
+ *     is adopted into the index as unchanged (an interrupted earlier run);
+ *   - reports files in the index that the run no longer generates as stale,
+ *     and with prune removes them (not when edited by hand, unless force),
+ *     then removes directories that became empty;
+ *   - writes every file atomically (temporary file in the same directory,
+ *     fsync, rename, fsync of the directory), mode 0644 and directories 0755
+ *     less the umask, through directory file descriptors opened with
+ *     O_NOFOLLOW below the output directory, so nothing is ever written
+ *     outside it;
+ *   - holds an exclusive lock (flock on OUT/.cudamod.lock) for the whole run,
+ *     waiting for it when another run holds it (the on_wait callback is
+ *     called once first), so two runs never interleave;
+ *   - removes temporary files a killed run left behind (.cudamod-tmp.*);
+ *   - rewrites the index last, atomically, when it changed.
+ * dry_run and check write nothing (and take the lock only if the directory
+ * exists); dry_run prints a unified diff per changed file to diff_out.
+ *
+ * The output directory is created (with its parents) unless dry_run or
+ * check; a path that exists and is not a directory, or that cannot be
+ * written, is an error naming it. */
+#ifndef CUDAMOD_WRITE_H
+#define CUDAMOD_WRITE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "diag.h"
+
+struct gen_file {
+        const char *path;    /* relative, '/'-separated, no "." or ".." parts */
+        const char *content;
+        size_t len;
+        const char *install; /* real path of the install (index), or NULL */
+        const char *module;  /* "cuda/12.9", or NULL for a modulerc */
+};
+
+enum file_status {
+        FILE_CREATED,
+        FILE_UPDATED,
+        FILE_UNCHANGED,
+        FILE_PRUNED,
+        FILE_STALE,          /* generated before, not now; kept (no prune) */
+        FILE_SKIPPED_EDITED, /* edited by hand; kept (no force) */
+        FILE_SKIPPED_FOREIGN,/* not written by cudamod; never touched */
+        _FILE_STATUS_MAX,
+};
+/* "created", "updated", "unchanged", "pruned", "stale", "edited", "foreign" */
+const char *file_status_to_string(enum file_status s);
+
+struct write_options {
+        const char *outdir;
+        bool dry_run;
+        bool check;
+        bool prune;
+        bool force;
+        FILE *diff_out;      /* dry_run: where the diffs go */
+        void (*on_wait)(const char *lock_path, void *userdata); /* may be NULL */
+        void *userdata;
+};
+
+struct file_report {
+        char *path;          /* relative */
+        enum file_status status;
+        char *module;        /* may be NULL */
+};
+
+/* With dry_run or check, the statuses are what a real run would do. */
+struct write_result {
+        struct file_report *files; /* sorted by path */
+        size_t n_files;
+        size_t count[_FILE_STATUS_MAX];
+};
+
+int write_tree(const struct gen_file *files, size_t n_files, const struct write_options *o,
+               struct write_result *ret, struct diag *d);
+void write_result_release(struct write_result *r);
+
+/* A unified diff (3 lines of context) of a and b, with the given file
+ * labels, appended to out; nothing when equal. Exposed for tests. */
+struct strbuf;
+void unified_diff(const char *a, size_t alen, const char *b, size_t blen, const char *label_a,
+                  const char *label_b, struct strbuf *out);
+
+/* sha256 of data as 64 lowercase hex digits and a NUL. */
+void sha256_hex(const void *data, size_t len, char ret[65]);
+
+#endif
