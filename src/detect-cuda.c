@@ -11,6 +11,16 @@
 #include "banned.h"
 
 /* The per-component folders of CUDA 12 wheels (site-packages/nvidia/…). */
+/* What the libcudart soname says of the version: since CUDA 11 it is
+ * "libcudart.so.MAJOR" or, for all of 11.x, "libcudart.so.11.0", so only
+ * the major counts; up to 10.2 it is MAJOR.MINOR. */
+static struct version cudart_soname_vote(const struct version *soname)
+{
+        if (soname->count && soname->n[0] >= 11)
+                return version_truncate(soname, 1);
+        return *soname;
+}
+
 static const char *const cu12_wheel_dirs[] = {
         "cuda_runtime", "cublas",   "cuda_nvrtc", "cuda_cupti", "cufft", "curand",
         "cusolver",     "cusparse", "nvjitlink",  "nvtx",       "cufile", "cuda_nvcc",
@@ -226,7 +236,7 @@ static void detect_cu12_wheels(const struct walk_dir *dir, struct install_list *
         if (in->include_dir)
                 votes[1] = (struct version_vote){ header_version(dir->fd, "cuda_runtime/include"),
                                                   "cuda_runtime/include/cuda_runtime_api.h" };
-        votes[2] = (struct version_vote){ ld.soname, "the libcudart soname" };
+        votes[2] = (struct version_vote){ cudart_soname_vote(&ld.soname), "the libcudart soname" };
         version_votes_settle(in, votes, ELEMENTSOF(votes), 2);
         if (!in->version.count)
                 install_add_problem(in, "no-version", "no file in '%s' tells the CUDA version",
@@ -301,7 +311,7 @@ static void detect_system(const struct walk_dir *dir, const char *usr, const cha
         votes[0] = (struct version_vote){ header, "cuda.h" };
         votes[1] = (struct version_vote){ ld.full, "the libcudart file name" };
         votes[2] = (struct version_vote){ nvcc_release, "nvcc" };
-        votes[3] = (struct version_vote){ ld.soname, "the libcudart soname" };
+        votes[3] = (struct version_vote){ cudart_soname_vote(&ld.soname), "the libcudart soname" };
         version_votes_settle(in, votes, ELEMENTSOF(votes), 2);
         if (!in->version.count)
                 install_add_problem(in, "no-version", "no file tells the version of the CUDA in '%s'",
@@ -487,7 +497,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         votes[2] = (struct version_vote){ header, "cuda.h" };
         votes[3] = (struct version_vote){ meta_ver, "the cudart version" };
         votes[4] = (struct version_vote){ nvcc_release, "nvcc" };
-        votes[5] = (struct version_vote){ ld.soname, "the libcudart soname" };
+        votes[5] = (struct version_vote){ cudart_soname_vote(&ld.soname), "the libcudart soname" };
         version_votes_settle(in, votes, ELEMENTSOF(votes), 2);
         if (!in->version.count && hint_ver.count >= 2)
                 in->version = version_truncate(&hint_ver, 2);
