@@ -1,7 +1,5 @@
 /* cmd-scan.c: `cudamod scan [--json] [ROOT...]`. */
 #include <getopt.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cmd.h"
 #include "scan.h"
@@ -80,19 +78,6 @@ static void print_table(const struct install_list *l, const struct global_option
         }
 }
 
-/* "scanning: N directories" on a terminal, at most ten times a second. */
-static void show_progress(size_t n_dirs, const char *path, void *userdata)
-{
-        static struct timespec last;
-        struct timespec now;
-
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if ((now.tv_sec - last.tv_sec) * 1000000000L + (now.tv_nsec - last.tv_nsec) < 100000000L)
-                return;
-        last = now;
-        fprintf(stderr, "\rcudamod: scanning: %zu directories", n_dirs);
-}
-
 static int run_scan(int argc, char **argv, const struct global_options *g)
 {
         static const struct option options[] = {
@@ -102,7 +87,7 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
         };
         struct scan_options so = { 0 };
         struct scan_result r = { 0 };
-        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct config cfg;
         bool json = false;
         int c;
 
@@ -121,27 +106,13 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
         }
         if (!command_check_args(&cmd_scan, argc - optind))
                 return EXIT_USAGE;
-        if (refuse_config(g))
+        if (load_config(g, &cfg) < 0)
                 return EXIT_USAGE;
-        if (optind < argc) {
-                so.roots = (const char *const *)argv + optind;
-                so.n_roots = (size_t)(argc - optind);
-        }
-        for (size_t i = 0; i < (so.roots ? so.n_roots : 0); i++)
-                log_verbose(g, "scanning '%s'", so.roots[i]);
-        if (g->verbosity >= 0 && isatty(STDERR_FILENO))
-                so.progress = show_progress;
-        if (scan_run(&so, &r, &d) < 0) {
-                if (so.progress)
-                        fputs("\r\033[K", stderr);
-                log_diag(&d);
+        scan_options_from_config(&so, &cfg, argc - optind, argv + optind);
+        if (scan_with_progress(&so, &r, g) < 0) {
+                config_release(&cfg);
                 return EXIT_FOUND_FAILURE;
         }
-        if (so.progress)
-                fputs("\r\033[K", stderr);
-        for (size_t i = 0; i < r.warnings.len; i++)
-                log_warning(g, "%s", r.warnings.items[i]);
-        log_verbose(g, "%zu installation%s found", r.installs.len, r.installs.len == 1 ? "" : "s");
         if (json) {
                 json_t *doc = install_list_to_json(&r.installs);
                 if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
@@ -151,6 +122,7 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
         } else
                 print_table(&r.installs, g);
         scan_result_release(&r);
+        config_release(&cfg);
         return 0;
 }
 

@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "config.h"
 #include "diag.h"
+#include "scan.h"
 
 #define EXIT_FOUND_FAILURE 1
 #define EXIT_USAGE 2
@@ -30,6 +32,8 @@ struct command {
         int (*run)(int argc, char **argv, const struct global_options *g);
 };
 
+extern const struct command cmd_config;
+extern const struct command cmd_generate;
 extern const struct command cmd_help;
 extern const struct command cmd_scan;
 
@@ -50,8 +54,17 @@ void command_print_help(const struct command *cmd, FILE *f);
 bool command_check_args(const struct command *cmd, int n);
 /* The main usage line, and with full the whole `cudamod --help` text. */
 void print_main_help(FILE *f, bool full);
-/* EXIT_USAGE with a message when --config was given (not supported yet). */
-int refuse_config(const struct global_options *g);
+/* The built-in config overlaid with --config; on error the message is
+ * printed and -EINVAL returned (the caller exits with EXIT_USAGE). */
+int load_config(const struct global_options *g, struct config *ret);
+/* Roots from the command line (argc > 0), else from the config's search;
+ * the config's exclude and max_depth. */
+void scan_options_from_config(struct scan_options *so, const struct config *cfg, int argc,
+                              char **argv);
+/* scan_run with a progress line on a terminal and the warnings printed;
+ * on error the message is printed and a negative errno returned. */
+int scan_with_progress(struct scan_options *so, struct scan_result *ret,
+                       const struct global_options *g);
 
 /* Flush stdout and report a write error: our stdout is the product. */
 int finish_stdout(int status);

@@ -207,7 +207,7 @@ void install_list_sort(struct install_list *l)
 
 /* A JSON string for a path or message that may not be UTF-8: invalid bytes
  * become U+FFFD (the install then carries a problem saying so). */
-static json_t *json_str(const char *s)
+json_t *json_string_lossy(const char *s)
 {
         _cleanup_free_ char *clean = NULL;
         json_t *j;
@@ -232,7 +232,7 @@ static json_t *json_version(const struct version *v, unsigned parts)
         if (!v->count)
                 return json_null();
         s = version_to_string(v, parts);
-        return json_str(s);
+        return json_string_lossy(s);
 }
 
 static json_t *json_strv(const struct strv *v)
@@ -242,7 +242,7 @@ static json_t *json_strv(const struct strv *v)
         if (!a)
                 die_oom();
         for (size_t i = 0; i < v->len; i++)
-                json_array_append_new(a, json_str(v->items[i]));
+                json_array_append_new(a, json_string_lossy(v->items[i]));
         return a;
 }
 
@@ -259,7 +259,7 @@ json_t *install_to_json(const struct install *in)
 
         if (!o)
                 die_oom();
-        set(o, "component", json_str(component_to_string(in->component)));
+        set(o, "component", json_string_lossy(component_to_string(in->component)));
         set(o, "version", json_version(&in->version, in->component == COMPONENT_CUDA ? 2 : 3));
         switch (in->component) {
         case COMPONENT_CUDA: {
@@ -268,12 +268,12 @@ json_t *install_to_json(const struct install *in)
                 for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
                         if (in->components[i])
                                 set(comps, cuda_comp_to_string((enum cuda_comp)i),
-                                    json_str(in->components[i]));
+                                    json_string_lossy(in->components[i]));
                 set(o, "components", comps);
                 break;
         }
         case COMPONENT_CUDNN:
-                set(o, "build", json_str(in->build));
+                set(o, "build", json_string_lossy(in->build));
                 break;
         case COMPONENT_NCCL:
                 set(o, "cuda_version", json_version(&in->cuda_version, 2));
@@ -282,21 +282,21 @@ json_t *install_to_json(const struct install *in)
                 break;
         }
         set(o, "cuda_major", major >= 0 ? json_integer(major) : json_null());
-        set(o, "arch", json_str(in->arch));
-        set(o, "layout", json_str(layout_to_string(in->layout)));
-        set(o, "prefix", json_str(in->prefix));
-        set(o, "realpath", json_str(in->realpath));
+        set(o, "arch", json_string_lossy(in->arch));
+        set(o, "layout", json_string_lossy(layout_to_string(in->layout)));
+        set(o, "prefix", json_string_lossy(in->prefix));
+        set(o, "realpath", json_string_lossy(in->realpath));
         set(o, "aliases", json_strv(&in->aliases));
-        set(o, "bin_dir", json_str(in->bin_dir));
-        set(o, "include_dir", json_str(in->include_dir));
-        set(o, "lib_dir", json_str(in->lib_dir));
+        set(o, "bin_dir", json_string_lossy(in->bin_dir));
+        set(o, "include_dir", json_string_lossy(in->include_dir));
+        set(o, "lib_dir", json_string_lossy(in->lib_dir));
         set(o, "extra_lib_dirs", json_strv(&in->extra_lib_dirs));
         set(o, "extra_include_dirs", json_strv(&in->extra_include_dirs));
         problems = json_array();
         for (size_t i = 0; i < in->n_problems; i++) {
                 json_t *p = json_object();
-                set(p, "code", json_str(in->problems[i].code));
-                set(p, "message", json_str(in->problems[i].message));
+                set(p, "code", json_string_lossy(in->problems[i].code));
+                set(p, "message", json_string_lossy(in->problems[i].message));
                 json_array_append_new(problems, p);
         }
         set(o, "problems", problems);

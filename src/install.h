@@ -88,6 +88,10 @@ struct install *install_list_add(struct install_list *l, struct install *in);
  * install's aliases and drop the prefix from them. */
 void install_list_sort(struct install_list *l);
 
+/* A JSON string for a path or message that may not be UTF-8: invalid
+ * bytes become U+FFFD; NULL gives JSON null. */
+json_t *json_string_lossy(const char *s);
+
 /* The JSON object of DESIGN.md section 3 for one install / for a scan. */
 json_t *install_to_json(const struct install *in);
 json_t *install_list_to_json(const struct install_list *l);

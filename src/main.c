@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "config.h"
+#include "build-config.h"
 #include "banned.h"
 
 const struct command *const commands[] = {
         &cmd_scan,
+        &cmd_generate,
+        &cmd_config,
         &cmd_help,
         NULL,
 };

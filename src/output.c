@@ -1,6 +1,8 @@
 /* output.c: messages, usage texts and stdout handling for the commands. */
 #include <errno.h>
 #include <stdarg.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "strbuf.h"
@@ -149,12 +151,66 @@ void print_main_help(FILE *f, bool full)
               f);
 }
 
-int refuse_config(const struct global_options *g)
+int load_config(const struct global_options *g, struct config *ret)
 {
-        /* The site configuration loader is the next stage of work; accepting
-         * a file and ignoring it would mislead. */
-        if (!g->config)
-                return 0;
-        log_error("--config: site configuration files are not supported by this version yet");
-        return EXIT_USAGE;
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+
+        config_init_default(ret);
+        if (g->config && config_load(ret, g->config, &d) < 0) {
+                log_diag(&d);
+                config_release(ret);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+void scan_options_from_config(struct scan_options *so, const struct config *cfg, int argc,
+                              char **argv)
+{
+        if (argc > 0) {
+                so->roots = (const char *const *)argv;
+                so->n_roots = (size_t)argc;
+        } else if (cfg->search.len) {
+                so->roots = (const char *const *)cfg->search.items;
+                so->n_roots = cfg->search.len;
+        }
+        so->max_depth = cfg->max_depth;
+        so->exclude = &cfg->exclude;
+}
+
+/* "scanning: N directories" on a terminal, at most ten times a second. */
+static void show_progress(size_t n_dirs, const char *path, void *userdata)
+{
+        static struct timespec last;
+        struct timespec now;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - last.tv_sec) * 1000000000L + (now.tv_nsec - last.tv_nsec) < 100000000L)
+                return;
+        last = now;
+        fprintf(stderr, "\rcudamod: scanning: %zu directories", n_dirs);
+}
+
+int scan_with_progress(struct scan_options *so, struct scan_result *ret,
+                       const struct global_options *g)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        int r;
+
+        for (size_t i = 0; i < (so->roots ? so->n_roots : 0); i++)
+                log_verbose(g, "scanning '%s'", so->roots[i]);
+        if (g->verbosity >= 0 && isatty(STDERR_FILENO))
+                so->progress = show_progress;
+        r = scan_run(so, ret, &d);
+        if (so->progress)
+                fputs("\r\033[K", stderr);
+        if (r < 0) {
+                log_diag(&d);
+                return r;
+        }
+        for (size_t i = 0; i < ret->warnings.len; i++)
+                log_warning(g, "%s", ret->warnings.items[i]);
+        log_verbose(g, "%zu installation%s found", ret->installs.len,
+                    ret->installs.len == 1 ? "" : "s");
+        return 0;
 }

@@ -1,0 +1,61 @@
+/* cmd-config.c: `cudamod config [--default]`. */
+#include <getopt.h>
+
+#include "cmd.h"
+#include "config.h"
+#include "strbuf.h"
+#include "banned.h"
+
+static int run_config(int argc, char **argv, const struct global_options *g)
+{
+        static const struct option options[] = {
+                { "default", no_argument, NULL, 'd' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        _cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+        struct config cfg;
+        bool builtin = false;
+        int c;
+
+        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+                switch (c) {
+                case 'd':
+                        builtin = true;
+                        break;
+                case 'h':
+                        command_print_help(&cmd_config, stdout);
+                        return 0;
+                default:
+                        command_print_usage(&cmd_config, stderr);
+                        return EXIT_USAGE;
+                }
+        }
+        if (!command_check_args(&cmd_config, argc - optind))
+                return EXIT_USAGE;
+        if (builtin)
+                config_init_default(&cfg);
+        else if (load_config(g, &cfg) < 0)
+                return EXIT_USAGE;
+        config_to_yaml(&cfg, &out);
+        config_release(&cfg);
+        fwrite(out.buf, 1, out.len, stdout);
+        return 0;
+}
+
+const struct command cmd_config = {
+        .name = "config",
+        .summary = "print the effective (or the built-in) config as YAML",
+        .usage = "config [--default]",
+        .help = "Print the configuration cudamod works with: the built-in default overlaid\n"
+                "with the file given by --config, every key present. The output is itself a\n"
+                "valid config file, so it is a starting point for a site.yaml.\n"
+                "\n"
+                "Options:\n"
+                "  --default    print the built-in default, ignoring --config\n"
+                "\n"
+                "A config error is reported as FILE:LINE:COL: message, with exit status 2.\n",
+        .min_args = 0,
+        .max_args = 0,
+        .run = run_config,
+};

@@ -1,0 +1,124 @@
+/* config.h: the site configuration (DESIGN.md section 4).
+ *
+ * struct config owns all its strings. config_init_default fills the
+ * built-in default; config_load reads a YAML file on top of it (every key
+ * is optional, a key given replaces the default value; lists replace, they
+ * do not append). A config that failed to load is left as it was before the
+ * call, so a caller never acts on half a config. */
+#ifndef CUDAMOD_CONFIG_H
+#define CUDAMOD_CONFIG_H
+
+#include <stdbool.h>
+
+#include "diag.h"
+#include "install.h"
+#include "strbuf.h"
+#include "util.h"
+
+enum module_format {
+        FORMAT_LUA, /* Lmod */
+        FORMAT_TCL, /* Environment Modules */
+        _FORMAT_MAX,
+        _FORMAT_INVALID = -1,
+};
+const char *module_format_to_string(enum module_format f);
+enum module_format module_format_from_string(const char *s);
+
+enum module_layout {
+        MODULE_LAYOUT_HIERARCHICAL,
+        MODULE_LAYOUT_FLAT,
+        _MODULE_LAYOUT_MAX,
+        _MODULE_LAYOUT_INVALID = -1,
+};
+const char *module_layout_to_string(enum module_layout l);
+enum module_layout module_layout_from_string(const char *s);
+
+enum default_kind {
+        DEFAULT_LATEST,  /* "latest": the highest version */
+        DEFAULT_NONE,    /* "none": no default marked */
+        DEFAULT_VERSION, /* a version: the module whose version it names */
+};
+
+struct default_spec {
+        enum default_kind kind;
+        char *version; /* DEFAULT_VERSION only */
+};
+
+enum env_op_kind {
+        ENV_OP_SETENV,
+        ENV_OP_PREPEND_PATH,
+        ENV_OP_APPEND_PATH,
+};
+
+/* One extra environment operation from `env:` (in file order). */
+struct env_op {
+        enum env_op_kind kind;
+        char *name;
+        char *value;
+};
+
+struct env_ops {
+        struct env_op *items;
+        size_t len;
+        size_t alloc;
+};
+
+struct validate_target {
+        char *name;
+        char *launcher;
+};
+
+struct config {
+        char *file;     /* the file read last, or NULL for the built-in default */
+        char *output;   /* NULL: none */
+        enum module_format format;
+        enum module_layout layout;
+        struct strv search;  /* empty: the built-in default roots */
+        struct strv exclude;
+        unsigned max_depth;
+        struct default_spec defaults[_COMPONENT_MAX];
+        char *naming[_COMPONENT_MAX];  /* "{major}.{minor}" */
+        bool ld_library_path[_COMPONENT_MAX];
+        bool stubs_on_library_path;
+        struct env_ops env[_COMPONENT_MAX];
+        bool pytorch_build_env;
+        char *cuda_arch_list; /* "" (unset), "detect", or "8.0;9.0" */
+        struct {
+                char *launcher; /* "" */
+                struct validate_target *targets;
+                size_t n_targets;
+                unsigned timeout;
+                char *driver_libdir; /* "" */
+                bool require_device;
+                bool compile;
+        } validate;
+        char *templates; /* "" or a directory */
+};
+
+/* The built-in default (what `cudamod config --default` prints). */
+void config_init_default(struct config *c);
+void config_release(struct config *c);
+
+/* Read YAML from path (or from buf) over c. Errors fill d with the file,
+ * 1-based line and column, and the dotted key ("defaults.cuda"), and return
+ * -EINVAL (schema or syntax), or a negative errno from reading the file.
+ * On error c is unchanged. */
+int config_load(struct config *c, const char *path, struct diag *d);
+int config_load_buffer(struct config *c, const char *buf, size_t len, const char *file,
+                       struct diag *d);
+
+/* The config as a YAML document that config_load reads back to an equal
+ * config (a round trip); keys in the order of DESIGN.md section 4. */
+void config_to_yaml(const struct config *c, struct strbuf *out);
+
+/* Module naming: expand a `naming` template for an install version.
+ * Placeholders {major} {minor} {patch} {build} (4th part) {cuda_major}
+ * {cuda}; a placeholder whose value is unknown is an error (-EINVAL, with a
+ * message in d). The result must be a valid module version: only
+ * [A-Za-z0-9._+-], not starting with '.', not empty. config_load checks
+ * every template with a sample version so that a bad template is a config
+ * error, reported at its position. */
+int naming_expand(const char *tmpl, const struct version *v, const char *build,
+                  long cuda_major, const struct version *cuda, char **ret, struct diag *d);
+
+#endif
