@@ -149,9 +149,24 @@ char *str_replace_all(const char *s, const char *from, const char *to)
         return strbuf_detach(&sb);
 }
 
+bool updating_golden(void)
+{
+        const char *u = getenv("CUDAMOD_UPDATE_GOLDEN");
+
+        return u && streq(u, "1");
+}
+
 void assert_golden(const char *name, const char *text)
 {
+        _cleanup_free_ char *rel = xasprintf("tests/golden/%s", name);
+
+        assert_golden_file(rel, text);
+}
+
+void assert_golden_file(const char *rel, const char *text)
+{
         const char *src = getenv("CUDAMOD_SOURCE_ROOT");
+        const char *name = rel;
         _cleanup_free_ char *path = NULL;
         struct strbuf want = STRBUF_INIT;
         const char *a, *b;
@@ -159,9 +174,15 @@ void assert_golden(const char *name, const char *text)
         int r;
 
         ck_assert_msg(src != NULL, "CUDAMOD_SOURCE_ROOT is not set");
-        path = xasprintf("%s/tests/golden/%s", src, name);
-        if (getenv("CUDAMOD_UPDATE_GOLDEN") && streq(getenv("CUDAMOD_UPDATE_GOLDEN"), "1")) {
-                FILE *f = fopen(path, "we");
+        path = xasprintf("%s/%s", src, rel);
+        if (updating_golden()) {
+                FILE *f;
+                for (char *slash = strchr(path + strlen(src) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+                        *slash = '\0';
+                        mkdir(path, 0755);
+                        *slash = '/';
+                }
+                f = fopen(path, "we");
                 ck_assert_msg(f != NULL, "cannot write '%s': %s", path, strerror(errno));
                 fputs(text, f);
                 ck_assert_int_eq(fclose(f), 0);

@@ -22,6 +22,11 @@ char *str_replace_all(const char *s, const char *from, const char *to);
  * environment, write it there instead. Fails the test on a difference and
  * shows the first differing line. */
 void assert_golden(const char *name, const char *text);
+/* The same for a file at rel below the source root (parents created when
+ * updating). */
+void assert_golden_file(const char *rel, const char *text);
+/* Whether CUDAMOD_UPDATE_GOLDEN=1. */
+bool updating_golden(void);
 
 /* Run every test of the suite (freeing it); the exit status for main(). */
 #include <check.h>

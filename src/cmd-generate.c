@@ -1,0 +1,440 @@
+/* cmd-generate.c: `cudamod generate`: scan, plan, render, write. */
+#include <errno.h>
+#include <getopt.h>
+
+#include "cmd.h"
+#include "plan.h"
+#include "render.h"
+#include "strbuf.h"
+#include "write.h"
+#include "build-config.h"
+#include "banned.h"
+
+struct generate_args {
+        const char *output;
+        const char *format;
+        const char *layout;
+        bool dry_run, check, prune, force, json;
+};
+
+static const char *const kinds[_COMPONENT_MAX] = {
+        [COMPONENT_CUDA] = "cuda",
+        [COMPONENT_CUDNN] = "cudnn",
+        [COMPONENT_NCCL] = "nccl",
+};
+
+struct templates {
+        char *text[_COMPONENT_MAX + 1]; /* the last one: modulerc */
+        size_t len[_COMPONENT_MAX + 1];
+        char *name[_COMPONENT_MAX + 1];
+};
+
+static void templates_release(struct templates *t)
+{
+        for (size_t i = 0; i <= _COMPONENT_MAX; i++) {
+                free(t->text[i]);
+                free(t->name[i]);
+        }
+}
+
+/* The `templates:` directory, relative to the config file that named it. */
+static char *templates_dir(const struct config *cfg)
+{
+        _cleanup_free_ char *base = NULL;
+
+        if (!*cfg->templates || cfg->templates[0] == '/' || !cfg->file)
+                return xstrdup(cfg->templates);
+        base = path_dirname(cfg->file);
+        return path_join(base, cfg->templates);
+}
+
+static int templates_load(struct templates *t, const struct config *cfg, struct diag *d)
+{
+        _cleanup_free_ char *dir = templates_dir(cfg);
+
+        for (size_t i = 0; i <= _COMPONENT_MAX; i++) {
+                const char *kind = i < _COMPONENT_MAX ? kinds[i] : "modulerc";
+                int r = template_load(dir, cfg->format, kind, &t->text[i], &t->len[i], &t->name[i], d);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static const char *const op_keys[] = {
+        [ENV_OP_SETENV] = "setenv",
+        [ENV_OP_PREPEND_PATH] = "prepend_path",
+        [ENV_OP_APPEND_PATH] = "append_path",
+};
+
+static struct render_ctx *module_context(const struct module_plan *m, const struct plan *p)
+{
+        struct render_ctx *ctx = render_ctx_new();
+
+        render_ctx_set(ctx, "cudamod_version", CUDAMOD_VERSION);
+        render_ctx_set(ctx, "source", m->install->realpath);
+        render_ctx_set(ctx, "name", m->name);
+        render_ctx_set(ctx, "version", m->version);
+        render_ctx_set(ctx, "full_name", m->full_name);
+        render_ctx_set(ctx, "prefix", m->install->prefix);
+        render_ctx_set(ctx, "description", m->description);
+        render_ctx_set(ctx, "help", m->help);
+        render_ctx_set(ctx, "family", m->family ? m->family : "");
+        render_ctx_set_bool(ctx, "property_gpu", true);
+        render_ctx_set(ctx, "modulepath", m->modulepath ? m->modulepath : "");
+        render_ctx_set_list(ctx, "whatis");
+        for (size_t i = 0; i < m->whatis.len; i++)
+                render_ctx_set(render_ctx_add_item(ctx, "whatis"), "line", m->whatis.items[i]);
+        render_ctx_set_list(ctx, "depends");
+        for (size_t i = 0; i < m->n_deps; i++) {
+                struct render_ctx *it = render_ctx_add_item(ctx, "depends");
+                render_ctx_set(it, "name", m->deps[i].name);
+                render_ctx_set(it, "min", m->deps[i].min);
+                render_ctx_set(it, "max", m->deps[i].max);
+                render_ctx_set(it, "em_spec", m->deps[i].em_spec);
+        }
+        render_ctx_set_list(ctx, "ops");
+        for (size_t i = 0; i < m->n_ops; i++) {
+                struct render_ctx *it = render_ctx_add_item(ctx, "ops");
+                for (size_t k = 0; k < ELEMENTSOF(op_keys); k++)
+                        render_ctx_set_bool(it, op_keys[k], m->ops[i].kind == (enum env_op_kind)k);
+                render_ctx_set(it, "name", m->ops[i].name);
+                render_ctx_set(it, "value", m->ops[i].value);
+        }
+        (void)p;
+        return ctx;
+}
+
+static struct render_ctx *modulerc_context(const struct modulerc_plan *rc)
+{
+        struct render_ctx *ctx = render_ctx_new();
+        struct render_ctx *it;
+
+        render_ctx_set(ctx, "cudamod_version", CUDAMOD_VERSION);
+        render_ctx_set_list(ctx, "defaults");
+        it = render_ctx_add_item(ctx, "defaults");
+        render_ctx_set(it, "module", rc->module);
+        render_ctx_set(it, "version", rc->version);
+        return ctx;
+}
+
+struct rendered {
+        struct gen_file *files;
+        struct strbuf *texts;
+        size_t n;
+};
+
+static void rendered_release(struct rendered *r)
+{
+        for (size_t i = 0; i < r->n; i++)
+                strbuf_release(&r->texts[i]);
+        free(r->texts);
+        free(r->files);
+}
+
+static int render_all(const struct plan *p, const struct templates *t, struct rendered *ret,
+                      struct diag *d)
+{
+        size_t n = p->n_modules + p->n_rcs;
+        struct rendered out = { .files = xcalloc(n + 1, sizeof(struct gen_file)),
+                                .texts = xcalloc(n + 1, sizeof(struct strbuf)) };
+
+        for (size_t i = 0; i < n; i++)
+                strbuf_init(&out.texts[i]);
+        out.n = n;
+        for (size_t i = 0; i < n; i++) {
+                bool rc = i >= p->n_modules;
+                const struct module_plan *m = rc ? NULL : &p->modules[i];
+                const struct modulerc_plan *mrc = rc ? &p->rcs[i - p->n_modules] : NULL;
+                size_t k = rc ? _COMPONENT_MAX : (size_t)m->install->component;
+                struct render_ctx *ctx = rc ? modulerc_context(mrc) : module_context(m, p);
+                int r = render(t->text[k], t->len[k], t->name[k], p->format, ctx, &out.texts[i], d);
+
+                render_ctx_free(ctx);
+                if (r < 0) {
+                        rendered_release(&out);
+                        return r;
+                }
+                out.files[i] = (struct gen_file){
+                        .path = rc ? mrc->path : m->path,
+                        .content = out.texts[i].buf,
+                        .len = out.texts[i].len,
+                        .install = rc ? NULL : m->install->realpath,
+                        .module = rc ? NULL : m->full_name,
+                };
+        }
+        *ret = out;
+        return 0;
+}
+
+static void on_wait(const char *lock_path, void *userdata)
+{
+        const struct global_options *g = userdata;
+
+        log_warning(g, "'%s' is locked by another cudamod run; waiting", lock_path);
+}
+
+static bool drift(const struct write_result *w)
+{
+        return w->count[FILE_CREATED] || w->count[FILE_UPDATED] || w->count[FILE_PRUNED] ||
+               w->count[FILE_STALE] || w->count[FILE_SKIPPED_EDITED] ||
+               w->count[FILE_SKIPPED_FOREIGN];
+}
+
+static void print_report(const struct write_result *w, const struct generate_args *a,
+                         const char *outdir, const struct global_options *g)
+{
+        static const char *const would[_FILE_STATUS_MAX] = {
+                [FILE_CREATED] = "would create", [FILE_UPDATED] = "would update",
+                [FILE_PRUNED] = "would prune",
+        };
+        bool pretend = a->dry_run || a->check;
+        _cleanup_free_ char *out = term_escape(outdir);
+
+        for (size_t i = 0; i < w->n_files; i++) {
+                const struct file_report *f = &w->files[i];
+                const char *what = pretend && would[f->status] ? would[f->status]
+                                                                : file_status_to_string(f->status);
+                _cleanup_free_ char *path = term_escape(f->path);
+
+                if (f->status == FILE_UNCHANGED && g->verbosity < 1)
+                        continue;
+                printf("%-12s %s\n", what, path);
+        }
+        printf("%s%s: %zu created, %zu updated, %zu unchanged, %zu pruned, %zu skipped", out,
+               pretend ? " (nothing written)" : "", w->count[FILE_CREATED], w->count[FILE_UPDATED],
+               w->count[FILE_UNCHANGED], w->count[FILE_PRUNED],
+               w->count[FILE_SKIPPED_EDITED] + w->count[FILE_SKIPPED_FOREIGN]);
+        if (w->count[FILE_STALE])
+                printf(", %zu stale (--prune removes them)", w->count[FILE_STALE]);
+        putchar('\n');
+        if (w->count[FILE_SKIPPED_EDITED])
+                log_warning(g, "%zu file%s edited by hand left as they are; --force overwrites them",
+                            w->count[FILE_SKIPPED_EDITED], w->count[FILE_SKIPPED_EDITED] == 1 ? "" : "s");
+        if (w->count[FILE_SKIPPED_FOREIGN])
+                log_warning(g, "%zu file%s not written by cudamod left as they are",
+                            w->count[FILE_SKIPPED_FOREIGN], w->count[FILE_SKIPPED_FOREIGN] == 1 ? "" : "s");
+}
+
+static json_t *report_json(const struct write_result *w, const struct plan *p,
+                           const struct generate_args *a, bool drifted, const struct strv *warns)
+{
+        json_t *doc = json_object(), *files = json_array(), *summary = json_object();
+        json_t *warnings = json_array();
+
+        for (size_t i = 0; i < w->n_files; i++) {
+                json_t *f = json_object();
+                json_object_set_new(f, "path", json_string_lossy(w->files[i].path));
+                json_object_set_new(f, "status", json_string(file_status_to_string(w->files[i].status)));
+                json_object_set_new(f, "module", json_string_lossy(w->files[i].module));
+                json_array_append_new(files, f);
+        }
+        for (int s = 0; s < _FILE_STATUS_MAX; s++)
+                json_object_set_new(summary, file_status_to_string(s), json_integer((json_int_t)w->count[s]));
+        for (size_t i = 0; i < warns->len; i++)
+                json_array_append_new(warnings, json_string_lossy(warns->items[i]));
+        json_object_set_new(doc, "format", json_integer(1));
+        json_object_set_new(doc, "output", json_string_lossy(p->outdir));
+        json_object_set_new(doc, "module_format", json_string(module_format_to_string(p->format)));
+        json_object_set_new(doc, "layout", json_string(module_layout_to_string(p->layout)));
+        json_object_set_new(doc, "written", json_boolean(!a->dry_run && !a->check));
+        json_object_set_new(doc, "drift", json_boolean(drifted));
+        json_object_set_new(doc, "files", files);
+        json_object_set_new(doc, "summary", summary);
+        json_object_set_new(doc, "warnings", warnings);
+        return doc;
+}
+
+/* Command-line choices over the config's. */
+static int apply_args(struct config *cfg, const struct generate_args *a)
+{
+        if (a->format) {
+                enum module_format f = module_format_from_string(a->format);
+                if (f < 0) {
+                        log_error("--format: '%s' is not one of lua, tcl", a->format);
+                        return -EINVAL;
+                }
+                cfg->format = f;
+        }
+        if (a->layout) {
+                enum module_layout l = module_layout_from_string(a->layout);
+                if (l < 0) {
+                        log_error("--layout: '%s' is not one of hierarchical, flat", a->layout);
+                        return -EINVAL;
+                }
+                cfg->layout = l;
+        }
+        if (a->output) {
+                if (!*a->output) {
+                        log_error("-o: the output directory is empty");
+                        return -EINVAL;
+                }
+                free(cfg->output);
+                cfg->output = xstrdup(a->output);
+        }
+        if (!cfg->output || !*cfg->output) {
+                log_error("generate needs an output directory: -o DIR, or 'output' in the config");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int run_generate(int argc, char **argv, const struct global_options *g)
+{
+        enum { OPT_FORMAT = 256, OPT_LAYOUT, OPT_DRY_RUN, OPT_CHECK, OPT_PRUNE, OPT_FORCE, OPT_JSON };
+        static const struct option options[] = {
+                { "output", required_argument, NULL, 'o' },
+                { "format", required_argument, NULL, OPT_FORMAT },
+                { "layout", required_argument, NULL, OPT_LAYOUT },
+                { "dry-run", no_argument, NULL, OPT_DRY_RUN },
+                { "check", no_argument, NULL, OPT_CHECK },
+                { "prune", no_argument, NULL, OPT_PRUNE },
+                { "force", no_argument, NULL, OPT_FORCE },
+                { "json", no_argument, NULL, OPT_JSON },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        struct generate_args a = { 0 };
+        struct config cfg;
+        struct scan_options so = { 0 };
+        struct scan_result sr = { 0 };
+        struct plan p = { 0 };
+        struct templates t = { 0 };
+        struct rendered rd = { 0 };
+        struct write_result w = { 0 };
+        struct strv warns = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *outdir = NULL;
+        int c, status = EXIT_FOUND_FAILURE;
+
+        while ((c = getopt_long(argc, argv, "+o:h", options, NULL)) != -1) {
+                switch (c) {
+                case 'o':
+                        a.output = optarg;
+                        break;
+                case OPT_FORMAT:
+                        a.format = optarg;
+                        break;
+                case OPT_LAYOUT:
+                        a.layout = optarg;
+                        break;
+                case OPT_DRY_RUN:
+                        a.dry_run = true;
+                        break;
+                case OPT_CHECK:
+                        a.check = true;
+                        break;
+                case OPT_PRUNE:
+                        a.prune = true;
+                        break;
+                case OPT_FORCE:
+                        a.force = true;
+                        break;
+                case OPT_JSON:
+                        a.json = true;
+                        break;
+                case 'h':
+                        command_print_help(&cmd_generate, stdout);
+                        return 0;
+                default:
+                        command_print_usage(&cmd_generate, stderr);
+                        return EXIT_USAGE;
+                }
+        }
+        if (!command_check_args(&cmd_generate, argc - optind))
+                return EXIT_USAGE;
+        if (load_config(g, &cfg) < 0)
+                return EXIT_USAGE;
+        if (apply_args(&cfg, &a) < 0) {
+                config_release(&cfg);
+                return EXIT_USAGE;
+        }
+        outdir = path_absolute(cfg.output);
+        /* Templates first: a broken site template is a configuration error,
+         * found before any scanning. */
+        if (templates_load(&t, &cfg, &d) < 0) {
+                log_diag(&d);
+                status = EXIT_USAGE;
+                goto out;
+        }
+        scan_options_from_config(&so, &cfg, argc - optind, argv + optind);
+        if (scan_with_progress(&so, &sr, g) < 0)
+                goto out;
+        if (plan_build(&sr.installs, &cfg, outdir, &p, &d) < 0) {
+                log_diag(&d);
+                status = EXIT_USAGE;
+                goto out;
+        }
+        for (size_t i = 0; i < sr.warnings.len; i++)
+                strv_add(&warns, sr.warnings.items[i]);
+        for (size_t i = 0; i < p.warnings.len; i++) {
+                log_warning(g, "%s", p.warnings.items[i]);
+                strv_add(&warns, p.warnings.items[i]);
+        }
+        if (render_all(&p, &t, &rd, &d) < 0) {
+                log_diag(&d);
+                status = EXIT_USAGE;
+                goto out;
+        }
+        {
+                struct write_options wo = {
+                        .outdir = outdir, .dry_run = a.dry_run, .check = a.check,
+                        .prune = a.prune, .force = a.force, .diff_out = stdout,
+                        .on_wait = on_wait, .userdata = (void *)g,
+                };
+                /* With --json the diffs would break the document. */
+                if (a.json)
+                        wo.diff_out = NULL;
+                if (write_tree(rd.files, rd.n, &wo, &w, &d) < 0) {
+                        log_diag(&d);
+                        goto out;
+                }
+        }
+        if (a.json) {
+                json_t *doc = report_json(&w, &p, &a, drift(&w), &warns);
+                if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) < 0)
+                        log_error("cannot write the JSON document");
+                putchar('\n');
+                json_decref(doc);
+        } else
+                print_report(&w, &a, outdir, g);
+        status = a.check && drift(&w) ? EXIT_FOUND_FAILURE : 0;
+out:
+        write_result_release(&w);
+        rendered_release(&rd);
+        templates_release(&t);
+        plan_release(&p);
+        scan_result_release(&sr);
+        strv_release(&warns);
+        config_release(&cfg);
+        return status;
+}
+
+const struct command cmd_generate = {
+        .name = "generate",
+        .summary = "write Lmod or Environment Modules modulefiles for what scan finds",
+        .usage = "generate [-o DIR] [--format lua|tcl] [--layout hierarchical|flat]\n"
+                 "                [--dry-run] [--check] [--prune] [--force] [--json] [ROOT...]",
+        .help = "Scan ROOTs (default: the config's 'search', else the built-in roots), and\n"
+                "write one modulefile per CUDA Toolkit, cuDNN and NCCL install into DIR,\n"
+                "with a modulerc marking each default. Lmod users 'module use DIR/Core'\n"
+                "(hierarchical layout) or 'module use DIR' (flat layout).\n"
+                "\n"
+                "Options:\n"
+                "  -o, --output DIR     the modulepath root to write (or config 'output')\n"
+                "      --format F       lua (Lmod, default) or tcl (Environment Modules)\n"
+                "      --layout L       hierarchical (default: cuDNN and NCCL under the CUDA\n"
+                "                       major they were built for) or flat\n"
+                "      --dry-run        print a unified diff of what would change; write nothing\n"
+                "      --check          write nothing; exit 1 when the tree is out of date\n"
+                "      --prune          remove generated files whose install is gone\n"
+                "      --force          overwrite generated files that were edited by hand\n"
+                "      --json           print one JSON document describing the run\n"
+                "\n"
+                "Writes are atomic and the run holds a lock on DIR. Files cudamod did not\n"
+                "write are never touched; generated files edited by hand are left alone\n"
+                "without --force. Identical input gives byte-identical files.\n",
+        .min_args = 0,
+        .max_args = -1,
+        .run = run_generate,
+};

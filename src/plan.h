@@ -1,0 +1,83 @@
+/* plan.h: from installs and the site config to module plans.
+ *
+ * A plan says, for every module a generate run writes, its name, version,
+ * file (relative to the output directory), family, what it depends on, the
+ * hierarchy level it opens, and the ordered environment operations of
+ * DESIGN.md section 5, plus one modulerc per directory that marks a default.
+ * Nothing after plan_build looks at the filesystem of an install again, and
+ * nothing here knows Lua or Tcl syntax (file names aside: ".lua" or none).
+ *
+ * struct plan owns everything it holds except the installs, which it
+ * borrows from the install list given to plan_build (keep that alive). */
+#ifndef CUDAMOD_PLAN_H
+#define CUDAMOD_PLAN_H
+
+#include "config.h"
+#include "diag.h"
+#include "install.h"
+
+struct plan_op {
+        enum env_op_kind kind;
+        char *name;
+        char *value;
+};
+
+struct plan_dep {
+        char *name;    /* "cuda" */
+        char *min;     /* "12" */
+        char *max;     /* "12.999999" */
+        char *em_spec; /* "cuda@12:12.999999" */
+};
+
+struct module_plan {
+        const struct install *install;
+        char *name;        /* "cudnn" */
+        char *version;     /* module version: "9.7.1", "9.7.1-cuda12" */
+        char *full_name;   /* "cudnn/9.7.1" */
+        char *path;        /* "CUDA/12/cudnn/9.7.1.lua" */
+        char *dir;         /* "CUDA/12/cudnn": the directory of its modulerc */
+        char *family;
+        char *modulepath;  /* absolute hierarchy level opened (cuda), or NULL */
+        char *description;
+        char *help;
+        struct strv whatis;
+        struct plan_dep *deps;
+        size_t n_deps;
+        struct plan_op *ops;
+        size_t n_ops;
+        bool is_default;
+};
+
+struct modulerc_plan {
+        char *path;        /* "Core/cuda/.modulerc.lua" */
+        char *module;      /* "cuda/12.9": the default */
+        char *version;     /* "12.9" */
+};
+
+struct plan {
+        enum module_format format;
+        enum module_layout layout;
+        char *outdir;      /* absolute */
+        struct module_plan *modules; /* sorted by path */
+        size_t n_modules;
+        struct modulerc_plan *rcs;   /* sorted by path */
+        size_t n_rcs;
+        struct strv warnings; /* installs skipped, names disambiguated, … */
+};
+
+/* Build the plan for installs under cfg (format, layout, naming, defaults,
+ * ld_library_path, stubs, env, pytorch) writing to outdir (absolute).
+ * Installs that cannot get a module (no version, no library, no CUDA major
+ * for a cuDNN/NCCL in the hierarchy, a path holding ':' that cannot be put
+ * on a path variable) are left out with a warning. Returns 0 or a negative
+ * errno with d set (a naming template that does not fit a version). */
+int plan_build(const struct install_list *installs, const struct config *cfg,
+               const char *outdir, struct plan *ret, struct diag *d);
+void plan_release(struct plan *p);
+
+/* Whether dir is a system directory that is never prepended (/usr/lib*,
+ * /usr/include, /usr/bin, /lib*, /bin, /usr, /usr/local/{bin,lib,include},
+ * /usr/share/man). */
+bool path_is_system_dir(const char *dir);
+
+#endif

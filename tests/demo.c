@@ -1,0 +1,19 @@
+/* demo.c: the bundled demo tree (see demo.h). */
+#include "demo.h"
+#include "fixture.h"
+
+void demo_build(const char *root)
+{
+        fx_cuda_toolkit(root, "sw/cuda-11.8",
+                        &(struct fx_cuda){ .version = "11.8", .release = "11.8.0", .cudart = "11.8.89",
+                                           .nvcc = "11.8.89", .cupti = true });
+        fx_cuda_toolkit(root, "sw/cuda-12.9",
+                        &(struct fx_cuda){ .version = "12.9", .release = "12.9.1", .cudart = "12.9.79",
+                                           .nvcc = "12.9.86", .cupti = true });
+        fx_cudnn(root, "sw/cudnn-linux-x86_64-8.9.7.29_cuda11-archive",
+                 &(struct fx_cudnn){ .version = "8.9.7", .cuda_major = 11 });
+        fx_cudnn(root, "sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive",
+                 &(struct fx_cudnn){ .version = "9.7.1", .cuda_major = 12 });
+        fx_nccl(root, "sw/nccl_2.21.5-1+cuda12.4_x86_64",
+                &(struct fx_nccl){ .version = "2.21.5", .cuda = "12.4" });
+}

@@ -1,0 +1,10 @@
+/* demo.h: the bundled demo tree that the reference modulefiles/ are
+ * generated from (README "Reference output"). */
+#ifndef CUDAMOD_DEMO_H
+#define CUDAMOD_DEMO_H
+
+/* Under root/sw: CUDA 11.8 and 12.9 (runfile layout), cuDNN 8.9.7 for
+ * CUDA 11 and 9.7.1 for CUDA 12 (archives), NCCL 2.21.5 for CUDA 12. */
+void demo_build(const char *root);
+
+#endif

@@ -1,0 +1,83 @@
+/* mkfixture: build a fixture tree from the command line, for the
+ * integration scripts, the README's walk-through and the benchmarks:
+ *   mkfixture demo DIR      the bundled demo tree (tests/demo.h)
+ *   mkfixture LAYOUT DIR    one layout fixture of tests/layouts.c
+ *   mkfixture --list        the names, one per line, then the scan roots */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "demo.h"
+#include "layouts.h"
+#include "util.h"
+#include "banned.h"
+
+static const struct layout_fixture *chosen;
+static const char *target;
+
+/* The fixture builders report failures through Check, so they run as the
+ * one test of a suite (in this process). */
+START_TEST(build)
+{
+        if (chosen)
+                chosen->build(target);
+        else
+                demo_build(target);
+}
+END_TEST
+
+static int run_builder(void)
+{
+        Suite *s = suite_create("mkfixture");
+        TCase *tc = tcase_create("build");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_test(tc, build);
+        tcase_set_timeout(tc, 600);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_set_fork_status(sr, CK_NOFORK);
+        srunner_run_all(sr, CK_SILENT);
+        failed = srunner_ntests_failed(sr);
+        if (failed) {
+                TestResult **tr = srunner_failures(sr);
+                fprintf(stderr, "mkfixture: %s\n", tr_msg(tr[0]));
+                free(tr);
+        }
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+        const struct layout_fixture *f = NULL;
+
+        if (argc == 2 && streq(argv[1], "--list")) {
+                printf("demo sw\n");
+                for (f = layout_fixtures; f->name; f++) {
+                        printf("%s", f->name);
+                        for (size_t i = 0; f->roots[i]; i++)
+                                printf(" %s", f->roots[i]);
+                        putchar('\n');
+                }
+                return 0;
+        }
+        if (argc != 3 || argv[1][0] == '-') {
+                fputs("usage: mkfixture demo|LAYOUT DIR | mkfixture --list\n", stderr);
+                return 2;
+        }
+        if (!streq(argv[1], "demo") && !(f = layout_fixture_find(argv[1]))) {
+                fprintf(stderr, "mkfixture: no fixture '%s' (see --list)\n", argv[1]);
+                return 2;
+        }
+        if (mkdir(argv[2], 0755) < 0 && errno != EEXIST) {
+                fprintf(stderr, "mkfixture: cannot create '%s': %s\n", argv[2], strerror(errno));
+                return 1;
+        }
+        chosen = f;
+        target = argv[2];
+        return run_builder();
+}

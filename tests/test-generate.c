@@ -1,0 +1,301 @@
+/* test-generate.c: `cudamod generate` end to end, through the built binary:
+ * the reference tree modulefiles/, the command line, and what a re-run does.
+ * The real Lmod and Environment Modules load these files in tests/modules/. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <sys/stat.h>
+
+#include "demo.h"
+#include "fixture.h"
+#include "strbuf.h"
+#include "testutil.h"
+
+/* Where the reference tree says the demo lives. */
+#define DEMO_ROOT "/opt/cudamod-demo"
+
+static const char *const flavours[][3] = {
+        /* directory, --format, --layout */
+        { "lua-hierarchical", "lua", "hierarchical" },
+        { "lua-flat", "lua", "flat" },
+        { "tcl-hierarchical", "tcl", "hierarchical" },
+        { "tcl-flat", "tcl", "flat" },
+};
+
+/* Every regular file below dir (relative paths, sorted), leaving out the
+ * index and the lock, which are not part of the reference. */
+static void list_files(const char *dir, const char *rel, struct strv *ret)
+{
+        _cleanup_free_ char *path = rel ? path_join(dir, rel) : xstrdup(dir);
+        DIR *d = opendir(path);
+        struct dirent *e;
+
+        if (!d)
+                return;
+        while ((e = readdir(d))) {
+                _cleanup_free_ char *sub = NULL, *full = NULL;
+                struct stat st;
+
+                if (streq(e->d_name, ".") || streq(e->d_name, "..") ||
+                    streq(e->d_name, ".cudamod-index.json") || streq(e->d_name, ".cudamod.lock"))
+                        continue;
+                sub = rel ? path_join(rel, e->d_name) : xstrdup(e->d_name);
+                full = path_join(dir, sub);
+                ck_assert_int_eq(lstat(full, &st), 0);
+                if (S_ISDIR(st.st_mode))
+                        list_files(dir, sub, ret);
+                else
+                        strv_add(ret, sub);
+        }
+        closedir(d);
+        strv_sort_uniq(ret);
+}
+
+static char *read_text(const char *path)
+{
+        struct strbuf sb = STRBUF_INIT;
+        int r = strbuf_read_file(&sb, path, 1 << 20);
+
+        ck_assert_msg(r == 0, "cannot read '%s': %s", path, strerror(-r));
+        return strbuf_detach(&sb);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        return remove(path);
+}
+
+static void generate(const char *root, const char *out, const char *format, const char *layout,
+                     struct run_result *r)
+{
+        _cleanup_free_ char *sw = path_join(root, "sw");
+
+        run_cudamod(r, (const char *const[]){ "generate", "-o", out, "--format", format, "--layout",
+                                              layout, sw, NULL },
+                    false);
+}
+
+START_TEST(generate_reference_tree_matches_modulefiles)
+{
+        char *root = fx_new();
+        const char *src = getenv("CUDAMOD_SOURCE_ROOT");
+
+        ck_assert_ptr_nonnull(src);
+        demo_build(root);
+        for (size_t i = 0; i < ELEMENTSOF(flavours); i++) {
+                _cleanup_free_ char *out = xasprintf("%s/modulefiles/%s", root, flavours[i][0]);
+                _cleanup_free_ char *ref = xasprintf("%s/modulefiles/%s", src, flavours[i][0]);
+                struct strv got = { 0 }, want = { 0 };
+                struct run_result r = { 0 };
+
+                generate(root, out, flavours[i][1], flavours[i][2], &r);
+                ck_assert_msg(r.status == 0, "%s: %s", flavours[i][0], r.err);
+                ck_assert_str_eq(r.err, "");
+                run_result_release(&r);
+                list_files(out, NULL, &got);
+                ck_assert_uint_gt(got.len, 0);
+                if (updating_golden())
+                        nftw(ref, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+                else {
+                        list_files(ref, NULL, &want);
+                        for (size_t k = 0; k < want.len || k < got.len; k++)
+                                ck_assert_msg(k < want.len && k < got.len &&
+                                                      streq(want.items[k], got.items[k]),
+                                              "%s: file lists differ at '%s' / '%s'", flavours[i][0],
+                                              k < want.len ? want.items[k] : "(end)",
+                                              k < got.len ? got.items[k] : "(end)");
+                }
+                for (size_t k = 0; k < got.len; k++) {
+                        _cleanup_free_ char *p = path_join(out, got.items[k]);
+                        _cleanup_free_ char *text = read_text(p);
+                        _cleanup_free_ char *norm = str_replace_all(text, root, DEMO_ROOT);
+                        _cleanup_free_ char *rel = xasprintf("modulefiles/%s/%s", flavours[i][0],
+                                                             got.items[k]);
+                        assert_golden_file(rel, norm);
+                }
+                strv_release(&got);
+                strv_release(&want);
+        }
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(generate_rerun_changes_nothing)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf");
+        _cleanup_free_ char *first = NULL, *second = NULL;
+        _cleanup_free_ char *cuda = path_join(out, "Core/cuda/12.9.lua");
+        struct run_result r = { 0 };
+        struct stat a, b;
+
+        demo_build(root);
+        generate(root, out, "lua", "hierarchical", &r);
+        ck_assert_int_eq(r.status, 0);
+        first = str_replace_all(r.out, root, "@ROOT@");
+        ck_assert_str_eq(first, "created      CUDA/11/cudnn/.modulerc.lua\n"
+                                "created      CUDA/11/cudnn/8.9.7.lua\n"
+                                "created      CUDA/12/cudnn/.modulerc.lua\n"
+                                "created      CUDA/12/cudnn/9.7.1.lua\n"
+                                "created      CUDA/12/nccl/.modulerc.lua\n"
+                                "created      CUDA/12/nccl/2.21.5.lua\n"
+                                "created      Core/cuda/.modulerc.lua\n"
+                                "created      Core/cuda/11.8.lua\n"
+                                "created      Core/cuda/12.9.lua\n"
+                                "@ROOT@/mf: 9 created, 0 updated, 0 unchanged, 0 pruned, 0 skipped\n");
+        run_result_release(&r);
+        ck_assert_int_eq(stat(cuda, &a), 0);
+        ck_assert_int_eq(a.st_mode & 07777, 0644 & ~(mode_t)022);
+
+        generate(root, out, "lua", "hierarchical", &r);
+        ck_assert_int_eq(r.status, 0);
+        second = str_replace_all(r.out, root, "@ROOT@");
+        ck_assert_str_eq(second, "@ROOT@/mf: 0 created, 0 updated, 9 unchanged, 0 pruned, 0 skipped\n");
+        run_result_release(&r);
+        ck_assert_int_eq(stat(cuda, &b), 0);
+        ck_assert_int_eq(a.st_ino, b.st_ino);
+        ck_assert_int_eq(a.st_mtim.tv_nsec, b.st_mtim.tv_nsec);
+        ck_assert_int_eq(a.st_mtim.tv_sec, b.st_mtim.tv_sec);
+
+        /* --check on an up-to-date tree: 0; after an edit: 1, naming it. */
+        {
+                _cleanup_free_ char *sw = path_join(root, "sw");
+                run_cudamod(&r, (const char *const[]){ "generate", "--check", "-o", out, sw, NULL }, false);
+                ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+                run_result_release(&r);
+                fx_write(root, "mf/Core/cuda/12.9.lua", "-- edited\n");
+                run_cudamod(&r, (const char *const[]){ "generate", "--check", "-o", out, sw, NULL }, false);
+                ck_assert_int_eq(r.status, 1);
+                ck_assert_ptr_nonnull(strstr(r.out, "Core/cuda/12.9.lua"));
+                run_result_release(&r);
+        }
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(generate_json_describes_the_run)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        struct run_result r = { 0 };
+        json_error_t err;
+        json_t *doc, *files;
+
+        demo_build(root);
+        run_cudamod(&r, (const char *const[]){ "generate", "--json", "--dry-run", "-o", out, sw, NULL },
+                    false);
+        ck_assert_int_eq(r.status, 0);
+        doc = json_loads(r.out, 0, &err);
+        ck_assert_msg(doc != NULL, "%s: %s", err.text, r.out);
+        ck_assert_str_eq(json_string_value(json_object_get(doc, "output")), out);
+        ck_assert(json_is_false(json_object_get(doc, "written")));
+        ck_assert(json_is_true(json_object_get(doc, "drift")));
+        files = json_object_get(doc, "files");
+        ck_assert_uint_eq(json_array_size(files), 9);
+        ck_assert_str_eq(json_string_value(json_object_get(json_array_get(files, 0), "status")), "created");
+        ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(doc, "summary"), "created")), 9);
+        json_decref(doc);
+        run_result_release(&r);
+        /* --dry-run wrote nothing, not even the directory. */
+        ck_assert_int_eq(access(out, F_OK), -1);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(generate_usage_and_config_errors_write_nothing)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *cfg = path_join(root, "site.yaml");
+        struct run_result r = { 0 };
+
+        demo_build(root);
+        run_cudamod(&r, (const char *const[]){ "generate", root, NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "generate needs an output directory"));
+        run_result_release(&r);
+
+        run_cudamod(&r, (const char *const[]){ "generate", "--format", "yaml", "-o", out, NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "--format: 'yaml' is not one of lua, tcl"));
+        run_result_release(&r);
+
+        fx_write(root, "site.yaml", "format: lua\nlayuot: flat\n");
+        run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", "-o", out, root, NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "site.yaml:2:1:"));
+        ck_assert_str_eq(r.out, "");
+        run_result_release(&r);
+        ck_assert_int_eq(access(out, F_OK), -1);
+
+        /* A site template with an error is found before anything is written. */
+        fx_write(root, "site.yaml", "templates: tpl\n");
+        fx_write(root, "tpl/lua/cuda.lua.in", "setenv(\"X\", {{nosuchkey}})\n");
+        run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", "-o", out, root, NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "cuda.lua.in:1:"));
+        run_result_release(&r);
+        ck_assert_int_eq(access(out, F_OK), -1);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(generate_output_from_config_and_site_templates)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *cfg = path_join(root, "site.yaml"), *yaml = NULL, *text = NULL;
+        _cleanup_free_ char *file = path_join(root, "out/cuda/12.9");
+        struct run_result r = { 0 };
+
+        demo_build(root);
+        yaml = xasprintf("output: %s/out\nformat: tcl\nlayout: flat\nsearch: [%s/sw]\n"
+                         "templates: tpl\n",
+                         root, root);
+        fx_write(root, "site.yaml", yaml);
+        fx_write(root, "tpl/tcl/cuda.tcl.in", "#%Module\nsetenv SITE_CUDA {{prefix}}\n");
+        run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", NULL }, false);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        run_result_release(&r);
+        text = read_text(file);
+        {
+                _cleanup_free_ char *want = xasprintf("#%%Module\nsetenv SITE_CUDA \"%s/sw/cuda-12.9\"\n", root);
+                ck_assert_str_eq(text, want);
+        }
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(scan_reads_search_and_exclude_from_the_config)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *cfg = path_join(root, "site.yaml"), *yaml = NULL;
+        struct run_result r = { 0 };
+
+        demo_build(root);
+        yaml = xasprintf("search: [%s/sw]\nexclude: ['*/cuda-11.8']\n", root);
+        fx_write(root, "site.yaml", yaml);
+        run_cudamod(&r, (const char *const[]){ "--config", cfg, "scan", NULL }, false);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_ptr_nonnull(strstr(r.out, "/sw/cuda-12.9\n"));
+        ck_assert_ptr_null(strstr(r.out, "/sw/cuda-11.8"));
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("generate");
+        TCase *tc = tcase_create("generate");
+
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, generate_reference_tree_matches_modulefiles);
+        tcase_add_test(tc, generate_rerun_changes_nothing);
+        tcase_add_test(tc, generate_json_describes_the_run);
+        tcase_add_test(tc, generate_usage_and_config_errors_write_nothing);
+        tcase_add_test(tc, generate_output_from_config_and_site_templates);
+        tcase_add_test(tc, scan_reads_search_and_exclude_from_the_config);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}

@@ -1,0 +1,492 @@
+/* test-plan.c: module names, placement, defaults and environment
+ * operations, from scans of fixture trees. */
+#include <check.h>
+#include <errno.h>
+
+#include "demo.h"
+#include "fixture.h"
+#include "layouts.h"
+#include "plan.h"
+#include "scanhelp.h"
+#include "strbuf.h"
+#include "testutil.h"
+
+struct planned {
+        char *root;
+        struct scan_result scan;
+        struct config cfg;
+        struct plan plan;
+};
+
+static void plan_fixture(struct planned *p, const char *const *rel_roots, const char *out)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *outdir = path_join(p->root, out ? out : "mf");
+        int r;
+
+        scan_fixture(p->root, rel_roots, &p->scan);
+        r = plan_build(&p->scan.installs, &p->cfg, outdir, &p->plan, &d);
+        ck_assert_msg(r == 0, "plan_build: %s", d.message ? d.message : "?");
+}
+
+static void planned_release(struct planned *p)
+{
+        plan_release(&p->plan);
+        scan_result_release(&p->scan);
+        config_release(&p->cfg);
+        fx_free(p->root);
+}
+
+static const struct module_plan *module(const struct plan *p, const char *path)
+{
+        for (size_t i = 0; i < p->n_modules; i++)
+                if (streq(p->modules[i].path, path))
+                        return &p->modules[i];
+        return NULL;
+}
+
+/* The module's operations as text, one "verb NAME VALUE" per line, with the
+ * fixture root replaced by @ROOT@. */
+static char *ops_text(const struct module_plan *m, const char *root)
+{
+        static const char *const verbs[] = { "setenv", "prepend", "append" };
+        struct strbuf sb = STRBUF_INIT;
+        char *t;
+
+        for (size_t i = 0; i < m->n_ops; i++)
+                strbuf_addf(&sb, "%s %s %s\n", verbs[m->ops[i].kind], m->ops[i].name, m->ops[i].value);
+        t = str_replace_all(sb.buf, root, "@ROOT@");
+        strbuf_release(&sb);
+        return t;
+}
+
+static bool has_warning(const struct plan *p, const char *needle)
+{
+        for (size_t i = 0; i < p->warnings.len; i++)
+                if (strstr(p->warnings.items[i], needle))
+                        return true;
+        return false;
+}
+
+static bool has_op(const struct module_plan *m, enum env_op_kind k, const char *name)
+{
+        for (size_t i = 0; i < m->n_ops; i++)
+                if (m->ops[i].kind == k && streq(m->ops[i].name, name))
+                        return true;
+        return false;
+}
+
+START_TEST(plan_demo_hierarchy_places_cudnn_and_nccl_under_their_cuda_major)
+{
+        struct planned p = { .root = fx_new() };
+        static const char *const paths[] = {
+                "CUDA/11/cudnn/8.9.7.lua", "CUDA/12/cudnn/9.7.1.lua", "CUDA/12/nccl/2.21.5.lua",
+                "Core/cuda/11.8.lua",      "Core/cuda/12.9.lua",      NULL,
+        };
+        static const char *const rcs[][2] = {
+                { "CUDA/11/cudnn/.modulerc.lua", "cudnn/8.9.7" },
+                { "CUDA/12/cudnn/.modulerc.lua", "cudnn/9.7.1" },
+                { "CUDA/12/nccl/.modulerc.lua", "nccl/2.21.5" },
+                { "Core/cuda/.modulerc.lua", "cuda/12.9" },
+        };
+        _cleanup_free_ char *level = NULL;
+
+        config_init_default(&p.cfg);
+        demo_build(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        ck_assert_uint_eq(p.plan.n_modules, 5);
+        for (size_t i = 0; paths[i]; i++)
+                ck_assert_str_eq(p.plan.modules[i].path, paths[i]);
+        ck_assert_uint_eq(p.plan.n_rcs, ELEMENTSOF(rcs));
+        for (size_t i = 0; i < ELEMENTSOF(rcs); i++) {
+                ck_assert_str_eq(p.plan.rcs[i].path, rcs[i][0]);
+                ck_assert_str_eq(p.plan.rcs[i].module, rcs[i][1]);
+        }
+        level = xasprintf("%s/mf/CUDA/12", p.root);
+        ck_assert_str_eq(module(&p.plan, "Core/cuda/12.9.lua")->modulepath, level);
+        ck_assert_ptr_null(module(&p.plan, "CUDA/12/cudnn/9.7.1.lua")->modulepath);
+        ck_assert_uint_eq(module(&p.plan, "CUDA/12/cudnn/9.7.1.lua")->n_deps, 0);
+        ck_assert_str_eq(module(&p.plan, "CUDA/12/nccl/2.21.5.lua")->family, "nccl");
+        ck_assert_uint_eq(p.plan.warnings.len, 0);
+        planned_release(&p);
+}
+END_TEST
+
+START_TEST(plan_cuda_operations_follow_design_section_5)
+{
+        struct planned p = { .root = fx_new() };
+        _cleanup_free_ char *ops = NULL;
+        /* The scan reports the real directories (lib64 and include are
+         * links into targets/x86_64-linux in a runfile tree). */
+        const char *want =
+                "setenv CUDA_HOME @ROOT@/sw/cuda-12.9\n"
+                "setenv CUDA_PATH @ROOT@/sw/cuda-12.9\n"
+                "setenv CUDA_ROOT @ROOT@/sw/cuda-12.9\n"
+                "setenv CUDAToolkit_ROOT @ROOT@/sw/cuda-12.9\n"
+                "setenv CUDACXX @ROOT@/sw/cuda-12.9/bin/nvcc\n"
+                "prepend PATH @ROOT@/sw/cuda-12.9/bin\n"
+                /* Prepended last-first: lib first, then CUPTI, then nvvm. */
+                "prepend LD_LIBRARY_PATH @ROOT@/sw/cuda-12.9/nvvm/lib64\n"
+                "prepend LD_LIBRARY_PATH @ROOT@/sw/cuda-12.9/extras/CUPTI/lib64\n"
+                "prepend LD_LIBRARY_PATH @ROOT@/sw/cuda-12.9/targets/x86_64-linux/lib\n"
+                "prepend LIBRARY_PATH @ROOT@/sw/cuda-12.9/nvvm/lib64\n"
+                "prepend LIBRARY_PATH @ROOT@/sw/cuda-12.9/extras/CUPTI/lib64\n"
+                "prepend LIBRARY_PATH @ROOT@/sw/cuda-12.9/targets/x86_64-linux/lib\n"
+                "prepend CPATH @ROOT@/sw/cuda-12.9/extras/CUPTI/include\n"
+                "prepend CPATH @ROOT@/sw/cuda-12.9/targets/x86_64-linux/include\n"
+                "prepend CMAKE_PREFIX_PATH @ROOT@/sw/cuda-12.9\n"
+                "append LIBRARY_PATH @ROOT@/sw/cuda-12.9/targets/x86_64-linux/lib/stubs\n";
+
+        config_init_default(&p.cfg);
+        demo_build(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        ops = ops_text(module(&p.plan, "Core/cuda/12.9.lua"), p.root);
+        ck_assert_str_eq(ops, want);
+        planned_release(&p);
+}
+END_TEST
+
+START_TEST(plan_cudnn_and_nccl_operations_follow_design_section_5)
+{
+        struct planned p = { .root = fx_new() };
+        _cleanup_free_ char *cudnn = NULL, *nccl = NULL;
+        const char *want_cudnn =
+                "setenv CUDNN_ROOT @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive\n"
+                "setenv CUDNN_HOME @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive\n"
+                "setenv CUDNN_PATH @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive\n"
+                "setenv CUDNN_INCLUDE_DIR @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive/include\n"
+                "setenv CUDNN_LIB_DIR @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive/lib\n"
+                "prepend LD_LIBRARY_PATH @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive/lib\n"
+                "prepend LIBRARY_PATH @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive/lib\n"
+                "prepend CPATH @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive/include\n"
+                "prepend CMAKE_PREFIX_PATH @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive\n";
+        const char *want_nccl =
+                "setenv NCCL_ROOT @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64\n"
+                "setenv NCCL_HOME @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64\n"
+                "setenv NCCL_INCLUDE_DIR @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64/include\n"
+                "setenv NCCL_LIB_DIR @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64/lib\n"
+                "setenv USE_SYSTEM_NCCL 1\n"
+                "prepend LD_LIBRARY_PATH @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64/lib\n"
+                "prepend LIBRARY_PATH @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64/lib\n"
+                "prepend CPATH @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64/include\n"
+                "prepend CMAKE_PREFIX_PATH @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64\n"
+                "prepend PKG_CONFIG_PATH @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64/lib/pkgconfig\n";
+
+        config_init_default(&p.cfg);
+        demo_build(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        cudnn = ops_text(module(&p.plan, "CUDA/12/cudnn/9.7.1.lua"), p.root);
+        nccl = ops_text(module(&p.plan, "CUDA/12/nccl/2.21.5.lua"), p.root);
+        ck_assert_str_eq(cudnn, want_cudnn);
+        ck_assert_str_eq(nccl, want_nccl);
+        planned_release(&p);
+}
+END_TEST
+
+START_TEST(plan_config_switches_change_the_operations)
+{
+        struct planned p = { .root = fx_new() };
+        const struct module_plan *cuda, *cudnn, *nccl;
+
+        config_init_default(&p.cfg);
+        p.cfg.ld_library_path[COMPONENT_CUDA] = false;
+        p.cfg.stubs_on_library_path = false;
+        p.cfg.pytorch_build_env = false;
+        free(p.cfg.cuda_arch_list);
+        p.cfg.cuda_arch_list = xstrdup("8.0;9.0");
+        p.cfg.env[COMPONENT_NCCL].items = xcalloc(1, sizeof(struct env_op));
+        p.cfg.env[COMPONENT_NCCL].items[0] = (struct env_op){ ENV_OP_SETENV, xstrdup("NCCL_IB_DISABLE"),
+                                                              xstrdup("1") };
+        p.cfg.env[COMPONENT_NCCL].len = p.cfg.env[COMPONENT_NCCL].alloc = 1;
+        demo_build(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        cuda = module(&p.plan, "Core/cuda/12.9.lua");
+        cudnn = module(&p.plan, "CUDA/12/cudnn/9.7.1.lua");
+        nccl = module(&p.plan, "CUDA/12/nccl/2.21.5.lua");
+        ck_assert(!has_op(cuda, ENV_OP_PREPEND_PATH, "LD_LIBRARY_PATH"));
+        ck_assert(has_op(cuda, ENV_OP_PREPEND_PATH, "LIBRARY_PATH"));
+        ck_assert(!has_op(cuda, ENV_OP_APPEND_PATH, "LIBRARY_PATH"));
+        ck_assert(!has_op(cuda, ENV_OP_SETENV, "CUDACXX"));
+        ck_assert(has_op(cuda, ENV_OP_SETENV, "CUDA_HOME"));
+        ck_assert(has_op(cuda, ENV_OP_SETENV, "TORCH_CUDA_ARCH_LIST"));
+        ck_assert(!has_op(cudnn, ENV_OP_SETENV, "CUDNN_ROOT"));
+        ck_assert(has_op(cudnn, ENV_OP_SETENV, "CUDNN_HOME"));
+        ck_assert(has_op(cudnn, ENV_OP_PREPEND_PATH, "LD_LIBRARY_PATH"));
+        ck_assert(!has_op(nccl, ENV_OP_SETENV, "USE_SYSTEM_NCCL"));
+        ck_assert(!has_op(nccl, ENV_OP_SETENV, "NCCL_ROOT"));
+        ck_assert_str_eq(nccl->ops[nccl->n_ops - 1].name, "NCCL_IB_DISABLE");
+        planned_release(&p);
+}
+END_TEST
+
+START_TEST(plan_stubs_are_never_on_ld_library_path)
+{
+        const struct layout_fixture *f;
+
+        for (f = layout_fixtures; f->name; f++) {
+                struct planned p = { .root = fx_new() };
+
+                config_init_default(&p.cfg);
+                f->build(p.root);
+                plan_fixture(&p, f->roots, NULL);
+                for (size_t i = 0; i < p.plan.n_modules; i++) {
+                        const struct module_plan *m = &p.plan.modules[i];
+                        for (size_t k = 0; k < m->n_ops; k++) {
+                                const struct plan_op *op = &m->ops[k];
+                                if (strstr(op->value, "/stubs"))
+                                        ck_assert_msg(op->kind == ENV_OP_APPEND_PATH &&
+                                                              streq(op->name, "LIBRARY_PATH"),
+                                                      "%s: %s %s", f->name, op->name, op->value);
+                                /* Values are never empty or end in '/'. */
+                                ck_assert_msg(*op->value && op->value[strlen(op->value) - 1] != '/',
+                                              "%s: %s '%s'", f->name, op->name, op->value);
+                        }
+                }
+                planned_release(&p);
+        }
+}
+END_TEST
+
+START_TEST(plan_system_install_sets_only_root_variables)
+{
+        struct planned p = { .root = fx_new() };
+
+        config_init_default(&p.cfg);
+        layout_fixture_find("system")->build(p.root);
+        plan_fixture(&p, layout_fixture_find("system")->roots, NULL);
+        ck_assert_uint_gt(p.plan.n_modules, 0);
+        for (size_t i = 0; i < p.plan.n_modules; i++) {
+                const struct module_plan *m = &p.plan.modules[i];
+                ck_assert_int_eq(m->install->layout, LAYOUT_SYSTEM);
+                for (size_t k = 0; k < m->n_ops; k++)
+                        ck_assert_msg(m->ops[k].kind == ENV_OP_SETENV, "%s: %s %s", m->path,
+                                      m->ops[k].name, m->ops[k].value);
+        }
+        planned_release(&p);
+}
+END_TEST
+
+START_TEST(plan_flat_layout_depends_on_the_cuda_major)
+{
+        struct planned p = { .root = fx_new() };
+        const struct module_plan *m;
+
+        config_init_default(&p.cfg);
+        p.cfg.layout = MODULE_LAYOUT_FLAT;
+        p.cfg.format = FORMAT_TCL;
+        demo_build(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        ck_assert_ptr_nonnull(module(&p.plan, "cuda/12.9"));
+        ck_assert_ptr_null(module(&p.plan, "cuda/12.9")->modulepath);
+        m = module(&p.plan, "cudnn/8.9.7");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_uint_eq(m->n_deps, 1);
+        ck_assert_str_eq(m->deps[0].name, "cuda");
+        ck_assert_str_eq(m->deps[0].min, "11");
+        ck_assert_str_eq(m->deps[0].max, "11.999999");
+        ck_assert_str_eq(m->deps[0].em_spec, "cuda@11:11.999999");
+        ck_assert_str_eq(p.plan.rcs[0].path, "cuda/.modulerc");
+        planned_release(&p);
+}
+END_TEST
+
+static void two_cudnn_builds(const char *root)
+{
+        fx_cudnn(root, "sw/cudnn-linux-x86_64-9.7.1.26_cuda11-archive",
+                 &(struct fx_cudnn){ .version = "9.7.1", .cuda_major = 11 });
+        fx_cudnn(root, "sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive",
+                 &(struct fx_cudnn){ .version = "9.7.1", .cuda_major = 12 });
+}
+
+START_TEST(plan_flat_cudnn_builds_for_two_majors_get_suffixes)
+{
+        struct planned p = { .root = fx_new() };
+
+        config_init_default(&p.cfg);
+        p.cfg.layout = MODULE_LAYOUT_FLAT;
+        two_cudnn_builds(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        ck_assert_uint_eq(p.plan.n_modules, 2);
+        ck_assert_str_eq(p.plan.modules[0].path, "cudnn/9.7.1-cuda11.lua");
+        ck_assert_str_eq(p.plan.modules[1].path, "cudnn/9.7.1-cuda12.lua");
+        ck_assert(has_warning(&p.plan, "2 installs would share module 'cudnn/9.7.1'"));
+        planned_release(&p);
+}
+END_TEST
+
+START_TEST(plan_hierarchy_keeps_builds_for_two_majors_apart)
+{
+        struct planned p = { .root = fx_new() };
+
+        config_init_default(&p.cfg);
+        two_cudnn_builds(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        ck_assert_uint_eq(p.plan.n_modules, 2);
+        ck_assert_str_eq(p.plan.modules[0].path, "CUDA/11/cudnn/9.7.1.lua");
+        ck_assert_str_eq(p.plan.modules[1].path, "CUDA/12/cudnn/9.7.1.lua");
+        ck_assert_uint_eq(p.plan.warnings.len, 0);
+        planned_release(&p);
+}
+END_TEST
+
+START_TEST(plan_two_cuda_releases_of_one_minor_are_named_by_release)
+{
+        struct planned p = { .root = fx_new() };
+
+        config_init_default(&p.cfg);
+        fx_cuda_toolkit(p.root, "sw/cuda-12.4.0",
+                        &(struct fx_cuda){ .version = "12.4", .release = "12.4.0", .cudart = "12.4.99",
+                                           .nvcc = "12.4.99" });
+        fx_cuda_toolkit(p.root, "sw/cuda-12.4.1",
+                        &(struct fx_cuda){ .version = "12.4", .release = "12.4.1", .cudart = "12.4.127",
+                                           .nvcc = "12.4.131" });
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        ck_assert_uint_eq(p.plan.n_modules, 2);
+        ck_assert_str_eq(p.plan.modules[0].path, "Core/cuda/12.4.0.lua");
+        ck_assert_str_eq(p.plan.modules[1].path, "Core/cuda/12.4.1.lua");
+        ck_assert_str_eq(p.plan.rcs[0].module, "cuda/12.4.1");
+        ck_assert(has_warning(&p.plan, "2 installs would share module 'cuda/12.4'"));
+        planned_release(&p);
+}
+END_TEST
+
+START_TEST(plan_identical_installs_are_numbered_in_scan_order)
+{
+        struct planned p = { .root = fx_new() };
+        const struct fx_cuda c = { .version = "12.4", .release = "12.4.1", .cudart = "12.4.127",
+                                   .nvcc = "12.4.131" };
+
+        config_init_default(&p.cfg);
+        fx_cuda_toolkit(p.root, "sw/a/cuda", &c);
+        fx_cuda_toolkit(p.root, "sw/b/cuda", &c);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        ck_assert_uint_eq(p.plan.n_modules, 2);
+        ck_assert_str_eq(p.plan.modules[0].path, "Core/cuda/12.4-2.lua");
+        ck_assert(endswith(p.plan.modules[0].install->prefix, "/sw/b/cuda"));
+        ck_assert_str_eq(p.plan.modules[1].path, "Core/cuda/12.4.lua");
+        ck_assert(endswith(p.plan.modules[1].install->prefix, "/sw/a/cuda"));
+        ck_assert(has_warning(&p.plan, "/sw/b/cuda"));
+        planned_release(&p);
+}
+END_TEST
+
+START_TEST(plan_defaults_follow_the_config)
+{
+        static const struct {
+                enum default_kind kind;
+                const char *version;
+                const char *want; /* the cuda default, NULL: none */
+                bool warns;
+        } cases[] = {
+                { DEFAULT_LATEST, NULL, "cuda/12.9", false },
+                { DEFAULT_VERSION, "11.8", "cuda/11.8", false },
+                { DEFAULT_VERSION, "11", "cuda/11.8", false },
+                { DEFAULT_VERSION, "12.9.1", "cuda/12.9", false },
+                { DEFAULT_VERSION, "10.2", NULL, true },
+                { DEFAULT_NONE, NULL, NULL, false },
+                { .want = "sentinel" },
+        };
+
+        for (size_t i = 0; !cases[i].want || !streq(cases[i].want, "sentinel"); i++) {
+                struct planned p = { .root = fx_new() };
+                const char *got = NULL;
+
+                config_init_default(&p.cfg);
+                p.cfg.defaults[COMPONENT_CUDA].kind = cases[i].kind;
+                p.cfg.defaults[COMPONENT_CUDA].version = cases[i].version ? xstrdup(cases[i].version) : NULL;
+                demo_build(p.root);
+                plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+                for (size_t k = 0; k < p.plan.n_rcs; k++)
+                        if (startswith(p.plan.rcs[k].path, "Core/cuda/"))
+                                got = p.plan.rcs[k].module;
+                if (cases[i].want)
+                        ck_assert_msg(got && streq(got, cases[i].want), "case %zu: %s", i, got ? got : "none");
+                else
+                        ck_assert_msg(!got, "case %zu: %s", i, got);
+                ck_assert_int_eq(has_warning(&p.plan, "defaults.cuda"), cases[i].warns);
+                planned_release(&p);
+        }
+}
+END_TEST
+
+START_TEST(plan_leaves_out_installs_it_cannot_serve)
+{
+        struct planned p = { .root = fx_new() };
+
+        config_init_default(&p.cfg);
+        /* Its libraries name no CUDA library: the CUDA major is unknown. */
+        fx_cudnn(p.root, "sw/cudnn-a", &(struct fx_cudnn){ .version = "9.1.0", .cuda_major = 0 });
+        /* A prefix holding ':' cannot be put on a path variable. */
+        fx_cuda_toolkit(p.root, "sw/cuda:12.9",
+                        &(struct fx_cuda){ .version = "12.9", .release = "12.9.1", .cudart = "12.9.79",
+                                           .nvcc = "12.9.86" });
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        ck_assert_uint_eq(p.plan.n_modules, 0);
+        ck_assert(has_warning(&p.plan, "the CUDA major it was built for is unknown"));
+        ck_assert(has_warning(&p.plan, "holds ':'"));
+        planned_release(&p);
+}
+END_TEST
+
+START_TEST(plan_naming_templates_name_the_modules)
+{
+        struct planned p = { .root = fx_new() };
+
+        config_init_default(&p.cfg);
+        free(p.cfg.naming[COMPONENT_CUDA]);
+        p.cfg.naming[COMPONENT_CUDA] = xstrdup("{major}.{minor}.{patch}");
+        free(p.cfg.naming[COMPONENT_CUDNN]);
+        p.cfg.naming[COMPONENT_CUDNN] = xstrdup("{major}.{minor}.{patch}.{build}-cu{cuda_major}");
+        demo_build(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        ck_assert_ptr_nonnull(module(&p.plan, "Core/cuda/12.9.1.lua"));
+        ck_assert_ptr_nonnull(module(&p.plan, "CUDA/12/cudnn/9.7.1.26-cu12.lua"));
+        planned_release(&p);
+}
+END_TEST
+
+START_TEST(plan_system_directories_are_recognised)
+{
+        static const struct {
+                const char *dir;
+                bool system;
+        } cases[] = {
+                { "/usr/lib", true },         { "/usr/lib64", true },
+                { "/usr/lib/x86_64-linux-gnu", true },
+                { "/lib/aarch64-linux-gnu", true },
+                { "/usr/include", true },     { "/usr/bin", true },
+                { "/lib64", true },           { "/usr", true },
+                { "/usr/lib/cuda", false },   { "/usr/lib/x86_64-linux-gnu/nccl", false },
+                { "/usr/local/cuda/lib64", false },
+                { "/opt/lib", false },        { NULL, false },
+        };
+
+        for (size_t i = 0; cases[i].dir; i++)
+                ck_assert_msg(path_is_system_dir(cases[i].dir) == cases[i].system, "%s", cases[i].dir);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("plan");
+        TCase *tc = tcase_create("plan");
+
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, plan_demo_hierarchy_places_cudnn_and_nccl_under_their_cuda_major);
+        tcase_add_test(tc, plan_cuda_operations_follow_design_section_5);
+        tcase_add_test(tc, plan_cudnn_and_nccl_operations_follow_design_section_5);
+        tcase_add_test(tc, plan_config_switches_change_the_operations);
+        tcase_add_test(tc, plan_stubs_are_never_on_ld_library_path);
+        tcase_add_test(tc, plan_system_install_sets_only_root_variables);
+        tcase_add_test(tc, plan_flat_layout_depends_on_the_cuda_major);
+        tcase_add_test(tc, plan_flat_cudnn_builds_for_two_majors_get_suffixes);
+        tcase_add_test(tc, plan_hierarchy_keeps_builds_for_two_majors_apart);
+        tcase_add_test(tc, plan_two_cuda_releases_of_one_minor_are_named_by_release);
+        tcase_add_test(tc, plan_identical_installs_are_numbered_in_scan_order);
+        tcase_add_test(tc, plan_defaults_follow_the_config);
+        tcase_add_test(tc, plan_leaves_out_installs_it_cannot_serve);
+        tcase_add_test(tc, plan_naming_templates_name_the_modules);
+        tcase_add_test(tc, plan_system_directories_are_recognised);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
