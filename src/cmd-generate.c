@@ -350,6 +350,14 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 return EXIT_USAGE;
         }
         outdir = path_absolute(cfg.output);
+        if (strchr(outdir, ':') || path_has_control_char(outdir)) {
+                /* Users put it on MODULEPATH, and the hierarchy's levels too;
+                 * a newline would reach the shell raw (see plan.c). */
+                log_error("the output directory '%s' holds %s, which MODULEPATH cannot carry", outdir,
+                          strchr(outdir, ':') ? "':'" : "a control character");
+                status = EXIT_USAGE;
+                goto out;
+        }
         /* Templates first: a broken site template is a configuration error,
          * found before any scanning. */
         if (templates_load(&t, &cfg, &d) < 0) {

@@ -898,6 +898,24 @@ static int parse_naming(struct parser *p, char **field)
         return 0;
 }
 
+/* A value that a module may hold: Lmod 8.6 and Environment Modules 5.2
+ * write a newline in a value raw into the shell code they print (so the
+ * rest would run as a command), and a path variable cannot carry ':'. */
+static int env_value_check(struct parser *p, enum env_op_kind kind, const char *s)
+{
+        for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+                if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
+                        return error_at(p, &p->event.start_mark,
+                                        "'%s': a value must not hold a control character (a "
+                                        "newline, …): the module tools pass it to the shell unquoted",
+                                        p->path.buf);
+        if (kind != ENV_OP_SETENV && strchr(s, ':'))
+                return error_at(p, &p->event.start_mark,
+                                "'%s': '%s' holds ':'; give each directory as a list item",
+                                p->path.buf, s);
+        return 0;
+}
+
 /* The ops of one env kind: VAR: value, or for paths VAR: [value, ...]. */
 static int parse_env_kind(struct parser *p, enum env_op_kind kind, struct env_ops *ops)
 {
@@ -928,6 +946,9 @@ static int parse_env_kind(struct parser *p, enum env_op_kind kind, struct env_op
                                         return r;
                                 if (!*s)
                                         return expected(p, "a directory");
+                                r = env_value_check(p, kind, s);
+                                if (r < 0)
+                                        return r;
                                 env_ops_add(ops, kind, it.key, s);
                         }
                         if (r < 0)
@@ -939,6 +960,9 @@ static int parse_env_kind(struct parser *p, enum env_op_kind kind, struct env_op
                         return r;
                 if (kind != ENV_OP_SETENV && !*s)
                         return expected(p, what);
+                r = env_value_check(p, kind, s);
+                if (r < 0)
+                        return r;
                 env_ops_add(ops, kind, it.key, s);
         }
         return r;

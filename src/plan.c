@@ -2,15 +2,17 @@
  *
  * The naming rule for collisions (README "Module names"): when installs
  * would share one module file,
- *   1. in the flat layout, cuDNN and NCCL builds of one version for
+ *   1. builds for another architecture than this machine's get "-ARCH";
+ *   2. in the flat layout, cuDNN and NCCL builds of one version for
  *      different CUDA majors all get a "-cudaN" suffix;
- *   2. installs that still collide are named by their full version
+ *   3. installs that still collide are named by their full version
  *      (CUDA release X.Y.Z, cuDNN X.Y.Z.B) when those differ;
- *   3. installs that still collide keep the name in scan order (newest
+ *   4. installs that still collide keep the name in scan order (newest
  *      version, then prefix) for the first and get "-2", "-3", … after it.
  * Each renaming is reported, so nothing is ever silently overwritten. */
 #include <errno.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include "plan.h"
 #include "strbuf.h"
@@ -232,20 +234,42 @@ static void ops_site(struct opset *s, const struct env_ops *extra)
                 opset_push(s, extra->items[i].kind, extra->items[i].name, extra->items[i].value);
 }
 
-/* A path that cannot be carried by a ':'-separated variable. */
-static const char *unusable_path(const struct install *in)
+bool path_has_control_char(const char *s)
+{
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+                if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+                        return true;
+        return false;
+}
+
+/* Why a path cannot go into a module, or NULL: ':' separates entries of
+ * path variables; and Lmod 8.6 and Environment Modules 5.2 both write a
+ * newline in a value raw into the shell code they print, where it ends the
+ * command and the rest of the name runs as code (tests/modules/hostile.sh),
+ * so control characters are refused however well we escape them. */
+static const char *path_problem(const char *path)
+{
+        if (strchr(path, ':'))
+                return "holds ':', which a path variable cannot carry";
+        if (path_has_control_char(path))
+                return "holds a control character (a newline, …), which Lmod and Environment "
+                       "Modules would pass to the shell unquoted";
+        return NULL;
+}
+
+static char *unusable_path(const struct install *in)
 {
         const char *paths[] = { in->prefix, in->bin_dir, in->include_dir, in->lib_dir };
+        const struct strv *lists[] = { &in->extra_lib_dirs, &in->extra_include_dirs };
+        const char *why;
 
         for (size_t i = 0; i < ELEMENTSOF(paths); i++)
-                if (paths[i] && strchr(paths[i], ':'))
-                        return paths[i];
-        for (size_t i = 0; i < in->extra_lib_dirs.len; i++)
-                if (strchr(in->extra_lib_dirs.items[i], ':'))
-                        return in->extra_lib_dirs.items[i];
-        for (size_t i = 0; i < in->extra_include_dirs.len; i++)
-                if (strchr(in->extra_include_dirs.items[i], ':'))
-                        return in->extra_include_dirs.items[i];
+                if (paths[i] && (why = path_problem(paths[i])))
+                        return xasprintf("'%s' %s", paths[i], why);
+        for (size_t k = 0; k < ELEMENTSOF(lists); k++)
+                for (size_t i = 0; i < lists[k]->len; i++)
+                        if ((why = path_problem(lists[k]->items[i])))
+                                return xasprintf("'%s' %s", lists[k]->items[i], why);
         return NULL;
 }
 
@@ -270,7 +294,7 @@ static char *full_version(const struct install *in)
 /* Why an install gets no module, or NULL. */
 static char *skip_reason(const struct install *in, const struct config *cfg)
 {
-        const char *bad;
+        char *bad;
 
         if (!in->version.count)
                 return xstrdup("its version is unknown");
@@ -279,7 +303,7 @@ static char *skip_reason(const struct install *in, const struct config *cfg)
         if (install_has_problem(in, "missing-library"))
                 return xstrdup("a library it needs is missing (see 'cudamod scan')");
         if ((bad = unusable_path(in)))
-                return xasprintf("'%s' holds ':', which a path variable cannot carry", bad);
+                return bad;
         if (in->component != COMPONENT_CUDA && install_cuda_major(in) < 0 &&
             cfg->layout == MODULE_LAYOUT_HIERARCHICAL)
                 return xstrdup("the CUDA major it was built for is unknown");
@@ -311,20 +335,47 @@ static bool same_name(const struct candidate *a, const struct candidate *b)
         return streq(a->dir, b->dir) && streq(a->version, b->version);
 }
 
-/* Apply the three collision rules of the file comment to the group
+/* This machine's architecture in the scan's names ("x86_64", "aarch64",
+ * "ppc64le"), or NULL. */
+static const char *host_arch(void)
+{
+        static struct utsname u;
+
+        if (!u.machine[0] && uname(&u) < 0)
+                return NULL;
+        return u.machine[0] ? u.machine : NULL;
+}
+
+/* Apply the collision rules of the file comment to the group
  * c[0..n) that shares one name. */
 static void disambiguate(struct candidate *c, size_t n, const struct config *cfg,
                          struct strv *warnings)
 {
         struct strbuf sb = STRBUF_INIT;
         _cleanup_free_ char *was = xasprintf("%s/%s", path_basename(c[0].dir), c[0].version);
-        bool majors_differ = false, fulls_differ = true;
+        bool majors_differ = false, fulls_differ = true, foreign = false;
+        const char *host = host_arch();
 
         for (size_t i = 1; i < n; i++)
                 if (install_cuda_major(c[i].in) != install_cuda_major(c[0].in))
                         majors_differ = true;
-        if (cfg->layout == MODULE_LAYOUT_FLAT && c[0].in->component != COMPONENT_CUDA &&
-            majors_differ) {
+        for (size_t i = 0; i < n; i++)
+                if (c[i].in->arch && host && !streq(c[i].in->arch, host))
+                        foreign = true;
+        if (foreign) {
+                /* Builds for another architecture than this machine's are
+                 * the ones that give way. */
+                for (size_t i = 0; i < n; i++) {
+                        char *v;
+                        if (!c[i].in->arch || streq(c[i].in->arch, host))
+                                continue;
+                        v = xasprintf("%s-%s", c[i].version, c[i].in->arch);
+                        free(c[i].version);
+                        c[i].version = v;
+                        c[i].renamed = true;
+                }
+        } else if (cfg->layout == MODULE_LAYOUT_FLAT && c[0].in->component != COMPONENT_CUDA &&
+                   majors_differ) {
                 for (size_t i = 0; i < n; i++) {
                         char *v = xasprintf("%s-cuda%ld", c[i].version, install_cuda_major(c[i].in));
                         free(c[i].version);
@@ -492,6 +543,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
         _cleanup_free_ char *full = full_version(in);
 
         m->install = in;
+        m->order = c->order;
         m->name = xstrdup(name);
         m->version = xstrdup(c->version);
         m->full_name = xasprintf("%s/%s", name, c->version);
@@ -500,7 +552,12 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
         m->family = xstrdup(name);
         if (in->component == COMPONENT_CUDA && cfg->layout == MODULE_LAYOUT_HIERARCHICAL)
                 m->modulepath = xasprintf("%s/CUDA/%ld", outdir, major);
-        if (in->component != COMPONENT_CUDA && cfg->layout == MODULE_LAYOUT_FLAT && major >= 0) {
+        /* Flat: the module needs a cuda of its major. Hierarchical Tcl too:
+         * Environment Modules does not unload what a level made reachable
+         * when that level goes, and the prereq makes it (no cuDNN for CUDA
+         * 12 is left loaded beside a CUDA 11). Lmod does this itself. */
+        if (in->component != COMPONENT_CUDA && major >= 0 &&
+            (cfg->layout == MODULE_LAYOUT_FLAT || cfg->format == FORMAT_TCL)) {
                 m->deps = xcalloc(1, sizeof(*m->deps));
                 m->n_deps = 1;
                 m->deps[0].name = xstrdup("cuda");
@@ -549,14 +606,26 @@ static bool default_matches(const struct module_plan *m, const char *spec)
         return version_compare(&have, &want) == 0;
 }
 
-/* Newer first; the scan order breaks ties (it put the newest first). */
+static bool is_native(const struct install *in)
+{
+        const char *host = host_arch();
+
+        return !in->arch || !host || streq(in->arch, host);
+}
+
+/* Whether a comes before b as a default: a build for this machine before
+ * one for another architecture, then the newer version, and on a tie the
+ * one first in scan order (which kept the plain name). */
 static bool module_newer(const struct module_plan *a, const struct module_plan *b)
 {
         int r = version_compare(&a->install->version, &b->install->version);
 
+        if (is_native(a->install) != is_native(b->install))
+                return is_native(a->install);
+
         if (r == 0 && a->install->component == COMPONENT_CUDA)
                 r = version_compare(&a->install->release, &b->install->release);
-        return r > 0;
+        return r > 0 || (r == 0 && a->order < b->order);
 }
 
 static void plan_defaults(struct plan *p, const struct config *cfg)

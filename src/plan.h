@@ -46,6 +46,7 @@ struct module_plan {
         struct plan_op *ops;
         size_t n_ops;
         bool is_default;
+        size_t order;      /* position of the install in the scan */
 };
 
 struct modulerc_plan {
@@ -69,11 +70,15 @@ struct plan {
  * ld_library_path, stubs, env, pytorch) writing to outdir (absolute).
  * Installs that cannot get a module (no version, no library, no CUDA major
  * for a cuDNN/NCCL in the hierarchy, a path holding ':' that cannot be put
- * on a path variable) are left out with a warning. Returns 0 or a negative
+ * on a path variable, or a control character) are left out with a warning. Returns 0 or a negative
  * errno with d set (a naming template that does not fit a version). */
 int plan_build(const struct install_list *installs, const struct config *cfg,
                const char *outdir, struct plan *ret, struct diag *d);
 void plan_release(struct plan *p);
+
+/* Whether s holds a control character other than tab: such a path or
+ * value cannot go into a module (see plan.c). */
+bool path_has_control_char(const char *s);
 
 /* Whether dir is a system directory that is never prepended (/usr/lib*,
  * /usr/include, /usr/bin, /lib*, /bin, /usr, /usr/local/{bin,lib,include},

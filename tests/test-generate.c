@@ -221,6 +221,15 @@ START_TEST(generate_usage_and_config_errors_write_nothing)
         ck_assert_ptr_nonnull(strstr(r.err, "--format: 'yaml' is not one of lua, tcl"));
         run_result_release(&r);
 
+        {
+                _cleanup_free_ char *colon = path_join(root, "mf:x");
+                run_cudamod(&r, (const char *const[]){ "generate", "-o", colon, root, NULL }, false);
+                ck_assert_int_eq(r.status, 2);
+                ck_assert_ptr_nonnull(strstr(r.err, "which MODULEPATH cannot carry"));
+                run_result_release(&r);
+                ck_assert_int_eq(access(colon, F_OK), -1);
+        }
+
         fx_write(root, "site.yaml", "format: lua\nlayuot: flat\n");
         run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", "-o", out, root, NULL }, false);
         ck_assert_int_eq(r.status, 2);

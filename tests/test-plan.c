@@ -2,6 +2,7 @@
  * operations, from scans of fixture trees. */
 #include <check.h>
 #include <errno.h>
+#include <sys/utsname.h>
 
 #include "demo.h"
 #include "fixture.h"
@@ -24,7 +25,8 @@ static void plan_fixture(struct planned *p, const char *const *rel_roots, const 
         _cleanup_free_ char *outdir = path_join(p->root, out ? out : "mf");
         int r;
 
-        scan_fixture(p->root, rel_roots, &p->scan);
+        if (rel_roots)
+                scan_fixture(p->root, rel_roots, &p->scan);
         r = plan_build(&p->scan.installs, &p->cfg, outdir, &p->plan, &d);
         ck_assert_msg(r == 0, "plan_build: %s", d.message ? d.message : "?");
 }
@@ -370,6 +372,60 @@ START_TEST(plan_identical_installs_are_numbered_in_scan_order)
 }
 END_TEST
 
+START_TEST(plan_builds_for_another_architecture_give_way)
+{
+        struct planned p = { .root = fx_new() };
+        const struct layout_fixture *f = layout_fixture_find("cudnn-tarballs");
+        struct utsname u;
+
+        ck_assert_int_eq(uname(&u), 0);
+        if (!streq(u.machine, "x86_64"))
+                return; /* the fixture's foreign build is the aarch64 one */
+        config_init_default(&p.cfg);
+        f->build(p.root);
+        plan_fixture(&p, f->roots, NULL);
+        ck_assert(endswith(module(&p.plan, "CUDA/12/cudnn/9.7.1.lua")->install->prefix,
+                           "cudnn-linux-x86_64-9.7.1.26_cuda12-archive"));
+        ck_assert(endswith(module(&p.plan, "CUDA/12/cudnn/9.7.1-aarch64.lua")->install->prefix,
+                           "cudnn-linux-sbsa-9.7.1.26_cuda12-archive"));
+        /* The default is the same build in both formats. */
+        for (size_t i = 0; i < p.plan.n_rcs; i++)
+                if (streq(p.plan.rcs[i].path, "CUDA/12/cudnn/.modulerc.lua"))
+                        ck_assert_str_eq(p.plan.rcs[i].module, "cudnn/9.7.1");
+        plan_release(&p.plan);
+        p.cfg.format = FORMAT_TCL;
+        plan_fixture(&p, NULL, NULL);
+        for (size_t i = 0; i < p.plan.n_rcs; i++)
+                if (streq(p.plan.rcs[i].path, "CUDA/12/cudnn/.modulerc"))
+                        ck_assert_str_eq(p.plan.rcs[i].module, "cudnn/9.7.1");
+        planned_release(&p);
+}
+END_TEST
+
+START_TEST(plan_equal_versions_default_to_the_first_in_scan_order)
+{
+        struct planned p = { .root = fx_new() };
+        const struct fx_cuda c = { .version = "12.4", .release = "12.4.1", .cudart = "12.4.127",
+                                   .nvcc = "12.4.131" };
+
+        for (int f = FORMAT_LUA; f <= FORMAT_TCL; f++) {
+                config_init_default(&p.cfg);
+                p.cfg.format = f;
+                if (f == FORMAT_LUA) {
+                        fx_cuda_toolkit(p.root, "sw/a/cuda", &c);
+                        fx_cuda_toolkit(p.root, "sw/b/cuda", &c);
+                }
+                plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+                ck_assert_uint_eq(p.plan.n_rcs, 1);
+                ck_assert_str_eq(p.plan.rcs[0].module, "cuda/12.4");
+                plan_release(&p.plan);
+                scan_result_release(&p.scan);
+                config_release(&p.cfg);
+        }
+        fx_free(p.root);
+}
+END_TEST
+
 START_TEST(plan_defaults_follow_the_config)
 {
         static const struct {
@@ -416,6 +472,10 @@ START_TEST(plan_leaves_out_installs_it_cannot_serve)
         config_init_default(&p.cfg);
         /* Its libraries name no CUDA library: the CUDA major is unknown. */
         fx_cudnn(p.root, "sw/cudnn-a", &(struct fx_cudnn){ .version = "9.1.0", .cuda_major = 0 });
+        /* A newline would reach the shell raw through Lmod and EM. */
+        fx_cuda_toolkit(p.root, "sw/cuda-12.8\nid",
+                        &(struct fx_cuda){ .version = "12.8", .release = "12.8.1", .cudart = "12.8.90",
+                                           .nvcc = "12.8.93" });
         /* A prefix holding ':' cannot be put on a path variable. */
         fx_cuda_toolkit(p.root, "sw/cuda:12.9",
                         &(struct fx_cuda){ .version = "12.9", .release = "12.9.1", .cudart = "12.9.79",
@@ -424,6 +484,7 @@ START_TEST(plan_leaves_out_installs_it_cannot_serve)
         ck_assert_uint_eq(p.plan.n_modules, 0);
         ck_assert(has_warning(&p.plan, "the CUDA major it was built for is unknown"));
         ck_assert(has_warning(&p.plan, "holds ':'"));
+        ck_assert(has_warning(&p.plan, "holds a control character"));
         planned_release(&p);
 }
 END_TEST
@@ -483,6 +544,8 @@ int main(void)
         tcase_add_test(tc, plan_hierarchy_keeps_builds_for_two_majors_apart);
         tcase_add_test(tc, plan_two_cuda_releases_of_one_minor_are_named_by_release);
         tcase_add_test(tc, plan_identical_installs_are_numbered_in_scan_order);
+        tcase_add_test(tc, plan_builds_for_another_architecture_give_way);
+        tcase_add_test(tc, plan_equal_versions_default_to_the_first_in_scan_order);
         tcase_add_test(tc, plan_defaults_follow_the_config);
         tcase_add_test(tc, plan_leaves_out_installs_it_cannot_serve);
         tcase_add_test(tc, plan_naming_templates_name_the_modules);
