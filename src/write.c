@@ -484,6 +484,56 @@ static int open_parent(int outfd, const char *outdir, const char *rel, bool crea
         return open_dir(outfd, outdir, dir, create, ret_fd, d);
 }
 
+/* The directory of the last file reached, kept open: the files come
+ * sorted by path, so most share the directory of the one before. */
+struct parent_cache {
+        char *dir;
+        int fd;
+};
+
+#define PARENT_CACHE_INIT { .dir = NULL, .fd = -1 }
+
+static void parent_cache_release(struct parent_cache *c)
+{
+        free(c->dir);
+        if (c->fd >= 0)
+                close(c->fd);
+        *c = (struct parent_cache)PARENT_CACHE_INIT;
+}
+
+static size_t parent_len(const char *rel)
+{
+        const char *slash = strrchr(rel, '/');
+
+        return slash ? (size_t)(slash - rel) : 0;
+}
+
+static bool parent_cached(const struct parent_cache *c, const char *rel)
+{
+        size_t n = parent_len(rel);
+
+        return c->dir && strlen(c->dir) == n && strncmp(c->dir, rel, n) == 0;
+}
+
+/* The parent directory of rel (borrowed from the cache), or a negative
+ * errno with d set. */
+static int parent_get(struct parent_cache *c, int outfd, const char *outdir, const char *rel,
+                      bool create, struct diag *d)
+{
+        size_t n = parent_len(rel);
+        int fd, r;
+
+        if (parent_cached(c, rel))
+                return c->fd;
+        parent_cache_release(c);
+        r = open_parent(outfd, outdir, rel, create, &fd, d);
+        if (r < 0)
+                return r;
+        c->dir = xstrndup(rel, n);
+        c->fd = fd;
+        return fd;
+}
+
 static int read_fd(int fd, struct strbuf *sb, size_t max)
 {
         for (;;) {
@@ -610,7 +660,10 @@ static int write_all(int fd, const char *data, size_t len)
 /* Replace name in dirfd by data: a temporary file next to it, written,
  * given its mode, synced and renamed over it, then the directory synced.
  * Readers see the old file or the new one, never a part. */
-static int write_atomic(int dirfd, const char *name, const char *data, size_t len, mode_t mode)
+/* Write data to a new temporary file next to name (its name in ret_tmp),
+ * mode set, not yet synced or renamed. */
+static int write_temp(int dirfd, const char *name, const char *data, size_t len, mode_t mode,
+                      char ret_tmp[static NAME_MAX + 1])
 {
         /* Room for the prefix, '.', the suffix and the NUL. */
         size_t keep = NAME_MAX - strlen(TMP_PREFIX) - 7;
@@ -635,20 +688,42 @@ static int write_atomic(int dirfd, const char *name, const char *data, size_t le
         r = write_all(fd, data, len);
         if (r == 0 && fchmod(fd, mode) < 0)
                 r = -errno;
-        if (r == 0 && fsync(fd) < 0)
-                r = -errno;
         if (r == 0 && close(TAKE_FD(fd)) < 0)
-                r = -errno;
-        if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
                 r = -errno;
         if (r < 0) {
                 (void)unlinkat(dirfd, tmp, 0);
                 return r;
         }
-        /* Some filesystems cannot sync a directory; the rename stands. */
+        memcpy(ret_tmp, tmp, sizeof(tmp));
+        return 0;
+}
+
+/* Some filesystems cannot sync a directory; the rename stands. */
+static int sync_dir(int dirfd)
+{
         if (fsync(dirfd) < 0 && errno != EINVAL)
                 return -errno;
         return 0;
+}
+
+/* One file alone (the index): temporary file, fsync, rename, directory
+ * fsync. */
+static int write_atomic(int dirfd, const char *name, const char *data, size_t len, mode_t mode)
+{
+        char tmp[NAME_MAX + 1];
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        r = write_temp(dirfd, name, data, len, mode, tmp);
+        if (r < 0)
+                return r;
+        fd = openat(dirfd, tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fsync(fd) < 0 || renameat(dirfd, tmp, dirfd, name) < 0) {
+                r = -errno;
+                (void)unlinkat(dirfd, tmp, 0);
+                return r;
+        }
+        return sync_dir(dirfd);
 }
 
 /* ---- the output directory, its lock and leftovers ---- */
@@ -1124,55 +1199,124 @@ static void remove_empty_dirs(int outfd, const char *outdir, struct strv *dirs)
 
 /* Write or prune one file; a pruned file's directory is remembered in
  * emptied. */
-static int apply_one(int outfd, const char *outdir, mode_t file_mode, const struct action *a,
-                     struct strv *emptied, struct diag *d)
+static int remove_one(int outfd, const char *outdir, const struct action *a, struct strv *emptied,
+                      struct diag *d)
 {
         _cleanup_close_ int dfd = -1;
         int r;
 
-        if (a->write) {
-                r = open_parent(outfd, outdir, a->path, true, &dfd, d);
-                if (r < 0)
-                        return r;
-                r = write_atomic(dfd, path_basename(a->path), a->gen->content, a->gen->len, file_mode);
-                if (r < 0)
-                        return diag_set(d, r, outdir, 0, 0, "cannot write '%s': %s", a->path, strerror(-r));
-        } else if (a->remove) {
-                r = open_parent(outfd, outdir, a->path, false, &dfd, d);
-                if (r == -ENOENT)
-                        return 0;
-                if (r < 0)
-                        return r;
-                if (unlinkat(dfd, path_basename(a->path), 0) < 0 && errno != ENOENT)
-                        return diag_set(d, -errno, outdir, 0, 0, "cannot remove '%s': %s", a->path,
-                                        strerror(errno));
-                (void)fsync(dfd);
-                add_parent_dir(emptied, a->path);
-        }
+        r = open_parent(outfd, outdir, a->path, false, &dfd, d);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        if (unlinkat(dfd, path_basename(a->path), 0) < 0 && errno != ENOENT)
+                return diag_set(d, -errno, outdir, 0, 0, "cannot remove '%s': %s", a->path,
+                                strerror(errno));
+        (void)fsync(dfd);
+        add_parent_dir(emptied, a->path);
         return 0;
 }
 
-/* Carry out the plan, updating the index entry by entry so that an index
- * written after a failure still describes what is on disk. */
-static int actions_apply(const struct actions *p, int outfd, const char *outdir, mode_t file_mode,
-                      json_t *index, struct diag *d)
+static void index_action(json_t *index, const struct action *a)
 {
+        if (a->status == FILE_CREATED || a->status == FILE_UPDATED || a->status == FILE_UNCHANGED)
+                index_set(index, a->gen, a->sha);
+        else if (a->unindex)
+                json_check(json_object_del(index, a->path));
+}
+
+/* Carry out the plan in three phases, so that a tree of thousands of files
+ * costs a few syncs, not two per file:
+ *   1. every new content goes to a temporary file beside its target;
+ *   2. one syncfs makes them all durable (an fsync each where syncfs fails);
+ *   3. each is renamed over its target, and each directory synced once.
+ * A kill at any point leaves every target old or new (temporary files are
+ * removed by the next run). The index is updated entry by entry, so an
+ * index written after a failure still describes what is on disk. */
+static int actions_apply(const struct actions *p, int outfd, const char *outdir, mode_t file_mode,
+                         json_t *index, struct diag *d)
+{
+        char (*tmp)[NAME_MAX + 1] = xcalloc(p->n + 1, sizeof(*tmp));
+        struct parent_cache pc = PARENT_CACHE_INIT;
         struct strv emptied = { 0 };
-        int r = 0;
+        bool staged_all = true;
+        int r = 0, dfd;
 
         for (size_t i = 0; i < p->n && r == 0; i++) {
                 const struct action *a = &p->actions[i];
 
-                r = apply_one(outfd, outdir, file_mode, a, &emptied, d);
+                if (!a->write)
+                        continue;
+                r = dfd = parent_get(&pc, outfd, outdir, a->path, true, d);
                 if (r < 0)
                         break;
-                if (a->status == FILE_CREATED || a->status == FILE_UPDATED || a->status == FILE_UNCHANGED)
-                        index_set(index, a->gen, a->sha);
-                else if (a->unindex)
-                        json_check(json_object_del(index, a->path));
+                r = write_temp(dfd, path_basename(a->path), a->gen->content, a->gen->len, file_mode, tmp[i]);
+                if (r < 0)
+                        r = diag_set(d, r, outdir, 0, 0, "cannot write '%s': %s", a->path, strerror(-r));
         }
+        if (r < 0)
+                staged_all = false;
+        if (staged_all && syncfs(outfd) < 0) {
+                for (size_t i = 0; i < p->n && r == 0; i++) {
+                        _cleanup_close_ int fd = -1;
+
+                        if (!p->actions[i].write)
+                                continue;
+                        r = dfd = parent_get(&pc, outfd, outdir, p->actions[i].path, false, d);
+                        if (r < 0)
+                                break;
+                        fd = openat(dfd, tmp[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                        if (fd < 0 || fsync(fd) < 0)
+                                r = diag_set(d, -errno, outdir, 0, 0, "cannot sync '%s': %s",
+                                             p->actions[i].path, strerror(errno));
+                }
+                if (r < 0)
+                        staged_all = false;
+        }
+        for (size_t i = 0; i < p->n; i++) {
+                const struct action *a = &p->actions[i];
+
+                if (!a->write) {
+                        if (!staged_all)
+                                continue;
+                        if (a->remove && r == 0)
+                                r = remove_one(outfd, outdir, a, &emptied, d);
+                        if (r == 0)
+                                index_action(index, a);
+                        continue;
+                }
+                if (!tmp[i][0])
+                        continue;
+                if (!staged_all || r < 0) {
+                        /* Nothing of a failed run is put in place. */
+                        dfd = parent_get(&pc, outfd, outdir, a->path, false, NULL);
+                        if (dfd >= 0)
+                                (void)unlinkat(dfd, tmp[i], 0);
+                        continue;
+                }
+                /* A directory is synced when the renames move on from it
+                 * (and the last one at the end), not after each rename. */
+                if (pc.fd >= 0 && !parent_cached(&pc, a->path))
+                        (void)sync_dir(pc.fd);
+                r = dfd = parent_get(&pc, outfd, outdir, a->path, false, d);
+                if (r < 0)
+                        continue;
+                r = 0;
+                if (renameat(dfd, tmp[i], dfd, path_basename(a->path)) < 0) {
+                        r = diag_set(d, -errno, outdir, 0, 0, "cannot write '%s': %s", a->path,
+                                     strerror(errno));
+                        (void)unlinkat(dfd, tmp[i], 0);
+                        continue;
+                }
+                index_action(index, a);
+        }
+        if (pc.fd >= 0)
+                (void)sync_dir(pc.fd);
+        parent_cache_release(&pc);
         remove_empty_dirs(outfd, outdir, &emptied);
         strv_release(&emptied);
+        free(tmp);
         return r;
 }
 
