@@ -78,6 +78,7 @@ int main(int argc, char **argv)
                 return 1;
         }
         chosen = f;
-        target = argv[2];
+        /* The builders take paths below '/' for an absolute root only. */
+        target = path_absolute(argv[2]);
         return run_builder();
 }
