@@ -12,7 +12,12 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(meson ninja-build pkg-config gcc libc6-dev libelf-dev libjansson-dev liblua5.4-dev
-          libyaml-dev check valgrind binutils)
+          libyaml-dev nettle-dev check valgrind binutils
+          lmod lua5.1 tcl python3)
+# lmod, lua5.1 (luac5.1) and tcl (tclsh) are for the module-tool tests
+# (tests/modules); so is Environment Modules, which is unpacked, not
+# installed: see provide_environment_modules. python3 builds the big
+# synthetic trees of tests/stress and bench/.
 
 install_missing() {
         local missing=()
@@ -25,6 +30,39 @@ install_missing() {
         [ "$(id -u)" -eq 0 ] || sudo="sudo"
         $sudo apt-get update -q
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# Environment Modules 5 for tests/modules. Its Debian package conflicts
+# with lmod's, so it is downloaded (apt-get download) and unpacked (dpkg -x)
+# into .cache/environment-modules, where tests/meson.build tells the tests to
+# look (CUDAMOD_EM_PREFIX overrides both). Nothing is run from it but
+# modulecmd.tcl with tclsh. Done once: skipped when already unpacked.
+em_prefix="${CUDAMOD_EM_PREFIX:-$PWD/.cache/environment-modules}"
+provide_environment_modules() {
+        local debs=.cache/debs deb tmp sudo=""
+        if [ -n "$(find "$em_prefix" -name modulecmd.tcl -type f 2>/dev/null | head -n 1)" ]; then
+                return 0
+        fi
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        mkdir -p "$debs"
+        deb=$(find "$debs" -name 'environment-modules_*.deb' | sort | tail -n 1)
+        if [ -z "$deb" ]; then
+                echo "bootstrap: downloading environment-modules (unpacked into $em_prefix, not installed: it conflicts with lmod)"
+                if ! (cd "$debs" && apt-get download environment-modules) &&
+                   ! { $sudo apt-get update -q && (cd "$debs" && apt-get download environment-modules); }; then
+                        echo "bootstrap: cannot download environment-modules; the Environment Modules tests will be skipped" >&2
+                        [ "${CUDAMOD_REQUIRE_MODULE_TOOLS:-}" != 1 ] || return 1
+                        return 0
+                fi
+                deb=$(find "$debs" -name 'environment-modules_*.deb' | sort | tail -n 1)
+        fi
+        tmp="$em_prefix.tmp.$$"
+        rm -rf "$tmp"
+        mkdir -p "$tmp"
+        dpkg -x "$deb" "$tmp"
+        rm -rf "$em_prefix"
+        mv "$tmp" "$em_prefix"
+        echo "bootstrap: Environment Modules unpacked: $(find "$em_prefix" -name modulecmd.tcl -type f | head -n 1)"
 }
 
 build() {
@@ -41,15 +79,24 @@ build() {
 case "${1:-run}" in
 --deps-only)
         install_missing
+        provide_environment_modules
         ;;
 run)
         install_missing
         build
-        # The main job: what cudamod finds on this machine.
-        "${BUILDDIR:-build}/src/cudamod" scan
+        # The main job: modulefiles for what is installed on this machine,
+        # with the built-in default config, into a directory of the build.
+        out="$PWD/${BUILDDIR:-build}/modulefiles"
+        "${BUILDDIR:-build}/src/cudamod" generate -o "$out"
+        if [ -d "$out/Core" ]; then
+                echo "bootstrap: modulefiles written; to use them: module use $out/Core"
+        else
+                echo "bootstrap: no CUDA, cuDNN or NCCL found, so no modulefiles; a tree to try: ${BUILDDIR:-build}/tests/mkfixture demo /tmp/demo && ${BUILDDIR:-build}/src/cudamod generate -o /tmp/demo/modulefiles /tmp/demo/sw"
+        fi
         ;;
 test)
         install_missing
+        provide_environment_modules
         build
         # shellcheck disable=SC2086
         meson test -C "${BUILDDIR:-build}" --print-errorlogs ${TEST_ARGS:-}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# tests/modules/hier-swap.sh TOOL: changing the CUDA of a hierarchical tree
+# with cuDNN and NCCL loaded (DESIGN.md §5: "module swap cuda/11.8 swaps them
+# to the CUDA 11 builds"), on the demo tree (expect/demo.txt).
+#
+# Lmod (LMOD.md §2.1, §2.2): when MODULEPATH changes it reloads what it can
+# from the new level and marks the rest inactive:
+#   load cuda/12.9 cudnn nccl; swap cuda cuda/11.8
+#     -> cuda/11.8 cudnn/8.9.7 (CUDA 11 build), nccl inactive, and exactly the
+#        environment of `load cuda/11.8 cudnn/8.9.7`
+#   load cuda/12.9 (family auto-swap back)
+#     -> cudnn/9.7.1 again and nccl active again: `load cuda/12.9 cudnn/9.7.1 nccl/2.21.5`
+#   load cuda/11.8 instead of swap: the same as the swap
+#   unload cuda -> cudnn and nccl inactive, the environment back to the start
+#
+# Environment Modules 5.2.0 (verified): it does not unload what a level made
+# reachable when the level goes, so cudamod's Tcl cuDNN/NCCL modules carry
+# `prereq cuda@N:N.999999`, which makes them dependents of the cuda module:
+#   load cuda/11.8 while cuda/12.9 is loaded -> refused (family conflict),
+#     nothing changes
+#   switch cuda cuda/11.8 -> "Unloading dependent: nccl/2.21.5 cudnn/9.7.1"
+#     (their reload fails: they are not on the CUDA 11 level), rc 1, and
+#     exactly cuda/11.8 is left: never a CUDA 12 cuDNN beside a CUDA 11
+#   load cudnn -> the CUDA 11 build, cudnn/8.9.7
+#   unload cuda -> cudnn goes with it ("Unloading dependent")
+source "$(dirname "$0")/lib.sh"
+
+tool=${1:?usage: hier-swap.sh lmod|em}
+MT_SELF="$tool-hier-swap"
+need "$tool"
+demo_tree "$tool" hier
+X_MP=$X_OUT/Core
+sdir=$MT_TMP/s
+
+if [ "$tool" = lmod ]; then
+        session lmod "$sdir" "$X_MP" <<'EOF'
+snap base
+step load load cuda/12.9 cudnn nccl
+step swap swap cuda cuda/11.8
+step list --terse list
+step back load cuda/12.9
+step purge1 purge
+step load2 load cuda/12.9 cudnn nccl
+step load11 load cuda/11.8
+step unload unload cuda
+step list2 --terse list
+step purge2 purge
+EOF
+        check_state "load cuda/12.9 cudnn nccl" "$sdir" load hier cuda/12.9 cudnn/9.7.1 nccl/2.21.5
+        check_state "then swap cuda cuda/11.8" "$sdir" swap hier cuda/11.8 cudnn/8.9.7
+        grep -q 'cudnn/9.7.1 => cudnn/8.9.7' "$sdir/swap.out" ||
+                fail "swap: Lmod did not report reloading cudnn/9.7.1 => cudnn/8.9.7: $(cat "$sdir/swap.out")"
+        grep -A2 'Inactive Modules' "$sdir/swap.out" | grep nccl >/dev/null ||
+                fail "swap: Lmod did not report nccl inactive: $(cat "$sdir/swap.out")"
+        check_state "then load cuda/12.9 (back)" "$sdir" back hier cuda/12.9 cudnn/9.7.1 nccl/2.21.5
+        grep -A2 'Activating Modules' "$sdir/back.out" | grep nccl/2.21.5 >/dev/null ||
+                fail "back to cuda/12.9: Lmod did not report nccl/2.21.5 active again: $(cat "$sdir/back.out")"
+        check_state "then purge" "$sdir" purge1 hier
+        check_state "load cuda/12.9 cudnn nccl (again)" "$sdir" load2 hier cuda/12.9 cudnn/9.7.1 nccl/2.21.5
+        check_state "then load cuda/11.8 (family swap)" "$sdir" load11 hier cuda/11.8 cudnn/8.9.7
+        check_state "then unload cuda" "$sdir" unload hier
+        grep -A3 'Inactive Modules' "$sdir/unload.out" | grep cudnn >/dev/null ||
+                fail "unload cuda: Lmod did not report cudnn inactive: $(cat "$sdir/unload.out")"
+        check_state "then purge" "$sdir" purge2 hier
+else
+        session em "$sdir" "$X_MP" <<'EOF'
+snap base
+step load load cuda/12.9 cudnn nccl
+step load11 load cuda/11.8
+step switch switch cuda cuda/11.8
+step cudnn11 load cudnn
+step unload unload cuda
+step purge1 purge
+EOF
+        check_state "load cuda/12.9 cudnn nccl" "$sdir" load hier cuda/12.9 cudnn/9.7.1 nccl/2.21.5
+        # Refused: rc 1, and nothing changed.
+        if rc_is "$sdir/load11" 0; then
+                fail "load cuda/11.8 with cuda/12.9 loaded: EM 5.2.0 refuses it (family conflict), but it succeeded"
+        fi
+        grep -q 'conflict' "$sdir/load11.out" ||
+                fail "load cuda/11.8 with cuda/12.9 loaded: no conflict error: $(cat "$sdir/load11.out")"
+        env_delta "$sdir/load.env" "$sdir/load11.env"
+        check_unchanged "load cuda/11.8 with cuda/12.9 loaded (refused)" || true
+        rc_is "$sdir/switch" 0 && fail "switch cuda cuda/11.8: EM 5.2.0 reports the failed reload of the CUDA 12 dependents (rc 1), but rc was 0"
+        grep -q 'Unloading dependent: nccl/2.21.5 cudnn/9.7.1' "$sdir/switch.out" ||
+                fail "switch cuda cuda/11.8: no 'Unloading dependent': $(cat "$sdir/switch.out")"
+        CHECK_ANY_RC=1 check_state "then switch cuda cuda/11.8" "$sdir" switch hier cuda/11.8
+        check_state "then load cudnn" "$sdir" cudnn11 hier cuda/11.8 cudnn/8.9.7
+        check_state "then unload cuda" "$sdir" unload hier
+        grep -q 'Unloading dependent: cudnn/8.9.7' "$sdir/unload.out" ||
+                fail "unload cuda: cudnn/8.9.7 was not unloaded with it: $(cat "$sdir/unload.out")"
+        check_state "then purge" "$sdir" purge1 hier
+fi
+no_pwned || true
+mt_finish

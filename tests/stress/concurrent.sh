@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# tests/stress/concurrent.sh: two `cudamod generate` runs on one output
+# directory never interleave.
+#
+# 1. ROUNDS times (default 30): start a run with config a.yaml and one with
+#    b.yaml (they differ in every modulefile) at the same moment, on the same
+#    OUT, starting from an empty OUT, from A's tree or from B's tree in turn,
+#    with the two started in alternating order. Both must exit 0, and OUT
+#    must then be entirely A's tree or entirely B's (every file, and the index
+#    byte for byte), and `--check` with the winner's config must exit 0.
+# 2. A lock held by someone else (`flock OUT/.cudamod.lock sleep 2`): generate
+#    waits for it (takes >= 1.5 s), says so on stderr (a message naming the
+#    lock), and then writes the tree.
+set -euo pipefail
+# Under `meson test --setup valgrind`, bash itself would be the program
+# checked (and it leaks): leave at once, without a leak check (exec).
+[ "${CUDAMOD_UNDER_VALGRIND:-}" = 1 ] && exec sh -c 'echo "skipped under valgrind" >&2; exit 77'
+. "$(dirname "$0")/lib.sh"
+
+command -v flock >/dev/null 2>&1 || skip "flock(1) is needed"
+rounds=${STRESS_ROUNDS:-30}
+root=$work/root out=$work/out
+write_ab_configs "$work/cfg"
+mktree "$root" demo synth:60
+gen() { # CONFIG [ARGS...]
+        local cfg=$1
+        shift
+        "$cudamod" --config "$work/cfg/$cfg.yaml" generate "$@" -o "$out" "$root"
+}
+for v in A B; do
+        c=$(echo $v | tr AB ab)
+        gen $c >"$work/$v.log" 2>&1 || { cat "$work/$v.log" >&2; fail "generate $v failed"; }
+        mv "$out" "$work/$v"
+        manifest "$work/$v" >"$work/$v.sums"
+done
+cmp -s "$work/A.sums" "$work/B.sums" && fail "A and B are the same tree"
+note "A and B: $(wc -l <"$work/A.sums") files each"
+
+declare -A won
+waited=0
+for ((i = 1; i <= rounds; i++)); do
+        rm -rf "$out"
+        case $((i % 3)) in
+        1) start=A; cp -a "$work/A" "$out" ;;
+        2) start=B; cp -a "$work/B" "$out" ;;
+        0) start=empty ;;
+        esac
+        if [ $((i % 2)) -eq 0 ]; then first=a second=b; else first=b second=a; fi
+        # Both wait for a shared lock on a barrier file that this script
+        # holds exclusively, and so start together when it lets go.
+        exec 9>"$work/barrier"
+        flock -x 9
+        (flock -s "$work/barrier" true; exec "$cudamod" --config "$work/cfg/$first.yaml" generate -o "$out" "$root") \
+                >"$work/1.out" 2>"$work/1.err" 9>&- &
+        p1=$!
+        (flock -s "$work/barrier" true; exec "$cudamod" --config "$work/cfg/$second.yaml" generate -o "$out" "$root") \
+                >"$work/2.out" 2>"$work/2.err" 9>&- &
+        p2=$!
+        sleep 0.05
+        flock -u 9
+        exec 9>&-
+        r1=0 r2=0
+        wait $p1 || r1=$?
+        wait $p2 || r2=$?
+        if [ $r1 -ne 0 ] || [ $r2 -ne 0 ]; then
+                cat "$work/1.err" "$work/2.err" >&2
+                fail "round $i: the runs exited $r1 and $r2"
+        fi
+        manifest "$out" >"$work/cur.sums"
+        if cmp -s "$work/cur.sums" "$work/A.sums"; then
+                w=a
+        elif cmp -s "$work/cur.sums" "$work/B.sums"; then
+                w=b
+        else
+                diff "$work/A.sums" "$work/cur.sums" | head -20 >&2 || true
+                cp -a "$out" "$work/failed-state"
+                fail "round $i (from $start, $first then $second): OUT is neither A's tree nor B's"
+        fi
+        [ -z "$(find "$out" -name '.cudamod-tmp.*')" ] || fail "round $i: temporary files remain"
+        gen $w --check >"$work/check.out" 2>&1 || { cat "$work/check.out" >&2; fail "round $i: --check with the winner's config ($w) exits non-zero"; }
+        won["from $start: $w"]=$((${won["from $start: $w"]:-0} + 1))
+        grep -qi 'waiting' "$work/1.err" "$work/2.err" && waited=$((waited + 1))
+done
+note "$rounds rounds, all consistent; in $waited one run waited for the other's lock; the winner by start state:"
+for k in "${!won[@]}"; do printf '  %3d  %s\n' "${won[$k]}" "$k"; done | sort -k2
+[ $waited -gt 0 ] || fail "the runs never overlapped (no run waited for the lock): the test proved nothing"
+
+# 2. A lock held by another process.
+rm -rf "$out"
+cp -a "$work/A" "$out"
+flock "$out/.cudamod.lock" sleep 2 &
+holder=$!
+for _ in $(seq 100); do
+        flock -n "$out/.cudamod.lock" true 2>/dev/null || break
+        sleep 0.02
+done
+flock -n "$out/.cudamod.lock" true 2>/dev/null && fail "could not take the lock for the test"
+t0=$(ms)
+gen b >"$work/wait.out" 2>"$work/wait.err" || { cat "$work/wait.err" >&2; fail "generate with a held lock failed"; }
+t1=$(ms)
+wait $holder || true
+note "generate with the lock held for 2 s took $((t1 - t0)) ms; stderr: $(head -c 300 "$work/wait.err")"
+[ $((t1 - t0)) -ge 1500 ] || fail "generate did not wait for the lock ($((t1 - t0)) ms)"
+grep -qi 'lock' "$work/wait.err" || fail "generate did not say on stderr that it waits for the lock"
+grep -qF "$out/.cudamod.lock" "$work/wait.err" || note "note: the waiting message does not name $out/.cudamod.lock"
+manifest "$out" | cmp -s - "$work/B.sums" || fail "after waiting, the tree is not B's"
+note "ok"
