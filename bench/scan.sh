@@ -78,6 +78,7 @@ if [ "$prefixes" -lt 1 ]; then
         exit 2
 fi
 
+src=$(cd "$(dirname "$0")/.." && pwd)
 cudamod=$builddir/src/cudamod
 mkelfstub=$builddir/tests/mkelfstub
 for exe in "$cudamod" "$mkelfstub"; do
@@ -122,74 +123,18 @@ mkelfstub=$work/bin/mkelfstub
 # --- 1. the tree -----------------------------------------------------------
 echo "== building $prefixes install prefixes in $root"
 start=$(date +%s.%N)
-python3 - "$mkelfstub" "$root" "$prefixes" "$work/expected.tsv" "$work/stubs" <<'PY'
+CUDAMOD_SRC=$src python3 - "$mkelfstub" "$root" "$prefixes" "$work/expected.tsv" "$work/stubs" <<'PY'
 import base64, hashlib, os, shutil, subprocess, sys
 
 mkelfstub, ROOT, N, EXPECTED, STUBS = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 MAX_DEPTH = 8  # cudamod's default depth
 
-made_dirs = set()
-stubs = {}
+sys.path.insert(0, os.path.join(os.environ["CUDAMOD_SRC"], "tests"))
+from treebuild import TreeBuilder  # noqa: E402
+
+tree = TreeBuilder(ROOT, mkelfstub, STUBS)
+P, mkdirs, write, link, elf, library = tree.path, tree.mkdirs, tree.write, tree.link, tree.elf, tree.library
 expected = []  # (component, prefix relative to ROOT, version, layout)
-
-
-def mkdirs(d):
-    if d in made_dirs:
-        return
-    os.makedirs(d, exist_ok=True)
-    while d not in made_dirs and d != ROOT:
-        made_dirs.add(d)
-        d = os.path.dirname(d)
-
-
-def P(rel):
-    return os.path.join(ROOT, rel)
-
-
-def write(rel, text):
-    p = P(rel)
-    mkdirs(os.path.dirname(p))
-    with open(p, "w") as f:
-        f.write(text)
-
-
-def link(rel, target):
-    p = P(rel)
-    mkdirs(os.path.dirname(p))
-    os.symlink(target, p)
-
-
-def elf(rel, soname=None, needed=(), strings=(), machine=None):
-    """An ELF stub by mkelfstub: each distinct one is made once, then copied."""
-    key = (soname, tuple(needed), tuple(strings), machine)
-    src = stubs.get(key)
-    if src is None:
-        src = os.path.join(STUBS, "stub%d" % len(stubs))
-        args = [mkelfstub]
-        if machine:
-            args += ["--machine", machine]
-        if soname:
-            args += ["--soname", soname]
-        for n in needed:
-            args += ["--needed", n]
-        for s in strings:
-            args += ["--string", s]
-        subprocess.run(args + [src], check=True)
-        stubs[key] = src
-    p = P(rel)
-    mkdirs(os.path.dirname(p))
-    shutil.copyfile(src, p)
-
-
-def library(d, stem, sover, full=None, needed=(), strings=()):
-    """Like fx_library: the real file lib.so.FULL, the soname link and the dev
-    link, or the soname file only (wheels) when full is None."""
-    soname = "%s.so.%s" % (stem, sover)
-    real = "%s.so.%s" % (stem, full) if full else soname
-    elf(d + "/" + real, soname=soname, needed=needed, strings=strings)
-    if full:
-        link(d + "/" + soname, real)
-        link(d + "/" + stem + ".so", soname)
 
 
 def expect(component, prefix, version, layout):
@@ -705,7 +650,7 @@ with open(EXPECTED, "w") as f:
     for e in expected:
         f.write("\t".join(e) + "\n")
 print("made %d install prefixes holding %d installs (%d distinct ELF stubs by mkelfstub), %d non-install homes"
-      % (N, len(expected), len(stubs), max(1, N // 8)))
+      % (N, len(expected), len(tree.stubs), max(1, N // 8)))
 PY
 end=$(date +%s.%N)
 n_entries=$(find "$root" | wc -l)

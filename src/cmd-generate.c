@@ -67,7 +67,7 @@ static const char *const op_keys[] = {
         [ENV_OP_APPEND_PATH] = "append_path",
 };
 
-static struct render_ctx *module_context(const struct module_plan *m, const struct plan *p)
+static struct render_ctx *module_context(const struct module_plan *m)
 {
         struct render_ctx *ctx = render_ctx_new();
 
@@ -101,7 +101,6 @@ static struct render_ctx *module_context(const struct module_plan *m, const stru
                 render_ctx_set(it, "name", m->ops[i].name);
                 render_ctx_set(it, "value", m->ops[i].value);
         }
-        (void)p;
         return ctx;
 }
 
@@ -147,7 +146,7 @@ static int render_all(const struct plan *p, const struct templates *t, struct re
                 const struct module_plan *m = rc ? NULL : &p->modules[i];
                 const struct modulerc_plan *mrc = rc ? &p->rcs[i - p->n_modules] : NULL;
                 size_t k = rc ? _COMPONENT_MAX : (size_t)m->install->component;
-                struct render_ctx *ctx = rc ? modulerc_context(mrc) : module_context(m, p);
+                struct render_ctx *ctx = rc ? modulerc_context(mrc) : module_context(m);
                 int r = render(t->text[k], t->len[k], t->name[k], p->format, ctx, &out.texts[i], d);
 
                 render_ctx_free(ctx);

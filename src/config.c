@@ -260,29 +260,6 @@ static void config_copy(struct config *dst, const struct config *src)
 
 /* ---- characters ---- */
 
-static bool ascii_isdigit(char c)
-{
-        return c >= '0' && c <= '9';
-}
-
-static bool ascii_isalpha(char c)
-{
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static char ascii_tolower(char c)
-{
-        return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-static bool ascii_strcaseeq(const char *a, const char *b)
-{
-        for (; *a && *b; a++, b++)
-                if (ascii_tolower(*a) != ascii_tolower(*b))
-                        return false;
-        return *a == *b;
-}
-
 static bool module_version_char(char c)
 {
         return ascii_isalpha(c) || ascii_isdigit(c) || c == '.' || c == '_' || c == '+' || c == '-';

@@ -499,7 +499,7 @@ static void help_settings(struct strbuf *sb, const struct module_plan *m)
                 strbuf_addf(sb, "  %-18s < %s\n", "MODULEPATH", m->modulepath);
 }
 
-static char *help_text(const struct module_plan *m, const struct config *cfg)
+static char *help_text(const struct module_plan *m)
 {
         const struct install *in = m->install;
         struct strbuf sb = STRBUF_INIT;
@@ -529,7 +529,6 @@ static char *help_text(const struct module_plan *m, const struct config *cfg)
                 strbuf_addf(&sb, "It needs a cuda module of CUDA %s.\n", m->deps[0].min);
         strbuf_addstr(&sb, "\nWhat it sets ('<' puts directories in front, '>' at the end):\n");
         help_settings(&sb, m);
-        (void)cfg;
         return strbuf_detach(&sb);
 }
 
@@ -578,7 +577,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
         strv_push(&m->whatis, xasprintf("Description: %s", m->description));
         strv_push(&m->whatis, xstrdup("Category: library, GPU"));
         strv_push(&m->whatis, xasprintf("Keywords: %s, CUDA, GPU, PyTorch", name));
-        m->help = help_text(m, cfg);
+        m->help = help_text(m);
 }
 
 static int module_cmp(const void *a, const void *b)

@@ -6,6 +6,14 @@
 #include "util.h"
 #include "banned.h"
 
+bool ascii_strcaseeq(const char *a, const char *b)
+{
+        for (; *a && *b; a++, b++)
+                if (ascii_tolower(*a) != ascii_tolower(*b))
+                        return false;
+        return *a == *b;
+}
+
 bool endswith(const char *s, const char *suffix)
 {
         size_t ls = strlen(s), lx = strlen(suffix);

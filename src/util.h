@@ -66,6 +66,25 @@ static inline bool startswith(const char *s, const char *prefix)
 
 bool endswith(const char *s, const char *suffix);
 
+/* Locale-independent character classes: file contents and names are
+ * compared as ASCII whatever LC_CTYPE says. */
+static inline bool ascii_isdigit(char c)
+{
+        return c >= '0' && c <= '9';
+}
+
+static inline bool ascii_isalpha(char c)
+{
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static inline char ascii_tolower(char c)
+{
+        return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+bool ascii_strcaseeq(const char *a, const char *b);
+
 _noreturn_ void die_oom(void);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

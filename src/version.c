@@ -22,11 +22,6 @@
 /* pip distribution names of interest are short. */
 #define PIP_NAME_MAX 128
 
-static bool ascii_isdigit(char c)
-{
-        return c >= '0' && c <= '9';
-}
-
 static bool ascii_isblank(char c)
 {
         return c == ' ' || c == '\t' || c == '\f' || c == '\v';
@@ -35,19 +30,6 @@ static bool ascii_isblank(char c)
 static bool ascii_isident(char c)
 {
         return ascii_isdigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static char ascii_tolower(char c)
-{
-        return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-static bool ascii_strcaseeq(const char *a, const char *b)
-{
-        for (; *a && *b; a++, b++)
-                if (ascii_tolower(*a) != ascii_tolower(*b))
-                        return false;
-        return *a == *b;
 }
 
 static bool ascii_startswith_ci(const char *s, const char *prefix)

@@ -15,7 +15,9 @@
  *     and with prune removes them (not when edited by hand, unless force),
  *     then removes directories that became empty;
  *   - writes every file atomically (temporary file in the same directory,
- *     fsync, rename, fsync of the directory), mode 0644 and directories 0755
+ *     made durable, renamed over the target, the directory synced; the
+ *     syncs are batched: one syncfs for all temporary files, one fsync per
+ *     directory), mode 0644 and directories 0755
  *     less the umask, through directory file descriptors opened with
  *     O_NOFOLLOW below the output directory, so nothing is ever written
  *     outside it;

@@ -119,8 +119,7 @@ static void run_in(struct run *r, const char *cwd, const char *const *env, const
 {
         const char *argv[] = { prog, a1, a2, NULL };
         struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-        struct pollfd p[2];
-        int po[2], pe[2], status, open_fds = 2;
+        int po[2], pe[2], status;
         pid_t pid;
 
         ck_assert_int_eq(pipe2(po, O_CLOEXEC), 0);
@@ -140,29 +139,7 @@ static void run_in(struct run *r, const char *cwd, const char *const *env, const
         }
         close(po[1]);
         close(pe[1]);
-        p[0] = (struct pollfd){ .fd = po[0], .events = POLLIN };
-        p[1] = (struct pollfd){ .fd = pe[0], .events = POLLIN };
-        while (open_fds > 0) {
-                if (poll(p, 2, -1) < 0) {
-                        ck_assert_int_eq(errno, EINTR);
-                        continue;
-                }
-                for (int i = 0; i < 2; i++) {
-                        char buf[4096];
-                        ssize_t n;
-
-                        if (p[i].fd < 0 || !p[i].revents)
-                                continue;
-                        n = read(p[i].fd, buf, sizeof(buf));
-                        if (n <= 0) {
-                                close(p[i].fd);
-                                p[i].fd = -1;
-                                open_fds--;
-                                continue;
-                        }
-                        strbuf_add(i == 0 ? &out : &err, buf, (size_t)n);
-                }
-        }
+        pipes_drain(po[0], pe[0], &out, &err);
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
         r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         r->out = strbuf_detach(&out);

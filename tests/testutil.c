@@ -18,7 +18,7 @@ bool can_drop_privileges(void)
         return geteuid() == 0;
 }
 
-static void drain(int out_fd, int err_fd, struct strbuf *out, struct strbuf *err)
+void pipes_drain(int out_fd, int err_fd, struct strbuf *out, struct strbuf *err)
 {
         struct pollfd p[2] = { { .fd = out_fd, .events = POLLIN }, { .fd = err_fd, .events = POLLIN } };
         int open_fds = 2;
@@ -116,7 +116,7 @@ void run_cudamod(struct run_result *r, const char *const *argv, bool drop_privil
         }
         close(po[1]);
         close(pe[1]);
-        drain(po[0], pe[0], &out, &err);
+        pipes_drain(po[0], pe[0], &out, &err);
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
         r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         r->out = strbuf_detach(&out);

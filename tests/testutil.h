@@ -15,6 +15,11 @@ struct run_result {
 void run_cudamod(struct run_result *r, const char *const *argv, bool drop_privileges);
 void run_result_release(struct run_result *r);
 
+/* Read two pipes (a child's stdout and stderr) until both reach EOF,
+ * appending to out and err, and close them. */
+struct strbuf;
+void pipes_drain(int out_fd, int err_fd, struct strbuf *out, struct strbuf *err);
+
 /* s with every occurrence of from replaced by to; newly allocated. */
 char *str_replace_all(const char *s, const char *from, const char *to);
 

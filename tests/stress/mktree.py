@@ -20,68 +20,15 @@ Stubs are cached in ROOT/../.mktree-stubs (created when missing) unless
 MKTREE_STUBS names another directory.
 """
 import os
-import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from treebuild import TreeBuilder  # noqa: E402
 
 MKELFSTUB, ROOT = sys.argv[1], sys.argv[2]
 STUBS = os.environ.get("MKTREE_STUBS") or os.path.join(os.path.dirname(os.path.abspath(ROOT)), ".mktree-stubs")
-os.makedirs(STUBS, exist_ok=True)
-stubs = {}
-made = set()
-
-
-def P(rel):
-    return os.path.join(ROOT, rel)
-
-
-def mkdirs(d):
-    if d not in made:
-        os.makedirs(d, exist_ok=True)
-        made.add(d)
-
-
-def write(rel, text):
-    p = P(rel)
-    mkdirs(os.path.dirname(p))
-    with open(p, "w") as f:
-        f.write(text)
-
-
-def link(rel, target):
-    p = P(rel)
-    mkdirs(os.path.dirname(p))
-    if os.path.lexists(p):
-        os.unlink(p)
-    os.symlink(target, p)
-
-
-def elf(rel, soname=None, needed=(), strings=()):
-    key = (soname, tuple(needed), tuple(strings))
-    src = stubs.get(key)
-    if src is None:
-        src = os.path.join(STUBS, "stub-%d-%d" % (os.getpid(), len(stubs)))
-        args = [MKELFSTUB]
-        if soname:
-            args += ["--soname", soname]
-        for n in needed:
-            args += ["--needed", n]
-        for s in strings:
-            args += ["--string", s]
-        subprocess.run(args + [src], check=True)
-        stubs[key] = src
-    p = P(rel)
-    mkdirs(os.path.dirname(p))
-    shutil.copyfile(src, p)
-
-
-def library(d, stem, sover, full=None, needed=(), strings=()):
-    soname = "%s.so.%s" % (stem, sover)
-    real = "%s.so.%s" % (stem, full) if full else soname
-    elf(d + "/" + real, soname=soname, needed=needed, strings=strings)
-    if full:
-        link(d + "/" + soname, real)
-        link(d + "/" + stem + ".so", soname)
+tree = TreeBuilder(ROOT, MKELFSTUB, STUBS)
+P, mkdirs, write, link, elf, library = tree.path, tree.mkdirs, tree.write, tree.link, tree.elf, tree.library
 
 
 def cuda(prefix, release):
@@ -212,5 +159,5 @@ for spec in sys.argv[3:]:
             nccl(rel, parts[0], parts[1])
     else:
         sys.exit("mktree.py: bad spec '%s'" % spec)
-for src in set(stubs.values()):
+for src in set(tree.stubs.values()):
     os.unlink(src)
