@@ -315,7 +315,6 @@ struct candidate {
         size_t order;     /* position in the install list */
         char *dir;        /* "Core/cuda" */
         char *version;    /* module version */
-        bool renamed;
 };
 
 static int candidate_cmp(const void *a, const void *b)
@@ -372,7 +371,6 @@ static void disambiguate(struct candidate *c, size_t n, const struct config *cfg
                         v = xasprintf("%s-%s", c[i].version, c[i].in->arch);
                         free(c[i].version);
                         c[i].version = v;
-                        c[i].renamed = true;
                 }
         } else if (cfg->layout == MODULE_LAYOUT_FLAT && c[0].in->component != COMPONENT_CUDA &&
                    majors_differ) {
@@ -380,7 +378,6 @@ static void disambiguate(struct candidate *c, size_t n, const struct config *cfg
                         char *v = xasprintf("%s-cuda%ld", c[i].version, install_cuda_major(c[i].in));
                         free(c[i].version);
                         c[i].version = v;
-                        c[i].renamed = true;
                 }
         } else {
                 for (size_t i = 0; i < n && fulls_differ; i++)
@@ -396,7 +393,6 @@ static void disambiguate(struct candidate *c, size_t n, const struct config *cfg
                                                         : xasprintf("%s-%zu", c[i].version, i + 1);
                         free(c[i].version);
                         c[i].version = v;
-                        c[i].renamed = true;
                 }
         }
         strbuf_addf(&sb, "%zu installs would share module '%s'; named", n, was);
