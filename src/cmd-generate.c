@@ -1,6 +1,7 @@
 /* cmd-generate.c: `cudamod generate`: scan, plan, render, write. */
 #include <errno.h>
 #include <getopt.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "plan.h"
@@ -244,6 +245,21 @@ static json_t *report_json(const struct write_result *w, const struct plan *p,
         return doc;
 }
 
+/* A root named on the command line or in the config's search that does not
+ * exist, reported. With --prune that is fatal: an unmounted /apps would
+ * otherwise prune the modules of everything under it. */
+static bool missing_root(const struct scan_options *so)
+{
+        for (size_t i = 0; so->roots && i < so->n_roots; i++)
+                if (access(so->roots[i], F_OK) < 0) {
+                        log_error("'%s': %s; not pruning, so that a missing mount does not remove "
+                                  "the modules of everything under it",
+                                  so->roots[i], strerror(errno));
+                        return true;
+                }
+        return false;
+}
+
 /* Command-line choices over the config's. */
 static int apply_args(struct config *cfg, const struct generate_args *a)
 {
@@ -365,6 +381,10 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 goto out;
         }
         scan_options_from_config(&so, &cfg, argc - optind, argv + optind);
+        if (a.prune && missing_root(&so)) {
+                status = EXIT_FOUND_FAILURE;
+                goto out;
+        }
         if (scan_with_progress(&so, &sr, g) < 0)
                 goto out;
         if (plan_build(&sr.installs, &cfg, outdir, &p, &d) < 0) {

@@ -275,6 +275,34 @@ START_TEST(generate_output_from_config_and_site_templates)
 }
 END_TEST
 
+START_TEST(generate_prune_refuses_when_a_named_root_is_missing)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *gone = path_join(root, "apps");
+        _cleanup_free_ char *cuda = path_join(out, "Core/cuda/12.9.lua");
+        struct run_result r = { 0 };
+
+        demo_build(root);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        /* An unmounted root: nothing is pruned, exit 1. */
+        run_cudamod(&r, (const char *const[]){ "generate", "--prune", "-o", out, gone, NULL }, false);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "not pruning"));
+        run_result_release(&r);
+        ck_assert_int_eq(access(cuda, F_OK), 0);
+        /* Without --prune the files are kept and reported stale. */
+        run_cudamod(&r, (const char *const[]){ "-q", "generate", "-o", out, gone, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_ptr_nonnull(strstr(r.out, "9 stale (--prune removes them)"));
+        run_result_release(&r);
+        ck_assert_int_eq(access(cuda, F_OK), 0);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(scan_reads_search_and_exclude_from_the_config)
 {
         char *root = fx_new();
@@ -304,6 +332,7 @@ int main(void)
         tcase_add_test(tc, generate_json_describes_the_run);
         tcase_add_test(tc, generate_usage_and_config_errors_write_nothing);
         tcase_add_test(tc, generate_output_from_config_and_site_templates);
+        tcase_add_test(tc, generate_prune_refuses_when_a_named_root_is_missing);
         tcase_add_test(tc, scan_reads_search_and_exclude_from_the_config);
         suite_add_tcase(s, tc);
         return run_suite(s);
