@@ -1,0 +1,83 @@
+/* lmod-sandbox.h: evaluate one Lmod (Lua) modulefile in a sandbox.
+ *
+ * The file runs in a fresh Lua state (base, string, table, math only) whose
+ * environment holds the safe base functions and Lmod's modulefile API, and
+ * nothing else: no io, no os but os.getenv, no require/dofile/loadfile, no
+ * load of binary chunks. It is loaded in text mode ("t") under the chunk
+ * name "@<path>", run under lua_pcall with an instruction-count hook (the
+ * budget) and an allocator capped at a byte limit, so an endless loop, a
+ * huge allocation or a deep recursion ends with an error, never a hang or
+ * a crash.
+ *
+ * What the file does is recorded, not applied: struct sandbox_result holds
+ * the calls in order (setenv, prepend_path, …), which the caller turns into
+ * an environment. The sandbox resolves nothing in a modulepath; depends_on,
+ * load and prereq are recorded with their arguments. A result owns its
+ * strings; sandbox_result_release frees them. */
+#ifndef CUDAMOD_LMOD_SANDBOX_H
+#define CUDAMOD_LMOD_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+#include "util.h"
+
+enum sandbox_op_kind {
+        SANDBOX_SETENV,       /* name, value */
+        SANDBOX_PUSHENV,      /* name, value */
+        SANDBOX_UNSETENV,     /* name */
+        SANDBOX_PREPEND_PATH, /* name, value, delim */
+        SANDBOX_APPEND_PATH,  /* name, value, delim */
+        SANDBOX_REMOVE_PATH,  /* name, value, delim */
+        SANDBOX_FAMILY,       /* value */
+        SANDBOX_DEPENDS_ON,   /* args */
+        SANDBOX_LOAD,         /* args (load, always_load, try_load) */
+        SANDBOX_PREREQ,       /* args (prereq, prereq_any) */
+        SANDBOX_CONFLICT,     /* args */
+        SANDBOX_WHATIS,       /* value */
+        SANDBOX_HELP,         /* value (the texts joined) */
+        SANDBOX_PROPERTY,     /* name, value */
+        SANDBOX_MODULE_VERSION, /* args: module, then the version names (modulerc) */
+        SANDBOX_MESSAGE,      /* value (LmodMessage) */
+        _SANDBOX_OP_MAX,
+};
+
+/* "setenv", "prepend_path", … (the Lmod function names). */
+const char *sandbox_op_kind_to_string(enum sandbox_op_kind k);
+
+struct sandbox_op {
+        enum sandbox_op_kind kind;
+        char *name;       /* variable or property name, or NULL */
+        char *value;      /* or NULL */
+        char delim;       /* path ops: ':' unless the file gave another */
+        struct strv args; /* module names and version specs, as given */
+        unsigned line;    /* the line of the call in the file (0: unknown) */
+};
+
+struct sandbox_result {
+        struct sandbox_op *ops;
+        size_t n_ops;
+};
+
+struct sandbox_options {
+        const char *module_name;    /* myModuleName(): "cuda" */
+        const char *module_version; /* myModuleVersion(): "12.9" */
+        const char *mode;           /* mode(): "load" (default), "unload", "show" */
+        /* os.getenv(): looked up here (NULL-terminated "NAME=value" list);
+         * NULL: the process environment. */
+        const char *const *environ;
+        unsigned long max_instructions; /* 0: the default (10 million) */
+        size_t max_memory;              /* bytes; 0: the default (64 MiB) */
+};
+
+/* Evaluate text (len bytes; path names it in messages). Returns 0, or
+ * -EINVAL with d set: a syntax error or run-time error at PATH:LINE (Lua's
+ * own message, and the column unknown), "LmodError: msg" for LmodError,
+ * "instruction budget exhausted", "memory limit exceeded", "binary chunks
+ * are not accepted". On error ret is left untouched. */
+int sandbox_eval(const char *text, size_t len, const char *path, const struct sandbox_options *o,
+                 struct sandbox_result *ret, struct diag *d);
+void sandbox_result_release(struct sandbox_result *r);
+
+#endif

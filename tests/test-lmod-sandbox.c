@@ -1,0 +1,561 @@
+/* test-lmod-sandbox.c: evaluating Lmod modulefiles in the sandbox: the
+ * reference modulefiles, the Lmod API, and hostile files. */
+#include <check.h>
+#include <errno.h>
+#include <ftw.h>
+#include <sys/stat.h>
+
+#include "fixture.h"
+#include "lmod-sandbox.h"
+#include "strbuf.h"
+#include "testutil.h"
+
+static int eval_opts(const char *text, size_t len, const struct sandbox_options *o,
+                     struct sandbox_result *r, struct diag *d)
+{
+        return sandbox_eval(text, len, "test.lua", o, r, d);
+}
+
+/* Evaluate text that must succeed. */
+static void eval_ok(const char *text, const struct sandbox_options *o, struct sandbox_result *r)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        int k = eval_opts(text, strlen(text), o, r, &d);
+
+        ck_assert_msg(k == 0, "eval failed: %s (line %u)", d.message ? d.message : "?", d.line);
+}
+
+/* Evaluate text that must fail; ret must stay untouched. */
+static void eval_fail(const char *text, size_t len, const struct sandbox_options *o, struct diag *d)
+{
+        struct sandbox_result r = { .ops = NULL, .n_ops = 4242 };
+        int k = eval_opts(text, len, o, &r, d);
+
+        ck_assert_int_eq(k, -EINVAL);
+        ck_assert_ptr_nonnull(d->message);
+        ck_assert_uint_eq(r.n_ops, 4242);
+        ck_assert_ptr_null(r.ops);
+}
+
+static char *source_path(const char *rel)
+{
+        const char *src = getenv("CUDAMOD_SOURCE_ROOT");
+
+        ck_assert_msg(src != NULL, "CUDAMOD_SOURCE_ROOT is not set");
+        return path_join(src, rel);
+}
+
+static void eval_file(const char *rel, const struct sandbox_options *o, struct sandbox_result *r)
+{
+        _cleanup_free_ char *p = source_path(rel);
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        int k;
+
+        ck_assert_int_eq(strbuf_read_file(&sb, p, 1 << 20), 0);
+        k = sandbox_eval(sb.buf, sb.len, p, o, r, &d);
+        ck_assert_msg(k == 0, "%s: %s (line %u)", rel, d.message ? d.message : "?", d.line);
+}
+
+static struct strv walked;
+
+static int collect_lua(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+        (void)st;
+        (void)ftw;
+        if (type == FTW_F && endswith(p, ".lua"))
+                strv_add(&walked, p);
+        return 0;
+}
+
+START_TEST(sandbox_evaluates_every_reference_lua_modulefile)
+{
+        static const char *const trees[] = { "modulefiles/lua-hierarchical", "modulefiles/lua-flat" };
+        size_t modulercs = 0;
+
+        for (size_t t = 0; t < ELEMENTSOF(trees); t++) {
+                _cleanup_free_ char *root = source_path(trees[t]);
+
+                ck_assert_int_eq(nftw(root, collect_lua, 16, FTW_PHYS), 0);
+        }
+        ck_assert_uint_ge(walked.len, 10);
+        for (size_t i = 0; i < walked.len; i++) {
+                _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                struct sandbox_result r = { 0 };
+                int k;
+
+                ck_assert_int_eq(strbuf_read_file(&sb, walked.items[i], 1 << 20), 0);
+                k = sandbox_eval(sb.buf, sb.len, walked.items[i], NULL, &r, &d);
+                ck_assert_msg(k == 0, "%s: %s", walked.items[i], d.message ? d.message : "?");
+                ck_assert_uint_gt(r.n_ops, 0);
+                if (endswith(walked.items[i], "/.modulerc.lua"))
+                        modulercs++;
+                sandbox_result_release(&r);
+        }
+        ck_assert_uint_ge(modulercs, 4);
+        strv_release(&walked);
+}
+END_TEST
+
+struct expected_op {
+        enum sandbox_op_kind kind;
+        const char *name;
+        const char *value;
+        unsigned line;
+};
+
+#define CUDA "/opt/cudamod-demo/sw/cuda-12.9"
+
+START_TEST(sandbox_records_the_cuda_12_9_operations_in_order)
+{
+        static const struct expected_op want[] = {
+                { SANDBOX_WHATIS, NULL, "Name: cuda", 4 },
+                { SANDBOX_WHATIS, NULL, "Version: 12.9.1", 5 },
+                { SANDBOX_WHATIS, NULL, "Description: NVIDIA CUDA Toolkit 12.9.1 (x86_64)", 6 },
+                { SANDBOX_WHATIS, NULL, "Category: library, GPU", 7 },
+                { SANDBOX_WHATIS, NULL, "Keywords: cuda, CUDA, GPU, PyTorch", 8 },
+                { SANDBOX_HELP, NULL, NULL, 9 },
+                { SANDBOX_FAMILY, NULL, "cuda", 32 },
+                { SANDBOX_PROPERTY, "arch", "gpu", 33 },
+                { SANDBOX_SETENV, "CUDA_HOME", CUDA, 34 },
+                { SANDBOX_SETENV, "CUDA_PATH", CUDA, 35 },
+                { SANDBOX_SETENV, "CUDA_ROOT", CUDA, 36 },
+                { SANDBOX_SETENV, "CUDAToolkit_ROOT", CUDA, 37 },
+                { SANDBOX_SETENV, "CUDACXX", CUDA "/bin/nvcc", 38 },
+                { SANDBOX_PREPEND_PATH, "PATH", CUDA "/bin", 39 },
+                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/nvvm/lib64", 40 },
+                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/extras/CUPTI/lib64", 41 },
+                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib", 42 },
+                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/nvvm/lib64", 43 },
+                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/extras/CUPTI/lib64", 44 },
+                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib", 45 },
+                { SANDBOX_PREPEND_PATH, "CPATH", CUDA "/extras/CUPTI/include", 46 },
+                { SANDBOX_PREPEND_PATH, "CPATH", CUDA "/targets/x86_64-linux/include", 47 },
+                { SANDBOX_PREPEND_PATH, "CMAKE_PREFIX_PATH", CUDA, 48 },
+                { SANDBOX_APPEND_PATH, "LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib/stubs", 49 },
+                { SANDBOX_PREPEND_PATH, "MODULEPATH", "/opt/cudamod-demo/modulefiles/lua-hierarchical/CUDA/12", 50 },
+        };
+        struct sandbox_result r = { 0 };
+
+        eval_file("modulefiles/lua-hierarchical/Core/cuda/12.9.lua", NULL, &r);
+        ck_assert_uint_eq(r.n_ops, ELEMENTSOF(want));
+        for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+                const struct sandbox_op *op = &r.ops[i];
+
+                ck_assert_msg(op->kind == want[i].kind, "op %zu: %s, want %s", i,
+                              sandbox_op_kind_to_string(op->kind), sandbox_op_kind_to_string(want[i].kind));
+                if (want[i].name)
+                        ck_assert_str_eq(op->name, want[i].name);
+                else
+                        ck_assert_ptr_null(op->name);
+                if (want[i].value)
+                        ck_assert_str_eq(op->value, want[i].value);
+                ck_assert_uint_eq(op->line, want[i].line);
+                ck_assert_uint_eq(op->args.len, 0);
+                if (op->kind >= SANDBOX_PREPEND_PATH && op->kind <= SANDBOX_REMOVE_PATH)
+                        ck_assert_int_eq(op->delim, ':');
+        }
+        ck_assert(startswith(r.ops[5].value, "NVIDIA CUDA Toolkit 12.9.1 (x86_64) in " CUDA ".\n\nFor building"));
+        ck_assert_ptr_nonnull(strstr(r.ops[5].value, "\n  CUDA_HOME          = " CUDA "\n"));
+        ck_assert(endswith(r.ops[5].value, "lua-hierarchical/CUDA/12\n"));
+        sandbox_result_release(&r);
+}
+END_TEST
+
+START_TEST(sandbox_records_the_flat_cudnn_dependency_on_a_cuda_major)
+{
+        struct sandbox_result r = { 0 };
+        const struct sandbox_op *dep = NULL;
+
+        eval_file("modulefiles/lua-flat/cudnn/9.7.1.lua", NULL, &r);
+        for (size_t i = 0; i < r.n_ops; i++)
+                if (r.ops[i].kind == SANDBOX_DEPENDS_ON) {
+                        ck_assert_ptr_null(dep);
+                        dep = &r.ops[i];
+                }
+        ck_assert_ptr_nonnull(dep);
+        ck_assert_uint_eq(dep->args.len, 1);
+        ck_assert_str_eq(dep->args.items[0], "between(cuda,12,12.999999)");
+        ck_assert_uint_eq(dep->line, 29);
+        sandbox_result_release(&r);
+}
+END_TEST
+
+START_TEST(sandbox_records_module_version_of_a_modulerc)
+{
+        struct sandbox_result r = { 0 };
+
+        eval_file("modulefiles/lua-hierarchical/Core/cuda/.modulerc.lua", NULL, &r);
+        ck_assert_uint_eq(r.n_ops, 1);
+        ck_assert_int_eq(r.ops[0].kind, SANDBOX_MODULE_VERSION);
+        ck_assert_uint_eq(r.ops[0].args.len, 2);
+        ck_assert_str_eq(r.ops[0].args.items[0], "cuda/12.9");
+        ck_assert_str_eq(r.ops[0].args.items[1], "default");
+        ck_assert_uint_eq(r.ops[0].line, 4);
+        sandbox_result_release(&r);
+}
+END_TEST
+
+START_TEST(sandbox_path_ops_take_the_table_form_with_delim_and_priority)
+{
+        struct sandbox_result r = { 0 };
+
+        eval_ok("prepend_path{\"PATH\", \"/opt/prio\", delim = \";\", priority = 100}\n"
+                "append_path(\"X\", \"/a\", \"|\")\n"
+                "remove_path{\"Y\", \"/b\"}\n"
+                "prepend_path(\"Z\", 12)\n",
+                NULL, &r);
+        ck_assert_uint_eq(r.n_ops, 4);
+        ck_assert_int_eq(r.ops[0].kind, SANDBOX_PREPEND_PATH);
+        ck_assert_str_eq(r.ops[0].name, "PATH");
+        ck_assert_str_eq(r.ops[0].value, "/opt/prio");
+        ck_assert_int_eq(r.ops[0].delim, ';');
+        ck_assert_uint_eq(r.ops[0].line, 1);
+        ck_assert_int_eq(r.ops[1].kind, SANDBOX_APPEND_PATH);
+        ck_assert_int_eq(r.ops[1].delim, '|');
+        ck_assert_int_eq(r.ops[2].kind, SANDBOX_REMOVE_PATH);
+        ck_assert_str_eq(r.ops[2].name, "Y");
+        ck_assert_str_eq(r.ops[2].value, "/b");
+        ck_assert_int_eq(r.ops[2].delim, ':');
+        ck_assert_str_eq(r.ops[3].value, "12");
+        ck_assert_uint_eq(r.ops[3].line, 4);
+        sandbox_result_release(&r);
+}
+END_TEST
+
+START_TEST(sandbox_path_join_follows_lmod)
+{
+        static const struct {
+                const char *call, *want;
+        } cases[] = {
+                { "pathJoin(\"/a\", \"b/c/\", \"d/\")", "/a/b/c/d" },
+                { "pathJoin(\"/opt/\", \"/x/\")", "/opt/x" },
+                { "pathJoin(\"a//b/\", \"\", \"c\")", "a/b/c" },
+                { "pathJoin(\"/\")", "/" },
+                { "pathJoin(\"/root\", \"CUDA\", 12)", "/root/CUDA/12" },
+                { "pathJoin()", "" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *text = xasprintf("setenv(\"A\", %s)", cases[i].call);
+                struct sandbox_result r = { 0 };
+
+                eval_ok(text, NULL, &r);
+                ck_assert_uint_eq(r.n_ops, 1);
+                ck_assert_msg(streq(r.ops[0].value, cases[i].want), "%s: \"%s\", want \"%s\"", cases[i].call,
+                              r.ops[0].value, cases[i].want);
+                sandbox_result_release(&r);
+        }
+}
+END_TEST
+
+START_TEST(sandbox_module_names_and_mode_come_from_the_options)
+{
+        static const struct {
+                struct sandbox_options o;
+                const char *name, *version, *full, *mode;
+        } cases[] = {
+                { { .module_name = "cuda", .module_version = "12.9" }, "cuda", "12.9", "cuda/12.9", "load" },
+                { { .module_name = "cudnn", .module_version = "9.7.1", .mode = "unload" }, "cudnn", "9.7.1",
+                  "cudnn/9.7.1", "unload" },
+                { { .module_name = "nccl", .mode = "show" }, "nccl", "", "nccl", "show" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct sandbox_result r = { 0 };
+
+                eval_ok("setenv(\"N\", myModuleName())\n"
+                        "setenv(\"V\", myModuleVersion())\n"
+                        "setenv(\"F\", myModuleFullName())\n"
+                        "setenv(\"M\", mode())\n"
+                        "setenv(\"L\", tostring(isloaded(\"cuda\")))\n",
+                        &cases[i].o, &r);
+                ck_assert_uint_eq(r.n_ops, 5);
+                ck_assert_str_eq(r.ops[0].value, cases[i].name);
+                ck_assert_str_eq(r.ops[1].value, cases[i].version);
+                ck_assert_str_eq(r.ops[2].value, cases[i].full);
+                ck_assert_str_eq(r.ops[3].value, cases[i].mode);
+                ck_assert_str_eq(r.ops[4].value, "false");
+                sandbox_result_release(&r);
+        }
+}
+END_TEST
+
+START_TEST(sandbox_getenv_reads_the_given_environment)
+{
+        static const char *const env[] = { "FOOBAR=long", "FOO=bar", "EMPTY=", NULL };
+        struct sandbox_options o = { .environ = env };
+        struct sandbox_result r = { 0 };
+
+        eval_ok("setenv(\"A\", os.getenv(\"FOO\"))\n"
+                "setenv(\"B\", tostring(os.getenv(\"FO\")))\n"
+                "setenv(\"C\", os.getenv(\"NOPE\") or \"unset\")\n"
+                "setenv(\"D\", os.getenv(\"EMPTY\"))\n"
+                "setenv(\"E\", os.getenv(\"FOOBAR\"))\n",
+                &o, &r);
+        ck_assert_uint_eq(r.n_ops, 5);
+        ck_assert_str_eq(r.ops[0].value, "bar");
+        ck_assert_str_eq(r.ops[1].value, "nil");
+        ck_assert_str_eq(r.ops[2].value, "unset");
+        ck_assert_str_eq(r.ops[3].value, "");
+        ck_assert_str_eq(r.ops[4].value, "long");
+        sandbox_result_release(&r);
+}
+END_TEST
+
+START_TEST(sandbox_lmod_error_fails_with_its_message_and_line)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        const char *text = "setenv(\"A\", \"b\")\nLmodError(\"no GPU \", \"here\")\n";
+
+        eval_fail(text, strlen(text), NULL, &d);
+        ck_assert_str_eq(d.message, "LmodError: no GPU here");
+        ck_assert_str_eq(d.file, "test.lua");
+        ck_assert_uint_eq(d.line, 2);
+}
+END_TEST
+
+START_TEST(sandbox_records_help_messages_and_module_lists)
+{
+        struct sandbox_result r = { 0 };
+
+        eval_ok("help(\"a\", \"b\\n\", \"c\")\n"
+                "LmodMessage(\"hello \", \"world\")\n"
+                "load(\"a\", \"b\")\n"
+                "always_load(\"c\")\n"
+                "try_load(\"d\")\n"
+                "prereq(\"e\")\n"
+                "prereq_any(\"f\", \"g\")\n"
+                "conflict(\"h\")\n"
+                "depends_on(atleast(\"cuda\", \"12\"), latest(\"nccl\"))\n"
+                "unsetenv(\"U\")\n"
+                "pushenv(\"CC\", \"nvc\")\n"
+                "pushenv(\"CC\", false)\n"
+                "print(\"ignored\")\n",
+                NULL, &r);
+        ck_assert_uint_eq(r.n_ops, 12);
+        ck_assert_int_eq(r.ops[0].kind, SANDBOX_HELP);
+        ck_assert_str_eq(r.ops[0].value, "ab\nc");
+        ck_assert_int_eq(r.ops[1].kind, SANDBOX_MESSAGE);
+        ck_assert_str_eq(r.ops[1].value, "hello world");
+        ck_assert_int_eq(r.ops[2].kind, SANDBOX_LOAD);
+        ck_assert_str_eq(r.ops[2].name, "load");
+        ck_assert_uint_eq(r.ops[2].args.len, 2);
+        ck_assert_str_eq(r.ops[2].args.items[1], "b");
+        ck_assert_str_eq(r.ops[3].name, "always_load");
+        ck_assert_str_eq(r.ops[4].name, "try_load");
+        ck_assert_int_eq(r.ops[5].kind, SANDBOX_PREREQ);
+        ck_assert_str_eq(r.ops[5].name, "prereq");
+        ck_assert_str_eq(r.ops[6].name, "prereq_any");
+        ck_assert_uint_eq(r.ops[6].args.len, 2);
+        ck_assert_int_eq(r.ops[7].kind, SANDBOX_CONFLICT);
+        ck_assert_str_eq(r.ops[7].args.items[0], "h");
+        ck_assert_int_eq(r.ops[8].kind, SANDBOX_DEPENDS_ON);
+        ck_assert_str_eq(r.ops[8].args.items[0], "atleast(cuda,12)");
+        ck_assert_str_eq(r.ops[8].args.items[1], "latest(nccl)");
+        ck_assert_int_eq(r.ops[9].kind, SANDBOX_UNSETENV);
+        ck_assert_str_eq(r.ops[9].name, "U");
+        ck_assert_ptr_null(r.ops[9].value);
+        ck_assert_int_eq(r.ops[10].kind, SANDBOX_PUSHENV);
+        ck_assert_str_eq(r.ops[10].value, "nvc");
+        ck_assert_ptr_null(r.ops[11].value);
+        ck_assert_uint_eq(r.ops[11].line, 12);
+        for (size_t i = 0; i < r.n_ops; i++) {
+                static const char *const kinds[] = { "help", "LmodMessage", "load", "load", "load", "prereq",
+                                                     "prereq", "conflict", "depends_on", "unsetenv", "pushenv",
+                                                     "pushenv" };
+
+                ck_assert_str_eq(sandbox_op_kind_to_string(r.ops[i].kind), kinds[i]);
+        }
+        sandbox_result_release(&r);
+}
+END_TEST
+
+static const char dumped_then_loaded[] = "local d = (\"x\").dump(function() return 1 end)\nload(d)()\n";
+
+/* Hostile or broken files: each fails with a message naming what is
+ * missing or wrong, and leaves no file X in the working directory. */
+static const struct {
+        const char *what;
+        const char *text;
+        size_t len; /* 0: strlen */
+        const char *message; /* substring */
+        bool exact;
+} hostile[] = {
+        { "os.execute", "os.execute(\"touch X\")", 0, "field 'execute'", false },
+        { "io.open", "io.open(\"X\", \"w\")", 0, "global 'io'", false },
+        { "require", "require(\"os\")", 0, "global 'require'", false },
+        /* load is Lmod's module load here: it compiles nothing */
+        { "load", "local f = load(\"return 1\")\nf()", 0, "attempt to call a nil value (local 'f')", false },
+        { "loadstring", "loadstring(\"return 1\")", 0, "global 'loadstring'", false },
+        { "dofile", "dofile(\"/etc/passwd\")", 0, "global 'dofile'", false },
+        { "loadfile", "loadfile(\"/etc/passwd\")", 0, "global 'loadfile'", false },
+        { "collectgarbage", "collectgarbage()", 0, "global 'collectgarbage'", false },
+        { "debug", "debug.getregistry()", 0, "global 'debug'", false },
+        { "string.dump", "load(string.dump(function() end))()", 0, "field 'dump'", false },
+        { "a dump through the string metatable", dumped_then_loaded, 0, "field 'dump'", false },
+        { "a binary chunk", "\x1bLua\x54\x00\x19\x93\r\n\x1a\n", 12, "binary chunks are not accepted", true },
+        { "a text with the escape byte", "\x1b not Lua", 0, "binary chunks are not accepted", true },
+        { "a table argument", "setenv(\"A\", {})", 0, "bad argument #2 to 'setenv'", false },
+        { "a missing argument", "prepend_path(\"A\")", 0, "bad argument #2 to 'prepend_path'", false },
+        { "a NUL byte in a value", "setenv(\"A\", \"a\\0b\")", 0, "NUL", false },
+        { "a NUL byte in a name", "prepend_path{\"A\\0\", \"b\"}", 0, "NUL", false },
+        { "a long delimiter", "append_path(\"A\", \"b\", \"::\")", 0, "delimiter", false },
+        { "an error object", "error({})", 0, "(error object is a table value)", true },
+        { "deep recursion", "local function f() return f() + 1 end f()", 0, "stack overflow", false },
+        { "deep recursion through pcall", "local function f() local ok, e = pcall(f) if not ok then error(e, 0) end end f()", 0, "stack overflow", false },
+        { "deep recursion in a metamethod",
+          "local t = setmetatable({}, {__index = function(t, k) return t[k] end})\nlocal x = t.a", 0,
+          "stack overflow", false },
+};
+
+START_TEST(sandbox_refuses_what_is_not_in_the_sandbox)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        char *dir = fx_new();
+        char old[4096];
+        struct stat st;
+        size_t len;
+
+        ck_assert_ptr_nonnull(getcwd(old, sizeof(old)));
+        ck_assert_int_eq(chdir(dir), 0);
+        len = hostile[_i].len ? hostile[_i].len : strlen(hostile[_i].text);
+        eval_fail(hostile[_i].text, len, NULL, &d);
+        ck_assert_int_eq(lstat("X", &st), -1);
+        ck_assert_int_eq(chdir(old), 0);
+        fx_free(dir);
+        if (hostile[_i].exact)
+                ck_assert_msg(streq(d.message, hostile[_i].message), "%s: \"%s\"", hostile[_i].what, d.message);
+        else
+                ck_assert_msg(strstr(d.message, hostile[_i].message), "%s: \"%s\"", hostile[_i].what, d.message);
+        ck_assert_str_eq(d.file, "test.lua");
+}
+END_TEST
+
+START_TEST(sandbox_endless_loop_exhausts_the_instruction_budget)
+{
+        static const char *const texts[] = {
+                "while true do end",
+                "while true do pcall(function() while true do end end) end",
+                "local function f() while true do end end\nwhile true do xpcall(f, function() return 1 end) end",
+        };
+        struct sandbox_options o = { .max_instructions = 100000 };
+
+        for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                eval_fail(texts[i], strlen(texts[i]), &o, &d);
+                ck_assert_str_eq(d.message, "instruction budget exhausted");
+        }
+}
+END_TEST
+
+START_TEST(sandbox_huge_allocation_exceeds_the_memory_limit)
+{
+        static const char *const texts[] = {
+                "local t = {} for i = 1, 1e9 do t[i] = i end",
+                "local s = \"x\" while true do s = s .. s end",
+                "string.rep(\"x\", 1 << 30)",
+        };
+        struct sandbox_options o = { .max_memory = 8 << 20 };
+
+        for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                eval_fail(texts[i], strlen(texts[i]), &o, &d);
+                ck_assert_msg(streq(d.message, "memory limit exceeded"), "%s: %s", texts[i], d.message);
+        }
+}
+END_TEST
+
+START_TEST(sandbox_errors_name_the_file_and_line)
+{
+        static const struct {
+                const char *text;
+                unsigned line;
+                const char *message; /* substring */
+        } cases[] = {
+                { "setenv(\"A\", \"b\")\n\nlocal = 3\n", 3, "<name> expected" },
+                { "x = 1\nerror(\"boom\")\n", 2, "boom" },
+                { "\n\n\nlocal s = nil .. \"x\"\n", 4, "attempt to concatenate a nil value" },
+                { "help([[\nunterminated", 1, "unfinished long string" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                eval_fail(cases[i].text, strlen(cases[i].text), NULL, &d);
+                ck_assert_str_eq(d.file, "test.lua");
+                ck_assert_msg(d.line == cases[i].line || (i == 3 && d.line == 2), "case %zu: line %u", i, d.line);
+                ck_assert_msg(strstr(d.message, cases[i].message), "case %zu: %s", i, d.message);
+                ck_assert(!startswith(d.message, "test.lua"));
+        }
+}
+END_TEST
+
+START_TEST(sandbox_long_paths_still_give_file_and_line)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct sandbox_result r = { .n_ops = 7 };
+        const char *path = "/a/very/long/directory/name/that/lua/shortens/in/its/messages/cuda/12.9.lua";
+        int k = sandbox_eval("\nerror(\"boom\")", 14, path, NULL, &r, &d);
+
+        ck_assert_int_eq(k, -EINVAL);
+        ck_assert_str_eq(d.file, path);
+        ck_assert_uint_eq(d.line, 2);
+        ck_assert_str_eq(d.message, "boom");
+        ck_assert_uint_eq(r.n_ops, 7);
+}
+END_TEST
+
+START_TEST(sandbox_environment_holds_only_the_safe_functions)
+{
+        struct sandbox_result r = { 0 };
+
+        eval_ok("local names = {}\n"
+                "for k in pairs(_G) do names[#names + 1] = k end\n"
+                "table.sort(names)\n"
+                "setenv(\"G\", table.concat(names, \" \"))\n"
+                "setenv(\"S\", tostring(_G == _ENV))\n"
+                "setenv(\"U\", tostring(unpack({\"u\"})))\n",
+                NULL, &r);
+        ck_assert_uint_eq(r.n_ops, 3);
+        ck_assert_str_eq(r.ops[0].value,
+                         "LmodError LmodMessage _G add_property always_load append_path assert atleast between "
+                         "conflict depends_on error family getmetatable help ipairs isloaded latest load math "
+                         "mode module_version myModuleFullName myModuleName myModuleVersion next os pairs "
+                         "pathJoin pcall prepend_path prereq prereq_any print pushenv rawequal rawget rawlen "
+                         "rawset remove_path select setenv setmetatable string table tonumber tostring try_load "
+                         "type unpack unsetenv whatis xpcall");
+        ck_assert_str_eq(r.ops[1].value, "true");
+        ck_assert_str_eq(r.ops[2].value, "u");
+        sandbox_result_release(&r);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("lmod-sandbox");
+        TCase *tc = tcase_create("lmod-sandbox");
+
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, sandbox_evaluates_every_reference_lua_modulefile);
+        tcase_add_test(tc, sandbox_records_the_cuda_12_9_operations_in_order);
+        tcase_add_test(tc, sandbox_records_the_flat_cudnn_dependency_on_a_cuda_major);
+        tcase_add_test(tc, sandbox_records_module_version_of_a_modulerc);
+        tcase_add_test(tc, sandbox_path_ops_take_the_table_form_with_delim_and_priority);
+        tcase_add_test(tc, sandbox_path_join_follows_lmod);
+        tcase_add_test(tc, sandbox_module_names_and_mode_come_from_the_options);
+        tcase_add_test(tc, sandbox_getenv_reads_the_given_environment);
+        tcase_add_test(tc, sandbox_lmod_error_fails_with_its_message_and_line);
+        tcase_add_test(tc, sandbox_records_help_messages_and_module_lists);
+        tcase_add_loop_test(tc, sandbox_refuses_what_is_not_in_the_sandbox, 0, (int)ELEMENTSOF(hostile));
+        tcase_add_test(tc, sandbox_endless_loop_exhausts_the_instruction_budget);
+        tcase_add_test(tc, sandbox_huge_allocation_exceeds_the_memory_limit);
+        tcase_add_test(tc, sandbox_errors_name_the_file_and_line);
+        tcase_add_test(tc, sandbox_long_paths_still_give_file_and_line);
+        tcase_add_test(tc, sandbox_environment_holds_only_the_safe_functions);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
