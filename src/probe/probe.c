@@ -1,0 +1,468 @@
+/* probe.c: cudamod-probe, the device query of DESIGN.md §6.
+ *
+ * Loads the CUDA runtime, the driver, cuDNN and NCCL by soname with dlopen,
+ * as a program started with the module's environment would, asks each for
+ * its version (and the driver for its devices), and prints the findings as
+ * one JSON document. It includes no CUDA header: the few entry points it
+ * calls are declared here, with CUresult/cudaError_t/ncclResult_t as int
+ * and CUdevice as int. Nothing a library returns is trusted: strings are
+ * bounded and made valid UTF-8 before they reach the document.
+ *
+ * Exit status: 0 whenever the document was printed (the findings are in
+ * it), 2 for usage errors, 1 when stdout cannot be written. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "util.h"
+#include "banned.h"
+
+#define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
+#define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
+/* More devices than any node has: a garbage count must not loop forever. */
+#define MAX_DEVICES 1024
+
+typedef int (*get_int_fn)(int *);
+typedef const char *(*cuda_error_string_fn)(int);
+typedef int (*cu_init_fn)(unsigned int);
+typedef int (*cu_error_string_fn)(int, const char **);
+typedef int (*cu_device_get_fn)(int *, int);
+typedef int (*cu_device_get_name_fn)(char *, int, int);
+typedef int (*cu_device_get_attribute_fn)(int *, int, int);
+typedef int (*cu_device_total_mem_v2_fn)(size_t *, int);
+typedef int (*cu_device_total_mem_fn)(unsigned int *, int);
+typedef size_t (*get_size_fn)(void);
+
+/* The errors met for one library, joined with "; " (truncated when long). */
+struct errors {
+        char text[2048];
+        size_t len;
+};
+
+_printf_(2, 3) static void errors_add(struct errors *e, const char *fmt, ...)
+{
+        va_list ap;
+        int n;
+
+        if (e->len + 3 >= sizeof(e->text))
+                return;
+        if (e->len > 0) {
+                memcpy(e->text + e->len, "; ", 3);
+                e->len += 2;
+        }
+        va_start(ap, fmt);
+        n = vsnprintf(e->text + e->len, sizeof(e->text) - e->len, fmt, ap);
+        va_end(ap);
+        if (n > 0)
+                e->len += (size_t)n < sizeof(e->text) - e->len ? (size_t)n : sizeof(e->text) - e->len - 1;
+}
+
+/* A JSON string for text a library handed us: NULL becomes null, invalid
+ * UTF-8 and control bytes become '?'. */
+static json_t *json_text(const char *s)
+{
+        json_t *j;
+        char *copy;
+
+        if (!s)
+                return json_null();
+        j = json_string(s);
+        if (j)
+                return j;
+        copy = strdup(s);
+        if (!copy)
+                return json_null();
+        for (char *p = copy; *p; p++)
+                if ((unsigned char)*p >= 0x80 || (unsigned char)*p < 0x20)
+                        *p = '?';
+        j = json_string(copy);
+        free(copy);
+        return j ? j : json_null();
+}
+
+static void set(json_t *obj, const char *key, json_t *value)
+{
+        json_object_set_new(obj, key, value ? value : json_null());
+}
+
+static void set_error(json_t *obj, const struct errors *e)
+{
+        set(obj, "error", e->len > 0 ? json_text(e->text) : json_null());
+}
+
+/* dlopen the first of sonames that loads (RTLD_NOW|RTLD_LOCAL) and record
+ * soname (when with_soname), loaded, path and realpath in obj; on failure
+ * every dlerror() goes to e. */
+static void *load(json_t *obj, const char *const *sonames, bool with_soname, struct errors *e)
+{
+        const char *tried = NULL;
+        struct link_map *lm = NULL;
+        void *h = NULL;
+
+        for (size_t i = 0; sonames[i]; i++) {
+                const char *msg;
+
+                tried = sonames[i];
+                dlerror();
+                h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+                if (h)
+                        break;
+                msg = dlerror();
+                errors_add(e, "%s", msg ? msg : "dlopen failed");
+        }
+        if (with_soname)
+                set(obj, "soname", json_text(tried));
+        set(obj, "loaded", json_boolean(h != NULL));
+        if (!h) {
+                set(obj, "path", json_null());
+                return NULL;
+        }
+        /* A failed attempt before the one that loaded is no error. */
+        e->len = 0;
+        e->text[0] = '\0';
+        if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0]) {
+                char *real = realpath(lm->l_name, NULL);
+
+                set(obj, "path", json_text(lm->l_name));
+                set(obj, "realpath", json_text(real));
+                free(real);
+        } else {
+                set(obj, "path", json_null());
+        }
+        return h;
+}
+
+static void *sym(void *h, const char *name, bool required, struct errors *e)
+{
+        void *p;
+
+        dlerror();
+        p = dlsym(h, name);
+        if (!p && required)
+                errors_add(e, "missing symbol '%s'", name);
+        return p;
+}
+
+static void cudart_error(struct errors *e, cuda_error_string_fn describe, const char *call, int rc)
+{
+        const char *text = describe ? describe(rc) : NULL;
+        char bounded[256];
+
+        if (text) {
+                snprintf(bounded, sizeof(bounded), "%s", text);
+                errors_add(e, "%s failed: error %d (%s)", call, rc, bounded);
+        } else {
+                errors_add(e, "%s failed: error %d", call, rc);
+        }
+}
+
+/* The value of a cudart "int getter"; null when missing or failing. */
+static json_t *cudart_int(void *h, const char *name, cuda_error_string_fn describe, struct errors *e)
+{
+        get_int_fn f = (get_int_fn)sym(h, name, true, e);
+        int v = 0, rc;
+
+        if (!f)
+                return json_null();
+        rc = f(&v);
+        if (rc != 0) {
+                cudart_error(e, describe, name, rc);
+                return json_null();
+        }
+        return json_integer(v);
+}
+
+static json_t *probe_cudart(int cuda_major)
+{
+        static const char *const all[] = { "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", NULL };
+        json_t *obj = json_object();
+        struct errors e = { .len = 0 };
+        char soname[32];
+        const char *one[2] = { soname, NULL };
+        cuda_error_string_fn describe;
+        void *h;
+
+        if (cuda_major >= 12)
+                snprintf(soname, sizeof(soname), "libcudart.so.%d", cuda_major);
+        else
+                snprintf(soname, sizeof(soname), "libcudart.so.11.0");
+        h = load(obj, cuda_major > 0 ? one : all, true, &e);
+        if (h) {
+                describe = (cuda_error_string_fn)sym(h, "cudaGetErrorString", false, &e);
+                set(obj, "runtime_version", cudart_int(h, "cudaRuntimeGetVersion", describe, &e));
+                set(obj, "driver_version", cudart_int(h, "cudaDriverGetVersion", describe, &e));
+                set(obj, "device_count", cudart_int(h, "cudaGetDeviceCount", describe, &e));
+        }
+        set_error(obj, &e);
+        return obj;
+}
+
+struct driver {
+        cu_error_string_fn describe;
+        cu_device_get_fn device_get;
+        cu_device_get_name_fn get_name;
+        cu_device_get_attribute_fn get_attribute;
+        cu_device_total_mem_v2_fn total_mem_v2;
+        cu_device_total_mem_fn total_mem;
+};
+
+static void cu_error(struct errors *e, const struct driver *d, const char *call, int rc)
+{
+        const char *text = NULL;
+        char bounded[256];
+
+        if (d->describe && d->describe(rc, &text) != 0)
+                text = NULL;
+        if (text) {
+                snprintf(bounded, sizeof(bounded), "%s", text);
+                errors_add(e, "%s failed: error %d (%s)", call, rc, bounded);
+        } else {
+                errors_add(e, "%s failed: error %d", call, rc);
+        }
+}
+
+/* One device's name, compute capability and memory; fields a call fails
+ * for are null (and the failure is in e). */
+static json_t *probe_device(const struct driver *d, int index, struct errors *e)
+{
+        json_t *dev = json_object();
+        char name[256];
+        int cu = 0, major = -1, minor = -1, rc;
+
+        set(dev, "index", json_integer(index));
+        rc = d->device_get(&cu, index);
+        if (rc != 0) {
+                cu_error(e, d, "cuDeviceGet", rc);
+                set(dev, "name", json_null());
+                set(dev, "compute_capability", json_null());
+                set(dev, "memory_mib", json_null());
+                return dev;
+        }
+
+        memset(name, 0, sizeof(name));
+        if (!d->get_name)
+                set(dev, "name", json_null());
+        else if ((rc = d->get_name(name, (int)sizeof(name) - 1, cu)) != 0) {
+                cu_error(e, d, "cuDeviceGetName", rc);
+                set(dev, "name", json_null());
+        } else {
+                name[sizeof(name) - 1] = '\0';
+                set(dev, "name", json_text(name));
+        }
+
+        if (d->get_attribute) {
+                rc = d->get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu);
+                if (rc == 0)
+                        rc = d->get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu);
+                if (rc != 0)
+                        cu_error(e, d, "cuDeviceGetAttribute", rc);
+        }
+        if (major >= 0 && minor >= 0) {
+                char cc[32];
+
+                snprintf(cc, sizeof(cc), "%d.%d", major, minor);
+                set(dev, "compute_capability", json_text(cc));
+        } else {
+                set(dev, "compute_capability", json_null());
+        }
+
+        if (d->total_mem_v2) {
+                size_t bytes = 0;
+
+                rc = d->total_mem_v2(&bytes, cu);
+                if (rc != 0)
+                        cu_error(e, d, "cuDeviceTotalMem_v2", rc);
+                set(dev, "memory_mib", rc == 0 ? json_integer((json_int_t)(bytes >> 20)) : json_null());
+        } else if (d->total_mem) {
+                unsigned int bytes = 0;
+
+                rc = d->total_mem(&bytes, cu);
+                if (rc != 0)
+                        cu_error(e, d, "cuDeviceTotalMem", rc);
+                set(dev, "memory_mib", rc == 0 ? json_integer((json_int_t)(bytes >> 20)) : json_null());
+        } else {
+                set(dev, "memory_mib", json_null());
+        }
+        return dev;
+}
+
+static json_t *probe_driver(void)
+{
+        static const char *const sonames[] = { "libcuda.so.1", NULL };
+        json_t *obj = json_object(), *devices;
+        struct errors e = { .len = 0 };
+        struct driver d = { 0 };
+        cu_init_fn init;
+        get_int_fn version, count;
+        int v = 0, n = 0, rc = 0;
+        void *h;
+
+        h = load(obj, sonames, false, &e);
+        if (!h) {
+                set_error(obj, &e);
+                return obj;
+        }
+        d.describe = (cu_error_string_fn)sym(h, "cuGetErrorString", false, &e);
+        init = (cu_init_fn)sym(h, "cuInit", true, &e);
+        version = (get_int_fn)sym(h, "cuDriverGetVersion", true, &e);
+        count = (get_int_fn)sym(h, "cuDeviceGetCount", true, &e);
+        d.device_get = (cu_device_get_fn)sym(h, "cuDeviceGet", true, &e);
+        d.get_name = (cu_device_get_name_fn)sym(h, "cuDeviceGetName", true, &e);
+        d.get_attribute = (cu_device_get_attribute_fn)sym(h, "cuDeviceGetAttribute", true, &e);
+        d.total_mem_v2 = (cu_device_total_mem_v2_fn)sym(h, "cuDeviceTotalMem_v2", false, &e);
+        if (!d.total_mem_v2)
+                d.total_mem = (cu_device_total_mem_fn)sym(h, "cuDeviceTotalMem", true, &e);
+
+        /* A failing cuInit is recorded; the version needs no init. */
+        if (init && (rc = init(0)) != 0)
+                cu_error(&e, &d, "cuInit", rc);
+
+        if (version && (rc = version(&v)) == 0)
+                set(obj, "version", json_integer(v));
+        else {
+                if (version)
+                        cu_error(&e, &d, "cuDriverGetVersion", rc);
+                set(obj, "version", json_null());
+        }
+
+        devices = json_array();
+        if (count && (rc = count(&n)) != 0) {
+                cu_error(&e, &d, "cuDeviceGetCount", rc);
+                n = 0;
+        }
+        if (n < 0 || n > MAX_DEVICES) {
+                errors_add(&e, "cuDeviceGetCount returned %d devices", n);
+                n = 0;
+        }
+        if (d.device_get)
+                for (int i = 0; i < n; i++)
+                        json_array_append_new(devices, probe_device(&d, i, &e));
+        set(obj, "devices", devices);
+        set_error(obj, &e);
+        return obj;
+}
+
+static json_t *size_value(void *h, const char *name, struct errors *e)
+{
+        get_size_fn f = (get_size_fn)sym(h, name, true, e);
+
+        return f ? json_integer((json_int_t)f()) : json_null();
+}
+
+static json_t *probe_cudnn(void)
+{
+        static const char *const sonames[] = { "libcudnn.so.9", "libcudnn.so.8", NULL };
+        json_t *obj = json_object();
+        struct errors e = { .len = 0 };
+        void *h = load(obj, sonames, true, &e);
+
+        if (h) {
+                set(obj, "version", size_value(h, "cudnnGetVersion", &e));
+                set(obj, "cudart_version", size_value(h, "cudnnGetCudartVersion", &e));
+        }
+        set_error(obj, &e);
+        return obj;
+}
+
+static json_t *probe_nccl(void)
+{
+        static const char *const sonames[] = { "libnccl.so.2", NULL };
+        json_t *obj = json_object();
+        struct errors e = { .len = 0 };
+        void *h = load(obj, sonames, true, &e);
+
+        if (h) {
+                get_int_fn f = (get_int_fn)sym(h, "ncclGetVersion", true, &e);
+                int v = 0, rc = 0;
+
+                if (f && (rc = f(&v)) != 0)
+                        errors_add(&e, "ncclGetVersion failed: error %d", rc);
+                set(obj, "version", f && rc == 0 ? json_integer(v) : json_null());
+        }
+        set_error(obj, &e);
+        return obj;
+}
+
+static void usage(FILE *f)
+{
+        fputs("usage: cudamod-probe [--cuda-major N] [--no-cudnn] [--no-nccl] [--no-driver]\n", f);
+}
+
+int main(int argc, char **argv)
+{
+        static const struct option options[] = {
+                { "cuda-major", required_argument, NULL, 'm' },
+                { "no-cudnn", no_argument, NULL, 'c' },
+                { "no-nccl", no_argument, NULL, 'n' },
+                { "no-driver", no_argument, NULL, 'd' },
+                { "help", no_argument, NULL, 'h' },
+                { NULL, 0, NULL, 0 },
+        };
+        bool cudnn = true, nccl = true, driver = true;
+        int cuda_major = 0, c, r;
+        json_t *doc;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+                switch (c) {
+                case 'm': {
+                        char *end;
+                        long v;
+
+                        errno = 0;
+                        v = strtol(optarg, &end, 10);
+                        if (errno || end == optarg || *end || v < 11 || v > 999) {
+                                fprintf(stderr, "cudamod-probe: invalid CUDA major '%s'\n", optarg);
+                                usage(stderr);
+                                return 2;
+                        }
+                        cuda_major = (int)v;
+                        break;
+                }
+                case 'c':
+                        cudnn = false;
+                        break;
+                case 'n':
+                        nccl = false;
+                        break;
+                case 'd':
+                        driver = false;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+                default:
+                        fprintf(stderr, "cudamod-probe: unknown option '%s'\n", argv[optind - 1]);
+                        usage(stderr);
+                        return 2;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "cudamod-probe: unexpected argument '%s'\n", argv[optind]);
+                usage(stderr);
+                return 2;
+        }
+
+        doc = json_object();
+        set(doc, "probe", json_integer(1));
+        set(doc, "cudart", probe_cudart(cuda_major));
+        if (driver)
+                set(doc, "driver", probe_driver());
+        if (cudnn)
+                set(doc, "cudnn", probe_cudnn());
+        if (nccl)
+                set(doc, "nccl", probe_nccl());
+
+        r = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        json_decref(doc);
+        if (r < 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "cudamod-probe: cannot write to stdout\n");
+                return 1;
+        }
+        return 0;
+}
