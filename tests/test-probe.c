@@ -58,10 +58,7 @@ static void run_probe(struct run_result *r, const char *libdir, const char *cons
         _cleanup_free_ char *ld_path = libdir ? xasprintf("LD_LIBRARY_PATH=%s", libdir) : NULL;
         const char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", ld_path, NULL };
         const char *argv[32];
-        struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-        int po[2], pe[2], status;
         size_t k = 0;
-        pid_t pid;
 
         ck_assert_msg(probe != NULL, "CUDAMOD_PROBE is not set (run the tests with meson test)");
         if (valgrind)
@@ -80,24 +77,7 @@ static void run_probe(struct run_result *r, const char *libdir, const char *cons
         }
         argv[k] = NULL;
 
-        ck_assert_int_eq(pipe2(po, O_CLOEXEC), 0);
-        ck_assert_int_eq(pipe2(pe, O_CLOEXEC), 0);
-        pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                dup2(po[1], STDOUT_FILENO);
-                dup2(pe[1], STDERR_FILENO);
-                /* execvpe searches our PATH for valgrind; the child gets envp. */
-                execvpe(argv[0], (char *const *)argv, (char *const *)envp);
-                _exit(127);
-        }
-        close(po[1]);
-        close(pe[1]);
-        pipes_drain(po[0], pe[0], &out, &err);
-        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-        r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        r->out = strbuf_detach(&out);
-        r->err = strbuf_detach(&err);
+        run_program(r, NULL, argv, envp);
 }
 
 /* Run the probe, expect exit 0, and parse its document. */

@@ -101,49 +101,13 @@ static bool have_utf8_locale(void)
         return true;
 }
 
-struct run {
-        int status;
-        char *out;
-        char *err;
-};
-
-static void run_release(struct run *r)
-{
-        free(r->out);
-        free(r->err);
-}
-
 /* Run prog with args in cwd; env NULL keeps ours. Captures stdout/stderr. */
-static void run_in(struct run *r, const char *cwd, const char *const *env, const char *prog,
+static void run_in(struct run_result *r, const char *cwd, const char *const *env, const char *prog,
                    const char *a1, const char *a2)
 {
         const char *argv[] = { prog, a1, a2, NULL };
-        struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-        int po[2], pe[2], status;
-        pid_t pid;
 
-        ck_assert_int_eq(pipe2(po, O_CLOEXEC), 0);
-        ck_assert_int_eq(pipe2(pe, O_CLOEXEC), 0);
-        pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                dup2(po[1], STDOUT_FILENO);
-                dup2(pe[1], STDERR_FILENO);
-                if (chdir(cwd) < 0)
-                        _exit(126);
-                if (env)
-                        execve(prog, (char *const *)argv, (char *const *)env);
-                else
-                        execv(prog, (char *const *)argv);
-                _exit(127);
-        }
-        close(po[1]);
-        close(pe[1]);
-        pipes_drain(po[0], pe[0], &out, &err);
-        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-        r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        r->out = strbuf_detach(&out);
-        r->err = strbuf_detach(&err);
+        run_program(r, cwd, argv, env);
 }
 
 static bool exists_in(const char *dir, const char *name)
@@ -562,7 +526,7 @@ static void check_round_trip(const struct interp *in, const char *tmpl, const ch
         struct render_ctx *c = render_ctx_new();
         _cleanup_free_ char *text = NULL, *want_hex = hex(want);
         char *dir = fx_new();
-        struct run r;
+        struct run_result r;
 
         render_ctx_set(c, "v", v);
         text = render_ok(tmpl, in->lang, c);
@@ -575,7 +539,7 @@ static void check_round_trip(const struct interp *in, const char *tmpl, const ch
         if (!in->utf8 || utf8_valid(want))
                 ck_assert_msg(streq(r.out, want_hex), "%s: value %.1000s came back as %.1000s",
                               in->label, want_hex, r.out);
-        run_release(&r);
+        run_result_release(&r);
         fx_free(dir);
         render_ctx_free(c);
 }
@@ -843,7 +807,7 @@ static void check_builtin_templates(const struct module_values *v)
                         _cleanup_free_ char *want = expected_log(v, rc ? "cuda" : kinds[i], rc, f);
                         const char *file = f == FORMAT_LUA ? "m.lua" : "m.tcl";
                         const char *prog = f == FORMAT_LUA ? lua : tcl;
-                        struct run r;
+                        struct run_result r;
                         int ret;
 
                         ck_assert_ptr_nonnull(t);
@@ -863,7 +827,7 @@ static void check_builtin_templates(const struct module_values *v)
                                 run_in(&r, dir, NULL, luac, "-p", file);
                                 ck_assert_msg(r.status == 0, "luac5.1 -p %s: %.1000s\n%.2000s", t->name, r.err,
                                               out.buf);
-                                run_release(&r);
+                                run_result_release(&r);
                         }
                         if (prog) {
                                 run_in(&r, dir, f == FORMAT_TCL ? env_c : NULL, prog,
@@ -872,7 +836,7 @@ static void check_builtin_templates(const struct module_values *v)
                                 ck_assert_msg(streq(r.out, want), "%s: calls\n%.1500s\nwant\n%.1500s", t->name,
                                               r.out, want);
                                 ck_assert(!exists_in(dir, "X"));
-                                run_release(&r);
+                                run_result_release(&r);
                         }
                 }
         }

@@ -65,53 +65,27 @@ static char *copy_executable(const char *path)
         return dst;
 }
 
-void run_cudamod(struct run_result *r, const char *const *argv, bool drop_privileges)
+/* Run path (searched in our PATH) with argv in cwd (NULL: ours) and envp
+ * (NULL: ours), as nobody when drop, capturing stdout and stderr. */
+static void spawn(struct run_result *r, const char *cwd, const char *path, const char *const *argv,
+                  const char *const *envp, bool drop)
 {
-        _cleanup_free_ char *copy = NULL;
-        const char *bin = getenv("CUDAMOD_BIN");
         struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
         int po[2], pe[2], status;
-        size_t n = 0;
         pid_t pid;
 
-        ck_assert_msg(bin != NULL, "CUDAMOD_BIN is not set (run the tests with meson test)");
-        /* The build tree may sit below a directory that nobody cannot
-         * traverse (mktemp -d makes 0700): run a copy from the temp dir. */
-        if (drop_privileges && geteuid() == 0) {
-                copy = copy_executable(bin);
-                bin = copy;
-        }
-        while (argv[n])
-                n++;
         ck_assert_int_eq(pipe2(po, O_CLOEXEC), 0);
         ck_assert_int_eq(pipe2(pe, O_CLOEXEC), 0);
         pid = fork();
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
-                /* Under `meson test --setup=valgrind` the binary runs under
-                 * valgrind too: a leak or error there fails the test. */
-                static const char *const vg[] = {
-                        "valgrind", "--quiet", "--error-exitcode=99", "--leak-check=full",
-                        "--errors-for-leak-kinds=definite,indirect", "--show-leak-kinds=definite,indirect",
-                };
-                bool under_valgrind = getenv("CUDAMOD_UNDER_VALGRIND") != NULL;
-                size_t k = 0;
-                const char **args = xcalloc(n + ELEMENTSOF(vg) + 3, sizeof(char *));
-
                 dup2(po[1], STDOUT_FILENO);
                 dup2(pe[1], STDERR_FILENO);
-                if (under_valgrind)
-                        for (size_t i = 0; i < ELEMENTSOF(vg); i++)
-                                args[k++] = vg[i];
-                args[k++] = under_valgrind ? bin : "cudamod";
-                for (size_t i = 0; i < n; i++)
-                        args[k++] = argv[i];
-                if (drop_privileges && geteuid() == 0 && (setgid(65534) < 0 || setuid(65534) < 0))
+                if (cwd && chdir(cwd) < 0)
                         _exit(126);
-                if (under_valgrind)
-                        execvp("valgrind", (char *const *)args);
-                else
-                        execv(bin, (char *const *)args);
+                if (drop && (setgid(65534) < 0 || setuid(65534) < 0))
+                        _exit(126);
+                execvpe(path, (char *const *)argv, envp ? (char *const *)envp : environ);
                 _exit(127);
         }
         close(po[1]);
@@ -121,8 +95,48 @@ void run_cudamod(struct run_result *r, const char *const *argv, bool drop_privil
         r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         r->out = strbuf_detach(&out);
         r->err = strbuf_detach(&err);
+}
+
+void run_cudamod(struct run_result *r, const char *const *argv, bool drop_privileges)
+{
+        /* Under `meson test --setup=valgrind` the binary runs under valgrind
+         * too: a leak or error there fails the test. */
+        static const char *const vg[] = {
+                "valgrind", "--quiet", "--error-exitcode=99", "--leak-check=full",
+                "--errors-for-leak-kinds=definite,indirect", "--show-leak-kinds=definite,indirect",
+        };
+        bool under_valgrind = getenv("CUDAMOD_UNDER_VALGRIND") != NULL;
+        bool drop = drop_privileges && geteuid() == 0;
+        _cleanup_free_ char *copy = NULL;
+        _cleanup_free_ const char **args = NULL;
+        const char *bin = getenv("CUDAMOD_BIN");
+        size_t n = 0, k = 0;
+
+        ck_assert_msg(bin != NULL, "CUDAMOD_BIN is not set (run the tests with meson test)");
+        /* The build tree may sit below a directory that nobody cannot
+         * traverse (mktemp -d makes 0700): run a copy from the temp dir. */
+        if (drop) {
+                copy = copy_executable(bin);
+                bin = copy;
+        }
+        while (argv[n])
+                n++;
+        args = xcalloc(n + ELEMENTSOF(vg) + 3, sizeof(char *));
+        if (under_valgrind)
+                for (size_t i = 0; i < ELEMENTSOF(vg); i++)
+                        args[k++] = vg[i];
+        args[k++] = under_valgrind ? bin : "cudamod";
+        for (size_t i = 0; i < n; i++)
+                args[k++] = argv[i];
+        spawn(r, NULL, under_valgrind ? "valgrind" : bin, args, NULL, drop);
         if (copy)
                 unlink(copy);
+}
+
+void run_program(struct run_result *r, const char *cwd, const char *const *argv,
+                 const char *const *envp)
+{
+        spawn(r, cwd, argv[0], argv, envp, false);
 }
 
 void run_result_release(struct run_result *r)

@@ -14,6 +14,10 @@ struct run_result {
  * drop_privileges is set and we are root, the child runs as nobody. */
 void run_cudamod(struct run_result *r, const char *const *argv, bool drop_privileges);
 void run_result_release(struct run_result *r);
+/* Run argv (argv[0] searched in our PATH) in cwd (NULL: ours) with envp
+ * (NULL: ours), capturing stdout and stderr. */
+void run_program(struct run_result *r, const char *cwd, const char *const *argv,
+                 const char *const *envp);
 
 /* Read two pipes (a child's stdout and stderr) until both reach EOF,
  * appending to out and err, and close them. */
