@@ -1356,48 +1356,39 @@ static void emit_uint(yaml_emitter_t *e, unsigned u)
         emit_scalar(e, buf, false);
 }
 
-static void emit_mapping_start(yaml_emitter_t *e)
+/* The start or end of a mapping or sequence, in block style. */
+static void emit_collection(yaml_emitter_t *e, yaml_event_type_t type)
 {
         yaml_event_t ev;
+        int ok;
 
-        if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE))
-                die_oom();
-        emit(e, &ev);
-}
-
-static void emit_mapping_end(yaml_emitter_t *e)
-{
-        yaml_event_t ev;
-
-        if (!yaml_mapping_end_event_initialize(&ev))
-                die_oom();
-        emit(e, &ev);
-}
-
-static void emit_sequence_start(yaml_emitter_t *e)
-{
-        yaml_event_t ev;
-
-        if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE))
-                die_oom();
-        emit(e, &ev);
-}
-
-static void emit_sequence_end(yaml_emitter_t *e)
-{
-        yaml_event_t ev;
-
-        if (!yaml_sequence_end_event_initialize(&ev))
+        switch (type) {
+        case YAML_MAPPING_START_EVENT:
+                ok = yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+                break;
+        case YAML_MAPPING_END_EVENT:
+                ok = yaml_mapping_end_event_initialize(&ev);
+                break;
+        case YAML_SEQUENCE_START_EVENT:
+                ok = yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+                break;
+        case YAML_SEQUENCE_END_EVENT:
+                ok = yaml_sequence_end_event_initialize(&ev);
+                break;
+        default:
+                abort(); /* only the four above are collections */
+        }
+        if (!ok)
                 die_oom();
         emit(e, &ev);
 }
 
 static void emit_strv(yaml_emitter_t *e, const struct strv *v)
 {
-        emit_sequence_start(e);
+        emit_collection(e, YAML_SEQUENCE_START_EVENT);
         for (size_t i = 0; i < v->len; i++)
                 emit_string(e, v->items[i]);
-        emit_sequence_end(e);
+        emit_collection(e, YAML_SEQUENCE_END_EVENT);
 }
 
 struct op_ref {
@@ -1443,7 +1434,7 @@ static void emit_env_kind(yaml_emitter_t *e, const struct env_ops *o, enum env_o
                         refs[i].first = refs[i - 1].first;
         qsort(refs, n, sizeof(*refs), op_ref_by_first);
 
-        emit_mapping_start(e);
+        emit_collection(e, YAML_MAPPING_START_EVENT);
         for (size_t i = 0, end; i < n; i = end) {
                 for (end = i + 1; end < n && refs[end].first == refs[i].first; end++)
                         ;
@@ -1452,12 +1443,12 @@ static void emit_env_kind(yaml_emitter_t *e, const struct env_ops *o, enum env_o
                         emit_string(e, refs[end - 1].op->value);
                         continue;
                 }
-                emit_sequence_start(e);
+                emit_collection(e, YAML_SEQUENCE_START_EVENT);
                 for (size_t k = i; k < end; k++)
                         emit_string(e, refs[k].op->value);
-                emit_sequence_end(e);
+                emit_collection(e, YAML_SEQUENCE_END_EVENT);
         }
-        emit_mapping_end(e);
+        emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 
 static void emit_env_kind_once(yaml_emitter_t *e, const struct env_ops *o, enum env_op_kind kind,
@@ -1477,12 +1468,12 @@ static void emit_env_component(yaml_emitter_t *e, const struct env_ops *o)
 {
         bool done[ENV_OP_KINDS] = { false };
 
-        emit_mapping_start(e);
+        emit_collection(e, YAML_MAPPING_START_EVENT);
         for (size_t i = 0; i < o->len; i++)
                 emit_env_kind_once(e, o, o->items[i].kind, done);
         for (size_t k = 0; k < ENV_OP_KINDS; k++)
                 emit_env_kind_once(e, o, (enum env_op_kind)k, done);
-        emit_mapping_end(e);
+        emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 
 static void emit_key(yaml_emitter_t *e, const char *key)
@@ -1492,7 +1483,7 @@ static void emit_key(yaml_emitter_t *e, const char *key)
 
 static void emit_config(yaml_emitter_t *e, const struct config *c)
 {
-        emit_mapping_start(e);
+        emit_collection(e, YAML_MAPPING_START_EVENT);
         emit_key(e, "output");
         emit_string(e, c->output);
         emit_key(e, "format");
@@ -1507,7 +1498,7 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_uint(e, c->max_depth);
 
         emit_key(e, "defaults");
-        emit_mapping_start(e);
+        emit_collection(e, YAML_MAPPING_START_EVENT);
         for (int i = 0; i < _COMPONENT_MAX; i++) {
                 const struct default_spec *s = &c->defaults[i];
                 emit_key(e, component_keys[i]);
@@ -1515,54 +1506,54 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
                                : s->kind == DEFAULT_NONE  ? "none"
                                                           : "latest");
         }
-        emit_mapping_end(e);
+        emit_collection(e, YAML_MAPPING_END_EVENT);
         emit_key(e, "naming");
-        emit_mapping_start(e);
+        emit_collection(e, YAML_MAPPING_START_EVENT);
         for (int i = 0; i < _COMPONENT_MAX; i++) {
                 emit_key(e, component_keys[i]);
                 emit_string(e, c->naming[i]);
         }
-        emit_mapping_end(e);
+        emit_collection(e, YAML_MAPPING_END_EVENT);
         emit_key(e, "ld_library_path");
-        emit_mapping_start(e);
+        emit_collection(e, YAML_MAPPING_START_EVENT);
         for (int i = 0; i < _COMPONENT_MAX; i++) {
                 emit_key(e, component_keys[i]);
                 emit_bool(e, c->ld_library_path[i]);
         }
-        emit_mapping_end(e);
+        emit_collection(e, YAML_MAPPING_END_EVENT);
         emit_key(e, "stubs_on_library_path");
         emit_bool(e, c->stubs_on_library_path);
         emit_key(e, "env");
-        emit_mapping_start(e);
+        emit_collection(e, YAML_MAPPING_START_EVENT);
         for (int i = 0; i < _COMPONENT_MAX; i++) {
                 emit_key(e, component_keys[i]);
                 emit_env_component(e, &c->env[i]);
         }
-        emit_mapping_end(e);
+        emit_collection(e, YAML_MAPPING_END_EVENT);
 
         emit_key(e, "pytorch");
-        emit_mapping_start(e);
+        emit_collection(e, YAML_MAPPING_START_EVENT);
         emit_key(e, "build_env");
         emit_bool(e, c->pytorch_build_env);
         emit_key(e, "cuda_arch_list");
         emit_string(e, c->cuda_arch_list);
-        emit_mapping_end(e);
+        emit_collection(e, YAML_MAPPING_END_EVENT);
 
         emit_key(e, "validate");
-        emit_mapping_start(e);
+        emit_collection(e, YAML_MAPPING_START_EVENT);
         emit_key(e, "launcher");
         emit_string(e, c->validate.launcher);
         emit_key(e, "targets");
-        emit_sequence_start(e);
+        emit_collection(e, YAML_SEQUENCE_START_EVENT);
         for (size_t i = 0; i < c->validate.n_targets; i++) {
-                emit_mapping_start(e);
+                emit_collection(e, YAML_MAPPING_START_EVENT);
                 emit_key(e, "name");
                 emit_string(e, c->validate.targets[i].name);
                 emit_key(e, "launcher");
                 emit_string(e, c->validate.targets[i].launcher);
-                emit_mapping_end(e);
+                emit_collection(e, YAML_MAPPING_END_EVENT);
         }
-        emit_sequence_end(e);
+        emit_collection(e, YAML_SEQUENCE_END_EVENT);
         emit_key(e, "timeout");
         emit_uint(e, c->validate.timeout);
         emit_key(e, "driver_libdir");
@@ -1571,11 +1562,11 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_bool(e, c->validate.require_device);
         emit_key(e, "compile");
         emit_bool(e, c->validate.compile);
-        emit_mapping_end(e);
+        emit_collection(e, YAML_MAPPING_END_EVENT);
 
         emit_key(e, "templates");
         emit_string(e, c->templates);
-        emit_mapping_end(e);
+        emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 
 void config_to_yaml(const struct config *c, struct strbuf *out)
