@@ -229,6 +229,15 @@ START_TEST(generate_usage_and_config_errors_write_nothing)
                 run_result_release(&r);
                 ck_assert_int_eq(access(colon, F_OK), -1);
         }
+        {
+                /* A newline would reach the shell raw through the module tools. */
+                _cleanup_free_ char *nl = path_join(root, "mf\nx");
+                run_cudamod(&r, (const char *const[]){ "generate", "-o", nl, root, NULL }, false);
+                ck_assert_int_eq(r.status, 2);
+                ck_assert_ptr_nonnull(strstr(r.err, "holds a control character"));
+                run_result_release(&r);
+                ck_assert_int_eq(access(nl, F_OK), -1);
+        }
 
         fx_write(root, "site.yaml", "format: lua\nlayuot: flat\n");
         run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", "-o", out, root, NULL }, false);
