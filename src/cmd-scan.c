@@ -114,11 +114,7 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
                 return EXIT_FOUND_FAILURE;
         }
         if (json) {
-                json_t *doc = install_list_to_json(&r.installs);
-                if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
-                        log_error("cannot write the JSON document");
-                putchar('\n');
-                json_decref(doc);
+                json_dump_stdout(install_list_to_json(&r.installs));
         } else
                 print_table(&r.installs, g);
         scan_result_release(&r);

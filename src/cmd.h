@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "config.h"
 #include "diag.h"
 #include "scan.h"
@@ -36,6 +38,8 @@ extern const struct command cmd_config;
 extern const struct command cmd_generate;
 extern const struct command cmd_help;
 extern const struct command cmd_scan;
+extern const struct command cmd_show;
+extern const struct command cmd_validate;
 
 /* The table, NULL-terminated (main.c). */
 extern const struct command *const commands[];
@@ -65,6 +69,14 @@ void scan_options_from_config(struct scan_options *so, const struct config *cfg,
  * on error the message is printed and a negative errno returned. */
 int scan_with_progress(struct scan_options *so, struct scan_result *ret,
                        const struct global_options *g);
+
+/* The modulepath of show and validate: the --modulepath options (each may
+ * hold several directories separated by ':'), else $MODULEPATH, else the
+ * config's output directory (its Core for the hierarchical layout). Prints
+ * the error itself. */
+int modulepath_from_options(const struct strv *given, const struct config *cfg, struct strv *ret);
+/* Print doc on stdout (indented, then a newline) and release it. */
+void json_dump_stdout(json_t *doc);
 
 /* Flush stdout and report a write error: our stdout is the product. */
 int finish_stdout(int status);

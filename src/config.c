@@ -249,7 +249,7 @@ static void config_copy(struct config *dst, const struct config *src)
         if (src->validate.n_targets) {
                 dst->validate.targets = xcalloc(src->validate.n_targets, sizeof(*dst->validate.targets));
                 for (size_t i = 0; i < src->validate.n_targets; i++)
-                        dst->validate.targets[i] = (struct validate_target){
+                        dst->validate.targets[i] = (struct config_target){
                                 .name = xstrdup_or_null(src->validate.targets[i].name),
                                 .launcher = xstrdup_or_null(src->validate.targets[i].launcher),
                         };
@@ -976,7 +976,7 @@ static int parse_env(struct parser *p, struct config *c)
 static int parse_target(struct parser *p, struct config *c, struct keyset *names)
 {
         _cleanup_(map_iter_release) struct map_iter it = { 0 };
-        struct validate_target t = { 0 };
+        struct config_target t = { 0 };
         yaml_mark_t start = p->event.start_mark, name_mark = start;
         int r;
 

@@ -63,7 +63,7 @@ struct env_ops {
         size_t alloc;
 };
 
-struct validate_target {
+struct config_target {
         char *name;
         char *launcher;
 };
@@ -85,7 +85,7 @@ struct config {
         char *cuda_arch_list; /* "" (unset), "detect", or "8.0;9.0" */
         struct {
                 char *launcher; /* "" */
-                struct validate_target *targets;
+                struct config_target *targets;
                 size_t n_targets;
                 unsigned timeout;
                 char *driver_libdir; /* "" */

@@ -575,6 +575,42 @@ static const char *const safe_base[] = {
         "setmetatable", "getmetatable",
 };
 
+/* Globals a modulefile may name but cannot have: reading one is an error
+ * that says so, rather than Lua's "attempt to call a nil value". Other
+ * unknown globals read as nil, as in Lmod. */
+static const char *const unavailable_globals[] = {
+        "io", "require", "dofile", "loadfile", "load", "loadstring", "debug", "package",
+        "collectgarbage", "module",
+};
+
+/* __index of the environment (upvalue "") and of os (upvalue "os."). */
+static int l_unavailable(lua_State *L)
+{
+        const char *prefix = lua_tostring(L, lua_upvalueindex(1));
+        const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+        bool blocked = key && *prefix;
+
+        for (size_t i = 0; key && !blocked && i < ELEMENTSOF(unavailable_globals); i++)
+                blocked = streq(key, unavailable_globals[i]);
+        if (!blocked)
+                return 0;
+        luaL_where(L, 1);
+        lua_pushfstring(L, "%s%s is not available in a modulefile (cudamod evaluates modulefiles "
+                           "in a sandbox: no io, no os but os.getenv, no require or load)",
+                        prefix, key);
+        lua_concat(L, 2);
+        return lua_error(L);
+}
+
+static void set_unavailable_meta(lua_State *L, int table, const char *prefix)
+{
+        lua_newtable(L);
+        lua_pushstring(L, prefix);
+        lua_pushcclosure(L, l_unavailable, 1);
+        lua_setfield(L, -2, "__index");
+        lua_setmetatable(L, table);
+}
+
 /* A shallow copy of the library table global[lib] into env[lib]. */
 static void copy_lib(lua_State *L, int env, const char *lib)
 {
@@ -624,7 +660,9 @@ static int build_env(lua_State *L)
         lua_newtable(L);
         lua_pushcfunction(L, l_getenv);
         lua_setfield(L, -2, "getenv");
+        set_unavailable_meta(L, lua_gettop(L), "os.");
         lua_setfield(L, env, "os");
+        set_unavailable_meta(L, env, "");
 
         luaL_setfuncs(L, lmod_api, 0);
         lua_pushvalue(L, env);

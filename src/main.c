@@ -10,6 +10,8 @@
 const struct command *const commands[] = {
         &cmd_scan,
         &cmd_generate,
+        &cmd_show,
+        &cmd_validate,
         &cmd_config,
         &cmd_help,
         NULL,

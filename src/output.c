@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "evaluate.h"
 #include "strbuf.h"
 #include "banned.h"
 
@@ -213,4 +214,38 @@ int scan_with_progress(struct scan_options *so, struct scan_result *ret,
         log_verbose(g, "%zu installation%s found", ret->installs.len,
                     ret->installs.len == 1 ? "" : "s");
         return 0;
+}
+
+int modulepath_from_options(const struct strv *given, const struct config *cfg, struct strv *ret)
+{
+        const char *env = getenv("MODULEPATH");
+
+        for (size_t i = 0; i < given->len; i++)
+                modulepath_split(given->items[i], ret);
+        if (given->len) {
+                if (ret->len)
+                        return 0;
+                log_error("--modulepath names no directory");
+                return -EINVAL;
+        }
+        if (env && *env) {
+                modulepath_split(env, ret);
+                return 0;
+        }
+        if (cfg->output) {
+                strv_push(ret, cfg->layout == MODULE_LAYOUT_HIERARCHICAL ? path_join(cfg->output, "Core")
+                                                                  : xstrdup(cfg->output));
+                return 0;
+        }
+        log_error("no modulepath: give --modulepath DIR, set MODULEPATH, or set 'output' in the "
+                  "config");
+        return -EINVAL;
+}
+
+void json_dump_stdout(json_t *doc)
+{
+        if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
+                log_error("cannot write the JSON document");
+        putchar('\n');
+        json_decref(doc);
 }

@@ -292,3 +292,13 @@ char *utf8_sanitize(const char *s)
         r[o] = '\0';
         return r;
 }
+
+const char *env_get(char *const *env, const char *name)
+{
+        size_t n = strlen(name);
+
+        for (char *const *e = env; e && *e; e++)
+                if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+                        return *e + n + 1;
+        return NULL;
+}

@@ -107,6 +107,10 @@ bool strv_contains(const struct strv *v, const char *s);
 void strv_sort_uniq(struct strv *v);
 void strv_release(struct strv *v);
 
+/* The value of name in a NULL-terminated "NAME=value" list (an
+ * environment, or the items of a strv), or NULL. */
+const char *env_get(char *const *env, const char *name);
+
 /* Path helpers: join two components without doubling '/'. */
 char *path_join(const char *a, const char *b);
 const char *path_basename(const char *path);

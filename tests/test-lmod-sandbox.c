@@ -383,16 +383,16 @@ static const struct {
         const char *message; /* substring */
         bool exact;
 } hostile[] = {
-        { "os.execute", "os.execute(\"touch X\")", 0, "field 'execute'", false },
-        { "io.open", "io.open(\"X\", \"w\")", 0, "global 'io'", false },
-        { "require", "require(\"os\")", 0, "global 'require'", false },
+        { "os.execute", "os.execute(\"touch X\")", 0, "os.execute is not available in a modulefile", false },
+        { "io.open", "io.open(\"X\", \"w\")", 0, "io is not available in a modulefile", false },
+        { "require", "require(\"os\")", 0, "require is not available in a modulefile", false },
         /* load is Lmod's module load here: it compiles nothing */
         { "load", "local f = load(\"return 1\")\nf()", 0, "attempt to call a nil value (local 'f')", false },
-        { "loadstring", "loadstring(\"return 1\")", 0, "global 'loadstring'", false },
-        { "dofile", "dofile(\"/etc/passwd\")", 0, "global 'dofile'", false },
-        { "loadfile", "loadfile(\"/etc/passwd\")", 0, "global 'loadfile'", false },
-        { "collectgarbage", "collectgarbage()", 0, "global 'collectgarbage'", false },
-        { "debug", "debug.getregistry()", 0, "global 'debug'", false },
+        { "loadstring", "loadstring(\"return 1\")", 0, "loadstring is not available in a modulefile", false },
+        { "dofile", "dofile(\"/etc/passwd\")", 0, "dofile is not available in a modulefile", false },
+        { "loadfile", "loadfile(\"/etc/passwd\")", 0, "loadfile is not available in a modulefile", false },
+        { "collectgarbage", "collectgarbage()", 0, "collectgarbage is not available in a modulefile", false },
+        { "debug", "debug.getregistry()", 0, "debug is not available in a modulefile", false },
         { "string.dump", "load(string.dump(function() end))()", 0, "field 'dump'", false },
         { "a dump through the string metatable", dumped_then_loaded, 0, "field 'dump'", false },
         { "a binary chunk", "\x1bLua\x54\x00\x19\x93\r\n\x1a\n", 12, "binary chunks are not accepted", true },

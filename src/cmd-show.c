@@ -1,0 +1,208 @@
+/* cmd-show.c: `cudamod show [--modulepath DIR] [--json] MODULE...`: the
+ * environment a user would have after `module load MODULE...`. */
+#include <errno.h>
+#include <getopt.h>
+
+#include "cmd.h"
+#include "evaluate.h"
+#include "install.h"
+#include "strbuf.h"
+#include "banned.h"
+
+static const char *change_action(const struct env_change *c)
+{
+        return c->kind == ENV_SET ? "set" : c->kind == ENV_PATH ? "path" : "unset";
+}
+
+static json_t *strv_to_json(const struct strv *v)
+{
+        json_t *a = json_array();
+
+        for (size_t i = 0; i < v->len; i++)
+                json_array_append_new(a, json_string_lossy(v->items[i]));
+        return a;
+}
+
+static json_t *env_diff_to_json(const struct env_diff *diff)
+{
+        json_t *vars = json_array();
+
+        for (size_t i = 0; i < diff->n; i++) {
+                const struct env_change *c = &diff->changes[i];
+                json_t *o = json_pack("{s:o, s:s}", "name", json_string_lossy(c->name), "action",
+                                      change_action(c));
+
+                if (c->kind == ENV_PATH) {
+                        json_object_set_new(o, "prepend", strv_to_json(&c->prepended));
+                        json_object_set_new(o, "append", strv_to_json(&c->appended));
+                }
+                if (c->value)
+                        json_object_set_new(o, "value", json_string_lossy(c->value));
+                json_array_append_new(vars, o);
+        }
+        return vars;
+}
+
+static json_t *show_to_json(const struct strv *mp, const struct evaluation *e,
+                            const struct env_diff *diff)
+{
+        json_t *mods = json_array();
+
+        for (size_t i = 0; i < e->n_modules; i++) {
+                const struct loaded_module *m = &e->modules[i];
+
+                json_array_append_new(
+                        mods, json_pack("{s:o, s:o, s:o, s:o}", "module",
+                                        json_string_lossy(m->file.fullname), "file",
+                                        json_string_lossy(m->file.path), "loaded_by",
+                                        m->requested_by ? json_string_lossy(m->requested_by)
+                                                        : json_null(),
+                                        "messages", strv_to_json(&m->messages)));
+        }
+        return json_pack("{s:s, s:i, s:o, s:o, s:o}", "cudamod", "show", "format", 1,
+                         "modulepath", strv_to_json(mp), "modules", mods, "environment",
+                         env_diff_to_json(diff));
+}
+
+static void print_entries(const char *name, char op, const struct strv *v)
+{
+        _cleanup_free_ char *safe_name = term_escape(name);
+
+        printf("  %-18s %c ", safe_name, op);
+        for (size_t i = 0; i < v->len; i++) {
+                _cleanup_free_ char *safe = term_escape(v->items[i]);
+
+                printf("%s%s", i ? ":" : "", safe);
+        }
+        putchar('\n');
+}
+
+static void show_print(const struct evaluation *e, const struct env_diff *diff)
+{
+        printf("Loaded, in order:\n");
+        for (size_t i = 0; i < e->n_modules; i++) {
+                const struct loaded_module *m = &e->modules[i];
+                _cleanup_free_ char *name = term_escape(m->file.fullname);
+                _cleanup_free_ char *path = term_escape(m->file.path);
+                _cleanup_free_ char *by = m->requested_by ? term_escape(m->requested_by) : NULL;
+
+                printf("  %-18s %s%s%s%s\n", name, path, by ? " (for " : "", by ? by : "",
+                       by ? ")" : "");
+                for (size_t k = 0; k < m->messages.len; k++) {
+                        _cleanup_free_ char *msg = term_escape(m->messages.items[k]);
+
+                        printf("    message: %s\n", msg);
+                }
+        }
+        printf("\nEnvironment ('=' set, '<' put in front, '>' put at the end, '-' unset):\n");
+        if (!diff->n)
+                printf("  (no change)\n");
+        for (size_t i = 0; i < diff->n; i++) {
+                const struct env_change *c = &diff->changes[i];
+                _cleanup_free_ char *name = term_escape(c->name);
+                _cleanup_free_ char *value = c->value ? term_escape(c->value) : NULL;
+
+                if (c->kind == ENV_UNSET)
+                        printf("  %-18s -\n", name);
+                else if (c->kind == ENV_SET)
+                        printf("  %-18s = %s\n", name, value);
+                else {
+                        if (c->prepended.len)
+                                print_entries(c->name, '<', &c->prepended);
+                        if (c->appended.len)
+                                print_entries(c->name, '>', &c->appended);
+                }
+        }
+}
+
+static int run_show(int argc, char **argv, const struct global_options *g)
+{
+        static const struct option options[] = {
+                { "modulepath", required_argument, NULL, 'm' },
+                { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        _cleanup_(strv_release) struct strv given = { 0 }, mp = { 0 }, before = { 0 };
+        _cleanup_(config_release) struct config cfg = { 0 };
+        _cleanup_(evaluation_release) struct evaluation e = { 0 };
+        _cleanup_(env_diff_release) struct env_diff diff = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        extern char **environ;
+        bool json = false;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+                switch (c) {
+                case 'm':
+                        strv_add(&given, optarg);
+                        break;
+                case 'j':
+                        json = true;
+                        break;
+                case 'h':
+                        command_print_help(&cmd_show, stdout);
+                        return finish_stdout(0);
+                default:
+                        command_print_usage(&cmd_show, stderr);
+                        return EXIT_USAGE;
+                }
+        }
+        if (!command_check_args(&cmd_show, argc - optind))
+                return EXIT_USAGE;
+        if (load_config(g, &cfg) < 0 || modulepath_from_options(&given, &cfg, &mp) < 0)
+                return EXIT_USAGE;
+
+        r = evaluate_load(&(struct evaluate_options){ .modulepath = &mp }, argv + optind,
+                          (size_t)(argc - optind), &e, &d);
+        if (r < 0) {
+                log_diag(&d);
+                return r == -ENOENT ? EXIT_USAGE : EXIT_FOUND_FAILURE;
+        }
+        /* The change is measured from the start environment with the
+         * modulepath in place, so MODULEPATH shows only what modules add. */
+        for (char **ep = environ; *ep; ep++)
+                if (strchr(*ep, '='))
+                        strv_add(&before, *ep);
+        {
+                _cleanup_free_ char *joined = NULL;
+                struct strbuf sb = STRBUF_INIT;
+
+                for (size_t i = 0; i < mp.len; i++)
+                        strbuf_addf(&sb, "%s%s", i ? ":" : "", mp.items[i]);
+                joined = strbuf_detach(&sb);
+                env_set(&before, "MODULEPATH", joined);
+        }
+        env_diff_compute(&before, &e.env, &diff);
+        if (json)
+                json_dump_stdout(show_to_json(&mp, &e, &diff));
+        else
+                show_print(&e, &diff);
+        return finish_stdout(0);
+}
+
+const struct command cmd_show = {
+        .name = "show",
+        .summary = "print the environment after loading modules, without Lmod",
+        .usage = "show [--modulepath DIR] [--json] MODULE...",
+        .help = "Evaluate MODULE... in order, as 'module load' would, and print what the\n"
+                "environment becomes: the modules loaded (dependencies included) and each\n"
+                "variable set, extended ('<' in front, '>' at the end) or unset. Lua\n"
+                "modulefiles run in cudamod's own Lmod sandbox (no Lmod needed, nothing\n"
+                "executed); Tcl ones through Environment Modules' modulecmd.tcl or Lmod\n"
+                "when installed.\n"
+                "\n"
+                "Options:\n"
+                "  --modulepath DIR   where modules are looked up (repeatable; ':' separates\n"
+                "                     several); default: $MODULEPATH, else the config's\n"
+                "                     output directory\n"
+                "  --json             print one JSON document (format 1)\n"
+                "\n"
+                "Names are resolved as Lmod does: 'cuda' is the marked default or the\n"
+                "highest version, 'cuda/12' the highest 12.x, 'cuda/12.9' that version.\n"
+                "Exit status: 0 shown, 1 a modulefile failed to load, 2 usage error or no\n"
+                "such module.\n",
+        .min_args = 1,
+        .max_args = -1,
+        .run = run_show,
+};

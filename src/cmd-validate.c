@@ -1,0 +1,825 @@
+/* cmd-validate.c: `cudamod validate`: every module of a modulepath (or the
+ * ones named), loaded with what it depends on, through the checks of
+ * DESIGN.md §6.
+ *
+ * Which modules: every module of the modulepath, and for each one that
+ * extends MODULEPATH (a cuda module of a hierarchy), every module of the
+ * directories it adds, loaded after it: "cudnn/9.7.1 with cuda/12.9". Named
+ * MODULEs keep the units whose module is that one ("cudnn/9.7.1"), or of
+ * that name ("cudnn"), or under that partial version ("cudnn/9").
+ *
+ * Each unit is validated in a child process (-j of them at once), which
+ * prints its result as the JSON object of the report on a pipe; the parent
+ * collects them in unit order, so the output does not depend on -j, and a
+ * crash in one unit is that unit's failure, not the run's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "cmd.h"
+#include "evaluate.h"
+#include "install.h"
+#include "plan.h"
+#include "strbuf.h"
+#include "validate.h"
+#include "banned.h"
+
+#define HIERARCHY_DEPTH_MAX 4
+#define RESULT_MAX ((size_t)4 << 20)
+
+struct unit {
+        struct strv chain;   /* specs to load, the module last */
+        char *module;        /* its full name */
+        char *file;
+        json_t *result;      /* the report's object, once validated */
+};
+
+struct validate_run {
+        struct unit *units;
+        size_t n_units;
+        struct strv mp;
+        struct strv start_env;  /* PATH/HOME basics and the module tools' */
+        struct validate_options vo;
+};
+
+static void unit_release(struct unit *u)
+{
+        strv_release(&u->chain);
+        free(u->module);
+        free(u->file);
+        json_decref(u->result);
+}
+
+/* --- which modules ------------------------------------------------------- */
+
+/* The clean environment every evaluation starts from: what a login shell
+ * has at least, and what finds the module tools for Tcl modulefiles. */
+static void start_env_init(struct strv *env)
+{
+        static const char *const keep[] = { "HOME", "USER", "LOGNAME", "TMPDIR", "LANG",
+                                            "MODULES_CMD", "LMOD_CMD" };
+
+        strv_add(env, "PATH=/usr/bin:/bin");
+        for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
+                const char *v = getenv(keep[i]);
+
+                if (v)
+                        strv_push(env, xasprintf("%s=%s", keep[i], v));
+        }
+}
+
+static int evaluate_chain(const struct validate_run *v, const struct strv *chain,
+                          struct evaluation *e, struct diag *d)
+{
+        struct evaluate_options eo = { .environ = v->start_env.items, .modulepath = &v->mp };
+
+        return evaluate_load(&eo, chain->items, chain->len, e, d);
+}
+
+static void add_unit(struct validate_run *v, const struct strv *parents, const struct modulefile *m)
+{
+        struct unit *u;
+
+        v->units = xreallocarray(v->units, v->n_units + 1, sizeof(*v->units));
+        u = &v->units[v->n_units++];
+        *u = (struct unit){ .module = xstrdup(m->fullname), .file = xstrdup(m->path) };
+        for (size_t i = 0; i < parents->len; i++)
+                strv_add(&u->chain, parents->items[i]);
+        strv_add(&u->chain, m->fullname);
+}
+
+/* The units of the modules in dirs, loaded after parents; and, for each
+ * that adds directories to MODULEPATH, those below it. */
+static void discover(struct validate_run *v, const struct strv *dirs, const struct strv *parents,
+                     unsigned depth)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct modulefile *mods = NULL;
+        size_t n = 0;
+
+        if (modulepath_list(dirs, &mods, &n, &d) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                size_t self = v->n_units;
+                struct evaluation e = { 0 };
+                _cleanup_(strv_release) struct strv before = { 0 }, after = { 0 }, added = { 0 };
+
+                add_unit(v, parents, &mods[i]);
+                if (depth >= HIERARCHY_DEPTH_MAX || evaluate_chain(v, &v->units[self].chain, &e, &d) < 0)
+                        continue;
+                modulepath_split(env_get(e.env_before_last.items, "MODULEPATH"), &before);
+                modulepath_split(env_get(e.env.items, "MODULEPATH"), &after);
+                for (size_t k = 0; k < after.len; k++)
+                        if (!strv_contains(&before, after.items[k]))
+                                strv_add(&added, after.items[k]);
+                if (added.len) {
+                        _cleanup_(strv_release) struct strv chain = { 0 };
+
+                        for (size_t k = 0; k < v->units[self].chain.len; k++)
+                                strv_add(&chain, v->units[self].chain.items[k]);
+                        discover(v, &added, &chain, depth + 1);
+                }
+                evaluation_release(&e);
+        }
+        modulefile_array_free(mods, n);
+}
+
+static bool unit_matches(const struct unit *u, char **specs, int n_specs)
+{
+        if (n_specs == 0)
+                return true;
+        for (int i = 0; i < n_specs; i++) {
+                size_t n = strlen(specs[i]);
+
+                if (strncmp(u->module, specs[i], n) == 0 &&
+                    (!u->module[n] || u->module[n] == '/' || u->module[n] == '.'))
+                        return true;
+        }
+        return false;
+}
+
+/* --- validating one unit (in the child) ---------------------------------- */
+
+static json_t *check_to_json(const struct check *c)
+{
+        return json_pack("{s:s, s:s, s:o}", "id", c->id, "status", check_status_to_string(c->status),
+                         "message", json_string_lossy(c->message ? c->message : ""));
+}
+
+/* The entries name's value has in after but not in before. */
+static void added_entries(const struct strv *before, const struct strv *after, const char *name,
+                          struct strv *ret)
+{
+        _cleanup_(strv_release) struct strv b = { 0 }, a = { 0 };
+
+        modulepath_split(env_get(before->items, name), &b);
+        modulepath_split(env_get(after->items, name), &a);
+        for (size_t i = 0; i < a.len; i++)
+                if (!strv_contains(&b, a.items[i]))
+                        strv_add(ret, a.items[i]);
+}
+
+static bool is_dir_path(const char *p)
+{
+        struct stat st;
+
+        return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* paths: every directory the module adds exists; no stubs directory on
+ * LD_LIBRARY_PATH; no system directory put in front of anything. */
+static void check_paths(const struct evaluation *e, struct check *c)
+{
+        _cleanup_(env_diff_release) struct env_diff diff = { 0 };
+        _cleanup_strbuf_ struct strbuf bad = STRBUF_INIT;
+        size_t n_dirs = 0;
+        enum check_status worst = CHECK_PASS;
+
+        env_diff_compute(&e->env_before_last, &e->env, &diff);
+        for (size_t i = 0; i < diff.n; i++) {
+                const struct env_change *ch = &diff.changes[i];
+                bool is_ld = streq(ch->name, "LD_LIBRARY_PATH");
+
+                if (streq(ch->name, "MODULEPATH"))
+                        continue;
+                if (ch->kind == ENV_SET && ch->value && ch->value[0] == '/' &&
+                    (endswith(ch->name, "_HOME") || endswith(ch->name, "_ROOT") ||
+                     endswith(ch->name, "_PATH") || endswith(ch->name, "_DIR"))) {
+                        n_dirs++;
+                        if (!is_dir_path(ch->value)) {
+                                strbuf_addf(&bad, "\n%s=%s does not exist", ch->name, ch->value);
+                                worst = CHECK_FAIL;
+                        }
+                }
+                for (int side = 0; ch->kind == ENV_PATH && side < 2; side++) {
+                        const struct strv *v = side ? &ch->appended : &ch->prepended;
+
+                        for (size_t k = 0; k < v->len; k++) {
+                                const char *p = v->items[k];
+
+                                n_dirs++;
+                                if (p[0] == '/' && !is_dir_path(p)) {
+                                        strbuf_addf(&bad, "\n%s: %s does not exist", ch->name, p);
+                                        worst = CHECK_FAIL;
+                                } else if (is_ld && streq(path_basename(p), "stubs")) {
+                                        strbuf_addf(&bad, "\nLD_LIBRARY_PATH: %s is a stubs directory: "
+                                                    "programs would load the stub libcuda.so.1 "
+                                                    "instead of the driver's and fail with "
+                                                    "'CUDA driver version is insufficient'; "
+                                                    "stubs belong on LIBRARY_PATH only", p);
+                                        worst = CHECK_FAIL;
+                                } else if (path_is_system_dir(p) && side == 0) {
+                                        strbuf_addf(&bad, "\n%s: the system directory %s is put in "
+                                                    "front, ahead of what other modules add",
+                                                    ch->name, p);
+                                        worst = CHECK_FAIL;
+                                }
+                        }
+                }
+        }
+        if (worst == CHECK_PASS)
+                check_set(c, CHECK_PASS, "%zu directories added, all present", n_dirs);
+        else
+                check_set(c, worst, "%s\nregenerate the module (cudamod generate) or fix its "
+                                    "paths by hand", bad.buf + 1);
+}
+
+static void fill_target(const struct unit *u, const struct evaluation *e, struct strv *clean,
+                        struct validate_target *t)
+{
+        const struct modulefile *m = &e->modules[e->n_modules - 1].file;
+
+        for (size_t i = 0; i < e->env.len; i++) {
+                const char *eq = strchr(e->env.items[i], '=');
+                _cleanup_free_ char *name = xstrndup(e->env.items[i], (size_t)(eq - e->env.items[i]));
+
+                if (!env_is_bookkeeping(name) && !streq(name, "MODULEPATH"))
+                        strv_add(clean, e->env.items[i]);
+        }
+        *t = (struct validate_target){
+                .module = u->module,
+                .name = m->name,
+                .version = m->version,
+                .file = m->path,
+                .env = clean->items,
+        };
+        added_entries(&e->env_before_last, &e->env, "LD_LIBRARY_PATH", &t->own_libdirs);
+        added_entries(&e->env_before_last, &e->env, "CPATH", &t->own_incdirs);
+        modulepath_split(env_get(clean->items, "LD_LIBRARY_PATH"), &t->ld_library_path);
+        t->kind = module_kind_detect(&t->own_libdirs);
+}
+
+static json_t *device_to_json(const struct probe_report *p)
+{
+        json_t *devs = json_array();
+
+        for (size_t i = 0; i < p->n_devices; i++)
+                json_array_append_new(
+                        devs, json_pack("{s:i, s:o, s:o, s:I}", "index", p->devices[i].index, "name",
+                                        json_string_lossy(p->devices[i].name ? p->devices[i].name : ""),
+                                        "compute_capability",
+                                        json_string_lossy(p->devices[i].compute_capability
+                                                                  ? p->devices[i].compute_capability
+                                                                  : ""),
+                                        "memory_mib", (json_int_t)p->devices[i].memory_mib));
+        return json_pack("{s:I, s:o}", "driver_version",
+                         (json_int_t)(p->driver_version >= 0 ? p->driver_version
+                                                             : p->runtime_driver_version),
+                         "devices", devs);
+}
+
+static enum check_status add_check(json_t *checks, struct check *c, enum check_status worst)
+{
+        enum check_status s = c->status;
+
+        json_array_append_new(checks, check_to_json(c));
+        check_release(c);
+        if (s == CHECK_FAIL || (s == CHECK_WARN && worst != CHECK_FAIL))
+                return s;
+        return worst;
+}
+
+static json_t *validate_unit(const struct validate_run *v, const struct unit *u)
+{
+        static const char *const later[] = { "paths", "closure", "lazy", "build", "run", "device" };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_(evaluation_release) struct evaluation e = { 0 };
+        _cleanup_(strv_release) struct strv clean = { 0 };
+        _cleanup_(probe_report_release) struct probe_report p = { 0 };
+        struct validate_target t = { 0 };
+        enum check_status worst = CHECK_PASS;
+        json_t *checks = json_array(), *device = json_null(), *ret;
+        struct check c = { .id = "syntax" };
+        int r = evaluate_chain(v, &u->chain, &e, &d);
+
+        if (r < 0) {
+                _cleanup_free_ char *msg = diag_format(&d);
+
+                check_set(&c, CHECK_FAIL, "%s", msg);
+                worst = add_check(checks, &c, worst);
+                for (size_t i = 0; i < ELEMENTSOF(later); i++) {
+                        c = (struct check){ .id = later[i] };
+                        check_set(&c, CHECK_SKIP, "the module did not load");
+                        add_check(checks, &c, worst);
+                }
+                goto out;
+        }
+        check_set(&c, CHECK_PASS, "%s", e.modules[e.n_modules - 1].file.lua
+                                                 ? "parses and loads (Lua, Lmod's functions)"
+                                                 : "loads with the module tool (Tcl)");
+        worst = add_check(checks, &c, worst);
+        fill_target(u, &e, &clean, &t);
+
+        c = (struct check){ .id = "paths" };
+        check_paths(&e, &c);
+        worst = add_check(checks, &c, worst);
+        c = (struct check){ .id = "closure" };
+        check_closure(&t, &c);
+        worst = add_check(checks, &c, worst);
+        c = (struct check){ .id = "lazy" };
+        check_lazy(&t, &c);
+        worst = add_check(checks, &c, worst);
+        c = (struct check){ .id = "build" };
+        check_build(&t, &v->vo, &c);
+        worst = add_check(checks, &c, worst);
+        if (t.kind == MODULE_OTHER) {
+                for (size_t i = 4; i < ELEMENTSOF(later); i++) {
+                        c = (struct check){ .id = later[i] };
+                        check_set(&c, CHECK_SKIP, "no libcudart, libcudnn or libnccl in the "
+                                                  "module's LD_LIBRARY_PATH directories");
+                        worst = add_check(checks, &c, worst);
+                }
+        } else {
+                probe_run(&t, &v->vo, &p);
+                c = (struct check){ .id = "run" };
+                check_run(&t, &p, &c);
+                worst = add_check(checks, &c, worst);
+                c = (struct check){ .id = "device" };
+                check_device(&t, &v->vo, &p, &c);
+                worst = add_check(checks, &c, worst);
+                if (p.ran && (p.driver_loaded || p.n_devices)) {
+                        json_decref(device);
+                        device = device_to_json(&p);
+                }
+        }
+        strv_release(&t.own_libdirs);
+        strv_release(&t.own_incdirs);
+        strv_release(&t.ld_library_path);
+out:
+        ret = json_pack("{s:o, s:o, s:s, s:o, s:o}", "module", json_string_lossy(u->module), "file",
+                        json_string_lossy(u->file), "status", check_status_to_string(worst),
+                        "checks", checks, "device", device);
+        if (u->chain.len > 1) {
+                json_t *with = json_array();
+
+                for (size_t i = 0; i + 1 < u->chain.len; i++)
+                        json_array_append_new(with, json_string_lossy(u->chain.items[i]));
+                json_object_set_new(ret, "with", with);
+        }
+        return ret;
+}
+
+/* --- running the units, -j at a time -------------------------------------- */
+
+struct slot {
+        pid_t pid;
+        int fd;
+        size_t unit;
+        struct strbuf out;
+};
+
+static json_t *crashed_result(const struct unit *u, const char *why)
+{
+        struct check c = { .id = "syntax" };
+        json_t *checks = json_array(), *r;
+
+        check_set(&c, CHECK_FAIL, "the validation of this module did not finish: %s "
+                                  "(a bug in cudamod: please report it)", why);
+        add_check(checks, &c, CHECK_FAIL);
+        r = json_pack("{s:o, s:o, s:s, s:o, s:n}", "module", json_string_lossy(u->module), "file",
+                      json_string_lossy(u->file), "status", "fail", "checks", checks, "device");
+        return r;
+}
+
+static void start_unit(struct validate_run *v, struct slot *s, size_t i)
+{
+        int p[2];
+
+        if (pipe2(p, O_CLOEXEC) < 0) {
+                v->units[i].result = crashed_result(&v->units[i], strerror(errno));
+                s->pid = 0;
+                return;
+        }
+        fflush(NULL);
+        s->pid = fork();
+        if (s->pid == 0) {
+                json_t *r;
+                char *text;
+
+                close(p[0]);
+                r = validate_unit(v, &v->units[i]);
+                text = json_dumps(r, JSON_COMPACT);
+                for (size_t off = 0, len = text ? strlen(text) : 0; off < len;) {
+                        ssize_t n = write(p[1], text + off, len - off);
+
+                        if (n <= 0)
+                                _exit(1);
+                        off += (size_t)n;
+                }
+                _exit(0);
+        }
+        close(p[1]);
+        if (s->pid < 0) {
+                v->units[i].result = crashed_result(&v->units[i], strerror(errno));
+                close(p[0]);
+                s->pid = 0;
+                return;
+        }
+        s->fd = p[0];
+        s->unit = i;
+        strbuf_init(&s->out);
+}
+
+static void finish_unit(struct validate_run *v, struct slot *s)
+{
+        struct unit *u = &v->units[s->unit];
+        json_error_t err;
+        int status = 0;
+
+        close(s->fd);
+        while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        u->result = WIFEXITED(status) && WEXITSTATUS(status) == 0
+                            ? json_loadb(s->out.buf, s->out.len, 0, &err)
+                            : NULL;
+        if (!u->result) {
+                _cleanup_free_ char *why = WIFSIGNALED(status)
+                                                   ? xasprintf("killed by signal %d", WTERMSIG(status))
+                                                   : xasprintf("exit status %d", WEXITSTATUS(status));
+
+                u->result = crashed_result(u, why);
+        }
+        strbuf_release(&s->out);
+        s->pid = 0;
+}
+
+static void progress(const struct global_options *g, size_t done, size_t total, bool end)
+{
+        if (g->verbosity < 0 || !isatty(STDERR_FILENO))
+                return;
+        if (end)
+                fprintf(stderr, "\r\033[K");
+        else
+                fprintf(stderr, "\r\033[Kvalidating: %zu/%zu modules", done, total);
+        fflush(stderr);
+}
+
+static void run_units(struct validate_run *v, unsigned jobs, const struct global_options *g)
+{
+        _cleanup_free_ struct slot *slots = xcalloc(jobs, sizeof(*slots));
+        size_t next = 0, done = 0;
+
+        while (done < v->n_units) {
+                struct pollfd fds[64];
+                size_t map[64], nf = 0;
+
+                for (unsigned k = 0; k < jobs && next < v->n_units; k++)
+                        if (!slots[k].pid) {
+                                start_unit(v, &slots[k], next++);
+                                if (!slots[k].pid)
+                                        done++;
+                        }
+                for (unsigned k = 0; k < jobs && nf < ELEMENTSOF(fds); k++)
+                        if (slots[k].pid) {
+                                fds[nf] = (struct pollfd){ .fd = slots[k].fd, .events = POLLIN };
+                                map[nf++] = k;
+                        }
+                if (!nf)
+                        continue;
+                progress(g, done, v->n_units, false);
+                if (poll(fds, nf, -1) < 0 && errno != EINTR)
+                        break;
+                for (size_t f = 0; f < nf; f++) {
+                        struct slot *s = &slots[map[f]];
+                        char buf[65536];
+                        ssize_t n;
+
+                        if (!fds[f].revents)
+                                continue;
+                        n = read(s->fd, buf, sizeof(buf));
+                        if (n > 0 && s->out.len < RESULT_MAX)
+                                strbuf_add(&s->out, buf, (size_t)n);
+                        else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+                                finish_unit(v, s);
+                                done++;
+                        }
+                }
+        }
+        progress(g, done, v->n_units, true);
+}
+
+/* --- the report ------------------------------------------------------------- */
+
+static const char *status_color(const char *s, const struct global_options *g)
+{
+        if (!g->color)
+                return "";
+        return streq(s, "fail") ? "\033[31m" : streq(s, "warn") ? "\033[33m" : "\033[32m";
+}
+
+static void print_message(const char *prefix, const char *msg)
+{
+        _cleanup_free_ char *safe = term_escape(msg);
+        const char *p = safe;
+
+        /* term_escape shows newlines as "\n": one line each, indented. */
+        printf("%s", prefix);
+        for (const char *nl; (nl = strstr(p, "\\n")); p = nl + 2)
+                printf("%.*s\n%*s", (int)(nl - p), p, (int)strlen(prefix), "");
+        printf("%s\n", p);
+}
+
+static void print_report(const struct validate_run *v, const struct global_options *g)
+{
+        size_t counts[3] = { 0 };
+
+        for (size_t i = 0; i < v->n_units; i++) {
+                json_t *r = v->units[i].result, *with = json_object_get(r, "with"), *c;
+                const char *status = json_string_value(json_object_get(r, "status"));
+                _cleanup_free_ char *name = term_escape(v->units[i].module);
+                size_t k;
+
+                counts[streq(status, "fail") ? 2 : streq(status, "warn") ? 1 : 0]++;
+                printf("%s%-4s%s  %s", status_color(status, g), status, g->color ? "\033[0m" : "", name);
+                if (json_array_size(with)) {
+                        printf(" (with");
+                        json_array_foreach(with, k, c) {
+                                _cleanup_free_ char *w = term_escape(json_string_value(c));
+                                printf(" %s", w);
+                        }
+                        printf(")");
+                }
+                putchar('\n');
+                json_array_foreach(json_object_get(r, "checks"), k, c) {
+                        const char *cs = json_string_value(json_object_get(c, "status"));
+                        _cleanup_free_ char *prefix = NULL;
+
+                        if (streq(cs, "pass") && g->verbosity <= 0 &&
+                            !streq(json_string_value(json_object_get(c, "id")), "device"))
+                                continue;
+                        prefix = xasprintf("      %-7s %-4s  ", json_string_value(json_object_get(c, "id")), cs);
+                        print_message(prefix, json_string_value(json_object_get(c, "message")));
+                }
+        }
+        printf("%zu module%s: %zu pass, %zu warn, %zu fail\n", v->n_units, v->n_units == 1 ? "" : "s",
+               counts[0], counts[1], counts[2]);
+}
+
+static bool any_failed(const struct validate_run *v)
+{
+        for (size_t i = 0; i < v->n_units; i++)
+                if (streq(json_string_value(json_object_get(v->units[i].result, "status")), "fail"))
+                        return true;
+        return false;
+}
+
+/* --- the command ------------------------------------------------------------- */
+
+/* The probe: next to cudamod (build tree and install alike), then in
+ * ../libexec/cudamod (an install), then $CUDAMOD_PROBE. */
+static char *find_probe(void)
+{
+        static const char *const rel[] = { "probe/cudamod-probe", "cudamod-probe",
+                                           "../libexec/cudamod/cudamod-probe" };
+        const char *env = getenv("CUDAMOD_PROBE");
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+        if (env && *env && access(env, X_OK) == 0)
+                return xstrdup(env);
+        if (n > 0) {
+                _cleanup_free_ char *dir = NULL;
+
+                self[n] = '\0';
+                dir = path_dirname(self);
+                for (size_t i = 0; i < ELEMENTSOF(rel); i++) {
+                        _cleanup_free_ char *p = path_join(dir, rel[i]);
+
+                        if (access(p, X_OK) == 0)
+                                return path_absolute(p);
+                }
+        }
+        return NULL;
+}
+
+/* Split a launcher string into words as a shell would, without a shell:
+ * blanks separate, '…' and "…" quote, a backslash escapes. */
+static int split_words(const char *s, struct strv *ret)
+{
+        _cleanup_strbuf_ struct strbuf w = STRBUF_INIT;
+        bool in_word = false;
+
+        for (const char *p = s; *p; p++) {
+                if (*p == ' ' || *p == '\t' || *p == '\n') {
+                        if (in_word)
+                                strv_push(ret, strbuf_detach(&w));
+                        in_word = false;
+                        continue;
+                }
+                in_word = true;
+                if (*p == '\'') {
+                        const char *end = strchr(p + 1, '\'');
+
+                        if (!end)
+                                return -EINVAL;
+                        strbuf_add(&w, p + 1, (size_t)(end - p - 1));
+                        p = end;
+                } else if (*p == '"') {
+                        for (p++; *p && *p != '"'; p++) {
+                                if (*p == '\\' && (p[1] == '"' || p[1] == '\\' || p[1] == '$'))
+                                        p++;
+                                strbuf_addch(&w, *p);
+                        }
+                        if (!*p)
+                                return -EINVAL;
+                } else if (*p == '\\' && p[1]) {
+                        strbuf_addch(&w, *++p);
+                } else
+                        strbuf_addch(&w, *p);
+        }
+        if (in_word)
+                strv_push(ret, strbuf_detach(&w));
+        return 0;
+}
+
+static int run_validate(int argc, char **argv, const struct global_options *g)
+{
+        static const struct option options[] = {
+                { "modulepath", required_argument, NULL, 'm' },
+                { "jobs", required_argument, NULL, 'j' },
+                { "launcher", required_argument, NULL, 'L' },
+                { "timeout", required_argument, NULL, 't' },
+                { "driver-libdir", required_argument, NULL, 'D' },
+                { "require-device", no_argument, NULL, 'R' },
+                { "no-compile", no_argument, NULL, 'n' },
+                { "json", no_argument, NULL, 'J' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        _cleanup_(strv_release) struct strv given = { 0 }, launcher = { 0 };
+        _cleanup_(config_release) struct config cfg = { 0 };
+        _cleanup_free_ char *probe = NULL;
+        struct validate_run v = { 0 };
+        const char *launcher_str = NULL, *driver_libdir = NULL;
+        bool json = false, require_device = false, no_compile = false;
+        unsigned long jobs = 1, timeout = 0;
+        size_t kept = 0;
+        char *end;
+        int c, status;
+
+        while ((c = getopt_long(argc, argv, "+hj:", options, NULL)) != -1) {
+                switch (c) {
+                case 'm':
+                        strv_add(&given, optarg);
+                        break;
+                case 'j':
+                        errno = 0;
+                        jobs = strtoul(optarg, &end, 10);
+                        if (errno || *end || jobs < 1 || jobs > 64) {
+                                log_error("-j takes a number from 1 to 64, not '%s'", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'L':
+                        launcher_str = optarg;
+                        break;
+                case 't':
+                        errno = 0;
+                        timeout = strtoul(optarg, &end, 10);
+                        if (errno || *end || timeout < 1 || timeout > 86400) {
+                                log_error("--timeout takes seconds from 1 to 86400, not '%s'", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'D':
+                        driver_libdir = optarg;
+                        break;
+                case 'R':
+                        require_device = true;
+                        break;
+                case 'n':
+                        no_compile = true;
+                        break;
+                case 'J':
+                        json = true;
+                        break;
+                case 'h':
+                        command_print_help(&cmd_validate, stdout);
+                        return finish_stdout(0);
+                default:
+                        command_print_usage(&cmd_validate, stderr);
+                        return EXIT_USAGE;
+                }
+        }
+        if (!command_check_args(&cmd_validate, argc - optind))
+                return EXIT_USAGE;
+        if (load_config(g, &cfg) < 0 || modulepath_from_options(&given, &cfg, &v.mp) < 0)
+                return EXIT_USAGE;
+        if (!launcher_str && cfg.validate.n_targets == 1)
+                launcher_str = cfg.validate.targets[0].launcher;
+        if (launcher_str && *launcher_str) {
+                if (split_words(launcher_str, &launcher) < 0 || !launcher.len) {
+                        log_error("--launcher '%s': unbalanced quotes or no command", launcher_str);
+                        return EXIT_USAGE;
+                }
+        }
+        if (!driver_libdir && cfg.validate.driver_libdir && *cfg.validate.driver_libdir)
+                driver_libdir = cfg.validate.driver_libdir;
+        if (driver_libdir && !is_dir_path(driver_libdir)) {
+                log_error("--driver-libdir %s: no such directory", driver_libdir);
+                return EXIT_USAGE;
+        }
+        probe = find_probe();
+        if (!probe) {
+                log_error("cudamod-probe was not found next to cudamod nor in ../libexec/cudamod "
+                          "(set CUDAMOD_PROBE to its path)");
+                return EXIT_USAGE;
+        }
+        v.vo = (struct validate_options){
+                .probe = probe,
+                .launcher = launcher.len ? launcher.items : NULL,
+                .driver_libdir = driver_libdir,
+                .require_device = require_device || cfg.validate.require_device,
+                .compile = !no_compile && cfg.validate.compile,
+                .timeout = timeout ? (unsigned)timeout : cfg.validate.timeout,
+        };
+        start_env_init(&v.start_env);
+
+        discover(&v, &v.mp, &(struct strv){ 0 }, 0);
+        for (size_t i = 0; i < v.n_units; i++) {
+                if (unit_matches(&v.units[i], argv + optind, argc - optind))
+                        v.units[kept++] = v.units[i];
+                else
+                        unit_release(&v.units[i]);
+        }
+        v.n_units = kept;
+        for (int i = optind; i < argc; i++) {
+                bool found = false;
+
+                for (size_t k = 0; k < v.n_units && !found; k++)
+                        found = unit_matches(&v.units[k], argv + i, 1);
+                if (!found) {
+                        log_error("no module '%s' in the modulepath (or below its modules)", argv[i]);
+                        status = EXIT_USAGE;
+                        goto out;
+                }
+        }
+        if (!v.n_units)
+                log_warning(g, "no modules in the modulepath");
+        run_units(&v, (unsigned)jobs, g);
+        if (json) {
+                json_t *mods = json_array();
+
+                for (size_t i = 0; i < v.n_units; i++)
+                        json_array_append(mods, v.units[i].result);
+                json_dump_stdout(json_pack("{s:s, s:i, s:o}", "cudamod", "validate", "format", 1,
+                                           "modules", mods));
+        } else
+                print_report(&v, g);
+        status = finish_stdout(any_failed(&v) ? EXIT_FOUND_FAILURE : 0);
+out:
+        for (size_t i = 0; i < v.n_units; i++)
+                unit_release(&v.units[i]);
+        free(v.units);
+        strv_release(&v.mp);
+        strv_release(&v.start_env);
+        return status;
+}
+
+const struct command cmd_validate = {
+        .name = "validate",
+        .summary = "prove that modules load, link and run (and query the GPUs)",
+        .usage = "validate [--modulepath DIR] [-j N] [--launcher CMD] [--timeout S]\n"
+                 "                [--driver-libdir DIR] [--require-device] [--no-compile] [--json]\n"
+                 "                [MODULE...]",
+        .help = "Load every module of the modulepath (and, in a hierarchy, every module\n"
+                "below each cuda module, with that cuda loaded) and run these checks,\n"
+                "each pass, warn, fail or skip with a message saying what to do:\n"
+                "  syntax   the file parses and loads (Lua: cudamod's Lmod sandbox;\n"
+                "           Tcl: the real modulecmd)\n"
+                "  paths    every directory it adds exists; no stubs on LD_LIBRARY_PATH;\n"
+                "           no system directory put in front\n"
+                "  closure  every library's DT_NEEDED resolves (driver libraries excepted)\n"
+                "  lazy     what cuDNN and cuSPARSE dlopen later resolves, to one version\n"
+                "  build    a C program finds the headers and links with only the\n"
+                "           module's CPATH and LIBRARY_PATH\n"
+                "  run      cudamod-probe, started with only the module's environment,\n"
+                "           loads the libraries and reads versions matching the headers\n"
+                "           and the module's version\n"
+                "  device   the driver is new enough; the GPUs (name, compute capability,\n"
+                "           memory). No driver or no GPU: skip\n"
+                "\n"
+                "Options:\n"
+                "  --modulepath DIR     where the modules are (repeatable); default:\n"
+                "                       $MODULEPATH, else the config's output directory\n"
+                "  -j, --jobs N         validate N modules at once (output order is fixed)\n"
+                "  --launcher CMD       start the probe through CMD, e.g. \"srun -p gpu\n"
+                "                       --gres=gpu:1 -t 5\" (split into words, no shell)\n"
+                "  --timeout S          seconds for one compiler or probe run (default 120)\n"
+                "  --driver-libdir DIR  where libcuda.so.1 is, when not on the loader path\n"
+                "  --require-device     no driver or no GPU fails the device check\n"
+                "  --no-compile         skip the build check\n"
+                "  --json               print one JSON document (format 1)\n"
+                "\n"
+                "MODULE keeps the modules of that full name, name or partial version\n"
+                "(cudnn/9.7.1, cudnn, cudnn/9). Exit status: 0 nothing failed, 1 a check\n"
+                "failed, 2 usage or configuration error.\n",
+        .min_args = 0,
+        .max_args = -1,
+        .run = run_validate,
+};

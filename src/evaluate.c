@@ -1,0 +1,1231 @@
+/* evaluate.c: module lookup in a modulepath, and `module load` applied to
+ * an environment (Lua through the sandbox, Tcl through the real tool). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "evaluate.h"
+#include "lmod-sandbox.h"
+#include "process.h"
+#include "strbuf.h"
+#include "banned.h"
+
+/* A modulefile is read whole; Lmod's own files are a few KiB. */
+#define MODULEFILE_MAX ((size_t)16 << 20)
+/* Modules loaded by one evaluation, dependencies included. */
+#define LOAD_MAX 256
+#define TOOL_TIMEOUT 60
+
+void modulefile_release(struct modulefile *m)
+{
+        free(m->name);
+        free(m->version);
+        free(m->fullname);
+        free(m->path);
+        *m = (struct modulefile){ 0 };
+}
+
+void modulefile_array_free(struct modulefile *a, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                modulefile_release(&a[i]);
+        free(a);
+}
+
+static void modulefile_copy(struct modulefile *to, const struct modulefile *from)
+{
+        to->name = xstrdup(from->name);
+        to->version = xstrdup(from->version);
+        to->fullname = xstrdup(from->fullname);
+        to->path = xstrdup(from->path);
+        to->lua = from->lua;
+}
+
+/* --- versions ---------------------------------------------------------- */
+
+/* The next piece of a version: a run of digits or a run of letters;
+ * anything else separates. Returns false at the end. */
+static bool version_piece(const char **p, const char **start, size_t *len, bool *numeric)
+{
+        const char *s = *p;
+
+        while (*s && !ascii_isdigit(*s) && !ascii_isalpha(*s))
+                s++;
+        if (!*s)
+                return false;
+        *start = s;
+        *numeric = ascii_isdigit(*s);
+        while (*s && (*numeric ? ascii_isdigit(*s) : ascii_isalpha(*s)))
+                s++;
+        *len = (size_t)(s - *start);
+        *p = s;
+        return true;
+}
+
+int module_version_compare(const char *a, const char *b)
+{
+        for (;;) {
+                const char *sa, *sb;
+                size_t la, lb;
+                bool na, nb;
+                bool ha = version_piece(&a, &sa, &la, &na);
+                bool hb = version_piece(&b, &sb, &lb, &nb);
+                int c;
+
+                if (!ha || !hb)
+                        return ha - hb;
+                if (na != nb)
+                        return na ? 1 : -1; /* a number beats a letter: 12.0 > 12.rc */
+                if (na) {
+                        while (la > 1 && *sa == '0')
+                                sa++, la--;
+                        while (lb > 1 && *sb == '0')
+                                sb++, lb--;
+                        if (la != lb)
+                                return la < lb ? -1 : 1;
+                }
+                c = strncmp(sa, sb, la < lb ? la : lb);
+                if (c)
+                        return c;
+                if (la != lb)
+                        return la < lb ? -1 : 1;
+        }
+}
+
+/* --- finding modulefiles ----------------------------------------------- */
+
+void modulepath_split(const char *value, struct strv *ret)
+{
+        for (const char *p = value; p && *p;) {
+                const char *end = strchrnul(p, ':');
+
+                if (end > p)
+                        strv_push(ret, xstrndup(p, (size_t)(end - p)));
+                p = *end ? end + 1 : end;
+        }
+}
+
+static bool is_dir(const char *path)
+{
+        struct stat st;
+
+        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Whether path is a regular file (after symlinks) that Lmod would read as
+ * a modulefile: *.lua, or a Tcl file starting with "#%Module". */
+static bool is_modulefile(const char *path, bool *lua)
+{
+        struct stat st;
+        char head[8];
+        ssize_t n;
+        int fd;
+
+        if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+                return false;
+        *lua = endswith(path, ".lua");
+        if (*lua)
+                return true;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return false;
+        n = read(fd, head, sizeof(head));
+        close(fd);
+        return n == (ssize_t)sizeof(head) && memcmp(head, "#%Module", 8) == 0;
+}
+
+static void modulefile_set(struct modulefile *m, const char *name, const char *version,
+                           const char *path, bool lua)
+{
+        m->name = xstrdup(name);
+        m->version = xstrdup(version);
+        m->fullname = *version ? xasprintf("%s/%s", name, version) : xstrdup(name);
+        m->path = xstrdup(path);
+        m->lua = lua;
+}
+
+/* The file of name/version in dir: version.lua first, then a Tcl file. */
+static bool find_in_dir(const char *dir, const char *name, const char *version,
+                        struct modulefile *ret)
+{
+        _cleanup_free_ char *base = *version ? xasprintf("%s/%s/%s", dir, name, version)
+                                             : xasprintf("%s/%s", dir, name);
+        _cleanup_free_ char *lua = xasprintf("%s.lua", base);
+        bool is_lua;
+
+        if (is_modulefile(lua, &is_lua)) {
+                modulefile_set(ret, name, version, lua, true);
+                return true;
+        }
+        if (is_modulefile(base, &is_lua) && !is_lua) {
+                modulefile_set(ret, name, version, base, false);
+                return true;
+        }
+        return false;
+}
+
+struct candidates {
+        struct modulefile *items;
+        size_t n;
+};
+
+static void candidates_release(struct candidates *c)
+{
+        modulefile_array_free(c->items, c->n);
+        *c = (struct candidates){ 0 };
+}
+
+static bool candidates_have(const struct candidates *c, const char *fullname)
+{
+        for (size_t i = 0; i < c->n; i++)
+                if (streq(c->items[i].fullname, fullname))
+                        return true;
+        return false;
+}
+
+/* Every version of name in dir (dir/name/VERSION[.lua]), added to c unless
+ * an earlier directory had it. */
+static void collect_versions(const char *dir, const char *name, struct candidates *c)
+{
+        _cleanup_free_ char *ndir = xasprintf("%s/%s", dir, name);
+        DIR *d = opendir(ndir);
+        struct dirent *de;
+
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *version = NULL;
+                struct modulefile m = { 0 };
+
+                if (streq(de->d_name, ".") || streq(de->d_name, "..") ||
+                    startswith(de->d_name, ".modulerc") || streq(de->d_name, ".version") ||
+                    streq(de->d_name, "default"))
+                        continue;
+                version = endswith(de->d_name, ".lua")
+                                  ? xstrndup(de->d_name, strlen(de->d_name) - 4)
+                                  : xstrdup(de->d_name);
+                if (!find_in_dir(dir, name, version, &m))
+                        continue;
+                if (candidates_have(c, m.fullname)) {
+                        modulefile_release(&m);
+                        continue;
+                }
+                c->items = xreallocarray(c->items, c->n + 1, sizeof(*c->items));
+                c->items[c->n++] = m;
+        }
+        closedir(d);
+}
+
+/* The version a module_version()/module-version line marks default:
+ * "cuda/12.9" or "12.9" (or "/12.9") for name. */
+static char *marked_version(const char *name, const char *target)
+{
+        size_t n = strlen(name);
+
+        if (strncmp(target, name, n) == 0 && target[n] == '/')
+                return xstrdup(target + n + 1);
+        if (*target == '/')
+                return xstrdup(target + 1);
+        return strchr(target, '/') ? NULL : xstrdup(target);
+}
+
+static char *default_from_modulerc_lua(const char *path, const char *name)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct sandbox_options so = { .module_name = name, .mode = "load",
+                                      .environ = (const char *const[]){ NULL } };
+        struct sandbox_result r = { 0 };
+        char *ret = NULL;
+
+        if (strbuf_read_file(&sb, path, MODULEFILE_MAX) < 0 ||
+            sandbox_eval(sb.buf, sb.len, path, &so, &r, &d) < 0)
+                return NULL;
+        for (size_t i = 0; i < r.n_ops && !ret; i++) {
+                const struct sandbox_op *op = &r.ops[i];
+
+                if (op->kind != SANDBOX_MODULE_VERSION || op->args.len < 2)
+                        continue;
+                for (size_t k = 1; k < op->args.len && !ret; k++)
+                        if (streq(op->args.items[k], "default"))
+                                ret = marked_version(name, op->args.items[0]);
+        }
+        sandbox_result_release(&r);
+        return ret;
+}
+
+/* The words of one Tcl line, split at blanks, quotes stripped (enough for
+ * `module-version X default` and `set ModulesVersion "X"`). */
+static void tcl_words(const char *line, struct strv *ret)
+{
+        for (const char *p = line; *p;) {
+                const char *end;
+
+                while (*p == ' ' || *p == '\t')
+                        p++;
+                if (!*p || *p == '#')
+                        break;
+                if (*p == '"' || *p == '{') {
+                        char close = *p == '"' ? '"' : '}';
+
+                        end = strchrnul(p + 1, close);
+                        strv_push(ret, xstrndup(p + 1, (size_t)(end - p - 1)));
+                        p = *end ? end + 1 : end;
+                        continue;
+                }
+                end = p + strcspn(p, " \t");
+                strv_push(ret, xstrndup(p, (size_t)(end - p)));
+                p = end;
+        }
+}
+
+static char *default_from_tcl(const char *path, const char *name, bool version_file)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        char *ret = NULL;
+
+        if (strbuf_read_file(&sb, path, 1 << 20) < 0)
+                return NULL;
+        for (char *line = sb.buf; line && *line && !ret;) {
+                char *nl = strchr(line, '\n');
+                struct strv w = { 0 };
+
+                if (nl)
+                        *nl = '\0';
+                tcl_words(line, &w);
+                if (version_file && w.len == 3 && streq(w.items[0], "set") &&
+                    streq(w.items[1], "ModulesVersion"))
+                        ret = xstrdup(w.items[2]);
+                else if (!version_file && w.len >= 3 && streq(w.items[0], "module-version"))
+                        for (size_t k = 2; k < w.len && !ret; k++)
+                                if (streq(w.items[k], "default"))
+                                        ret = marked_version(name, w.items[1]);
+                strv_release(&w);
+                line = nl ? nl + 1 : NULL;
+        }
+        return ret;
+}
+
+/* The version dir/name marks as its default, in Lmod's order, or NULL. */
+static char *marked_default(const char *dir, const char *name)
+{
+        _cleanup_free_ char *ndir = xasprintf("%s/%s", dir, name);
+        _cleanup_free_ char *link = path_join(ndir, "default");
+        _cleanup_free_ char *rc_lua = path_join(ndir, ".modulerc.lua");
+        _cleanup_free_ char *rc = path_join(ndir, ".modulerc");
+        _cleanup_free_ char *ver = path_join(ndir, ".version");
+        char target[4096];
+        ssize_t n = readlink(link, target, sizeof(target) - 1);
+
+        if (n > 0) {
+                const char *base;
+
+                target[n] = '\0';
+                base = path_basename(target);
+                return endswith(base, ".lua") ? xstrndup(base, strlen(base) - 4) : xstrdup(base);
+        }
+        if (access(rc_lua, F_OK) == 0)
+                return default_from_modulerc_lua(rc_lua, name);
+        if (access(rc, F_OK) == 0)
+                return default_from_tcl(rc, name, false);
+        if (access(ver, F_OK) == 0)
+                return default_from_tcl(ver, name, true);
+        return NULL;
+}
+
+/* The highest version among c's items accepted by keep (all when NULL). */
+static const struct modulefile *highest(const struct candidates *c,
+                                        bool (*keep)(const struct modulefile *, const void *),
+                                        const void *userdata)
+{
+        const struct modulefile *best = NULL;
+
+        for (size_t i = 0; i < c->n; i++) {
+                const struct modulefile *m = &c->items[i];
+
+                if (m->version[0] == '.' || (keep && !keep(m, userdata)))
+                        continue;
+                if (!best || module_version_compare(m->version, best->version) > 0)
+                        best = m;
+        }
+        return best;
+}
+
+static bool under_partial(const struct modulefile *m, const void *partial)
+{
+        size_t n = strlen(partial);
+
+        return strncmp(m->version, partial, n) == 0 && (m->version[n] == '.' || !m->version[n]);
+}
+
+static void collect_all(const struct strv *mp, const char *name, struct candidates *c)
+{
+        for (size_t i = 0; i < mp->len; i++)
+                collect_versions(mp->items[i], name, c);
+}
+
+static int not_found(const struct strv *mp, const char *spec, struct diag *d)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+        for (size_t i = 0; i < mp->len; i++)
+                strbuf_addf(&sb, "%s%s", i ? ":" : "", mp->items[i]);
+        return diag_errorf(d, -ENOENT, "module '%s' not found in the modulepath%s%s%s", spec,
+                           mp->len ? " (" : " (it is empty)", sb.buf, mp->len ? ")" : "");
+}
+
+/* name alone: a marked default, else the highest version anywhere, else a
+ * versionless name.lua. */
+static int find_by_name(const struct strv *mp, const char *name, struct modulefile *ret,
+                        struct diag *d)
+{
+        _cleanup_(candidates_release) struct candidates c = { 0 };
+        const struct modulefile *best;
+
+        for (size_t i = 0; i < mp->len; i++) {
+                _cleanup_free_ char *ndir = xasprintf("%s/%s", mp->items[i], name);
+                _cleanup_free_ char *v = NULL;
+
+                if (!is_dir(ndir)) {
+                        if (find_in_dir(mp->items[i], name, "", ret))
+                                return 0;
+                        continue;
+                }
+                v = marked_default(mp->items[i], name);
+                if (v && find_in_dir(mp->items[i], name, v, ret))
+                        return 0;
+        }
+        collect_all(mp, name, &c);
+        best = highest(&c, NULL, NULL);
+        if (!best)
+                return not_found(mp, name, d);
+        modulefile_copy(ret, best);
+        return 0;
+}
+
+int modulepath_find(const struct strv *mp, const char *spec, struct modulefile *ret,
+                    struct diag *d)
+{
+        const char *slash = strrchr(spec, '/');
+        _cleanup_free_ char *name = NULL;
+        _cleanup_(candidates_release) struct candidates c = { 0 };
+        const struct modulefile *best;
+
+        if (!*spec || spec[0] == '/' || strstr(spec, "..") || (slash && !slash[1]))
+                return diag_errorf(d, -EINVAL, "'%s' is not a module name", spec);
+        if (!slash)
+                return find_by_name(mp, spec, ret, d);
+        name = xstrndup(spec, (size_t)(slash - spec));
+        for (size_t i = 0; i < mp->len; i++)
+                if (find_in_dir(mp->items[i], name, slash + 1, ret))
+                        return 0;
+        /* "cuda/12": the highest 12.x (Lmod's extended default), or a name
+         * with a '/' in it ("apps/cuda"). */
+        collect_all(mp, name, &c);
+        best = highest(&c, under_partial, slash + 1);
+        if (best) {
+                modulefile_copy(ret, best);
+                return 0;
+        }
+        return find_by_name(mp, spec, ret, d);
+}
+
+static int compare_modulefiles(const void *a, const void *b)
+{
+        const struct modulefile *x = a, *y = b;
+        int c = strcmp(x->name, y->name);
+
+        return c ? c : module_version_compare(x->version, y->version);
+}
+
+int modulepath_list(const struct strv *mp, struct modulefile **ret, size_t *n_ret,
+                    struct diag *d)
+{
+        struct candidates c = { 0 };
+
+        for (size_t i = 0; i < mp->len; i++) {
+                DIR *dir = opendir(mp->items[i]);
+                struct dirent *de;
+
+                if (!dir)
+                        continue;
+                while ((de = readdir(dir))) {
+                        _cleanup_free_ char *full = path_join(mp->items[i], de->d_name);
+                        struct modulefile m = { 0 };
+
+                        if (de->d_name[0] == '.')
+                                continue;
+                        if (is_dir(full)) {
+                                collect_versions(mp->items[i], de->d_name, &c);
+                                continue;
+                        }
+                        if (!endswith(de->d_name, ".lua"))
+                                continue;
+                        full[strlen(full) - 4] = '\0';
+                        if (!find_in_dir(mp->items[i], path_basename(full), "", &m))
+                                continue;
+                        if (candidates_have(&c, m.fullname)) {
+                                modulefile_release(&m);
+                                continue;
+                        }
+                        c.items = xreallocarray(c.items, c.n + 1, sizeof(*c.items));
+                        c.items[c.n++] = m;
+                }
+                closedir(dir);
+        }
+        /* Hidden versions are never listed. */
+        for (size_t i = 0; i < c.n;) {
+                if (c.items[i].version[0] == '.') {
+                        modulefile_release(&c.items[i]);
+                        c.items[i] = c.items[--c.n];
+                } else
+                        i++;
+        }
+        if (c.n)
+                qsort(c.items, c.n, sizeof(*c.items), compare_modulefiles);
+        *ret = c.items;
+        *n_ret = c.n;
+        return 0;
+}
+
+/* --- the environment ----------------------------------------------------- */
+
+void env_set(struct strv *env, const char *name, const char *value)
+{
+        size_t n = strlen(name);
+        char *item = xasprintf("%s=%s", name, value);
+
+        for (size_t i = 0; i < env->len; i++)
+                if (strncmp(env->items[i], name, n) == 0 && env->items[i][n] == '=') {
+                        free(env->items[i]);
+                        env->items[i] = item;
+                        return;
+                }
+        strv_push(env, item);
+}
+
+void env_unset(struct strv *env, const char *name)
+{
+        size_t n = strlen(name);
+
+        for (size_t i = 0; i < env->len; i++)
+                if (strncmp(env->items[i], name, n) == 0 && env->items[i][n] == '=') {
+                        free(env->items[i]);
+                        memmove(&env->items[i], &env->items[i + 1],
+                                (env->len - i) * sizeof(*env->items));
+                        env->len--;
+                        return;
+                }
+}
+
+static void env_copy(struct strv *to, char *const *from)
+{
+        for (char *const *e = from; e && *e; e++)
+                if (strchr(*e, '='))
+                        strv_add(to, *e);
+}
+
+bool env_is_bookkeeping(const char *name)
+{
+        static const char *const exact[] = {
+                "_LMFILES_", "LOADEDMODULES", "_", "SHLVL", "PWD", "OLDPWD", "_ModuleTable_Sz_",
+        };
+        static const char *const prefixes[] = {
+                "_ModuleTable", "__LMOD_", "LMOD_", "__MODULES_", "MODULES_", "BASH_FUNC_",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(exact); i++)
+                if (streq(name, exact[i]))
+                        return true;
+        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++)
+                if (startswith(name, prefixes[i]))
+                        return true;
+        return false;
+}
+
+/* Lmod's path_regularize: "//" → "/", no trailing '/' (but "/" itself). */
+static char *path_regularize(const char *s, size_t n)
+{
+        char *r = xmalloc(n + 1);
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (!(s[i] == '/' && k > 0 && r[k - 1] == '/'))
+                        r[k++] = s[i];
+        while (k > 1 && r[k - 1] == '/')
+                k--;
+        r[k] = '\0';
+        return r;
+}
+
+static void split_entries(const char *value, char delim, bool keep_empty, struct strv *ret)
+{
+        for (const char *p = value; p;) {
+                const char *end = strchr(p, delim);
+                size_t n = end ? (size_t)(end - p) : strlen(p);
+
+                if (n || keep_empty)
+                        strv_push(ret, path_regularize(p, n));
+                p = end ? end + 1 : NULL;
+        }
+}
+
+enum path_how { PATH_PREPEND, PATH_APPEND, PATH_REMOVE };
+
+static void path_apply(struct strv *env, const char *name, const char *value, char delim,
+                       enum path_how how)
+{
+        struct strv old = { 0 }, add = { 0 }, out = { 0 };
+        const char *cur = env_get(env->items, name);
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+        if (cur && *cur)
+                split_entries(cur, delim, true, &old);
+        split_entries(value, delim, false, &add);
+        if (how == PATH_PREPEND)
+                for (size_t i = 0; i < add.len; i++)
+                        if (!strv_contains(&out, add.items[i]))
+                                strv_add(&out, add.items[i]);
+        for (size_t i = 0; i < old.len; i++)
+                if (!strv_contains(&add, old.items[i]) &&
+                    (!*old.items[i] || !strv_contains(&out, old.items[i])))
+                        strv_add(&out, old.items[i]);
+        if (how == PATH_APPEND)
+                for (size_t i = 0; i < add.len; i++)
+                        if (!strv_contains(&out, add.items[i]))
+                                strv_add(&out, add.items[i]);
+        for (size_t i = 0; i < out.len; i++) {
+                if (i)
+                        strbuf_addch(&sb, delim);
+                strbuf_addstr(&sb, out.items[i]);
+        }
+        if (how == PATH_REMOVE && out.len == 0)
+                env_unset(env, name);
+        else if (out.len || cur)
+                env_set(env, name, sb.buf);
+        strv_release(&old);
+        strv_release(&add);
+        strv_release(&out);
+}
+
+/* --- loading Lua modulefiles ------------------------------------------- */
+
+struct loader {
+        const struct evaluate_options *o;
+        struct strv env;
+        struct loaded_module *mods;
+        size_t n_mods;
+        struct strv families;   /* "family\tfullname" of the loaded modules */
+        struct strv in_progress; /* fullnames being loaded (cycle detection) */
+        struct strv last_done;   /* env after the last completed module */
+        struct strv before_last; /* env after the one before */
+};
+
+static void loader_release(struct loader *l)
+{
+        strv_release(&l->env);
+        for (size_t i = 0; i < l->n_mods; i++) {
+                modulefile_release(&l->mods[i].file);
+                free(l->mods[i].requested_by);
+                strv_release(&l->mods[i].messages);
+        }
+        free(l->mods);
+        strv_release(&l->families);
+        strv_release(&l->in_progress);
+        strv_release(&l->last_done);
+        strv_release(&l->before_last);
+}
+
+static const struct loaded_module *loaded_named(const struct loader *l, const char *name)
+{
+        for (size_t i = 0; i < l->n_mods; i++)
+                if (streq(l->mods[i].file.name, name))
+                        return &l->mods[i];
+        return NULL;
+}
+
+/* A dependency argument: "cuda", "cuda/12.9", or a bound made by between()
+ * ("between(cuda,12,12.999999)"), atleast() or latest(). */
+struct dep_spec {
+        char *name;
+        char *version;   /* exact or partial version, or NULL */
+        char *lo, *hi;   /* bounds (inclusive), or NULL */
+        bool latest;
+};
+
+static void dep_spec_release(struct dep_spec *s)
+{
+        free(s->name);
+        free(s->version);
+        free(s->lo);
+        free(s->hi);
+}
+
+static int dep_spec_parse(const char *arg, struct dep_spec *ret, struct diag *d)
+{
+        static const struct {
+                const char *fn;
+                int n_args;
+        } bounds[] = { { "between(", 3 }, { "atleast(", 2 }, { "latest(", 1 } };
+
+        for (size_t b = 0; b < ELEMENTSOF(bounds); b++) {
+                struct strv parts = { 0 };
+                size_t n = strlen(bounds[b].fn);
+
+                if (!startswith(arg, bounds[b].fn))
+                        continue;
+                if (!endswith(arg, ")"))
+                        return diag_errorf(d, -EINVAL, "malformed version bound '%s'", arg);
+                _cleanup_free_ char *inner = xstrndup(arg + n, strlen(arg) - n - 1);
+                split_entries(inner, ',', true, &parts);
+                if ((int)parts.len != bounds[b].n_args) {
+                        strv_release(&parts);
+                        return diag_errorf(d, -EINVAL, "malformed version bound '%s'", arg);
+                }
+                ret->name = xstrdup(parts.items[0]);
+                ret->lo = parts.len > 1 ? xstrdup(parts.items[1]) : NULL;
+                ret->hi = parts.len > 2 ? xstrdup(parts.items[2]) : NULL;
+                ret->latest = bounds[b].n_args == 1;
+                strv_release(&parts);
+                return 0;
+        }
+        {
+                const char *slash = strrchr(arg, '/');
+
+                ret->name = slash ? xstrndup(arg, (size_t)(slash - arg)) : xstrdup(arg);
+                ret->version = slash ? xstrdup(slash + 1) : NULL;
+        }
+        return 0;
+}
+
+static bool in_bounds(const struct modulefile *m, const void *userdata)
+{
+        const struct dep_spec *s = userdata;
+
+        return (!s->lo || module_version_compare(m->version, s->lo) >= 0) &&
+               (!s->hi || module_version_compare(m->version, s->hi) <= 0);
+}
+
+static bool satisfies(const struct modulefile *m, const struct dep_spec *s)
+{
+        if (!streq(m->name, s->name))
+                return false;
+        if (s->version)
+                return under_partial(m, s->version);
+        return in_bounds(m, s);
+}
+
+static int load_file(struct loader *l, const struct modulefile *mf, const char *requested_by,
+                     struct diag *d);
+
+/* Find what a dependency argument names. */
+static int dep_find(struct loader *l, const struct dep_spec *s, const char *arg,
+                    struct modulefile *ret, struct diag *d)
+{
+        _cleanup_(strv_release) struct strv mp = { 0 };
+        _cleanup_(candidates_release) struct candidates c = { 0 };
+        const struct modulefile *best;
+
+        modulepath_split(env_get(l->env.items, "MODULEPATH"), &mp);
+        if (!s->lo && !s->latest)
+                return modulepath_find(&mp, arg, ret, d);
+        collect_all(&mp, s->name, &c);
+        best = highest(&c, in_bounds, s);
+        if (!best)
+                return diag_errorf(d, -ENOENT, "no module satisfies %s in the modulepath", arg);
+        modulefile_copy(ret, best);
+        return 0;
+}
+
+/* depends_on / load / always_load / try_load of one argument. */
+static int load_dependency(struct loader *l, const struct modulefile *parent,
+                           const struct sandbox_op *op, const char *arg, struct diag *d)
+{
+        struct dep_spec s = { 0 };
+        struct modulefile m = { 0 };
+        const struct loaded_module *have;
+        int r = dep_spec_parse(arg, &s, d);
+
+        if (r < 0)
+                goto out;
+        have = loaded_named(l, s.name);
+        if (have) {
+                if (!satisfies(&have->file, &s))
+                        r = diag_errorf(d, -EINVAL,
+                                        "%s needs %s, but %s is loaded (Lmod would swap them: load "
+                                        "the one you mean)",
+                                        parent->fullname, arg, have->file.fullname);
+                goto out;
+        }
+        r = dep_find(l, &s, arg, &m, d);
+        if (r == -ENOENT && op->name && streq(op->name, "try_load")) {
+                r = 0;
+                goto out;
+        }
+        if (r >= 0)
+                r = load_file(l, &m, parent->fullname, d);
+        else if (d) {
+                _cleanup_free_ char *why = d->message ? xstrdup(d->message) : NULL;
+
+                diag_errorf(d, r, "%s needs %s: %s", parent->fullname, arg, why ? why : "not found");
+        }
+out:
+        modulefile_release(&m);
+        dep_spec_release(&s);
+        return r;
+}
+
+static bool any_loaded(const struct loader *l, const struct strv *args, bool all)
+{
+        size_t hits = 0;
+
+        for (size_t i = 0; i < args->len; i++) {
+                struct dep_spec s = { 0 };
+                const struct loaded_module *have = NULL;
+
+                if (dep_spec_parse(args->items[i], &s, NULL) == 0)
+                        have = loaded_named(l, s.name);
+                if (have && satisfies(&have->file, &s))
+                        hits++;
+                dep_spec_release(&s);
+        }
+        return all ? hits == args->len : hits > 0;
+}
+
+static char *join_args(const struct strv *args)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+        for (size_t i = 0; i < args->len; i++)
+                strbuf_addf(&sb, "%s%s", i ? " " : "", args->items[i]);
+        return strbuf_detach(&sb);
+}
+
+static int apply_family(struct loader *l, const struct modulefile *mf, const char *family,
+                        struct diag *d)
+{
+        size_t n = strlen(family);
+
+        for (size_t i = 0; i < l->families.len; i++)
+                if (strncmp(l->families.items[i], family, n) == 0 && l->families.items[i][n] == '\t')
+                        return diag_errorf(d, -EINVAL,
+                                           "%s and %s are both of family '%s' (Lmod would swap "
+                                           "them: load only the one you mean)",
+                                           l->families.items[i] + n + 1, mf->fullname, family);
+        strv_push(&l->families, xasprintf("%s\t%s", family, mf->fullname));
+        return 0;
+}
+
+static int apply_op(struct loader *l, const struct modulefile *mf, const struct sandbox_op *op,
+                    struct loaded_module *self, struct diag *d)
+{
+        _cleanup_free_ char *list = NULL;
+        int r;
+
+        switch (op->kind) {
+        case SANDBOX_SETENV:
+        case SANDBOX_PUSHENV:
+                env_set(&l->env, op->name, op->value);
+                return 0;
+        case SANDBOX_UNSETENV:
+                env_unset(&l->env, op->name);
+                return 0;
+        case SANDBOX_PREPEND_PATH:
+        case SANDBOX_APPEND_PATH:
+        case SANDBOX_REMOVE_PATH:
+                path_apply(&l->env, op->name, op->value, op->delim ? op->delim : ':',
+                           op->kind == SANDBOX_PREPEND_PATH  ? PATH_PREPEND
+                           : op->kind == SANDBOX_APPEND_PATH ? PATH_APPEND
+                                                             : PATH_REMOVE);
+                return 0;
+        case SANDBOX_FAMILY:
+                return apply_family(l, mf, op->value, d);
+        case SANDBOX_DEPENDS_ON:
+        case SANDBOX_LOAD:
+                for (size_t i = 0; i < op->args.len; i++) {
+                        r = load_dependency(l, mf, op, op->args.items[i], d);
+                        if (r < 0)
+                                return r;
+                }
+                return 0;
+        case SANDBOX_PREREQ:
+                if (any_loaded(l, &op->args, !streq(op->name, "prereq_any")))
+                        return 0;
+                list = join_args(&op->args);
+                return diag_set(d, -EINVAL, mf->path, op->line, 0,
+                                "cannot load %s without %s%s loaded first", mf->fullname,
+                                streq(op->name, "prereq_any") ? "one of " : "", list);
+        case SANDBOX_CONFLICT:
+                if (!any_loaded(l, &op->args, false))
+                        return 0;
+                list = join_args(&op->args);
+                return diag_set(d, -EINVAL, mf->path, op->line, 0,
+                                "%s conflicts with the loaded %s", mf->fullname, list);
+        case SANDBOX_MESSAGE:
+                strv_add(&self->messages, op->value);
+                return 0;
+        default:
+                return 0;
+        }
+}
+
+static void path_var_append(struct strv *env, const char *name, const char *value)
+{
+        const char *cur = env_get(env->items, name);
+        _cleanup_free_ char *v = cur && *cur ? xasprintf("%s:%s", cur, value) : xstrdup(value);
+
+        env_set(env, name, v);
+}
+
+static int load_file(struct loader *l, const struct modulefile *mf, const char *requested_by,
+                     struct diag *d)
+{
+        _cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+        _cleanup_(strv_release) struct strv start_env = { 0 };
+        struct sandbox_options so = {
+                .module_name = mf->name,
+                .module_version = mf->version,
+                .mode = "load",
+                .max_instructions = l->o->max_instructions,
+                .max_memory = l->o->max_memory,
+        };
+        struct sandbox_result res = { 0 };
+        struct loaded_module self = { 0 };
+        int r;
+
+        if (!mf->lua)
+                return diag_errorf(d, -ENOEXEC,
+                                   "%s (%s) is a Tcl modulefile, loaded from a Lua one: cudamod "
+                                   "evaluates a tree of one kind",
+                                   mf->fullname, mf->path);
+        if (strv_contains(&l->in_progress, mf->fullname))
+                return diag_errorf(d, -ELOOP, "%s depends on itself (through %s)", mf->fullname,
+                                   requested_by ? requested_by : "the command line");
+        if (l->n_mods >= LOAD_MAX)
+                return diag_errorf(d, -E2BIG, "more than %d modules to load", LOAD_MAX);
+        r = strbuf_read_file(&text, mf->path, MODULEFILE_MAX);
+        if (r < 0)
+                return diag_errorf(d, r, "%s: %s", mf->path,
+                                   r == -EFBIG ? "larger than 16 MiB" : strerror(-r));
+        env_copy(&start_env, l->env.items);
+        so.environ = (const char *const *)start_env.items;
+        r = sandbox_eval(text.buf, text.len, mf->path, &so, &res, d);
+        if (r < 0)
+                return r;
+        strv_add(&l->in_progress, mf->fullname);
+        for (size_t i = 0; i < res.n_ops && r >= 0; i++)
+                r = apply_op(l, mf, &res.ops[i], &self, d);
+        free(l->in_progress.items[--l->in_progress.len]);
+        l->in_progress.items[l->in_progress.len] = NULL;
+        sandbox_result_release(&res);
+        if (r < 0) {
+                strv_release(&self.messages);
+                return r;
+        }
+        path_var_append(&l->env, "LOADEDMODULES", mf->fullname);
+        path_var_append(&l->env, "_LMFILES_", mf->path);
+        modulefile_copy(&self.file, mf);
+        self.requested_by = requested_by ? xstrdup(requested_by) : NULL;
+        l->mods = xreallocarray(l->mods, l->n_mods + 1, sizeof(*l->mods));
+        l->mods[l->n_mods++] = self;
+        strv_release(&l->before_last);
+        l->before_last = l->last_done;
+        l->last_done = (struct strv){ 0 };
+        env_copy(&l->last_done, l->env.items);
+        return 0;
+}
+
+/* --- Tcl through the real tool ----------------------------------------- */
+
+/* The module command for Tcl modulefiles, as an argv prefix ending before
+ * the shell name: {tclsh, modulecmd.tcl} or {lmod}. */
+static int find_tool(char *const *env, struct strv *ret, struct diag *d)
+{
+        static const char *const em_paths[] = {
+                "/usr/lib/x86_64-linux-gnu/modulecmd.tcl",
+                "/usr/lib/aarch64-linux-gnu/modulecmd.tcl",
+                "/usr/share/modules/libexec/modulecmd.tcl",
+                "/usr/lib/modulecmd.tcl",
+        };
+        static const char *const lmod_paths[] = {
+                "/usr/share/lmod/lmod/libexec/lmod",
+        };
+        const char *em = env_get(env, "MODULES_CMD"), *lmod = env_get(env, "LMOD_CMD");
+        int ignored;
+        _cleanup_free_ char *tclsh = process_find_program("tclsh", env, &ignored);
+
+        for (size_t i = 0; !em && i < ELEMENTSOF(em_paths); i++)
+                if (access(em_paths[i], R_OK) == 0)
+                        em = em_paths[i];
+        if (em && tclsh && access(em, R_OK) == 0) {
+                strv_add(ret, tclsh);
+                strv_add(ret, em);
+                return 0;
+        }
+        for (size_t i = 0; !lmod && i < ELEMENTSOF(lmod_paths); i++)
+                if (access(lmod_paths[i], X_OK) == 0)
+                        lmod = lmod_paths[i];
+        if (lmod && access(lmod, X_OK) == 0) {
+                strv_add(ret, lmod);
+                return 0;
+        }
+        return diag_errorf(d, -ENOEXEC,
+                           "Tcl modulefiles are evaluated by Environment Modules or Lmod, and "
+                           "neither was found (set MODULES_CMD to modulecmd.tcl, with tclsh on "
+                           "PATH, or LMOD_CMD to Lmod's lmod)");
+}
+
+/* Run the tool's `sh load SPECS` in env and evaluate its output in
+ * /bin/sh; the environment afterwards goes to ret. */
+static int tool_load(const struct strv *tool, char *const *env, char *const *specs,
+                     size_t n_specs, struct strv *ret, struct diag *d)
+{
+        static const char script[] =
+                "code=$(\"$@\") || exit 90; eval \"$code\" || exit 91; exec env -0";
+        _cleanup_(strv_release) struct strv argv = { 0 };
+        _cleanup_(child_release) struct child c = { 0 };
+        int r;
+
+        strv_add(&argv, "/bin/sh");
+        strv_add(&argv, "-c");
+        strv_add(&argv, script);
+        strv_add(&argv, "sh");
+        for (size_t i = 0; i < tool->len; i++)
+                strv_add(&argv, tool->items[i]);
+        strv_add(&argv, "sh");
+        strv_add(&argv, "load");
+        for (size_t i = 0; i < n_specs; i++)
+                strv_add(&argv, specs[i]);
+        r = process_run("/bin/sh", argv.items, env, NULL, TOOL_TIMEOUT, &c);
+        if (r < 0)
+                return diag_errorf(d, r, "cannot run /bin/sh: %s", strerror(-r));
+        if (!child_succeeded(&c)) {
+                _cleanup_free_ char *how = c.timed_out ? xstrdup("timed out") : child_ending(&c);
+
+                return diag_errorf(d, -EINVAL, "%s failed to load the modules (%s): %s",
+                                   tool->items[tool->len - 1], how,
+                                   c.err.len ? c.err.buf : "(no message)");
+        }
+        for (size_t off = 0; off < c.out.len;) {
+                size_t n = strnlen(c.out.buf + off, c.out.len - off);
+
+                if (memchr(c.out.buf + off, '=', n))
+                        strv_push(ret, xstrndup(c.out.buf + off, n));
+                off += n + 1;
+        }
+        return 0;
+}
+
+static int evaluate_tcl(struct loader *l, char *const *specs, size_t n_specs,
+                        struct evaluation *ret, struct diag *d)
+{
+        _cleanup_(strv_release) struct strv tool = { 0 }, after = { 0 }, before = { 0 };
+        _cleanup_(strv_release) struct strv names = { 0 }, files = { 0 }, old = { 0 };
+        size_t first;
+        int r = find_tool(l->env.items, &tool, d);
+
+        if (r < 0)
+                return r;
+        r = tool_load(&tool, l->env.items, specs, n_specs, &after, d);
+        if (r < 0)
+                return r;
+        modulepath_split(env_get(l->env.items, "LOADEDMODULES"), &old);
+        modulepath_split(env_get(after.items, "LOADEDMODULES"), &names);
+        modulepath_split(env_get(after.items, "_LMFILES_"), &files);
+        if (names.len != files.len || names.len <= old.len)
+                return diag_errorf(d, -EINVAL, "%s loaded nothing (LOADEDMODULES is unchanged)",
+                                   tool.items[tool.len - 1]);
+        first = old.len;
+        if (names.len - first > 1)
+                r = tool_load(&tool, l->env.items, names.items + first, names.len - first - 1,
+                              &before, d);
+        else
+                env_copy(&before, l->env.items);
+        if (r < 0)
+                return r;
+        ret->modules = xcalloc(names.len - first, sizeof(*ret->modules));
+        for (size_t i = first; i < names.len; i++) {
+                const char *slash = strrchr(names.items[i], '/');
+                struct modulefile *m = &ret->modules[ret->n_modules++].file;
+                _cleanup_free_ char *name = slash ? xstrndup(names.items[i],
+                                                             (size_t)(slash - names.items[i]))
+                                                  : xstrdup(names.items[i]);
+
+                modulefile_set(m, name, slash ? slash + 1 : "", files.items[i],
+                               endswith(files.items[i], ".lua"));
+        }
+        ret->env = after;
+        ret->env_before_last = before;
+        after = before = (struct strv){ 0 };
+        return 0;
+}
+
+/* --- evaluate_load --------------------------------------------------------- */
+
+void evaluation_release(struct evaluation *e)
+{
+        for (size_t i = 0; i < e->n_modules; i++) {
+                modulefile_release(&e->modules[i].file);
+                free(e->modules[i].requested_by);
+                strv_release(&e->modules[i].messages);
+        }
+        free(e->modules);
+        strv_release(&e->env);
+        strv_release(&e->env_before_last);
+        *e = (struct evaluation){ 0 };
+}
+
+int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n_specs,
+                  struct evaluation *ret, struct diag *d)
+{
+        extern char **environ;
+        _cleanup_(loader_release) struct loader l = { .o = o };
+        int r = 0;
+
+        env_copy(&l.env, o->environ ? o->environ : environ);
+        if (o->modulepath) {
+                _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+                for (size_t i = 0; i < o->modulepath->len; i++)
+                        strbuf_addf(&sb, "%s%s", i ? ":" : "", o->modulepath->items[i]);
+                env_set(&l.env, "MODULEPATH", sb.buf);
+        }
+        env_copy(&l.last_done, l.env.items);
+        for (size_t i = 0; i < n_specs && r >= 0; i++) {
+                _cleanup_(strv_release) struct strv mp = { 0 };
+                struct modulefile m = { 0 };
+
+                modulepath_split(env_get(l.env.items, "MODULEPATH"), &mp);
+                r = modulepath_find(&mp, specs[i], &m, d);
+                if (r >= 0 && !m.lua && i == 0) {
+                        modulefile_release(&m);
+                        return evaluate_tcl(&l, specs, n_specs, ret, d);
+                }
+                if (r >= 0 && !loaded_named(&l, m.name))
+                        r = load_file(&l, &m, NULL, d);
+                else if (r >= 0 && !streq(loaded_named(&l, m.name)->file.fullname, m.fullname))
+                        r = diag_errorf(d, -EINVAL, "%s is loaded already; %s would replace it",
+                                        loaded_named(&l, m.name)->file.fullname, m.fullname);
+                modulefile_release(&m);
+        }
+        if (r < 0)
+                return r;
+        *ret = (struct evaluation){
+                .modules = TAKE_PTR(l.mods),
+                .n_modules = l.n_mods,
+                .env = l.env,
+                .env_before_last = l.before_last,
+        };
+        l.n_mods = 0;
+        l.env = l.before_last = (struct strv){ 0 };
+        return 0;
+}
+
+/* --- differences ------------------------------------------------------------ */
+
+static int compare_changes(const void *a, const void *b)
+{
+        return strcmp(((const struct env_change *)a)->name, ((const struct env_change *)b)->name);
+}
+
+/* Where the entries of b sit together in a, or -1. */
+static long find_block(const struct strv *a, const struct strv *b)
+{
+        for (size_t i = 0; b->len && i + b->len <= a->len; i++) {
+                size_t k = 0;
+
+                while (k < b->len && streq(a->items[i + k], b->items[k]))
+                        k++;
+                if (k == b->len)
+                        return (long)i;
+        }
+        return -1;
+}
+
+/* after = P:before:A, entry by entry → the entries of P and A. The old
+ * value also counts with its duplicates dropped, as Lmod drops them when
+ * it changes a path. */
+static bool path_extension(const char *before, const char *after, struct strv *pre,
+                           struct strv *app)
+{
+        _cleanup_(strv_release) struct strv b = { 0 }, a = { 0 }, uniq = { 0 };
+        long at;
+
+        if (!*before)
+                return false;
+        split_entries(before, ':', true, &b);
+        split_entries(after, ':', true, &a);
+        at = find_block(&a, &b);
+        if (at < 0) {
+                for (size_t i = 0; i < b.len; i++)
+                        if (!strv_contains(&uniq, b.items[i]))
+                                strv_add(&uniq, b.items[i]);
+                at = find_block(&a, &uniq);
+                if (at < 0)
+                        return false;
+                strv_release(&b);
+                b = uniq;
+                uniq = (struct strv){ 0 };
+        }
+        if (a.len == b.len)
+                return false;
+        for (size_t i = 0; i < (size_t)at; i++)
+                strv_add(pre, a.items[i]);
+        for (size_t i = (size_t)at + b.len; i < a.len; i++)
+                strv_add(app, a.items[i]);
+        return true;
+}
+
+void env_diff_compute(const struct strv *before, const struct strv *after, struct env_diff *ret)
+{
+        struct env_diff r = { 0 };
+
+        for (size_t i = 0; i < after->len; i++) {
+                const char *eq = strchr(after->items[i], '=');
+                _cleanup_free_ char *name = xstrndup(after->items[i], (size_t)(eq - after->items[i]));
+                const char *old = env_get(before->items, name);
+                struct env_change c = { 0 };
+
+                if (env_is_bookkeeping(name) || (old && streq(old, eq + 1)))
+                        continue;
+                c.name = TAKE_PTR(name);
+                c.value = xstrdup(eq + 1);
+                c.old_value = old ? xstrdup(old) : NULL;
+                c.kind = old && path_extension(old, c.value, &c.prepended, &c.appended) ? ENV_PATH
+                                                                                       : ENV_SET;
+                if (!old && strchr(c.value, ':'))
+                        c.kind = ENV_PATH, split_entries(c.value, ':', true, &c.prepended);
+                r.changes = xreallocarray(r.changes, r.n + 1, sizeof(*r.changes));
+                r.changes[r.n++] = c;
+        }
+        for (size_t i = 0; i < before->len; i++) {
+                const char *eq = strchr(before->items[i], '=');
+                _cleanup_free_ char *name = xstrndup(before->items[i], (size_t)(eq - before->items[i]));
+
+                if (env_is_bookkeeping(name) || env_get(after->items, name))
+                        continue;
+                r.changes = xreallocarray(r.changes, r.n + 1, sizeof(*r.changes));
+                r.changes[r.n++] = (struct env_change){
+                        .name = TAKE_PTR(name),
+                        .kind = ENV_UNSET,
+                        .old_value = xstrdup(eq + 1),
+                };
+        }
+        if (r.n)
+                qsort(r.changes, r.n, sizeof(*r.changes), compare_changes);
+        *ret = r;
+}
+
+void env_diff_release(struct env_diff *d)
+{
+        for (size_t i = 0; i < d->n; i++) {
+                free(d->changes[i].name);
+                free(d->changes[i].value);
+                free(d->changes[i].old_value);
+                strv_release(&d->changes[i].prepended);
+                strv_release(&d->changes[i].appended);
+        }
+        free(d->changes);
+        *d = (struct env_diff){ 0 };
+}

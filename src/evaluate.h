@@ -1,0 +1,127 @@
+/* evaluate.h: the environment after `module load SPEC...`, as Lmod would
+ * make it, without Lmod (DESIGN.md §6).
+ *
+ * Modules are looked up in a modulepath the way Lmod 8 does it: a name
+ * ("cuda") takes the marked default of the first directory that marks one
+ * (a `default` symlink, `.modulerc.lua`, `.modulerc`, `.version`, in that
+ * order), else the highest version across the whole modulepath; a full name
+ * ("cuda/12.9") the first file of that name; a partial version ("cuda/12")
+ * the highest version under it (Lmod's extended default). Versions are
+ * ordered numerically piece by piece ("12.10" > "12.9"). Hidden versions
+ * (a leading '.') are never a default but load by their full name.
+ *
+ * Lua modulefiles run in the sandbox (lmod-sandbox.h); their calls are
+ * applied to the environment in order with Lmod's semantics: prepend_path
+ * and append_path move an entry that is already there, entries are
+ * regularised ("//" and a trailing '/' removed), remove_path drops the
+ * variable when nothing is left, depends_on/load/always_load load what is
+ * not loaded yet (and `between`/`atleast`/`latest` choose the highest
+ * version in range), prereq and conflict are checked, and a change of
+ * MODULEPATH changes where the next module is looked up (the hierarchy).
+ * os.getenv() in a modulefile sees the environment as it was when that
+ * file started. Two members of one family are an error (Lmod would swap
+ * them; say which one is meant).
+ *
+ * Tcl modulefiles are evaluated by the real tool: Environment Modules'
+ * modulecmd.tcl ($MODULES_CMD, or the Debian paths) or Lmod's lmod
+ * ($LMOD_CMD), whose shell code a /bin/sh evaluates in the start
+ * environment; without either, a clear error. */
+#ifndef CUDAMOD_EVALUATE_H
+#define CUDAMOD_EVALUATE_H
+
+#include <stdbool.h>
+
+#include "diag.h"
+#include "util.h"
+
+struct modulefile {
+        char *name;      /* "cuda" (may hold '/': "apps/cuda") */
+        char *version;   /* "12.9", or "" for a module file without version */
+        char *fullname;  /* "cuda/12.9" */
+        char *path;      /* the modulefile */
+        bool lua;        /* .lua (else Tcl, starting with #%Module) */
+};
+void modulefile_release(struct modulefile *m);
+
+/* Lmod's version order: < 0, 0, > 0. */
+int module_version_compare(const char *a, const char *b);
+
+/* Look spec up in the directories of mp. -ENOENT with d saying so when
+ * nothing matches. */
+int modulepath_find(const struct strv *mp, const char *spec, struct modulefile *ret,
+                    struct diag *d);
+/* Every module of every directory of mp, one per full name (the first
+ * directory wins), sorted by name then version; hidden ones left out. */
+int modulepath_list(const struct strv *mp, struct modulefile **ret, size_t *n_ret,
+                    struct diag *d);
+void modulefile_array_free(struct modulefile *a, size_t n);
+
+/* Split a MODULEPATH-like value at ':' (empty entries dropped). */
+void modulepath_split(const char *value, struct strv *ret);
+
+struct loaded_module {
+        struct modulefile file;
+        char *requested_by;   /* the fullname whose depends_on/load loaded it, or NULL */
+        struct strv messages; /* LmodMessage texts */
+};
+
+struct evaluation {
+        struct loaded_module *modules; /* in load order: dependencies first */
+        size_t n_modules;
+        struct strv env;               /* after: "NAME=value" */
+        /* The environment after every module but the last in load order:
+         * what the last module itself changed is env minus this. */
+        struct strv env_before_last;
+};
+void evaluation_release(struct evaluation *e);
+
+struct evaluate_options {
+        /* The start environment (NULL-terminated "NAME=value"); NULL: the
+         * process's. */
+        char *const *environ;
+        /* When set, MODULEPATH of the start environment is replaced by
+         * these directories. */
+        const struct strv *modulepath;
+        unsigned long max_instructions; /* per modulefile; 0: the sandbox's default */
+        size_t max_memory;              /* per modulefile; 0: the sandbox's default */
+};
+
+/* Load specs in order. Errors (-ENOENT no such module, -EINVAL a modulefile
+ * error with FILE:LINE, -ENOEXEC no tool for a Tcl modulefile, -ELOOP a
+ * dependency cycle) leave ret untouched. */
+int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n_specs,
+                  struct evaluation *ret, struct diag *d);
+
+/* Variables the module tools keep for themselves (_ModuleTable*, __LMOD_*,
+ * LMOD_*, _LMFILES_, LOADEDMODULES, __MODULES_*, MODULES_*, BASH_FUNC_*)
+ * and the shell's own (_, SHLVL, PWD, OLDPWD). MODULEPATH is not one. */
+bool env_is_bookkeeping(const char *name);
+
+/* One variable's change between two environments. */
+enum env_change_kind {
+        ENV_SET,      /* new or changed value that is not a path extension */
+        ENV_PATH,     /* entries put in front of and/or after the old value */
+        ENV_UNSET,
+};
+struct env_change {
+        char *name;
+        enum env_change_kind kind;
+        char *value;          /* the new value (NULL for ENV_UNSET) */
+        char *old_value;      /* or NULL */
+        struct strv prepended, appended; /* ENV_PATH: the entries, in order */
+};
+struct env_diff {
+        struct env_change *changes; /* sorted by name */
+        size_t n;
+};
+/* What differs from before to after, bookkeeping variables left out. A
+ * changed variable is ENV_PATH when after = P:before:A with P or A not
+ * empty (':'-separated), else ENV_SET. */
+void env_diff_compute(const struct strv *before, const struct strv *after, struct env_diff *ret);
+void env_diff_release(struct env_diff *d);
+
+/* Set or remove name in a "NAME=value" strv (env_get reads it). */
+void env_set(struct strv *env, const char *name, const char *value);
+void env_unset(struct strv *env, const char *name);
+
+#endif

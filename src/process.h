@@ -1,0 +1,36 @@
+/* process.h: run a program with an explicit environment (no shell), its
+ * stdout and stderr captured, with a time limit. */
+#ifndef CUDAMOD_PROCESS_H
+#define CUDAMOD_PROCESS_H
+
+#include <stdbool.h>
+
+#include "strbuf.h"
+
+struct child {
+        struct strbuf out, err;
+        int wait_status;    /* from waitpid; meaningful when reaped */
+        bool reaped;
+        bool timed_out;
+        int exec_errno;     /* execve (or the child's setup) failed with it; 0: it started */
+};
+void child_release(struct child *c);
+
+/* Run path with argv and envp in cwd (NULL: ours), stdin from /dev/null, in
+ * a new process group; collect stdout and stderr (1 MiB each: stdout's
+ * start, stderr's end; the rest read and dropped) until both close; at
+ * timeout seconds, SIGKILL the group. The child is always reaped. Returns 0
+ * with ret filled (ret->exec_errno set when it could not be started), or a
+ * negative errno when the pipes or fork fail. */
+int process_run(const char *path, char *const *argv, char *const *envp, const char *cwd,
+                unsigned timeout, struct child *ret);
+/* Where execvp would find name with the PATH of env ("/usr/bin:/bin" when
+ * it has none), made absolute; a name holding '/' is taken as it is. NULL
+ * with *ret_err (ENOENT, EACCES) when there is none. */
+char *process_find_program(const char *name, char *const *env, int *ret_err);
+/* "exit status 3", "killed by signal 9": how a reaped child ended. */
+char *child_ending(const struct child *c);
+/* Reaped, in time, started, and exit status 0. */
+bool child_succeeded(const struct child *c);
+
+#endif

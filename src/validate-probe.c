@@ -1,0 +1,905 @@
+/* validate-probe.c: the build, run and device checks of `cudamod validate`
+ * (DESIGN.md §6).
+ *
+ * Both the C compiler and cudamod-probe are started with the module's
+ * environment only (t->env), by fork and execve, in a process group of
+ * their own that is killed whole at the timeout; their stdout and stderr
+ * are read through pipes, each kept to OUTPUT_MAX bytes. Programs are looked
+ * up in the PATH of that environment, never in ours. Everything the child
+ * needs is prepared before fork, so the child calls only async-signal-safe
+ * functions (validate may run modules in parallel threads). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "process.h"
+#include "strbuf.h"
+#include "validate.h"
+#include "version.h"
+#include "banned.h"
+
+#define HEADER_MAX (4 * 1024 * 1024)
+#define DEFAULT_TIMEOUT 120
+/* More devices than any node has: a garbage document must not allocate much. */
+#define MAX_DEVICES 1024
+/* How much of a failing program's stderr a message quotes. */
+#define TAIL_LINES 5
+#define TAIL_BYTES 600
+
+/* What each module kind is built and run with. */
+struct kind_info {
+        const char *what;      /* "the CUDA runtime" */
+        const char *header;    /* the header the build includes */
+        const char *libs[3];   /* link flags, NULL-terminated */
+        const char *program;   /* the build check's program */
+};
+
+static const struct kind_info kind_infos[] = {
+        [MODULE_CUDA] = {
+                .what = "the CUDA runtime",
+                .header = "cuda_runtime_api.h",
+                .libs = { "-lcudart", NULL },
+                .program = "#include <cuda_runtime_api.h>\n"
+                           "\n"
+                           "int main(void)\n"
+                           "{\n"
+                           "        int v = 0;\n"
+                           "\n"
+                           "        return cudaRuntimeGetVersion(&v) == 0 && v > 0 ? 0 : 1;\n"
+                           "}\n",
+        },
+        [MODULE_CUDNN] = {
+                .what = "cuDNN",
+                .header = "cudnn.h",
+                .libs = { "-lcudnn", "-lcudart", NULL },
+                .program = "#include <cudnn.h>\n"
+                           "\n"
+                           "int main(void)\n"
+                           "{\n"
+                           "        return cudnnGetVersion() > 0 ? 0 : 1;\n"
+                           "}\n",
+        },
+        [MODULE_NCCL] = {
+                .what = "NCCL",
+                .header = "nccl.h",
+                .libs = { "-lnccl", NULL },
+                .program = "#include <nccl.h>\n"
+                           "\n"
+                           "int main(void)\n"
+                           "{\n"
+                           "        int v = 0;\n"
+                           "\n"
+                           "        return ncclGetVersion(&v) == 0 && v > 0 ? 0 : 1;\n"
+                           "}\n",
+        },
+};
+
+static const struct kind_info *kind_info(enum module_kind kind)
+{
+        return kind == MODULE_CUDA || kind == MODULE_CUDNN || kind == MODULE_NCCL ? &kind_infos[kind] : NULL;
+}
+
+/* env with LD_LIBRARY_PATH extended by extra_libdir (when not NULL); entries
+ * without '=' are dropped. */
+static void env_build(char *const *env, const char *extra_libdir, struct strv *ret)
+{
+        bool seen = false;
+
+        for (char *const *e = env; e && *e; e++) {
+                if (!strchr(*e, '='))
+                        continue;
+                if (extra_libdir && startswith(*e, "LD_LIBRARY_PATH=")) {
+                        const char *v = *e + strlen("LD_LIBRARY_PATH=");
+
+                        seen = true;
+                        strv_push(ret, *v ? xasprintf("%s:%s", *e, extra_libdir)
+                                          : xasprintf("LD_LIBRARY_PATH=%s", extra_libdir));
+                        continue;
+                }
+                strv_add(ret, *e);
+        }
+        if (extra_libdir && !seen)
+                strv_push(ret, xasprintf("LD_LIBRARY_PATH=%s", extra_libdir));
+}
+
+/* An argv or envp for execve: never NULL, even for an empty strv. */
+static char *const *strv_exec(const struct strv *v)
+{
+        static char *const empty[] = { NULL };
+
+        return v->items ? v->items : empty;
+}
+
+/* The last TAIL_LINES lines of text (at most TAIL_BYTES), trimmed and made
+ * valid UTF-8, newlines kept; newly allocated ("" when empty). */
+static char *text_tail(const char *text, size_t len)
+{
+        _cleanup_free_ char *cut = NULL;
+        size_t end = len, start;
+        unsigned lines = 0;
+
+        while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == ' '))
+                end--;
+        start = end;
+        while (start > 0 && end - start < TAIL_BYTES) {
+                if (text[start - 1] == '\n' && ++lines >= TAIL_LINES)
+                        break;
+                start--;
+        }
+        /* A cut line is marked; the cut may split a UTF-8 sequence, which
+         * utf8_sanitize then replaces. */
+        cut = start > 0 && text[start - 1] != '\n' ? xasprintf("…%.*s", (int)(end - start), text + start)
+                                                   : xstrndup(text + start, end - start);
+        return utf8_sanitize(cut);
+}
+
+/* --- headers and versions ---------------------------------------------- */
+
+/* Read the first of names found in incdirs into ret_buf; its path, or NULL
+ * when there is none. */
+static char *header_read(const struct strv *incdirs, const char *const *names, struct strbuf *ret_buf)
+{
+        for (size_t n = 0; names[n]; n++)
+                for (size_t i = 0; i < incdirs->len; i++) {
+                        char *path = path_join(incdirs->items[i], names[n]);
+
+                        strbuf_reset(ret_buf);
+                        if (strbuf_read_file(ret_buf, path, HEADER_MAX) == 0)
+                                return path;
+                        free(path);
+                }
+        return NULL;
+}
+
+/* The version the kind's header in incdirs declares, encoded as the
+ * library's version function encodes it (12040, 90701, 8907, 22105).
+ * Returns 0, -ENOENT when there is no such header or it declares no
+ * version, another negative errno when the declaration is malformed;
+ * *ret_file is the header read (or NULL). */
+static int header_version(const struct strv *incdirs, enum module_kind kind, long *ret, char **ret_file)
+{
+        static const char *const cuda_names[] = { "cuda_runtime_api.h", NULL };
+        static const char *const cudnn_names[] = { "cudnn_version.h", "cudnn.h", NULL };
+        static const char *const nccl_names[] = { "nccl.h", NULL };
+        _cleanup_strbuf_ struct strbuf buf = STRBUF_INIT;
+        struct version v;
+        long code;
+        int r;
+
+        *ret_file = header_read(incdirs,
+                                kind == MODULE_CUDA ? cuda_names : kind == MODULE_CUDNN ? cudnn_names : nccl_names,
+                                &buf);
+        if (!*ret_file)
+                return -ENOENT;
+        switch (kind) {
+        case MODULE_CUDA:
+                r = header_define_long(buf.buf, buf.len, "CUDART_VERSION", &code);
+                if (r < 0)
+                        return r;
+                if (code < 1000)
+                        return -EBADMSG;
+                *ret = code;
+                return 0;
+        case MODULE_CUDNN:
+                r = cudnn_header_parse(buf.buf, buf.len, &v);
+                if (r < 0)
+                        return r;
+                if (v.n[0] > 99 || v.n[1] > 99 || v.n[2] > 99)
+                        return -EBADMSG;
+                /* 9 and later: major*10000+minor*100+patch; before, major*1000+… */
+                *ret = (long)(v.n[0] * (v.n[0] >= 9 ? 10000 : 1000) + v.n[1] * 100 + v.n[2]);
+                return 0;
+        case MODULE_NCCL:
+                r = nccl_header_parse(buf.buf, buf.len, &v);
+                if (r < 0)
+                        return r;
+                if (v.n[0] > 99 || v.n[1] > 99 || v.n[2] > 99)
+                        return -EBADMSG;
+                /* NCCL_VERSION(X,Y,Z): x1000 up to 2.8, x10000 from 2.9 */
+                *ret = (long)(v.n[0] * (v.n[0] <= 2 && v.n[1] <= 8 ? 1000 : 10000) + v.n[1] * 100 + v.n[2]);
+                return 0;
+        default:
+                return -ENOENT;
+        }
+}
+
+/* A version code (as the libraries report them) as a version: 12040 is
+ * 12.4, 90701 is 9.7.1, 8907 is 8.9.7, 22105 is 2.21.5. */
+static struct version code_version(enum module_kind kind, long code)
+{
+        unsigned long c = code > 0 ? (unsigned long)code : 0;
+
+        if (kind == MODULE_CUDA)
+                return (struct version){ .n = { c / 1000, c % 1000 / 10 }, .count = 2 };
+        if (c >= 10000)
+                return (struct version){ .n = { c / 10000, c % 10000 / 100, c % 100 }, .count = 3 };
+        return (struct version){ .n = { c / 1000, c % 1000 / 100, c % 100 }, .count = 3 };
+}
+
+/* "12.4 (12040)" */
+static char *code_string(enum module_kind kind, long code)
+{
+        struct version v = code_version(kind, code);
+        _cleanup_free_ char *s = version_to_string(&v, 0);
+
+        return xasprintf("%s (%ld)", s, code);
+}
+
+/* The highest N of the libcudart.so.N[...] files in dir; 0 when none. */
+static unsigned long dir_cudart_major(const char *dir)
+{
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        unsigned long major = 0;
+
+        if (!d)
+                return 0;
+        while ((de = readdir(d))) {
+                struct version v;
+
+                if (soname_version_parse(de->d_name, "libcudart", &v) == 0 && v.n[0] > major)
+                        major = v.n[0];
+        }
+        closedir(d);
+        return major;
+}
+
+/* The CUDA major the probe should load the runtime of: a cuda module's
+ * from its runtime header (or its libcudart.so.N), another module's from
+ * the first libcudart.so.N on its LD_LIBRARY_PATH; 0 when unknown. */
+static unsigned long target_cuda_major(const struct validate_target *t)
+{
+        const struct strv *dirs = t->kind == MODULE_CUDA ? &t->own_libdirs : &t->ld_library_path;
+
+        if (t->kind == MODULE_CUDA) {
+                _cleanup_free_ char *file = NULL;
+                long code;
+
+                if (header_version(&t->own_incdirs, MODULE_CUDA, &code, &file) == 0)
+                        return (unsigned long)code / 1000;
+        }
+        for (size_t i = 0; i < dirs->len; i++) {
+                unsigned long m = dir_cudart_major(dirs->items[i]);
+
+                if (m > 0)
+                        return m;
+        }
+        return 0;
+}
+
+/* --- build ------------------------------------------------------------- */
+
+/* Remove dir and the files in it (the build leaves no subdirectory). */
+static void rm_build_dir(const char *dir)
+{
+        DIR *d = opendir(dir);
+        struct dirent *de;
+
+        if (d) {
+                while ((de = readdir(d)))
+                        if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                                (void)unlinkat(dirfd(d), de->d_name, 0);
+                closedir(d);
+        }
+        (void)rmdir(dir);
+}
+
+static void rm_build_dirp(char **dir)
+{
+        if (*dir) {
+                rm_build_dir(*dir);
+                free(*dir);
+        }
+}
+
+static int write_file(const char *path, const char *content)
+{
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        size_t len = strlen(content), done = 0;
+
+        if (fd < 0)
+                return -errno;
+        while (done < len) {
+                ssize_t n = write(fd, content + done, len - done);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                done += (size_t)n;
+        }
+        return 0;
+}
+
+/* The compiler's error lines (those naming an error, else the first ones),
+ * each indented, at most TAIL_LINES. */
+static char *compiler_errors(const char *text)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        _cleanup_free_ char *clean = utf8_sanitize(text);
+        unsigned n = 0;
+
+        for (int pass = 0; pass < 2 && n == 0; pass++)
+                for (const char *p = clean; *p && n < TAIL_LINES;) {
+                        const char *e = strchrnul(p, '\n');
+                        _cleanup_free_ char *line = xstrndup(p, (size_t)(e - p));
+
+                        if (*line && (pass == 1 || strstr(line, "error") || strstr(line, "cannot find"))) {
+                                strbuf_addf(&sb, "\n  %s", line);
+                                n++;
+                        }
+                        p = *e ? e + 1 : e;
+                }
+        return strbuf_detach(&sb);
+}
+
+void check_build(const struct validate_target *t, const struct validate_options *o, struct check *ret)
+{
+        const struct kind_info *k = kind_info(t->kind);
+        const char *cc = o->cc ? o->cc : "cc", *tmp = getenv("TMPDIR");
+        unsigned timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT;
+        _cleanup_(rm_build_dirp) char *dir = NULL;
+        _cleanup_free_ char *cc_path = NULL, *src = NULL, *libs = NULL, *ending = NULL, *errors = NULL,
+                            *owned_hint = NULL;
+        const char *missing;
+        _cleanup_(strv_release) struct strv argv = { 0 }, env = { 0 };
+        _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
+        const char *hint;
+        int r, err = 0;
+
+        ret->id = "build";
+        if (!o->compile) {
+                check_set(ret, CHECK_SKIP, "the build check was not asked for");
+                return;
+        }
+        if (!k) {
+                check_set(ret, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module: nothing to build against");
+                return;
+        }
+        cc_path = process_find_program(cc, t->env, &err);
+        if (!cc_path) {
+                const char *path = env_get(t->env, "PATH");
+
+                check_set(ret, CHECK_SKIP, "no C compiler: '%s' is not in the module's PATH (%s): %s", cc,
+                          path ? path : "unset", err == EACCES ? "it is not executable" : "install one or name another");
+                return;
+        }
+
+        dir = xasprintf("%s/cudamod-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir)) {
+                check_set(ret, CHECK_FAIL, "cannot create a temporary directory like '%s': %s", dir, strerror(errno));
+                free(TAKE_PTR(dir));
+                return;
+        }
+        src = path_join(dir, "cudamod-build.c");
+        r = write_file(src, k->program);
+        if (r < 0) {
+                check_set(ret, CHECK_FAIL, "cannot write '%s': %s", src, strerror(-r));
+                return;
+        }
+
+        strv_add(&argv, cc);
+        strv_add(&argv, "-o");
+        strv_add(&argv, "cudamod-build");
+        strv_add(&argv, "cudamod-build.c");
+        for (size_t i = 0; k->libs[i]; i++)
+                strv_add(&argv, k->libs[i]);
+        env_build(t->env, NULL, &env);
+        libs = k->libs[1] ? xasprintf("%s %s", k->libs[0], k->libs[1]) : xstrdup(k->libs[0]);
+
+        r = process_run(cc_path, strv_exec(&argv), strv_exec(&env), dir, timeout, &c);
+        if (r < 0) {
+                check_set(ret, CHECK_FAIL, "cannot start '%s': %s", cc_path, strerror(-r));
+                return;
+        }
+        if (c.exec_errno) {
+                check_set(ret, CHECK_FAIL, "the C compiler '%s' could not be started: %s", cc_path,
+                          strerror(c.exec_errno));
+                return;
+        }
+        if (c.timed_out) {
+                check_set(ret, CHECK_FAIL, "the C compiler '%s' timed out after %u s, killed", cc_path, timeout);
+                return;
+        }
+        if (child_succeeded(&c)) {
+                check_set(ret, CHECK_PASS,
+                          "a program including %s compiles and links with %s using only the module's CPATH and LIBRARY_PATH ('%s')",
+                          k->header, libs, cc_path);
+                return;
+        }
+
+        if ((missing = strstr(c.err.buf, "cannot find -l"))) {
+                size_t n;
+
+                missing += strlen("cannot find -l");
+                n = strspn(missing, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.");
+                hint = owned_hint = xasprintf(
+                        "LIBRARY_PATH does not reach lib%.*s.so (the development link): add the module's library directory (or its dependency's) to LIBRARY_PATH",
+                        (int)n, missing);
+        } else if (strstr(c.err.buf, ".h: No such file") || strstr(c.err.buf, ".h: no such file"))
+                hint = "CPATH does not reach a header: add the module's include directory (and its CUDA dependency's) to CPATH";
+        else
+                hint = "see the compiler's messages";
+        ending = child_ending(&c);
+        errors = compiler_errors(c.err.len ? c.err.buf : c.out.buf);
+        check_set(ret, CHECK_FAIL,
+                  "a program including %s does not build with %s using the module's CPATH and LIBRARY_PATH ('%s', %s): %s%s",
+                  k->header, libs, cc_path, ending, hint, errors);
+}
+
+/* --- the probe --------------------------------------------------------- */
+
+static void probe_library_release(struct probe_library *l)
+{
+        free(l->soname);
+        free(l->path);
+        free(l->error);
+        *l = (struct probe_library){ .version = -1, .cudart_version = -1 };
+}
+
+void probe_report_release(struct probe_report *r)
+{
+        free(r->launch_error);
+        probe_library_release(&r->cudart);
+        probe_library_release(&r->cudnn);
+        probe_library_release(&r->nccl);
+        free(r->runtime_device_error);
+        free(r->driver_path);
+        free(r->driver_error);
+        for (size_t i = 0; i < r->n_devices; i++) {
+                free(r->devices[i].name);
+                free(r->devices[i].compute_capability);
+        }
+        free(r->devices);
+        *r = (struct probe_report){
+                .cudart = { .version = -1, .cudart_version = -1 },
+                .cudnn = { .version = -1, .cudart_version = -1 },
+                .nccl = { .version = -1, .cudart_version = -1 },
+                .runtime_driver_version = -1,
+                .runtime_device_count = -1,
+                .driver_version = -1,
+        };
+}
+
+static void probe_report_releasep(struct probe_report *r)
+{
+        probe_report_release(r);
+}
+
+static long json_long(json_t *obj, const char *key)
+{
+        json_t *j = json_object_get(obj, key);
+
+        return json_is_integer(j) && json_integer_value(j) >= 0 && json_integer_value(j) <= LONG_MAX
+                       ? (long)json_integer_value(j)
+                       : -1;
+}
+
+static char *json_str(json_t *obj, const char *key)
+{
+        json_t *j = json_object_get(obj, key);
+
+        return json_is_string(j) ? xstrdup(json_string_value(j)) : NULL;
+}
+
+static void library_from_json(json_t *obj, const char *version_key, struct probe_library *l)
+{
+        if (!json_is_object(obj))
+                return;
+        l->loaded = json_is_true(json_object_get(obj, "loaded"));
+        l->soname = json_str(obj, "soname");
+        l->path = json_str(obj, "realpath");
+        if (!l->path)
+                l->path = json_str(obj, "path");
+        l->error = json_str(obj, "error");
+        l->version = json_long(obj, version_key);
+        l->cudart_version = json_long(obj, "cudart_version");
+}
+
+/* Fill r from the probe's document; -EBADMSG when it is not one. */
+static int report_from_json(json_t *doc, struct probe_report *r)
+{
+        json_t *cudart = json_object_get(doc, "cudart"), *driver = json_object_get(doc, "driver"), *devices;
+
+        if (!json_is_object(doc) || json_long(doc, "probe") != 1 || !json_is_object(cudart))
+                return -EBADMSG;
+        library_from_json(cudart, "runtime_version", &r->cudart);
+        r->runtime_driver_version = json_long(cudart, "driver_version");
+        r->runtime_device_count = json_long(cudart, "device_count") > INT_MAX ? INT_MAX
+                                  : (int)json_long(cudart, "device_count");
+        if (r->runtime_device_count < 0)
+                r->runtime_device_error = json_str(cudart, "error");
+        library_from_json(json_object_get(doc, "cudnn"), "version", &r->cudnn);
+        library_from_json(json_object_get(doc, "nccl"), "version", &r->nccl);
+        if (!json_is_object(driver))
+                return 0;
+        r->driver_loaded = json_is_true(json_object_get(driver, "loaded"));
+        r->driver_path = json_str(driver, "realpath");
+        if (!r->driver_path)
+                r->driver_path = json_str(driver, "path");
+        r->driver_error = json_str(driver, "error");
+        r->driver_version = json_long(driver, "version");
+        devices = json_object_get(driver, "devices");
+        if (json_is_array(devices) && json_array_size(devices) > 0) {
+                size_t n = json_array_size(devices) < MAX_DEVICES ? json_array_size(devices) : MAX_DEVICES;
+
+                r->devices = xcalloc(n, sizeof(*r->devices));
+                for (size_t i = 0; i < n; i++) {
+                        json_t *d = json_array_get(devices, i);
+                        struct probe_device *pd = &r->devices[r->n_devices++];
+                        long index = json_long(d, "index");
+
+                        pd->index = index >= 0 && index <= INT_MAX ? (int)index : (int)i;
+                        pd->name = json_str(d, "name");
+                        pd->compute_capability = json_str(d, "compute_capability");
+                        pd->memory_mib = json_long(d, "memory_mib");
+                }
+        }
+        return 0;
+}
+
+int probe_run(const struct validate_target *t, const struct validate_options *o, struct probe_report *ret)
+{
+        _cleanup_(probe_report_releasep) struct probe_report r = { 0 };
+        _cleanup_(strv_release) struct strv env = { 0 }, argv = { 0 };
+        _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
+        _cleanup_free_ char *exe = NULL, *major_arg = NULL;
+        bool launcher = o->launcher && o->launcher[0];
+        const char *who_name = launcher ? o->launcher[0] : o->probe;
+        const char *who = launcher ? "the launcher" : "the probe";
+        unsigned timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT;
+        unsigned long major = target_cuda_major(t);
+        json_error_t jerr;
+        json_t *doc;
+        int r_spawn, err = 0;
+
+        probe_report_release(&r);
+        if (!o->probe) {
+                r.launch_error = xstrdup("no probe program was given");
+                goto done;
+        }
+
+        env_build(t->env, o->driver_libdir, &env);
+        if (launcher) {
+                for (char **a = o->launcher; *a; a++)
+                        strv_add(&argv, *a);
+                strv_add(&argv, "env");
+                strv_add(&argv, "-i");
+                for (size_t i = 0; i < env.len; i++)
+                        strv_add(&argv, env.items[i]);
+        }
+        strv_add(&argv, o->probe);
+        if (major >= 11 && major <= 999) {
+                major_arg = xasprintf("%lu", major);
+                strv_add(&argv, "--cuda-major");
+                strv_add(&argv, major_arg);
+        }
+        if (t->kind != MODULE_CUDNN)
+                strv_add(&argv, "--no-cudnn");
+        if (t->kind != MODULE_NCCL)
+                strv_add(&argv, "--no-nccl");
+
+        exe = process_find_program(who_name, env.items, &err);
+        if (!exe) {
+                const char *path = env_get(env.items, "PATH");
+
+                r.launch_error = xasprintf("%s '%s' could not be started: %s in PATH (%s)", who, who_name,
+                                           err == EACCES ? "not executable" : "not found", path ? path : "unset");
+                r.launcher_failed = launcher;
+                goto done;
+        }
+        r_spawn = process_run(exe, strv_exec(&argv), strv_exec(&env), NULL, timeout, &c);
+        if (r_spawn < 0) {
+                r.launch_error = xasprintf("%s '%s' could not be started: %s", who, who_name, strerror(-r_spawn));
+                r.launcher_failed = launcher;
+                goto done;
+        }
+        if (c.exec_errno) {
+                r.launch_error = xasprintf("%s '%s' could not be started: %s", who, who_name, strerror(c.exec_errno));
+                r.launcher_failed = launcher;
+                goto done;
+        }
+        if (c.timed_out) {
+                if (launcher)
+                        r.launch_error = xasprintf("the launcher '%s' timed out after %u s, killed", who_name, timeout);
+                else
+                        r.launch_error = xasprintf("timed out after %u s, killed", timeout);
+                r.launcher_failed = launcher;
+                goto done;
+        }
+        if (!child_succeeded(&c)) {
+                _cleanup_free_ char *ending = child_ending(&c), *tail = text_tail(c.err.buf, c.err.len);
+
+                if (launcher)
+                        r.launch_error = xasprintf("the launcher '%s' failed: %s%s%s", who_name, ending,
+                                                   *tail ? ": " : "", tail);
+                else
+                        r.launch_error = xasprintf("%s%s%s", ending, *tail ? ": " : "", tail);
+                r.launcher_failed = launcher;
+                goto done;
+        }
+
+        doc = json_loadb(c.out.buf, c.out.len, 0, &jerr);
+        if (!doc) {
+                _cleanup_free_ char *text = utf8_sanitize(jerr.text);
+
+                r.launch_error = xasprintf("unreadable output: %s (line %d)", text, jerr.line);
+                goto done;
+        }
+        if (report_from_json(doc, &r) < 0) {
+                probe_report_release(&r);
+                r.launch_error = xstrdup("unreadable output: not a cudamod-probe document");
+        } else {
+                r.ran = true;
+        }
+        json_decref(doc);
+
+done:
+        *ret = r;
+        r = (struct probe_report){ 0 };
+        return 0;
+}
+
+/* --- run --------------------------------------------------------------- */
+
+struct findings {
+        enum check_status status;
+        struct strbuf problems;  /* fail and warn lines */
+        struct strbuf facts;     /* what a pass says */
+};
+
+_printf_(3, 4) static void finding_add(struct findings *f, enum check_status s, const char *fmt, ...)
+{
+        struct strbuf *sb = s == CHECK_PASS ? &f->facts : &f->problems;
+        va_list ap;
+
+        if (s > f->status && s != CHECK_SKIP)
+                f->status = s;
+        if (sb->len > 0)
+                strbuf_addstr(sb, s == CHECK_PASS ? "; " : "\n");
+        va_start(ap, fmt);
+        strbuf_vaddf(sb, fmt, ap);
+        va_end(ap);
+}
+
+/* The module's library directories, for messages: "'/a', '/b'". */
+static char *own_dirs_string(const struct validate_target *t)
+{
+        struct strbuf sb = STRBUF_INIT;
+
+        for (size_t i = 0; i < t->own_libdirs.len; i++)
+                strbuf_addf(&sb, "%s'%s'", i ? ", " : "", t->own_libdirs.items[i]);
+        return strbuf_detach(&sb);
+}
+
+/* Whether the file loaded (l->path, a realpath) is what the module's
+ * library directories offer under its soname; *ret_offered tells whether
+ * they offer that soname at all. */
+static bool loaded_from_module(const struct validate_target *t, const struct probe_library *l, bool *ret_offered)
+{
+        bool offered = false, same = false;
+
+        for (size_t i = 0; i < t->own_libdirs.len && l->soname; i++) {
+                _cleanup_free_ char *file = path_join(t->own_libdirs.items[i], l->soname);
+                _cleanup_free_ char *real = realpath(file, NULL);
+
+                if (!real)
+                        continue;
+                offered = true;
+                if (l->path && streq(real, l->path))
+                        same = true;
+        }
+        *ret_offered = offered;
+        return same;
+}
+
+/* The kind's library: loaded from the module, and its version equal to the
+ * header's and the module's. Returns whether it was read (so further
+ * comparisons make sense). */
+static bool run_library(const struct validate_target *t, enum module_kind kind, const struct probe_library *l,
+                        struct findings *f)
+{
+        const struct kind_info *k = kind_info(kind);
+        _cleanup_free_ char *lib_dir = NULL, *dirs = NULL, *have = NULL, *header = NULL, *hdr = NULL;
+        const char *soname = l->soname ? l->soname : "?";
+        bool offered;
+        long code;
+        int r;
+
+        if (!l->loaded) {
+                dirs = own_dirs_string(t);
+                finding_add(f, CHECK_FAIL, "%s could not be loaded: %s: LD_LIBRARY_PATH must reach the module's %s",
+                            k->what, l->error ? l->error : "no error given",
+                            *dirs ? dirs : "library directory (it adds none)");
+                return false;
+        }
+        if (l->path && !loaded_from_module(t, l, &offered)) {
+                dirs = own_dirs_string(t);
+                lib_dir = path_dirname(l->path);
+                finding_add(f, CHECK_FAIL,
+                            "%s was loaded from '%s', not from the module's %s%s%s: another %s comes first on the loader path (LD_LIBRARY_PATH or /etc/ld.so.cache); unload it or put the module's directory first in LD_LIBRARY_PATH",
+                            soname, lib_dir, *dirs ? dirs : "library directories (it adds none)",
+                            offered ? "" : ", which has no ", offered ? "" : soname, k->what);
+                return false;
+        }
+        if (l->version < 0) {
+                finding_add(f, CHECK_FAIL, "%s from '%s' did not tell its version: %s", soname,
+                            l->path ? l->path : "?", l->error ? l->error : "no error given");
+                return false;
+        }
+        have = code_string(kind, l->version);
+        finding_add(f, CHECK_PASS, "%s %s from '%s'", soname, have, l->path ? l->path : "?");
+
+        r = header_version(&t->own_incdirs, kind, &code, &header);
+        if (r == -ENOENT && !header)
+                finding_add(f, CHECK_WARN, "no %s in the module's include directories to compare %s %s with",
+                            kind == MODULE_CUDNN ? "cudnn_version.h" : k->header, soname, have);
+        else if (r < 0)
+                finding_add(f, CHECK_WARN, "'%s' declares no readable version to compare %s %s with", header,
+                            soname, have);
+        else if (code != l->version) {
+                hdr = code_string(kind, code);
+                finding_add(f, CHECK_FAIL,
+                            "%s is %s but the module's '%s' declares %s: the headers and the library come from different installs; point CPATH and LD_LIBRARY_PATH at one",
+                            soname, have, header, hdr);
+        } else {
+                finding_add(f, CHECK_PASS, "equal to '%s'", header);
+        }
+
+        if (t->version && *t->version) {
+                struct version mv, lv = code_version(kind, l->version);
+                const char *end;
+
+                if (version_parse_prefix(t->version, &mv, &end) == 0) {
+                        unsigned parts = mv.count < lv.count ? mv.count : lv.count;
+                        struct version a = version_truncate(&mv, parts), b = version_truncate(&lv, parts);
+
+                        if (version_compare(&a, &b) != 0)
+                                finding_add(f, CHECK_FAIL,
+                                            "the module is %s but %s is %s: the module points at another install than its name says; fix the module or its name",
+                                            t->module ? t->module : t->version, soname, have);
+                        else
+                                finding_add(f, CHECK_PASS, "agrees with the module version %s", t->version);
+                }
+        }
+        return true;
+}
+
+/* cuDNN: the CUDA major it was built for is the loaded runtime's. */
+static void run_cudnn_runtime(const struct probe_report *p, struct findings *f)
+{
+        const struct probe_library *dnn = &p->cudnn, *rt = &p->cudart;
+        _cleanup_free_ char *dnn_v = NULL, *rt_v = NULL;
+        long want;
+
+        if (dnn->cudart_version < 1000)
+                return;
+        want = dnn->cudart_version / 1000;
+        dnn_v = code_string(MODULE_CUDNN, dnn->version);
+        if (!rt->loaded || rt->version < 1000) {
+                finding_add(f, CHECK_WARN,
+                            "cuDNN %s is built for CUDA %ld (cudart %ld) but no CUDA runtime was loaded with it (%s): load a CUDA %ld module with it",
+                            dnn_v, want, dnn->cudart_version, rt->error ? rt->error : "no error given", want);
+                return;
+        }
+        rt_v = code_string(MODULE_CUDA, rt->version);
+        if (rt->version / 1000 != want)
+                finding_add(f, CHECK_FAIL,
+                            "cuDNN %s is built for CUDA %ld (cudart %ld) but the loaded runtime is %s, %s from '%s': use a cuDNN built for CUDA %ld or load a CUDA %ld module",
+                            dnn_v, want, dnn->cudart_version, rt_v, rt->soname ? rt->soname : "?",
+                            rt->path ? rt->path : "?", rt->version / 1000, want);
+        else
+                finding_add(f, CHECK_PASS, "built for CUDA %ld (cudart %ld), as the loaded runtime %s", want,
+                            dnn->cudart_version, rt_v);
+}
+
+void check_run(const struct validate_target *t, const struct probe_report *p, struct check *ret)
+{
+        struct findings f = { .status = CHECK_PASS, .problems = STRBUF_INIT, .facts = STRBUF_INIT };
+        const struct probe_library *l;
+
+        ret->id = "run";
+        if (!kind_info(t->kind)) {
+                check_set(ret, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module: no library to load");
+                return;
+        }
+        if (!p->ran) {
+                if (p->launcher_failed)
+                        check_set(ret, CHECK_FAIL,
+                                  "the launcher failed, so the probe did not run and the module was not checked (fix the launcher command or the target): %s",
+                                  p->launch_error ? p->launch_error : "no reason given");
+                else
+                        check_set(ret, CHECK_FAIL, "the probe did not run: %s",
+                                  p->launch_error ? p->launch_error : "no reason given");
+                return;
+        }
+        l = t->kind == MODULE_CUDA ? &p->cudart : t->kind == MODULE_CUDNN ? &p->cudnn : &p->nccl;
+        if (run_library(t, t->kind, l, &f) && t->kind == MODULE_CUDNN)
+                run_cudnn_runtime(p, &f);
+        check_set(ret, f.status, "%s", f.problems.len ? f.problems.buf : f.facts.buf);
+        strbuf_release(&f.problems);
+        strbuf_release(&f.facts);
+}
+
+/* --- device ------------------------------------------------------------ */
+
+/* "12080 (CUDA 12.8)" */
+static char *driver_string(long v)
+{
+        return xasprintf("%ld (CUDA %ld.%ld)", v, v / 1000, v % 1000 / 10);
+}
+
+void check_device(const struct validate_target *t, const struct validate_options *o,
+                  const struct probe_report *p, struct check *ret)
+{
+        enum check_status absent = o->require_device ? CHECK_FAIL : CHECK_SKIP;
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        _cleanup_free_ char *driver = NULL;
+        long dv, rv = p->cudart.loaded ? p->cudart.version : -1;
+
+        ret->id = "device";
+        if (!kind_info(t->kind)) {
+                check_set(ret, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module");
+                return;
+        }
+        if (!p->ran) {
+                check_set(ret, absent, "the probe did not run, so no device was queried: %s",
+                          p->launch_error ? p->launch_error : "no reason given");
+                return;
+        }
+        if (!p->driver_loaded) {
+                check_set(ret, absent,
+                          "no NVIDIA driver: libcuda.so.1 could not be loaded (%s); expected on a machine without a GPU, otherwise name the driver's directory (--driver-libdir) or run the probe on a GPU node through a launcher",
+                          p->driver_error ? p->driver_error : "no error given");
+                return;
+        }
+        dv = p->driver_version >= 0 ? p->driver_version : p->runtime_driver_version > 0 ? p->runtime_driver_version : -1;
+        if (dv < 0) {
+                check_set(ret, CHECK_FAIL, "the driver '%s' did not tell its version: %s",
+                          p->driver_path ? p->driver_path : "libcuda.so.1",
+                          p->driver_error ? p->driver_error : "no error given");
+                return;
+        }
+        driver = driver_string(dv);
+        if (rv >= 1000 && dv < rv / 1000 * 1000) {
+                check_set(ret, CHECK_FAIL,
+                          "driver %s is older than the runtime %ld needs (≥ %ld): update the NVIDIA driver or use a CUDA ≤ %ld.%ld module",
+                          driver, rv, rv / 1000 * 1000, dv / 1000, dv % 1000 / 10);
+                return;
+        }
+        if (p->n_devices == 0) {
+                check_set(ret, absent, "driver %s sees no GPU%s%s: expected on a machine without one; run the probe on a GPU node through a launcher",
+                          driver, p->driver_error ? ": " : "", p->driver_error ? p->driver_error : "");
+                return;
+        }
+
+        strbuf_addf(&sb, "%zu GPU%s: ", p->n_devices, p->n_devices == 1 ? "" : "s");
+        for (size_t i = 0; i < p->n_devices; i++) {
+                const struct probe_device *d = &p->devices[i];
+                _cleanup_free_ char *name = utf8_sanitize(d->name ? d->name : "?");
+
+                strbuf_addf(&sb, "%s%d %s (%s, ", i ? "; " : "", d->index, name,
+                            d->compute_capability ? d->compute_capability : "?");
+                if (d->memory_mib >= 0)
+                        strbuf_addf(&sb, "%ld MiB)", d->memory_mib);
+                else
+                        strbuf_addstr(&sb, "? MiB)");
+        }
+        strbuf_addf(&sb, "; driver %s", driver);
+        if (rv >= 1000)
+                strbuf_addf(&sb, ", enough for the runtime %ld", rv);
+        if (rv >= 1000 && p->runtime_device_count < 0) {
+                check_set(ret, CHECK_WARN, "%s; but the runtime could not count the GPUs: %s", sb.buf,
+                          p->runtime_device_error ? p->runtime_device_error : "no error given");
+                return;
+        }
+        check_set(ret, CHECK_PASS, "%s", sb.buf);
+}

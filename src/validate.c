@@ -1,0 +1,75 @@
+/* validate.c: what the checks share, and the syntax and paths checks. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+
+#include "validate.h"
+#include "banned.h"
+
+static const char *const check_status_names[_CHECK_STATUS_MAX] = {
+        [CHECK_PASS] = "pass",
+        [CHECK_WARN] = "warn",
+        [CHECK_FAIL] = "fail",
+        [CHECK_SKIP] = "skip",
+};
+
+const char *check_status_to_string(enum check_status s)
+{
+        return s < _CHECK_STATUS_MAX ? check_status_names[s] : NULL;
+}
+
+void check_release(struct check *c)
+{
+        free(c->message);
+        c->message = NULL;
+}
+
+enum check_status check_set(struct check *c, enum check_status s, const char *fmt, ...)
+{
+        va_list ap;
+        char *m;
+
+        va_start(ap, fmt);
+        if (vasprintf(&m, fmt, ap) < 0)
+                die_oom();
+        va_end(ap);
+        free(c->message);
+        c->message = m;
+        c->status = s;
+        return s;
+}
+
+/* Whether dir holds a file named prefix followed by a digit ("libcudart.so."
+ * then "12"). */
+static bool dir_has_versioned(const char *dir, const char *prefix)
+{
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        bool found = false;
+        size_t n = strlen(prefix);
+
+        if (!d)
+                return false;
+        while (!found && (de = readdir(d)))
+                found = strncmp(de->d_name, prefix, n) == 0 && ascii_isdigit(de->d_name[n]);
+        closedir(d);
+        return found;
+}
+
+enum module_kind module_kind_detect(const struct strv *own_libdirs)
+{
+        static const struct {
+                const char *prefix;
+                enum module_kind kind;
+        } kinds[] = {
+                { "libcudart.so.", MODULE_CUDA },
+                { "libcudnn.so.", MODULE_CUDNN },
+                { "libnccl.so.", MODULE_NCCL },
+        };
+
+        for (size_t k = 0; k < ELEMENTSOF(kinds); k++)
+                for (size_t i = 0; i < own_libdirs->len; i++)
+                        if (dir_has_versioned(own_libdirs->items[i], kinds[k].prefix))
+                                return kinds[k].kind;
+        return MODULE_OTHER;
+}

@@ -1,0 +1,188 @@
+/* validate.h: the checks of `cudamod validate` (DESIGN.md §6) for one
+ * module that has been evaluated already.
+ *
+ * The caller (cmd-validate.c, with evaluate.c) loads the module with its
+ * dependencies and fills a struct validate_target: the clean environment
+ * the module gives (plus PATH/HOME basics), and the directories the module
+ * itself adds. Each check function fills one struct check. They never
+ * print; messages say what was found and what to do about it.
+ *
+ *   syntax, paths        validate.c (from the evaluation)
+ *   closure, lazy        validate-elf.c (resolve.h)
+ *   build, run, device   validate-probe.c (the C compiler, cudamod-probe) */
+#ifndef CUDAMOD_VALIDATE_H
+#define CUDAMOD_VALIDATE_H
+
+#include <stdbool.h>
+
+#include "util.h"
+
+enum check_status {
+        CHECK_PASS,
+        CHECK_WARN,
+        CHECK_FAIL,
+        CHECK_SKIP,
+        _CHECK_STATUS_MAX,
+};
+/* "pass", "warn", "fail", "skip" */
+const char *check_status_to_string(enum check_status s);
+
+struct check {
+        const char *id;          /* "syntax", "paths", "closure", "lazy", "build", "run",
+                                  * "device" (static strings) */
+        enum check_status status;
+        char *message;           /* owned; one or more lines, no trailing newline */
+};
+void check_release(struct check *c);
+/* Set c (replacing its message) and return c->status. */
+_printf_(3, 4) enum check_status check_set(struct check *c, enum check_status s, const char *fmt, ...);
+
+/* What a module provides, decided from its library directories: a cuda
+ * module has libcudart.so.N, a cudnn module libcudnn.so.N, an nccl module
+ * libnccl.so.N (the first that matches, in this order); OTHER otherwise. */
+enum module_kind {
+        MODULE_OTHER,
+        MODULE_CUDA,
+        MODULE_CUDNN,
+        MODULE_NCCL,
+};
+
+struct validate_options {
+        const char *probe;          /* the cudamod-probe executable (absolute) */
+        char **launcher;            /* NULL-terminated argv put before the probe, or NULL */
+        const char *driver_libdir;  /* appended to the probe's LD_LIBRARY_PATH, or NULL */
+        bool require_device;        /* no driver / no GPU fails the device check */
+        bool compile;               /* run the build check (false: skip it) */
+        unsigned timeout;           /* seconds for one compiler or probe run; 0: 120 */
+        const char *cc;             /* C compiler for the build check; NULL: "cc" in the
+                                     * module's PATH */
+};
+
+struct validate_target {
+        const char *module;         /* "cudnn/9.7.1" */
+        const char *name;           /* "cudnn" */
+        const char *version;        /* "9.7.1" (may be "" when the module has none) */
+        const char *file;           /* the modulefile */
+        enum module_kind kind;
+        /* The environment after loading the module with its dependencies,
+         * minus the module tools' bookkeeping, with PATH ending in the
+         * basics (/usr/bin:/bin) and HOME: what build and run start with.
+         * NULL-terminated "NAME=value" strings. */
+        char *const *env;
+        /* What this module itself (not its dependencies) adds to
+         * LD_LIBRARY_PATH and CPATH, in the order the variable has them. */
+        struct strv own_libdirs;
+        struct strv own_incdirs;
+        /* LD_LIBRARY_PATH of env, split, in order. */
+        struct strv ld_library_path;
+};
+
+/* The kind of a module from the library files in its own_libdirs. */
+enum module_kind module_kind_detect(const struct strv *own_libdirs);
+
+/* --- validate-elf.c -------------------------------------------------- */
+
+/* closure: every DT_NEEDED of every shared library (ELF ET_DYN, regular
+ * file or symlink to one, each real file once) in own_libdirs resolves
+ * with target->ld_library_path, the library's RUNPATH/RPATH and the system
+ * loader path; the driver's libraries are exempt (they come from the
+ * driver) and listed as such. Fail names each library and its missing
+ * needs (at most a few, then "and N more") and what to load or install. */
+void check_closure(const struct validate_target *t, struct check *ret);
+/* lazy: what is dlopen()ed later resolves too (PYTORCH.md R3, R5, R7):
+ * - cudnn: the sub-libraries libcudnn_*.so.<major> resolve, all from one
+ *   directory and of one version (the file versions), and that directory
+ *   is libcudnn's; the one cuDNN version reachable through LD_LIBRARY_PATH
+ *   (two libcudnn.so.<major> in different directories: fail); the CUDA
+ *   major the cuDNN build targets (from the sub-libraries' DT_NEEDED
+ *   libcublasLt.so.N / libnvrtc.so.N, or for cuDNN 9, which dlopen()s
+ *   them, the names in their read-only data) has libcublasLt.so.N and
+ *   libnvrtc.so.N resolvable;
+ * - cuda: libnvJitLink.so.N resolves from the same toolkit as
+ *   libcusparse.so.N, or one at least as new (file versions);
+ * - other kinds: skip. */
+void check_lazy(const struct validate_target *t, struct check *ret);
+
+/* --- validate-probe.c ------------------------------------------------ */
+
+struct probe_library {
+        bool loaded;
+        char *soname;      /* the soname tried (or loaded) */
+        char *path;        /* where it was loaded from (realpath), or NULL */
+        char *error;       /* dlerror() or the call's error, or NULL */
+        long version;      /* cudaRuntimeGetVersion / cudnnGetVersion / ncclGetVersion; -1 */
+        long cudart_version; /* cudnn only: cudnnGetCudartVersion; -1 */
+};
+
+struct probe_device {
+        int index;
+        char *name;
+        char *compute_capability;  /* "9.0" */
+        long memory_mib;
+};
+
+struct probe_report {
+        bool ran;                  /* the probe printed its JSON and exited 0 */
+        char *launch_error;        /* why not: "the launcher 'srun' could not be started: …",
+                                    * "timed out after 120 s", "exit status 3: <stderr tail>",
+                                    * "unreadable output: …" */
+        bool launcher_failed;      /* not ran, through a launcher that could not be started,
+                                    * timed out or exited non-zero: the target's failure
+                                    * rather than the module's */
+        struct probe_library cudart, cudnn, nccl;
+        long runtime_driver_version;  /* cudaDriverGetVersion, -1 */
+        int runtime_device_count;     /* cudaGetDeviceCount, -1 on error */
+        char *runtime_device_error;   /* its error string, or NULL */
+        bool driver_loaded;           /* libcuda.so.1 */
+        char *driver_path;
+        char *driver_error;
+        long driver_version;          /* cuDriverGetVersion, -1 */
+        struct probe_device *devices;
+        size_t n_devices;
+};
+/* Free r's contents and reset it to an empty report (nothing loaded,
+ * versions and counts -1); r must be zeroed or filled by probe_run. */
+void probe_report_release(struct probe_report *r);
+
+/* build: a C program that includes the kind's header (cuda_runtime_api.h,
+ * cudnn.h, nccl.h), calls its version function, and links with -lcudart,
+ * -lcudnn (and -lcudart), -lnccl, compiled with the module's environment
+ * only (CPATH, LIBRARY_PATH, PATH from t->env; no -I/-L flags), in a
+ * private temporary directory that is removed afterwards. Skip when
+ * o->compile is false, for MODULE_OTHER, or when no C compiler is found
+ * (message says so). Fail quotes the compiler's first error lines. */
+void check_build(const struct validate_target *t, const struct validate_options *o,
+                 struct check *ret);
+
+/* Start the probe with exactly t->env (LD_LIBRARY_PATH extended with
+ * o->driver_libdir when given), through o->launcher when given (as
+ * `LAUNCHER... env -i NAME=value... PROBE ARGS`, so the environment reaches
+ * the job step whatever the launcher exports), in its own process group,
+ * killed at the timeout. The launcher and the probe are looked up in the
+ * PATH of t->env, and the launcher runs with that environment too.
+ * Arguments: --cuda-major N when the module's CUDA major is known (a cuda
+ * module's runtime header, else the first libcudart.so.N on
+ * t->ld_library_path); --no-cudnn / --no-nccl when the kind does not need
+ * them. Returns 0 with ret filled (ret->ran false and launch_error set when
+ * it could not be run or its output could not be read). */
+int probe_run(const struct validate_target *t, const struct validate_options *o,
+              struct probe_report *ret);
+
+/* run: from a probe report, the kind's libraries loaded by soname, from
+ * the module's own_libdirs, and their versions equal the headers' (in
+ * own_incdirs: CUDART_VERSION, CUDNN_MAJOR/MINOR/PATCHLEVEL,
+ * NCCL_MAJOR/MINOR/PATCH) and agree with the module's version as far as it
+ * goes (cuda/12.9 and runtime 12090; cudnn/9.7.1 and 90701 — 8.x encodes
+ * major*1000+minor*100+patch — nccl/2.21.5 and 22105); cudnn: its
+ * cudnnGetCudartVersion major equals the loaded runtime's. Fail when the
+ * probe did not run (the message says whether the launcher failed). */
+void check_run(const struct validate_target *t, const struct probe_report *p, struct check *ret);
+/* device: driver version ≥ what the runtime needs (runtime major*1000,
+ * minor ignored as CUDA's minor version compatibility allows), the device
+ * count, and per device its name, compute capability and memory in the
+ * message ("2 GPUs: 0 NVIDIA H100 (9.0, 81559 MiB); …"). No driver or no
+ * GPU: skip, or fail with o->require_device. A too-old driver: fail. */
+void check_device(const struct validate_target *t, const struct validate_options *o,
+                  const struct probe_report *p, struct check *ret);
+
+#endif

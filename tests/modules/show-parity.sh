@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# tests/modules/show-parity.sh TOOL
+#
+# `cudamod show --json` against the real tool (ISSUE 4 item 3; LMOD.md §5.3
+# for the capture): for every fixture of tests/modules/expect/ (the demo
+# tree and every scan layout), both layouts, every generated module, and
+# the cuda+cudnn+nccl combinations, the environment `show` reports equals
+# what `module load` gives in a clean shell, variable by variable
+# (MODULEPATH included, the tools' bookkeeping left out). A load the tool
+# refuses must be refused by show too.
+#   lmod: Lua trees, show's own sandbox against Lmod.
+#   em:   Tcl trees, show (through modulecmd.tcl) against EM's `module`.
+source "$(dirname "$0")/lib.sh"
+
+tool=${1:?usage: show-parity.sh lmod|em}
+MT_SELF="show-parity-$tool"
+need "$tool"
+command -v python3 >/dev/null || { say "SKIP: python3 missing"; exit 77; }
+MODULES_CMD=$(em_modulecmd || true)
+export MODULES_CMD
+# show finds tclsh through PATH: the sessions' PATH, plus tclsh's
+# directory when it is elsewhere.
+SHOW_PATH=/usr/bin:/bin
+tclsh_dir=$(dirname "$(tclsh_path || echo /usr/bin/tclsh)")
+case :$SHOW_PATH: in *:"$tclsh_dir":*) ;; *) SHOW_PATH+=:$tclsh_dir ;; esac
+
+ext=$([ "$tool" = lmod ] && echo .lua || true)
+n_cases=0
+
+# modules_in DIR: the module names (name/version) of one modulepath dir.
+modules_in() {
+        (cd "$1" 2>/dev/null && find . -mindepth 2 -maxdepth 2 \( -type f -o -type l \) \
+                ! -name '.*' -printf '%P\n' | sed "s/${ext:-\$^}\$//" | sort)
+}
+
+# check_cases LABEL MODULEPATH CASE...: each CASE a space-separated module
+# list; one tool session for all, then show for each.
+check_cases() {
+        local label=$1 mp=$2 i=0 c
+        shift 2
+        local sdir=$MT_TMP/s-$label
+        {
+                echo 'snap base'
+                for c in "$@"; do
+                        printf 'step load%d load %s\n' "$i" "$c"
+                        printf 'step purge%d purge\n' "$i"
+                        i=$((i + 1))
+                done
+        } | session "$tool" "$sdir" "$mp"
+        i=0
+        for c in "$@"; do
+                local j=$sdir/show$i.json rc
+                read -r -a mods <<<"$c"
+                n_cases=$((n_cases + 1))
+                env -i HOME="$MT_TMP/home" PATH="$SHOW_PATH" TERM=dumb MODULEPATH="$mp" \
+                        MODULES_CMD="$MODULES_CMD" "$CUDAMOD_BIN" show --json "${mods[@]}" >"$j" 2>"$j.err" &&
+                        rc=0 || rc=$?
+                if ! rc_is "$sdir/load$i" 0; then
+                        [ "$rc" -ne 0 ] || fail "$label: module load $c fails with the tool, but show succeeds"
+                elif [ "$rc" -ne 0 ]; then
+                        fail "$label: show $c failed (rc $rc): $(cat "$j.err")"
+                elif ! python3 "$MT_LIB_DIR/show-parity.py" "$sdir/base.env" "$sdir/load$i.env" "$j" \
+                        >"$j.diff" 2>&1; then
+                        fail "$label: show $c differs from module load:"
+                        sed 's/^/    /' "$j.diff"
+                fi
+                i=$((i + 1))
+        done
+}
+
+for fixture in $(cd "$MT_LIB_DIR/expect" && ls *.txt | sed 's/\.txt$//'); do
+        X_ROOT=$MT_TMP/fx-$fixture
+        mkdir "$X_ROOT"
+        "$MKFIXTURE" "$fixture" "$X_ROOT" >"$MT_TMP/mkfixture.log" 2>&1 ||
+                { cat "$MT_TMP/mkfixture.log"; die "mkfixture $fixture failed"; }
+        read -r -a rel <<<"$("$MKFIXTURE" --list | awk -v f="$fixture" '$1 == f { $1 = ""; print }')"
+        roots=()
+        for r in "${rel[@]}"; do roots+=("$X_ROOT/$r"); done
+        for layout in hierarchical flat; do
+                out=$MT_TMP/out-$fixture-$layout
+                generate "$tool" "$layout" "$out" "${roots[@]}"
+                cases=()
+                if [ "$layout" = flat ]; then
+                        mp=$out
+                        mapfile -t all < <(modules_in "$out")
+                        cases+=("${all[@]}")
+                        # The defaults together, as a user types them.
+                        names=$(printf '%s\n' "${all[@]}" | cut -d/ -f1 | sort -u | tr '\n' ' ')
+                        [ -n "$names" ] && cases+=("$names")
+                else
+                        mp=$out/Core
+                        mapfile -t core < <(modules_in "$out/Core")
+                        cases+=("${core[@]}")
+                        for c in "${core[@]}"; do
+                                [[ $c == cuda/* ]] || continue
+                                major=${c#cuda/}
+                                major=${major%%.*}
+                                mapfile -t level < <(modules_in "$out/CUDA/$major")
+                                for m in "${level[@]}"; do cases+=("$c $m"); done
+                                names=$(printf '%s\n' "${level[@]}" | cut -d/ -f1 | sort -u | tr '\n' ' ')
+                                [ -n "$names" ] && cases+=("$c $names")
+                        done
+                fi
+                [ ${#cases[@]} -gt 0 ] || continue
+                check_cases "$fixture-$layout" "$mp" "${cases[@]}"
+        done
+done
+say "$n_cases load cases compared"
+[ "$n_cases" -gt 50 ] || fail "only $n_cases cases: the fixtures should give many more"
+mt_finish

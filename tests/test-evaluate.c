@@ -1,0 +1,496 @@
+/* test-evaluate.c: module lookup as Lmod does it, `module load` applied to
+ * an environment, the differences `show` prints, and `cudamod show` on
+ * hostile modulefiles. (Parity with the real Lmod over every generated tree
+ * is tests/modules/show-parity.sh.) */
+#include <check.h>
+#include <errno.h>
+#include <sys/stat.h>
+
+#include "evaluate.h"
+#include "fixture.h"
+#include "testutil.h"
+
+static const char *const clean_env[] = { "PATH=/usr/bin:/bin", "HOME=/nonexistent", NULL };
+
+static void mp_of(struct strv *mp, const char *root, const char *dirs)
+{
+        struct strv rel = { 0 };
+
+        modulepath_split(dirs, &rel);
+        for (size_t i = 0; i < rel.len; i++)
+                strv_push(mp, path_join(root, rel.items[i]));
+        strv_release(&rel);
+}
+
+static void find_ok(const char *root, const char *dirs, const char *spec, const char *want_full,
+                    const char *want_rel_path)
+{
+        _cleanup_(strv_release) struct strv mp = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *want_path = path_join(root, want_rel_path);
+        struct modulefile m = { 0 };
+        int r;
+
+        mp_of(&mp, root, dirs);
+        r = modulepath_find(&mp, spec, &m, &d);
+        ck_assert_msg(r == 0, "%s: %s", spec, d.message ? d.message : "?");
+        ck_assert_str_eq(m.fullname, want_full);
+        ck_assert_str_eq(m.path, want_path);
+        modulefile_release(&m);
+}
+
+START_TEST(versions_order_as_lmod)
+{
+        ck_assert_int_gt(module_version_compare("12.10", "12.9"), 0);
+        ck_assert_int_gt(module_version_compare("12.4.1", "12.4"), 0);
+        ck_assert_int_lt(module_version_compare("8.9.7", "9.1.0"), 0);
+        ck_assert_int_eq(module_version_compare("12.04", "12.4"), 0);
+        ck_assert_int_lt(module_version_compare("12.9", "12.999999"), 0);
+        ck_assert_int_gt(module_version_compare("12.0", "12.rc1"), 0);
+        ck_assert_int_lt(module_version_compare("2.21.5", "2.21.5-cuda12"), 0);
+}
+END_TEST
+
+START_TEST(find_follows_lmod_defaults)
+{
+        char *root = fx_new();
+
+        /* a: the highest version across both directories, not the first */
+        fx_write(root, "mp1/cuda/12.4.lua", "");
+        fx_write(root, "mp2/cuda/12.9.lua", "");
+        fx_write(root, "mp2/cuda/12.10.lua", "");
+        fx_write(root, "mp2/cuda/.12.99.lua", "");
+        find_ok(root, "mp1:mp2", "cuda", "cuda/12.10", "mp2/cuda/12.10.lua");
+        /* hidden: never the default, but loadable by its full name */
+        find_ok(root, "mp1:mp2", "cuda/.12.99", "cuda/.12.99", "mp2/cuda/.12.99.lua");
+        /* extended default: the highest 12.x; the first directory has the full name */
+        find_ok(root, "mp1:mp2", "cuda/12", "cuda/12.10", "mp2/cuda/12.10.lua");
+        fx_write(root, "mp2/cuda/12.4.lua", "");
+        find_ok(root, "mp2:mp1", "cuda/12.4", "cuda/12.4", "mp2/cuda/12.4.lua");
+        find_ok(root, "mp1:mp2", "cuda/12.4", "cuda/12.4", "mp1/cuda/12.4.lua");
+        /* a marked default wins over higher versions: .modulerc.lua */
+        fx_write(root, "mp2/cuda/.modulerc.lua", "module_version(\"cuda/12.9\", \"default\")\n");
+        find_ok(root, "mp1:mp2", "cuda", "cuda/12.9", "mp2/cuda/12.9.lua");
+        /* a default symlink comes before the modulerc */
+        fx_symlink(root, "mp2/cuda/default", "12.4.lua");
+        find_ok(root, "mp1:mp2", "cuda", "cuda/12.4", "mp2/cuda/12.4.lua");
+
+        /* Tcl: .modulerc, then .version; a file without #%Module is no module */
+        fx_write(root, "tcl/nccl/2.21.5", "#%Module\nsetenv A 1\n");
+        fx_write(root, "tcl/nccl/2.30.1", "#%Module\nsetenv A 2\n");
+        fx_write(root, "tcl/nccl/9.9.9", "not a modulefile\n");
+        find_ok(root, "tcl", "nccl", "nccl/2.30.1", "tcl/nccl/2.30.1");
+        fx_write(root, "tcl/nccl/.version", "#%Module\nset ModulesVersion \"2.21.5\"\n");
+        find_ok(root, "tcl", "nccl", "nccl/2.21.5", "tcl/nccl/2.21.5");
+        fx_write(root, "tcl/nccl/.modulerc", "#%Module\nmodule-version nccl/2.30.1 default\n");
+        find_ok(root, "tcl", "nccl", "nccl/2.30.1", "tcl/nccl/2.30.1");
+        /* .lua before Tcl for the same version */
+        fx_write(root, "tcl/nccl/2.30.1.lua", "");
+        find_ok(root, "tcl", "nccl/2.30.1", "nccl/2.30.1", "tcl/nccl/2.30.1.lua");
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(find_reports_what_is_missing)
+{
+        char *root = fx_new();
+        _cleanup_(strv_release) struct strv mp = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct modulefile m = { 0 };
+
+        fx_write(root, "mp/cuda/12.4.lua", "");
+        mp_of(&mp, root, "mp");
+        ck_assert_int_eq(modulepath_find(&mp, "cudnn", &m, &d), -ENOENT);
+        ck_assert_ptr_nonnull(strstr(d.message, "'cudnn' not found"));
+        ck_assert_ptr_nonnull(strstr(d.message, "/mp)"));
+        ck_assert_int_eq(modulepath_find(&mp, "cuda/11", &m, &d), -ENOENT);
+        ck_assert_int_eq(modulepath_find(&mp, "../mp/cuda/12.4", &m, &d), -EINVAL);
+        ck_assert_int_eq(modulepath_find(&mp, "/etc/passwd", &m, &d), -EINVAL);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(list_gives_every_module_once)
+{
+        char *root = fx_new();
+        _cleanup_(strv_release) struct strv mp = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct modulefile *mods = NULL;
+        size_t n = 0;
+
+        fx_write(root, "a/cuda/12.10.lua", "");
+        fx_write(root, "a/cuda/12.9.lua", "");
+        fx_write(root, "a/cuda/.modulerc.lua", "");
+        fx_write(root, "a/cuda/.11.0.lua", "");
+        fx_write(root, "a/tool.lua", "");
+        fx_write(root, "b/cuda/12.9.lua", "");
+        fx_write(root, "b/nccl/2.21.5", "#%Module\n");
+        mp_of(&mp, root, "a:b");
+        ck_assert_int_eq(modulepath_list(&mp, &mods, &n, &d), 0);
+        ck_assert_uint_eq(n, 4);
+        ck_assert_str_eq(mods[0].fullname, "cuda/12.9");
+        ck_assert_ptr_nonnull(strstr(mods[0].path, "/a/cuda/12.9.lua"));
+        ck_assert_str_eq(mods[1].fullname, "cuda/12.10");
+        ck_assert_str_eq(mods[2].fullname, "nccl/2.21.5");
+        ck_assert(!mods[2].lua);
+        ck_assert_str_eq(mods[3].fullname, "tool");
+        modulefile_array_free(mods, n);
+        fx_free(root);
+}
+END_TEST
+
+/* Load specs from root/mp with start env extra ("NAME=value", NULL-terminated). */
+static int load(const char *root, const char *dirs, const char *const *extra,
+                const char *const *specs, struct evaluation *e, struct diag *d)
+{
+        _cleanup_(strv_release) struct strv mp = { 0 }, env = { 0 };
+        size_t n = 0;
+
+        for (const char *const *p = clean_env; *p; p++)
+                strv_add(&env, *p);
+        for (const char *const *p = extra; p && *p; p++)
+                strv_add(&env, *p);
+        mp_of(&mp, root, dirs);
+        while (specs[n])
+                n++;
+        return evaluate_load(&(struct evaluate_options){ .environ = env.items, .modulepath = &mp },
+                             (char *const *)specs, n, e, d);
+}
+
+static void load_ok(const char *root, const char *dirs, const char *const *extra,
+                    const char *const *specs, struct evaluation *e)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        int r = load(root, dirs, extra, specs, e, &d);
+
+        ck_assert_msg(r == 0, "load failed: %s:%u: %s", d.file ? d.file : "", d.line,
+                      d.message ? d.message : "?");
+}
+
+static void assert_env(const struct strv *env, const char *name, const char *want)
+{
+        const char *have = env_get(env->items, name);
+
+        if (!want)
+                ck_assert_msg(!have, "%s should be unset, is '%s'", name, have);
+        else {
+                ck_assert_msg(have != NULL, "%s is unset, expected '%s'", name, want);
+                ck_assert_str_eq(have, want);
+        }
+}
+
+START_TEST(load_applies_path_operations_as_lmod)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+
+        /* The cases measured with Lmod 8.6.19 (see evaluate.h). */
+        fx_write(root, "mp/t/1.lua",
+                 "prepend_path(\"FOO\",\"/a\")\n"
+                 "append_path(\"FOO\",\"/z\")\n"
+                 "prepend_path(\"BAR\",\"/p1:/p2\")\n"
+                 "append_path(\"BAZ\",\"/b1\")\n"
+                 "prepend_path(\"BAZ\",\"/b1\")\n"
+                 "remove_path(\"QUX\",\"/q\")\n"
+                 "remove_path(\"ONE\",\"/only\")\n"
+                 "setenv(\"S\",\"v\")\n"
+                 "unsetenv(\"U\")\n"
+                 "prepend_path(\"EMPTYV\",\"/e\")\n"
+                 "prepend_path(\"REG\",\"/c//d/\")\n"
+                 "prepend_path{\"SEMI\",\"/s\",delim=\";\"}\n");
+        load_ok(root, "mp",
+                (const char *const[]){ "FOO=/x:/a:/y:/z:/w", "BAZ=/c", "QUX=/q:/r", "ONE=/only",
+                                       "U=1", "EMPTYV=", "SEMI=/t;/u", NULL },
+                (const char *const[]){ "t/1", NULL }, &e);
+        assert_env(&e.env, "FOO", "/a:/x:/y:/w:/z");
+        assert_env(&e.env, "BAR", "/p1:/p2");
+        assert_env(&e.env, "BAZ", "/b1:/c");
+        assert_env(&e.env, "QUX", "/r");
+        assert_env(&e.env, "ONE", NULL);
+        assert_env(&e.env, "S", "v");
+        assert_env(&e.env, "U", NULL);
+        assert_env(&e.env, "EMPTYV", "/e");
+        assert_env(&e.env, "REG", "/c/d");
+        assert_env(&e.env, "SEMI", "/s;/t;/u");
+        assert_env(&e.env, "LOADEDMODULES", "t/1");
+        ck_assert_uint_eq(e.n_modules, 1);
+        assert_env(&e.env_before_last, "FOO", "/x:/a:/y:/z:/w");
+        evaluation_release(&e);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(load_resolves_dependencies_in_the_modulepath)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+
+        fx_write(root, "mp/cuda/11.8.lua", "family(\"cuda\")\nsetenv(\"CUDA_HOME\",\"/c11\")\n");
+        fx_write(root, "mp/cuda/12.4.lua", "family(\"cuda\")\nsetenv(\"CUDA_HOME\",\"/c124\")\n"
+                                           "prepend_path(\"LD_LIBRARY_PATH\",\"/c124/lib\")\n");
+        fx_write(root, "mp/cuda/12.9.lua", "family(\"cuda\")\nsetenv(\"CUDA_HOME\",\"/c129\")\n"
+                                           "prepend_path(\"LD_LIBRARY_PATH\",\"/c129/lib\")\n");
+        fx_write(root, "mp/cuda/13.0.lua", "family(\"cuda\")\nsetenv(\"CUDA_HOME\",\"/c13\")\n");
+        fx_write(root, "mp/cudnn/9.7.1.lua",
+                 "depends_on(between(\"cuda\",\"12\",\"12.999999\"))\n"
+                 "prepend_path(\"LD_LIBRARY_PATH\",\"/cudnn/lib\")\n"
+                 "setenv(\"SEEN\", os.getenv(\"CUDA_HOME\") or \"none\")\n");
+        /* depends_on: the highest version in range, loaded first */
+        load_ok(root, "mp", NULL, (const char *const[]){ "cudnn/9.7.1", NULL }, &e);
+        ck_assert_uint_eq(e.n_modules, 2);
+        ck_assert_str_eq(e.modules[0].file.fullname, "cuda/12.9");
+        ck_assert_str_eq(e.modules[0].requested_by, "cudnn/9.7.1");
+        ck_assert_ptr_null(e.modules[1].requested_by);
+        assert_env(&e.env, "LD_LIBRARY_PATH", "/cudnn/lib:/c129/lib");
+        assert_env(&e.env, "LOADEDMODULES", "cuda/12.9:cudnn/9.7.1");
+        /* what the last module changed: env minus env_before_last */
+        assert_env(&e.env_before_last, "LD_LIBRARY_PATH", "/c129/lib");
+        /* os.getenv sees the environment as it was when the file started */
+        assert_env(&e.env, "SEEN", "none");
+        evaluation_release(&e);
+
+        /* a loaded cuda in range satisfies it */
+        load_ok(root, "mp", NULL, (const char *const[]){ "cuda/12.4", "cudnn", NULL }, &e);
+        ck_assert_uint_eq(e.n_modules, 2);
+        assert_env(&e.env, "LD_LIBRARY_PATH", "/cudnn/lib:/c124/lib");
+        assert_env(&e.env, "SEEN", "/c124");
+        evaluation_release(&e);
+
+        /* one out of range is an error that says what to do */
+        ck_assert_int_eq(load(root, "mp", NULL, (const char *const[]){ "cuda/13.0", "cudnn", NULL },
+                              &e, &d),
+                         -EINVAL);
+        ck_assert_ptr_nonnull(strstr(d.message, "cudnn/9.7.1 needs between(cuda,12,12.999999), "
+                                                "but cuda/13.0 is loaded"));
+        /* two of one family */
+        ck_assert_int_eq(load(root, "mp", NULL, (const char *const[]){ "cuda/12.4", "cuda/11.8", NULL },
+                              &e, &d),
+                         -EINVAL);
+        ck_assert_ptr_nonnull(strstr(d.message, "cuda/12.4 is loaded already"));
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(load_follows_the_hierarchy)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *level = path_join(root, "mf/CUDA/12");
+        _cleanup_free_ char *cuda = xasprintf("family(\"cuda\")\nprepend_path(\"MODULEPATH\",\"%s\")\n",
+                                              level);
+        struct evaluation e = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+
+        fx_write(root, "mf/Core/cuda/12.9.lua", cuda);
+        fx_write(root, "mf/CUDA/12/cudnn/9.7.1.lua", "setenv(\"CUDNN_ROOT\",\"/cudnn\")\n");
+        fx_write(root, "mf/CUDA/12/cudnn/.modulerc.lua", "module_version(\"9.7.1\",\"default\")\n");
+        fx_write(root, "mf/CUDA/12/cudnn/9.8.0.lua", "setenv(\"CUDNN_ROOT\",\"/newer\")\n");
+        /* cudnn is only reachable once cuda extended MODULEPATH */
+        ck_assert_int_eq(load(root, "mf/Core", NULL, (const char *const[]){ "cudnn", NULL }, &e, &d),
+                         -ENOENT);
+        load_ok(root, "mf/Core", NULL, (const char *const[]){ "cuda", "cudnn", NULL }, &e);
+        ck_assert_str_eq(e.modules[1].file.fullname, "cudnn/9.7.1");
+        assert_env(&e.env, "CUDNN_ROOT", "/cudnn");
+        ck_assert_ptr_nonnull(strstr(env_get(e.env.items, "MODULEPATH"), "/mf/CUDA/12:"));
+        evaluation_release(&e);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(load_checks_prereq_conflict_cycles_and_errors)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+
+        fx_write(root, "mp/a/1.lua", "setenv(\"A\",\"1\")\n");
+        fx_write(root, "mp/p/1.lua", "setenv(\"X\",\"1\")\nprereq(\"a\")\n");
+        fx_write(root, "mp/c/1.lua", "conflict(\"a\")\n");
+        fx_write(root, "mp/loop/1.lua", "depends_on(\"loop2\")\n");
+        fx_write(root, "mp/loop2/1.lua", "load(\"loop\")\n");
+        fx_write(root, "mp/err/1.lua", "setenv(\"A\",\"1\")\nLmodError(\"no GPU here\")\n");
+        fx_write(root, "mp/try/1.lua", "try_load(\"nonexistent\")\nsetenv(\"T\",\"1\")\n");
+        fx_write(root, "mp/dep/1.lua", "depends_on(\"nonexistent/2\")\n");
+
+        ck_assert_int_eq(load(root, "mp", NULL, (const char *const[]){ "p", NULL }, &e, &d), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(d.message, "cannot load p/1 without a loaded first"));
+        ck_assert_uint_eq(d.line, 2);
+        load_ok(root, "mp", NULL, (const char *const[]){ "a", "p", NULL }, &e);
+        evaluation_release(&e);
+        ck_assert_int_eq(load(root, "mp", NULL, (const char *const[]){ "a", "c", NULL }, &e, &d),
+                         -EINVAL);
+        ck_assert_ptr_nonnull(strstr(d.message, "c/1 conflicts with the loaded a"));
+        ck_assert_int_eq(load(root, "mp", NULL, (const char *const[]){ "loop", NULL }, &e, &d), -ELOOP);
+        ck_assert_ptr_nonnull(strstr(d.message, "loop/1 depends on itself"));
+        ck_assert_int_eq(load(root, "mp", NULL, (const char *const[]){ "err", NULL }, &e, &d), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(d.message, "no GPU here"));
+        ck_assert_ptr_nonnull(strstr(d.file ? d.file : d.message, "err/1.lua"));
+        ck_assert_int_eq(load(root, "mp", NULL, (const char *const[]){ "dep", NULL }, &e, &d), -ENOENT);
+        ck_assert_ptr_nonnull(strstr(d.message, "dep/1 needs nonexistent/2"));
+        load_ok(root, "mp", NULL, (const char *const[]){ "try", NULL }, &e);
+        assert_env(&e.env, "T", "1");
+        evaluation_release(&e);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(diff_classifies_changes)
+{
+        struct strv before = { 0 }, after = { 0 };
+        struct env_diff diff = { 0 };
+
+        strv_add(&before, "PATH=/usr/bin:/bin");
+        strv_add(&before, "GONE=1");
+        strv_add(&before, "SAME=x");
+        strv_add(&before, "CHANGED=old");
+        strv_add(&before, "LD_LIBRARY_PATH=/b");
+        strv_add(&after, "PATH=/cuda/bin:/usr/bin:/bin");
+        strv_add(&after, "SAME=x");
+        strv_add(&after, "CHANGED=new");
+        strv_add(&after, "LD_LIBRARY_PATH=/a:/b:/c");
+        strv_add(&after, "NEWPATH=/x:/y");
+        strv_add(&after, "LOADEDMODULES=cuda/12.9");
+        strv_add(&after, "__LMOD_REF_COUNT_PATH=/cuda/bin:1");
+        env_diff_compute(&before, &after, &diff);
+        ck_assert_uint_eq(diff.n, 5);
+        ck_assert_str_eq(diff.changes[0].name, "CHANGED");
+        ck_assert_int_eq(diff.changes[0].kind, ENV_SET);
+        ck_assert_str_eq(diff.changes[1].name, "GONE");
+        ck_assert_int_eq(diff.changes[1].kind, ENV_UNSET);
+        ck_assert_str_eq(diff.changes[2].name, "LD_LIBRARY_PATH");
+        ck_assert_int_eq(diff.changes[2].kind, ENV_PATH);
+        ck_assert_uint_eq(diff.changes[2].prepended.len, 1);
+        ck_assert_str_eq(diff.changes[2].prepended.items[0], "/a");
+        ck_assert_str_eq(diff.changes[2].appended.items[0], "/c");
+        ck_assert_str_eq(diff.changes[3].name, "NEWPATH");
+        ck_assert_int_eq(diff.changes[3].kind, ENV_PATH);
+        ck_assert_str_eq(diff.changes[4].name, "PATH");
+        ck_assert_uint_eq(diff.changes[4].appended.len, 0);
+        env_diff_release(&diff);
+        strv_release(&before);
+        strv_release(&after);
+}
+END_TEST
+
+/* `cudamod show` end to end: the human and JSON forms. */
+static void show(struct run_result *r, const char *root, const char *const *mods, bool json)
+{
+        _cleanup_free_ char *mp = path_join(root, "mp");
+        const char *argv[16] = { "show", "--modulepath", mp };
+        size_t n = 3;
+
+        if (json)
+                argv[n++] = "--json";
+        for (; *mods && n < ELEMENTSOF(argv) - 1; mods++)
+                argv[n++] = *mods;
+        argv[n] = NULL;
+        run_cudamod(r, argv, false);
+}
+
+START_TEST(show_prints_the_environment)
+{
+        char *root = fx_new();
+        struct run_result r = { 0 };
+
+        fx_write(root, "mp/cuda/12.9.lua",
+                 "setenv(\"CUDA_HOME\",\"/sw/cuda\")\nprepend_path(\"PATH\",\"/sw/cuda/bin\")\n"
+                 "append_path(\"LIBRARY_PATH\",\"/sw/cuda/lib/stubs\")\nunsetenv(\"HOME\")\n"
+                 "LmodMessage(\"hello\")\n");
+        show(&r, root, (const char *const[]){ "cuda", NULL }, false);
+        ck_assert_msg(r.status == 0, "show failed: %s", r.err);
+        ck_assert_ptr_nonnull(strstr(r.out, "cuda/12.9"));
+        ck_assert_ptr_nonnull(strstr(r.out, "message: hello"));
+        ck_assert_ptr_nonnull(strstr(r.out, "CUDA_HOME          = /sw/cuda\n"));
+        ck_assert_ptr_nonnull(strstr(r.out, "PATH               < /sw/cuda/bin\n"));
+        ck_assert_ptr_nonnull(strstr(r.out, "HOME               -\n"));
+        run_result_release(&r);
+
+        show(&r, root, (const char *const[]){ "cuda", NULL }, true);
+        ck_assert_msg(r.status == 0, "show --json failed: %s", r.err);
+        ck_assert_ptr_nonnull(strstr(r.out, "\"cudamod\": \"show\""));
+        ck_assert_ptr_nonnull(strstr(r.out, "\"module\": \"cuda/12.9\""));
+        ck_assert_ptr_nonnull(strstr(r.out, "\"action\": \"unset\""));
+        ck_assert_ptr_nonnull(strstr(r.out, "\"prepend\": [\n        \"/sw/cuda/bin\""));
+        run_result_release(&r);
+
+        show(&r, root, (const char *const[]){ "cudnn", NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "module 'cudnn' not found"));
+        ck_assert_str_eq(r.out, "");
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* Hostile modulefiles: each ends with a clear error and exit 1, and what
+ * it tried to run did not run (no file appears). */
+static const struct {
+        const char *body;
+        const char *message;
+} hostile[] = {
+        { "while true do end\n", "instruction budget exhausted" },
+        { "local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1e6) end\n", "memory limit exceeded" },
+        { "os.execute('touch @PWNED@')\n", "os.execute is not available in a modulefile" },
+        { "io.open('@PWNED@', 'w')\n", "io is not available" },
+        { "require('os').execute('touch @PWNED@')\n", "require is not available" },
+        { "local function f() return f() + 1 end f()\n", "stack overflow" },
+        { "load(string.dump(function() end))()\n", "dump" },
+        { "loadstring('os.execute(\"touch @PWNED@\")')()\n", "loadstring is not available" },
+};
+
+START_TEST(show_refuses_hostile_modulefiles)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *pwned = path_join(root, "PWNED");
+        _cleanup_free_ char *body = str_replace_all(hostile[_i].body, "@PWNED@", pwned);
+        struct run_result r = { 0 };
+        struct stat st;
+
+        fx_write(root, "mp/evil/1.lua", body);
+        show(&r, root, (const char *const[]){ "evil", NULL }, false);
+        ck_assert_msg(r.status == 1, "status %d for %s: %s", r.status, hostile[_i].body, r.err);
+        ck_assert_msg(strstr(r.err, "evil/1.lua:") != NULL, "no file in: %s", r.err);
+        ck_assert_msg(strstr(r.err, hostile[_i].message) != NULL, "'%s' not in: %s",
+                      hostile[_i].message, r.err);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_int_ne(stat(pwned, &st), 0);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(show_binary_chunk_is_refused)
+{
+        char *root = fx_new();
+        struct run_result r = { 0 };
+
+        fx_write(root, "mp/evil/1.lua", "\x1bLuaS\x00 binary");
+        show(&r, root, (const char *const[]){ "evil", NULL }, false);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "binary chunks are not accepted"));
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("evaluate");
+        TCase *tc = tcase_create("evaluate");
+
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, versions_order_as_lmod);
+        tcase_add_test(tc, find_follows_lmod_defaults);
+        tcase_add_test(tc, find_reports_what_is_missing);
+        tcase_add_test(tc, list_gives_every_module_once);
+        tcase_add_test(tc, load_applies_path_operations_as_lmod);
+        tcase_add_test(tc, load_resolves_dependencies_in_the_modulepath);
+        tcase_add_test(tc, load_follows_the_hierarchy);
+        tcase_add_test(tc, load_checks_prereq_conflict_cycles_and_errors);
+        tcase_add_test(tc, diff_classifies_changes);
+        tcase_add_test(tc, show_prints_the_environment);
+        tcase_add_loop_test(tc, show_refuses_hostile_modulefiles, 0, (int)ELEMENTSOF(hostile));
+        tcase_add_test(tc, show_binary_chunk_is_refused);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}

@@ -1,0 +1,1037 @@
+/* test-validate-probe.c: the build, run and device checks (validate-probe.c)
+ * on fake installs in a temporary directory: headers written here, the fake
+ * libraries of tests/fakecuda/ copied under their sonames, the real C
+ * compiler and the built cudamod-probe.
+ *
+ * This machine's /etc/ld.so.cache may list a real CUDA (libcudart.so.13,
+ * libcudnn.so.9, libnccl.so.2, maybe libcuda.so.1). LD_LIBRARY_PATH comes
+ * first, so a library the fixture provides always wins; the runtime the
+ * tests load is libcudart.so.12 or .11.0, which the cache lacks. A test that
+ * needs a library to be missing, or a soname the probe tries after one the
+ * cache has, runs the probe through the "no-cache" launcher, a script that
+ * starts it by the dynamic loader with --inhibit-cache. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "fixture.h"
+#include "strbuf.h"
+#include "testutil.h"
+#include "util.h"
+#include "validate.h"
+
+/* --- fixture ------------------------------------------------------------ */
+
+static int find_interp(struct dl_phdr_info *info, size_t size, void *data)
+{
+        const char **ret = data;
+
+        for (int i = 0; i < info->dlpi_phnum; i++)
+                if (info->dlpi_phdr[i].p_type == PT_INTERP) {
+                        *ret = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+                        return 1;
+                }
+        return 0;
+}
+
+/* The dynamic loader, from our own PT_INTERP (the probe has the same). */
+static const char *dynamic_loader(void)
+{
+        const char *interp = NULL;
+
+        dl_iterate_phdr(find_interp, &interp);
+        ck_assert_msg(interp != NULL, "no PT_INTERP in the test executable");
+        return interp;
+}
+
+static const char *probe_path(void)
+{
+        const char *probe = getenv("CUDAMOD_PROBE");
+
+        ck_assert_msg(probe != NULL, "CUDAMOD_PROBE is not set (run the tests with meson test)");
+        return probe;
+}
+
+/* A fresh fixture root, by its real path (the probe reports real paths). */
+static char *root_new(void)
+{
+        char *root = fx_new();
+        char *real = realpath(root, NULL);
+
+        ck_assert(real != NULL);
+        free(root);
+        return real;
+}
+
+/* Copy the fake library $CUDAMOD_FAKE_<var> to root/rel. */
+static void put(const char *root, const char *rel, const char *var)
+{
+        _cleanup_free_ char *env = xasprintf("CUDAMOD_FAKE_%s", var);
+        _cleanup_free_ char *dst = path_join(root, rel);
+        _cleanup_free_ char *dir = path_dirname(dst);
+        const char *src = getenv(env);
+        _cleanup_close_ int in = -1, out = -1;
+        char buf[65536];
+        ssize_t n;
+
+        ck_assert_msg(src != NULL, "%s is not set (run the tests with meson test)", env);
+        fx_mkdir("/", dir);
+        in = open(src, O_RDONLY | O_CLOEXEC);
+        ck_assert_msg(in >= 0, "'%s': %s", src, strerror(errno));
+        out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+        ck_assert_msg(out >= 0, "'%s': %s", dst, strerror(errno));
+        while ((n = read(in, buf, sizeof(buf))) > 0)
+                ck_assert_int_eq(write(out, buf, (size_t)n), n);
+        ck_assert_int_eq(n, 0);
+}
+
+/* A toolkit at root/prefix: include/cuda_runtime_api.h declaring
+ * header_version, lib64/<soname> (the fake var) and the libcudart.so link. */
+static void make_cuda(const char *root, const char *prefix, long header_version, const char *var,
+                      const char *soname)
+{
+        _cleanup_free_ char *h = xasprintf("%s/include/cuda_runtime_api.h", prefix);
+        _cleanup_free_ char *lib = xasprintf("%s/lib64/%s", prefix, soname);
+        _cleanup_free_ char *dev = xasprintf("%s/lib64/libcudart.so", prefix);
+        _cleanup_free_ char *text = xasprintf("#ifndef CUDA_RUNTIME_API_H\n"
+                                              "#define CUDA_RUNTIME_API_H\n"
+                                              "#define CUDART_VERSION %ld\n"
+                                              "int cudaRuntimeGetVersion(int *runtimeVersion);\n"
+                                              "int cudaDriverGetVersion(int *driverVersion);\n"
+                                              "#endif\n",
+                                              header_version);
+
+        fx_write(root, h, text);
+        put(root, lib, var);
+        fx_symlink(root, dev, soname);
+}
+
+/* cuDNN at root/prefix: include/cudnn_version.h and cudnn.h, lib/<soname>
+ * and the libcudnn.so link. */
+static void make_cudnn(const char *root, const char *prefix, unsigned major, unsigned minor, unsigned patch,
+                       const char *var, const char *soname)
+{
+        _cleanup_free_ char *vh = xasprintf("%s/include/cudnn_version.h", prefix);
+        _cleanup_free_ char *h = xasprintf("%s/include/cudnn.h", prefix);
+        _cleanup_free_ char *lib = xasprintf("%s/lib/%s", prefix, soname);
+        _cleanup_free_ char *dev = xasprintf("%s/lib/libcudnn.so", prefix);
+        _cleanup_free_ char *text = xasprintf("#define CUDNN_MAJOR %u\n"
+                                              "#define CUDNN_MINOR %u\n"
+                                              "#define CUDNN_PATCHLEVEL %u\n"
+                                              "#define CUDNN_VERSION (CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n",
+                                              major, minor, patch);
+
+        fx_write(root, vh, text);
+        fx_write(root, h, "#include <stddef.h>\n"
+                          "#include \"cudnn_version.h\"\n"
+                          "size_t cudnnGetVersion(void);\n"
+                          "size_t cudnnGetCudartVersion(void);\n");
+        put(root, lib, var);
+        fx_symlink(root, dev, soname);
+}
+
+/* NCCL 2.21.5 at root/prefix: include/nccl.h, lib/libnccl.so.2 and link. */
+static void make_nccl(const char *root, const char *prefix)
+{
+        _cleanup_free_ char *h = xasprintf("%s/include/nccl.h", prefix);
+        _cleanup_free_ char *lib = xasprintf("%s/lib/libnccl.so.2", prefix);
+        _cleanup_free_ char *dev = xasprintf("%s/lib/libnccl.so", prefix);
+
+        fx_write(root, h, "#define NCCL_MAJOR 2\n"
+                          "#define NCCL_MINOR 21\n"
+                          "#define NCCL_PATCH 5\n"
+                          "#define NCCL_SUFFIX \"\"\n"
+                          "#define NCCL_VERSION_CODE 22105\n"
+                          "typedef enum { ncclSuccess = 0 } ncclResult_t;\n"
+                          "ncclResult_t ncclGetVersion(int *version);\n");
+        put(root, lib, "NCCL2");
+        fx_symlink(root, dev, "libnccl.so.2");
+}
+
+/* An executable shell script at root/rel; its path. */
+static char *make_script(const char *root, const char *rel, const char *body)
+{
+        char *path = path_join(root, rel);
+        _cleanup_free_ char *text = xasprintf("#!/bin/sh\n%s", body);
+
+        fx_write(root, rel, text);
+        ck_assert_int_eq(chmod(path, 0755), 0);
+        return path;
+}
+
+/* The launcher that runs `env -i NAME=value... PROBE ARGS` with the probe
+ * started by the dynamic loader with --inhibit-cache. */
+static char *make_no_cache_launcher(const char *root)
+{
+        _cleanup_free_ char *body = xasprintf("for a do\n"
+                                              "        shift\n"
+                                              "        if [ \"$a\" = '%s' ]; then\n"
+                                              "                set -- \"$@\" '%s' --inhibit-cache \"$a\"\n"
+                                              "        else\n"
+                                              "                set -- \"$@\" \"$a\"\n"
+                                              "        fi\n"
+                                              "done\n"
+                                              "exec \"$@\"\n",
+                                              probe_path(), dynamic_loader());
+
+        return make_script(root, "no-cache-launcher", body);
+}
+
+/* A module as validate would see it: own library and include directories
+ * (relative to root) first on the paths, then those of its dependencies. */
+struct target {
+        struct validate_target t;
+        struct strv env;
+        char *name, *version;
+};
+
+static void colon_join(struct strbuf *sb, const char *root, const char *const *a, const char *const *b)
+{
+        for (int k = 0; k < 2; k++)
+                for (size_t i = 0; (k ? b : a) && (k ? b : a)[i]; i++) {
+                        _cleanup_free_ char *p = path_join(root, (k ? b : a)[i]);
+
+                        strbuf_addf(sb, "%s%s", sb->len ? ":" : "", p);
+                }
+}
+
+static void target_init(struct target *g, const char *root, const char *module, const char *const *own_lib,
+                        const char *const *own_inc, const char *const *dep_lib, const char *const *dep_inc)
+{
+        _cleanup_strbuf_ struct strbuf lib = STRBUF_INIT, inc = STRBUF_INIT;
+        const char *slash = strchr(module, '/');
+
+        *g = (struct target){ 0 };
+        g->name = slash ? xstrndup(module, (size_t)(slash - module)) : xstrdup(module);
+        g->version = xstrdup(slash ? slash + 1 : "");
+        colon_join(&lib, root, own_lib, dep_lib);
+        colon_join(&inc, root, own_inc, dep_inc);
+        strv_add(&g->env, "PATH=/usr/bin:/bin");
+        strv_push(&g->env, xasprintf("HOME=%s", root));
+        if (lib.len) {
+                strv_push(&g->env, xasprintf("LD_LIBRARY_PATH=%s", lib.buf));
+                strv_push(&g->env, xasprintf("LIBRARY_PATH=%s", lib.buf));
+        }
+        if (inc.len)
+                strv_push(&g->env, xasprintf("CPATH=%s", inc.buf));
+        for (size_t i = 0; own_lib && own_lib[i]; i++)
+                strv_push(&g->t.own_libdirs, path_join(root, own_lib[i]));
+        for (size_t i = 0; own_inc && own_inc[i]; i++)
+                strv_push(&g->t.own_incdirs, path_join(root, own_inc[i]));
+        for (int k = 0; k < 2; k++)
+                for (size_t i = 0; (k ? dep_lib : own_lib) && (k ? dep_lib : own_lib)[i]; i++)
+                        strv_push(&g->t.ld_library_path, path_join(root, (k ? dep_lib : own_lib)[i]));
+        g->t.module = module;
+        g->t.name = g->name;
+        g->t.version = g->version;
+        g->t.file = "/dev/null";
+        g->t.env = g->env.items;
+        g->t.kind = module_kind_detect(&g->t.own_libdirs);
+}
+
+/* Drop NAME from the target's environment. */
+static void target_unset(struct target *g, const char *name)
+{
+        size_t n = strlen(name), j = 0;
+
+        for (size_t i = 0; i < g->env.len; i++) {
+                if (strncmp(g->env.items[i], name, n) == 0 && g->env.items[i][n] == '=')
+                        free(g->env.items[i]);
+                else
+                        g->env.items[j++] = g->env.items[i];
+        }
+        g->env.len = j;
+        g->env.items[j] = NULL;
+}
+
+static void target_release(struct target *g)
+{
+        strv_release(&g->env);
+        strv_release(&g->t.own_libdirs);
+        strv_release(&g->t.own_incdirs);
+        strv_release(&g->t.ld_library_path);
+        free(g->name);
+        free(g->version);
+}
+
+static struct validate_options options(const char *driver_libdir)
+{
+        return (struct validate_options){
+                .probe = probe_path(),
+                .driver_libdir = driver_libdir,
+                .compile = true,
+                .timeout = 60,
+        };
+}
+
+/* The three standard modules below root: cuda (12.4, runtime 12040),
+ * cudnn (9.7.1 for CUDA 12) and nccl (2.21.5), and driver dirs. */
+static void make_standard(const char *root)
+{
+        make_cuda(root, "cuda", 12040, "CUDART12", "libcudart.so.12");
+        make_cudnn(root, "cudnn", 9, 7, 1, "CUDNN9", "libcudnn.so.9");
+        make_nccl(root, "nccl");
+        put(root, "driver/libcuda.so.1", "CUDA_TWO_GPUS");
+        put(root, "old-driver/libcuda.so.1", "CUDA_OLD");
+        put(root, "no-gpu-driver/libcuda.so.1", "CUDA_NO_GPU");
+}
+
+static const char *const cuda_lib[] = { "cuda/lib64", NULL };
+static const char *const cuda_inc[] = { "cuda/include", NULL };
+static const char *const cudnn_lib[] = { "cudnn/lib", NULL };
+static const char *const cudnn_inc[] = { "cudnn/include", NULL };
+static const char *const nccl_lib[] = { "nccl/lib", NULL };
+static const char *const nccl_inc[] = { "nccl/include", NULL };
+
+#define assert_check(c, want, ...)                                                                          \
+        do {                                                                                                \
+                const char *const words_[] = { __VA_ARGS__, NULL };                                         \
+                ck_assert_msg((c)->status == (want), "%s: %s, expected %s: %s", (c)->id,                    \
+                              check_status_to_string((c)->status), check_status_to_string(want),            \
+                              (c)->message ? (c)->message : "(no message)");                                \
+                ck_assert_msg((c)->message != NULL, "%s: no message", (c)->id);                             \
+                for (size_t w_ = 0; words_[w_]; w_++)                                                       \
+                        ck_assert_msg(strstr((c)->message, words_[w_]), "%s: '%s' lacks '%s'", (c)->id,     \
+                                      (c)->message, words_[w_]);                                            \
+        } while (0)
+
+/* Run the probe for g, then the run and device checks. */
+static void probe_checks(struct target *g, const struct validate_options *o, struct probe_report *ret_p,
+                         struct check *ret_run, struct check *ret_device)
+{
+        ck_assert_int_eq(probe_run(&g->t, o, ret_p), 0);
+        check_run(&g->t, ret_p, ret_run);
+        check_device(&g->t, o, ret_p, ret_device);
+        ck_assert_str_eq(ret_run->id, "run");
+        ck_assert_str_eq(ret_device->id, "device");
+}
+
+/* --- build -------------------------------------------------------------- */
+
+START_TEST(build_passes_for_each_kind_with_module_paths_only)
+{
+        static const struct {
+                const char *module;
+                const char *const *lib, *const *inc, *const *dep_lib, *const *dep_inc;
+                const char *header, *libs;
+        } cases[] = {
+                { "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL, "cuda_runtime_api.h", "-lcudart" },
+                { "cudnn/9.7.1", cudnn_lib, cudnn_inc, cuda_lib, cuda_inc, "cudnn.h", "-lcudnn -lcudart" },
+                { "nccl/2.21.5", nccl_lib, nccl_inc, cuda_lib, cuda_inc, "nccl.h", "-lnccl" },
+                { NULL },
+        };
+        char *root = root_new();
+
+        make_standard(root);
+        for (size_t i = 0; cases[i].module; i++) {
+                struct validate_options o = options(NULL);
+                struct check c = { 0 };
+                struct target g;
+
+                target_init(&g, root, cases[i].module, cases[i].lib, cases[i].inc, cases[i].dep_lib,
+                            cases[i].dep_inc);
+                check_build(&g.t, &o, &c);
+                ck_assert_str_eq(c.id, "build");
+                assert_check(&c, CHECK_PASS, cases[i].header, cases[i].libs, "compiles and links");
+                check_release(&c);
+                target_release(&g);
+        }
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(build_fails_when_cpath_lacks_the_header)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct check c = { 0 };
+        struct target g;
+
+        make_standard(root);
+        target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+        target_unset(&g, "CPATH");
+        check_build(&g.t, &o, &c);
+        assert_check(&c, CHECK_FAIL, "does not build", "CPATH does not reach a header",
+                     "cudamod-build.c:1:", "cuda_runtime_api.h: No such file or directory");
+        check_release(&c);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(build_fails_when_library_path_lacks_the_library)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct check c = { 0 };
+        struct target g;
+
+        make_standard(root);
+        target_init(&g, root, "cudnn/9.7.1", cudnn_lib, cudnn_inc, cuda_lib, cuda_inc);
+        target_unset(&g, "LIBRARY_PATH");
+        check_build(&g.t, &o, &c);
+        assert_check(&c, CHECK_FAIL, "does not build", "LIBRARY_PATH does not reach libcudnn.so",
+                     "cannot find -lcudnn");
+        check_release(&c);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(build_skips_when_not_asked_without_compiler_or_for_other_modules)
+{
+        static const char *const other_lib[] = { "other/lib", NULL };
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct check c = { 0 };
+        struct target g, other;
+
+        make_standard(root);
+        fx_mkdir(root, "other/lib");
+        target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+        o.compile = false;
+        check_build(&g.t, &o, &c);
+        assert_check(&c, CHECK_SKIP, "not asked for");
+
+        o.compile = true;
+        o.cc = "cudamod-no-such-cc";
+        check_build(&g.t, &o, &c);
+        assert_check(&c, CHECK_SKIP, "no C compiler", "'cudamod-no-such-cc'", "/usr/bin:/bin");
+
+        o.cc = NULL;
+        target_init(&other, root, "tools/1.0", other_lib, NULL, NULL, NULL);
+        ck_assert_int_eq(other.t.kind, MODULE_OTHER);
+        check_build(&other.t, &o, &c);
+        assert_check(&c, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module");
+
+        check_release(&c);
+        target_release(&other);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+/* Whether dir holds nothing but "." and "..". */
+static bool dir_is_empty(const char *dir)
+{
+        struct run_result r;
+        bool empty;
+
+        run_program(&r, NULL, (const char *const[]){ "ls", "-A", dir, NULL }, NULL);
+        ck_assert_int_eq(r.status, 0);
+        empty = r.out[0] == '\0';
+        run_result_release(&r);
+        return empty;
+}
+
+START_TEST(build_removes_its_temporary_directory)
+{
+        char *root = root_new();
+        _cleanup_free_ char *tmp = path_join(root, "tmp");
+        const char *old = getenv("TMPDIR");
+        _cleanup_free_ char *saved = old ? xstrdup(old) : NULL;
+        struct validate_options o = options(NULL);
+        struct check c = { 0 };
+        struct target g;
+
+        make_standard(root);
+        fx_mkdir(root, "tmp");
+        ck_assert_int_eq(setenv("TMPDIR", tmp, 1), 0);
+        target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+        check_build(&g.t, &o, &c);
+        ck_assert_int_eq(c.status, CHECK_PASS);
+        ck_assert_msg(dir_is_empty(tmp), "check_build left files in '%s'", tmp);
+        target_unset(&g, "CPATH");
+        check_build(&g.t, &o, &c);
+        ck_assert_int_eq(c.status, CHECK_FAIL);
+        ck_assert_msg(dir_is_empty(tmp), "a failed check_build left files in '%s'", tmp);
+        if (saved)
+                setenv("TMPDIR", saved, 1);
+        else
+                unsetenv("TMPDIR");
+        check_release(&c);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+/* --- run and device ------------------------------------------------------ */
+
+START_TEST(run_and_device_pass_for_a_cuda_module_on_two_gpus)
+{
+        char *root = root_new();
+        _cleanup_free_ char *driver = path_join(root, "driver");
+        _cleanup_free_ char *lib = path_join(root, "cuda/lib64/libcudart.so.12");
+        struct validate_options o = options(driver);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_standard(root);
+        target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+        probe_checks(&g, &o, &p, &run, &dev);
+        ck_assert_msg(p.ran, "probe did not run: %s", p.launch_error);
+        ck_assert_str_eq(p.cudart.soname, "libcudart.so.12");
+        ck_assert_str_eq(p.cudart.path, lib);
+        ck_assert_int_eq(p.cudart.version, 12040);
+        ck_assert(!p.cudnn.loaded && !p.nccl.loaded);
+        assert_check(&run, CHECK_PASS, "libcudart.so.12 12.4 (12040)", lib, "cuda_runtime_api.h",
+                     "module version 12.4");
+        ck_assert_int_eq(p.driver_version, 12080);
+        ck_assert_int_eq((int)p.n_devices, 2);
+        assert_check(&dev, CHECK_PASS, "2 GPUs: 0 Fake H100 (9.0, 81559 MiB); 1 Fake A100 (8.0, 40536 MiB)",
+                     "driver 12080 (CUDA 12.8)");
+        probe_report_release(&p);
+        check_release(&run);
+        check_release(&dev);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(run_fails_when_header_and_library_disagree)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        /* The header says 12.8, the library is 12.4. */
+        make_cuda(root, "cuda", 12080, "CUDART12", "libcudart.so.12");
+        target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+        probe_checks(&g, &o, &p, &run, &dev);
+        assert_check(&run, CHECK_FAIL, "libcudart.so.12 is 12.4 (12040)", "declares 12.8 (12080)",
+                     "cuda_runtime_api.h", "different installs");
+        probe_report_release(&p);
+        check_release(&run);
+        check_release(&dev);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(run_fails_when_the_module_version_disagrees)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_standard(root);
+        target_init(&g, root, "cuda/12.9", cuda_lib, cuda_inc, NULL, NULL);
+        probe_checks(&g, &o, &p, &run, &dev);
+        assert_check(&run, CHECK_FAIL, "the module is cuda/12.9", "libcudart.so.12 is 12.4 (12040)");
+        probe_report_release(&p);
+        check_release(&run);
+        check_release(&dev);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(run_warns_without_a_header_to_compare)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_standard(root);
+        target_init(&g, root, "cuda/12.4", cuda_lib, NULL, NULL, NULL);
+        probe_checks(&g, &o, &p, &run, &dev);
+        assert_check(&run, CHECK_WARN, "no cuda_runtime_api.h", "12.4 (12040)");
+        probe_report_release(&p);
+        check_release(&run);
+        check_release(&dev);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(run_passes_for_cudnn_and_nccl_with_their_cuda)
+{
+        static const struct {
+                const char *module;
+                const char *const *lib, *const *inc;
+                const char *words[3];
+        } cases[] = {
+                { "cudnn/9.7.1.26", cudnn_lib, cudnn_inc,
+                  { "libcudnn.so.9 9.7.1 (90701)", "built for CUDA 12 (cudart 12080)", "runtime 12.4 (12040)" } },
+                { "nccl/2.21.5", nccl_lib, nccl_inc, { "libnccl.so.2 2.21.5 (22105)", "nccl.h", "2.21.5" } },
+                { NULL },
+        };
+        char *root = root_new();
+
+        make_standard(root);
+        for (size_t i = 0; cases[i].module; i++) {
+                _cleanup_free_ char *driver = path_join(root, "driver");
+                struct validate_options o = options(driver);
+                struct probe_report p;
+                struct check run = { 0 }, dev = { 0 };
+                struct target g;
+
+                target_init(&g, root, cases[i].module, cases[i].lib, cases[i].inc, cuda_lib, cuda_inc);
+                probe_checks(&g, &o, &p, &run, &dev);
+                /* The runtime comes from the dependency's libcudart.so.12,
+                 * not whatever the probe would try first. */
+                ck_assert_str_eq(p.cudart.soname, "libcudart.so.12");
+                assert_check(&run, CHECK_PASS, cases[i].words[0], cases[i].words[1], cases[i].words[2]);
+                assert_check(&dev, CHECK_PASS, "2 GPUs");
+                probe_report_release(&p);
+                check_release(&run);
+                check_release(&dev);
+                target_release(&g);
+        }
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(run_fails_when_cudnn_targets_another_cuda_major)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_cuda(root, "cuda", 12040, "CUDART12", "libcudart.so.12");
+        make_cudnn(root, "cudnn", 9, 7, 1, "CUDNN9_CUDA13", "libcudnn.so.9");
+        target_init(&g, root, "cudnn/9.7.1", cudnn_lib, cudnn_inc, cuda_lib, cuda_inc);
+        probe_checks(&g, &o, &p, &run, &dev);
+        ck_assert_int_eq(p.cudnn.cudart_version, 13000);
+        assert_check(&run, CHECK_FAIL, "cuDNN 9.7.1 (90701) is built for CUDA 13 (cudart 13000)",
+                     "loaded runtime is 12.4 (12040), libcudart.so.12", "load a CUDA 13 module");
+        probe_report_release(&p);
+        check_release(&run);
+        check_release(&dev);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(run_reads_cudnn_8_versions)
+{
+        static const char *const cuda11_lib[] = { "cuda11/lib64", NULL };
+        static const char *const cuda11_inc[] = { "cuda11/include", NULL };
+        char *root = root_new();
+        _cleanup_free_ char *launcher = make_no_cache_launcher(root);
+        char *argv[] = { launcher, NULL };
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        /* The probe tries libcudnn.so.9 first: without the cache, only the
+         * module's libcudnn.so.8 is there. */
+        make_cuda(root, "cuda11", 11080, "CUDART11", "libcudart.so.11.0");
+        make_cudnn(root, "cudnn8", 8, 9, 7, "CUDNN8", "libcudnn.so.8");
+        o.launcher = argv;
+        target_init(&g, root, "cudnn/8.9.7", (const char *const[]){ "cudnn8/lib", NULL },
+                    (const char *const[]){ "cudnn8/include", NULL }, cuda11_lib, cuda11_inc);
+        probe_checks(&g, &o, &p, &run, &dev);
+        ck_assert_msg(p.ran, "probe did not run: %s", p.launch_error);
+        ck_assert_str_eq(p.cudart.soname, "libcudart.so.11.0");
+        assert_check(&run, CHECK_PASS, "libcudnn.so.8 8.9.7 (8907)", "cudnn_version.h",
+                     "built for CUDA 11 (cudart 11080)", "runtime 11.8 (11080)");
+        probe_report_release(&p);
+        check_release(&run);
+        check_release(&dev);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(run_fails_when_another_copy_comes_first)
+{
+        static const char *const dep_lib[] = { "cuda/lib64", NULL };
+        char *root = root_new();
+        _cleanup_free_ char *other = path_join(root, "elsewhere/lib");
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_standard(root);
+        put(root, "elsewhere/lib/libcudnn.so.9", "CUDNN9");
+        /* elsewhere/lib is on LD_LIBRARY_PATH before the module's own. */
+        target_init(&g, root, "cudnn/9.7.1", (const char *const[]){ "elsewhere/lib", "cudnn/lib", NULL },
+                    cudnn_inc, dep_lib, cuda_inc);
+        strv_release(&g.t.own_libdirs);
+        strv_push(&g.t.own_libdirs, path_join(root, "cudnn/lib"));
+        probe_checks(&g, &o, &p, &run, &dev);
+        assert_check(&run, CHECK_FAIL, "libcudnn.so.9 was loaded from", other, "not from the module's",
+                     "cudnn/lib", "another cuDNN comes first on the loader path");
+        probe_report_release(&p);
+        check_release(&run);
+        check_release(&dev);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(run_fails_when_the_library_cannot_be_loaded)
+{
+        char *root = root_new();
+        _cleanup_free_ char *launcher = make_no_cache_launcher(root);
+        char *argv[] = { launcher, NULL };
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_standard(root);
+        o.launcher = argv;
+        /* The module's directory is missing from LD_LIBRARY_PATH. */
+        target_init(&g, root, "nccl/2.21.5", nccl_lib, nccl_inc, cuda_lib, cuda_inc);
+        target_unset(&g, "LD_LIBRARY_PATH");
+        probe_checks(&g, &o, &p, &run, &dev);
+        ck_assert(p.ran);
+        assert_check(&run, CHECK_FAIL, "NCCL could not be loaded", "libnccl.so.2", "LD_LIBRARY_PATH must reach",
+                     "nccl/lib");
+        probe_report_release(&p);
+        check_release(&run);
+        check_release(&dev);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(run_and_device_skip_other_modules)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct probe_report p = { 0 };
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        fx_mkdir(root, "other/lib");
+        target_init(&g, root, "tools/1.0", (const char *const[]){ "other/lib", NULL }, NULL, NULL, NULL);
+        probe_report_release(&p);
+        check_run(&g.t, &p, &run);
+        check_device(&g.t, &o, &p, &dev);
+        assert_check(&run, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module");
+        assert_check(&dev, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module");
+        check_release(&run);
+        check_release(&dev);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(device_fails_with_a_driver_older_than_the_runtime)
+{
+        char *root = root_new();
+        _cleanup_free_ char *driver = path_join(root, "old-driver");
+        struct validate_options o = options(driver);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_standard(root);
+        target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+        probe_checks(&g, &o, &p, &run, &dev);
+        assert_check(&run, CHECK_PASS, "12.4 (12040)");
+        assert_check(&dev, CHECK_FAIL, "driver 11040 (CUDA 11.4) is older than the runtime 12040 needs (≥ 12000)",
+                     "update the NVIDIA driver or use a CUDA ≤ 11.4 module");
+        probe_report_release(&p);
+        check_release(&run);
+        check_release(&dev);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(device_without_driver_or_gpu_skips_unless_required)
+{
+        static const struct {
+                const char *driver;   /* below root, or NULL: none */
+                bool require;
+                enum check_status status;
+                const char *words[2];
+        } cases[] = {
+                { NULL, false, CHECK_SKIP, { "no NVIDIA driver", "libcuda.so.1" } },
+                { NULL, true, CHECK_FAIL, { "no NVIDIA driver", "--driver-libdir" } },
+                { "no-gpu-driver", false, CHECK_SKIP, { "driver 12080 (CUDA 12.8) sees no GPU", "GPU node" } },
+                { "no-gpu-driver", true, CHECK_FAIL, { "sees no GPU", "GPU node" } },
+                { "driver", true, CHECK_PASS, { "2 GPUs", "Fake H100" } },
+                { NULL },
+        };
+        char *root = root_new();
+        _cleanup_free_ char *launcher = make_no_cache_launcher(root);
+        char *argv[] = { launcher, NULL };
+
+        make_standard(root);
+        for (size_t i = 0; cases[i].words[0]; i++) {
+                _cleanup_free_ char *driver = cases[i].driver ? path_join(root, cases[i].driver) : NULL;
+                struct validate_options o = options(driver);
+                struct probe_report p;
+                struct check run = { 0 }, dev = { 0 };
+                struct target g;
+
+                /* Without the cache: a machine with a real driver must not
+                 * answer libcuda.so.1. */
+                o.launcher = argv;
+                o.require_device = cases[i].require;
+                target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+                probe_checks(&g, &o, &p, &run, &dev);
+                assert_check(&run, CHECK_PASS, "12.4 (12040)");
+                assert_check(&dev, cases[i].status, cases[i].words[0], cases[i].words[1]);
+                probe_report_release(&p);
+                check_release(&run);
+                check_release(&dev);
+                target_release(&g);
+        }
+        fx_free(root);
+}
+END_TEST
+
+/* --- launching ------------------------------------------------------------ */
+
+START_TEST(launcher_that_cannot_start_is_reported_as_the_launchers)
+{
+        static const struct {
+                const char *launcher;
+                const char *words[2];
+        } cases[] = {
+                { "cudamod-no-such-launcher", { "the launcher 'cudamod-no-such-launcher' could not be started", "not found in PATH (/usr/bin:/bin" } },
+                { "/nonexistent/srun", { "the launcher '/nonexistent/srun' could not be started", "No such file or directory" } },
+                { NULL },
+        };
+        char *root = root_new();
+
+        make_standard(root);
+        for (size_t i = 0; cases[i].launcher; i++) {
+                char *argv[] = { (char *)cases[i].launcher, (char *)"-p", (char *)"gpu", NULL };
+                struct validate_options o = options(NULL);
+                struct probe_report p;
+                struct check run = { 0 }, dev = { 0 };
+                struct target g;
+
+                o.launcher = argv;
+                target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+                probe_checks(&g, &o, &p, &run, &dev);
+                ck_assert(!p.ran);
+                ck_assert(p.launcher_failed);
+                ck_assert_msg(strstr(p.launch_error, cases[i].words[0]), "'%s'", p.launch_error);
+                ck_assert_msg(strstr(p.launch_error, cases[i].words[1]), "'%s'", p.launch_error);
+                assert_check(&run, CHECK_FAIL, "the launcher failed", cases[i].words[0]);
+                assert_check(&dev, CHECK_SKIP, "the probe did not run");
+                probe_report_release(&p);
+                check_release(&run);
+                check_release(&dev);
+                target_release(&g);
+        }
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(probe_that_cannot_start_is_not_the_launchers)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_standard(root);
+        o.probe = "/nonexistent/cudamod-probe";
+        o.require_device = true;
+        target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+        probe_checks(&g, &o, &p, &run, &dev);
+        ck_assert(!p.ran);
+        ck_assert(!p.launcher_failed);
+        assert_check(&run, CHECK_FAIL, "the probe did not run",
+                     "the probe '/nonexistent/cudamod-probe' could not be started");
+        assert_check(&dev, CHECK_FAIL, "the probe did not run");
+        probe_report_release(&p);
+        check_release(&run);
+        check_release(&dev);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(working_launchers_pass_the_environment_through)
+{
+        char *root = root_new();
+        _cleanup_free_ char *driver = path_join(root, "driver");
+        _cleanup_free_ char *script = make_script(root, "bin/launch", "exec \"$@\"\n");
+        char *env_argv[] = { (char *)"env", NULL };
+        char *script_argv[] = { script, NULL };
+        char **launchers[] = { env_argv, script_argv, NULL };
+
+        make_standard(root);
+        for (size_t i = 0; launchers[i]; i++) {
+                struct validate_options o = options(driver);
+                struct probe_report p;
+                struct check run = { 0 }, dev = { 0 };
+                struct target g;
+
+                o.launcher = launchers[i];
+                target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+                probe_checks(&g, &o, &p, &run, &dev);
+                ck_assert_msg(p.ran, "probe did not run: %s", p.launch_error);
+                assert_check(&run, CHECK_PASS, "libcudart.so.12 12.4 (12040)");
+                assert_check(&dev, CHECK_PASS, "2 GPUs");
+                probe_report_release(&p);
+                check_release(&run);
+                check_release(&dev);
+                target_release(&g);
+        }
+        fx_free(root);
+}
+END_TEST
+
+/* Whether pid is gone (or a zombie waiting for its parent), within 5 s. */
+static bool process_gone(pid_t pid)
+{
+        for (int i = 0; i < 500; i++) {
+                _cleanup_free_ char *stat_path = xasprintf("/proc/%d/stat", (int)pid);
+                struct strbuf sb = STRBUF_INIT;
+                const char *paren;
+                bool zombie = false;
+
+                if (kill(pid, 0) < 0 && errno == ESRCH)
+                        return true;
+                if (strbuf_read_file(&sb, stat_path, 4096) == 0 && (paren = strrchr(sb.buf, ')')))
+                        zombie = paren[1] == ' ' && paren[2] == 'Z';
+                strbuf_release(&sb);
+                if (zombie)
+                        return true;
+                nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+        }
+        return false;
+}
+
+START_TEST(hung_launcher_is_killed_at_the_timeout)
+{
+        char *root = root_new();
+        _cleanup_free_ char *pidfile = path_join(root, "sleep.pid");
+        _cleanup_free_ char *body = xasprintf("sleep 60 &\necho $! > '%s'\nwait\n", pidfile);
+        _cleanup_free_ char *script = make_script(root, "bin/hang", body);
+        struct strbuf pid_text = STRBUF_INIT;
+        char *argv[] = { script, NULL };
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+        time_t start;
+
+        make_standard(root);
+        o.launcher = argv;
+        o.timeout = 1;
+        target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+        start = time(NULL);
+        probe_checks(&g, &o, &p, &run, &dev);
+        ck_assert_msg(time(NULL) - start < 10, "the timeout did not stop the launcher");
+        ck_assert(!p.ran);
+        ck_assert(p.launcher_failed);
+        ck_assert_msg(strstr(p.launch_error, "timed out after 1 s"), "'%s'", p.launch_error);
+        assert_check(&run, CHECK_FAIL, "the launcher failed", "timed out after 1 s");
+        /* The whole process group went, the background sleep too. */
+        ck_assert_int_eq(strbuf_read_file(&pid_text, pidfile, 64), 0);
+        ck_assert_msg(process_gone((pid_t)atoi(pid_text.buf)), "sleep %s survived", pid_text.buf);
+        strbuf_release(&pid_text);
+        probe_report_release(&p);
+        check_release(&run);
+        check_release(&dev);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(failing_or_garbled_runs_are_reported)
+{
+        static const struct {
+                const char *body;
+                bool launcher_failed;
+                const char *words[2];
+        } cases[] = {
+                { "echo 'srun: error: no partition gpu' >&2\nexit 3\n", true,
+                  { "exit status 3", "srun: error: no partition gpu" } },
+                /* More output than is kept: read, dropped, no deadlock. */
+                { "head -c 3000000 /dev/zero | tr '\\000' x >&2\necho >&2\necho last words >&2\nexit 1\n", true,
+                  { "exit status 1", "last words" } },
+                { "echo 'this is not JSON'\n", false, { "unreadable output", "line 1" } },
+                { "echo '{\"probe\": 7}'\n", false, { "unreadable output", "not a cudamod-probe document" } },
+                { NULL },
+        };
+        char *root = root_new();
+
+        make_standard(root);
+        for (size_t i = 0; cases[i].body; i++) {
+                _cleanup_free_ char *rel = xasprintf("bin/launch%zu", i);
+                _cleanup_free_ char *script = make_script(root, rel, cases[i].body);
+                char *argv[] = { script, NULL };
+                struct validate_options o = options(NULL);
+                struct probe_report p;
+                struct check run = { 0 }, dev = { 0 };
+                struct target g;
+
+                o.launcher = argv;
+                target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+                probe_checks(&g, &o, &p, &run, &dev);
+                ck_assert(!p.ran);
+                ck_assert_int_eq(p.launcher_failed, cases[i].launcher_failed);
+                ck_assert_msg(strlen(p.launch_error) < 4096, "launch_error is %zu bytes", strlen(p.launch_error));
+                assert_check(&run, CHECK_FAIL, cases[i].words[0], cases[i].words[1]);
+                probe_report_release(&p);
+                check_release(&run);
+                check_release(&dev);
+                target_release(&g);
+        }
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(report_release_is_idempotent)
+{
+        struct probe_report p = { 0 };
+
+        probe_report_release(&p);
+        ck_assert_int_eq(p.cudart.version, -1);
+        ck_assert_int_eq(p.driver_version, -1);
+        probe_report_release(&p);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("validate-probe");
+        TCase *tc = tcase_create("validate-probe");
+
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, build_passes_for_each_kind_with_module_paths_only);
+        tcase_add_test(tc, build_fails_when_cpath_lacks_the_header);
+        tcase_add_test(tc, build_fails_when_library_path_lacks_the_library);
+        tcase_add_test(tc, build_skips_when_not_asked_without_compiler_or_for_other_modules);
+        tcase_add_test(tc, build_removes_its_temporary_directory);
+        tcase_add_test(tc, run_and_device_pass_for_a_cuda_module_on_two_gpus);
+        tcase_add_test(tc, run_fails_when_header_and_library_disagree);
+        tcase_add_test(tc, run_fails_when_the_module_version_disagrees);
+        tcase_add_test(tc, run_warns_without_a_header_to_compare);
+        tcase_add_test(tc, run_passes_for_cudnn_and_nccl_with_their_cuda);
+        tcase_add_test(tc, run_fails_when_cudnn_targets_another_cuda_major);
+        tcase_add_test(tc, run_reads_cudnn_8_versions);
+        tcase_add_test(tc, run_fails_when_another_copy_comes_first);
+        tcase_add_test(tc, run_fails_when_the_library_cannot_be_loaded);
+        tcase_add_test(tc, run_and_device_skip_other_modules);
+        tcase_add_test(tc, device_fails_with_a_driver_older_than_the_runtime);
+        tcase_add_test(tc, device_without_driver_or_gpu_skips_unless_required);
+        tcase_add_test(tc, launcher_that_cannot_start_is_reported_as_the_launchers);
+        tcase_add_test(tc, probe_that_cannot_start_is_not_the_launchers);
+        tcase_add_test(tc, working_launchers_pass_the_environment_through);
+        tcase_add_test(tc, hung_launcher_is_killed_at_the_timeout);
+        tcase_add_test(tc, failing_or_garbled_runs_are_reported);
+        tcase_add_test(tc, report_release_is_idempotent);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
