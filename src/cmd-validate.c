@@ -164,6 +164,25 @@ static void added_entries(const struct strv *before, const struct strv *after, c
                         strv_add(ret, a.items[i]);
 }
 
+/* What the last module itself puts on name: its own prepend/append calls
+ * (Lua), else what the variable gained (Tcl). */
+static void own_entries(const struct evaluation *e, const char *name, struct strv *ret)
+{
+        const struct loaded_module *m = &e->modules[e->n_modules - 1];
+        size_t n = strlen(name);
+
+        if (!m->file.lua) {
+                added_entries(&e->env_before_last, &e->env, name, ret);
+                return;
+        }
+        for (size_t i = 0; i < m->path_entries.len; i++) {
+                const char *it = m->path_entries.items[i];
+
+                if (strncmp(it, name, n) == 0 && it[n] == '=' && !strv_contains(ret, it + n + 1))
+                        strv_add(ret, it + n + 1);
+        }
+}
+
 static bool is_dir_path(const char *p)
 {
         struct stat st;
@@ -248,10 +267,10 @@ static void fill_target(const struct unit *u, const struct evaluation *e, struct
                 .file = m->path,
                 .env = clean->items,
         };
-        added_entries(&e->env_before_last, &e->env, "LD_LIBRARY_PATH", &t->own_libdirs);
-        added_entries(&e->env_before_last, &e->env, "CPATH", &t->own_incdirs);
+        own_entries(e, "LD_LIBRARY_PATH", &t->own_libdirs);
+        own_entries(e, "CPATH", &t->own_incdirs);
         modulepath_split(env_get(clean->items, "LD_LIBRARY_PATH"), &t->ld_library_path);
-        t->kind = module_kind_detect(&t->own_libdirs);
+        t->kind = module_kind_detect(m->name, &t->own_libdirs);
 }
 
 static json_t *device_to_json(const struct probe_report *p)

@@ -629,6 +629,7 @@ static void loader_release(struct loader *l)
                 modulefile_release(&l->mods[i].file);
                 free(l->mods[i].requested_by);
                 strv_release(&l->mods[i].messages);
+                strv_release(&l->mods[i].path_entries);
         }
         free(l->mods);
         strv_release(&l->families);
@@ -838,6 +839,14 @@ static int apply_op(struct loader *l, const struct modulefile *mf, const struct 
                            op->kind == SANDBOX_PREPEND_PATH  ? PATH_PREPEND
                            : op->kind == SANDBOX_APPEND_PATH ? PATH_APPEND
                                                              : PATH_REMOVE);
+                if (op->kind != SANDBOX_REMOVE_PATH) {
+                        _cleanup_(strv_release) struct strv entries = { 0 };
+
+                        split_entries(op->value, op->delim ? op->delim : ':', false, &entries);
+                        for (size_t i = 0; i < entries.len; i++)
+                                strv_push(&self->path_entries,
+                                          xasprintf("%s=%s", op->name, entries.items[i]));
+                }
                 return 0;
         case SANDBOX_FAMILY:
                 return apply_family(l, mf, op->value, d);
@@ -921,6 +930,7 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
         sandbox_result_release(&res);
         if (r < 0) {
                 strv_release(&self.messages);
+                strv_release(&self.path_entries);
                 return r;
         }
         path_var_append(&l->env, "LOADEDMODULES", mf->fullname);
@@ -1069,6 +1079,7 @@ void evaluation_release(struct evaluation *e)
                 modulefile_release(&e->modules[i].file);
                 free(e->modules[i].requested_by);
                 strv_release(&e->modules[i].messages);
+                strv_release(&e->modules[i].path_entries);
         }
         free(e->modules);
         strv_release(&e->env);

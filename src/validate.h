@@ -77,8 +77,11 @@ struct validate_target {
         struct strv ld_library_path;
 };
 
-/* The kind of a module from the library files in its own_libdirs. */
-enum module_kind module_kind_detect(const struct strv *own_libdirs);
+/* The kind of a module from the library files in its own_libdirs: the
+ * kind its name says ("cudnn", "nccl", "cuda") when that library is there
+ * (a cuDNN installed into the toolkit shares its lib directory), else the
+ * first found of libcudart, libcudnn, libnccl. */
+enum module_kind module_kind_detect(const char *name, const struct strv *own_libdirs);
 
 /* --- validate-elf.c -------------------------------------------------- */
 

@@ -231,7 +231,7 @@ static void target_init(struct target *g, const char *root, const char *module, 
         g->t.version = g->version;
         g->t.file = "/dev/null";
         g->t.env = g->env.items;
-        g->t.kind = module_kind_detect(&g->t.own_libdirs);
+        g->t.kind = module_kind_detect(g->t.name, &g->t.own_libdirs);
 }
 
 /* Drop NAME from the target's environment. */
