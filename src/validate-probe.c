@@ -557,6 +557,8 @@ int probe_run(const struct validate_target *t, const struct validate_options *o,
         const char *who = launcher ? "the launcher" : "the probe";
         unsigned timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT;
         unsigned long major = target_cuda_major(t);
+        extern char **environ;
+        char *const *launch_env;
         json_error_t jerr;
         json_t *doc;
         int r_spawn, err = 0;
@@ -587,16 +589,22 @@ int probe_run(const struct validate_target *t, const struct validate_options *o,
         if (t->kind != MODULE_NCCL)
                 strv_add(&argv, "--no-nccl");
 
-        exe = process_find_program(who_name, env.items, &err);
+        /* A launcher (srun) runs in the caller's environment, which has
+         * what it needs (PATH, SLURM_*, …); the probe behind it gets the
+         * module's through env -i. Without a launcher the probe gets the
+         * module's directly. */
+        launch_env = launcher ? environ : env.items;
+        exe = process_find_program(who_name, launch_env, &err);
         if (!exe) {
-                const char *path = env_get(env.items, "PATH");
+                const char *path = env_get(launch_env, "PATH");
 
                 r.launch_error = xasprintf("%s '%s' could not be started: %s in PATH (%s)", who, who_name,
                                            err == EACCES ? "not executable" : "not found", path ? path : "unset");
                 r.launcher_failed = launcher;
                 goto done;
         }
-        r_spawn = process_run(exe, strv_exec(&argv), strv_exec(&env), NULL, timeout, &c);
+        r_spawn = process_run(exe, strv_exec(&argv), launcher ? launch_env : strv_exec(&env), NULL,
+                              timeout, &c);
         if (r_spawn < 0) {
                 r.launch_error = xasprintf("%s '%s' could not be started: %s", who, who_name, strerror(-r_spawn));
                 r.launcher_failed = launcher;

@@ -161,8 +161,10 @@ void check_build(const struct validate_target *t, const struct validate_options 
  * o->driver_libdir when given), through o->launcher when given (as
  * `LAUNCHER... env -i NAME=value... PROBE ARGS`, so the environment reaches
  * the job step whatever the launcher exports), in its own process group,
- * killed at the timeout. The launcher and the probe are looked up in the
- * PATH of t->env, and the launcher runs with that environment too.
+ * killed at the timeout. The probe is looked up in the PATH of t->env; a
+ * launcher in cudamod's own PATH, and it runs in cudamod's environment
+ * (srun needs PATH, SLURM_* and the like; the probe behind it gets exactly
+ * t->env through env -i).
  * Arguments: --cuda-major N when the module's CUDA major is known (a cuda
  * module's runtime header, else the first libcudart.so.N on
  * t->ld_library_path); --no-cudnn / --no-nccl when the kind does not need
