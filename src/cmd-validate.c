@@ -55,6 +55,15 @@ static void unit_release(struct unit *u)
         json_decref(u->result);
 }
 
+static void validate_run_release(struct validate_run *v)
+{
+        for (size_t i = 0; i < v->n_units; i++)
+                unit_release(&v->units[i]);
+        free(v->units);
+        strv_release(&v->mp);
+        strv_release(&v->start_env);
+}
+
 /* --- which modules ------------------------------------------------------- */
 
 /* The clean environment every evaluation starts from: what a login shell
@@ -673,13 +682,13 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         _cleanup_(strv_release) struct strv given = { 0 }, launcher = { 0 };
         _cleanup_(config_release) struct config cfg = { 0 };
         _cleanup_free_ char *probe = NULL;
-        struct validate_run v = { 0 };
+        _cleanup_(validate_run_release) struct validate_run v = { 0 };
         const char *launcher_str = NULL, *driver_libdir = NULL;
         bool json = false, require_device = false, no_compile = false;
         unsigned long jobs = 1, timeout = 0;
         size_t kept = 0;
         char *end;
-        int c, status;
+        int c;
 
         while ((c = getopt_long(argc, argv, "+hj:", options, NULL)) != -1) {
                 switch (c) {
@@ -774,8 +783,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                         found = unit_matches(&v.units[k], argv + i, 1);
                 if (!found) {
                         log_error("no module '%s' in the modulepath (or below its modules)", argv[i]);
-                        status = EXIT_USAGE;
-                        goto out;
+                        return EXIT_USAGE;
                 }
         }
         if (!v.n_units)
@@ -790,14 +798,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                                            "modules", mods));
         } else
                 print_report(&v, g);
-        status = finish_stdout(any_failed(&v) ? EXIT_FOUND_FAILURE : 0);
-out:
-        for (size_t i = 0; i < v.n_units; i++)
-                unit_release(&v.units[i]);
-        free(v.units);
-        strv_release(&v.mp);
-        strv_release(&v.start_env);
-        return status;
+        return finish_stdout(any_failed(&v) ? EXIT_FOUND_FAILURE : 0);
 }
 
 const struct command cmd_validate = {

@@ -286,35 +286,104 @@ START_TEST(usage_errors_exit_2)
 }
 END_TEST
 
-/* -j changes the speed, not the report. */
+/* -j changes the speed, not the report: eight copies of the fake cuda
+ * module under other names (one with stubs on LD_LIBRARY_PATH, so that
+ * the report is not all alike). */
 START_TEST(parallel_runs_give_the_same_report)
 {
-        char *root = fx_new();
-        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "fx");
-        _cleanup_free_ char *mp = path_join(out, "Core");
-        const char *mk[] = { NULL, "demo", sw, NULL };
-        struct run_result r1 = { 0 }, r4 = { 0 }, g = { 0 };
+        char *root = fake_site();
+        _cleanup_free_ char *src = path_join(root, "mf/Core/cuda/12.4.lua");
+        _cleanup_free_ char *mp = path_join(root, "many");
+        _cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+        struct run_result r1 = { 0 }, r4 = { 0 };
 
-        mk[0] = getenv("MKFIXTURE");
-        ck_assert_ptr_nonnull(mk[0]);
-        run_program(&g, NULL, mk, NULL);
-        ck_assert_int_eq(g.status, 0);
-        run_result_release(&g);
-        run_cudamod(&g, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
-        ck_assert_int_eq(g.status, 0);
-        run_result_release(&g);
+        ck_assert_int_eq(strbuf_read_file(&text, src, 1 << 20), 0);
+        for (int i = 0; i < 8; i++) {
+                _cleanup_free_ char *rel = xasprintf("many/cuda%d/12.4.lua", i);
+                _cleanup_free_ char *body = str_replace_all(text.buf, "prepend_path(\"MODULEPATH\"",
+                                                            "append_path(\"UNUSED\"");
+                _cleanup_free_ char *edited =
+                        i == 3 ? str_replace_all(body, "lib/stubs\")", "lib/stubs\")\n"
+                                                 "prepend_path(\"LD_LIBRARY_PATH\", \"/x/lib/stubs\")")
+                               : xstrdup(body);
+
+                fx_write(root, rel, edited);
+        }
         run_cudamod(&r1, (const char *const[]){ "validate", "--no-compile", "--modulepath", mp, "-j", "1", NULL },
                     false);
         run_cudamod(&r4, (const char *const[]){ "validate", "--no-compile", "--modulepath", mp, "-j", "4", NULL },
                     false);
-        ck_assert_int_eq(r1.status, r4.status);
-        ck_assert_str_eq(r1.out, r4.out);
-        /* the hierarchy: cuDNN and NCCL below each cuda, loaded with it */
-        ck_assert_ptr_nonnull(strstr(r1.out, "cudnn/9.7.1 (with cuda/12.9)"));
-        ck_assert_ptr_nonnull(strstr(r1.out, "cudnn/8.9.7 (with cuda/11.8)"));
-        ck_assert_ptr_nonnull(strstr(r1.out, "5 modules: "));
+        ck_assert_int_eq(r1.status, 1);
+        ck_assert_int_eq(r4.status, 1);
+        ck_assert_msg(streq(r1.out, r4.out), "-j 1 and -j 4 differ:\n%.2000s\n---\n%.2000s", r1.out, r4.out);
+        ck_assert_ptr_nonnull(strstr(r1.out, "fail  cuda3/12.4\n"));
+        ck_assert_ptr_nonnull(strstr(r1.out, "pass  cuda7/12.4\n"));
+        ck_assert_ptr_nonnull(strstr(r1.out, "8 modules: 7 pass, 0 warn, 1 fail\n"));
         run_result_release(&r1);
         run_result_release(&r4);
+        fx_free(root);
+}
+END_TEST
+
+/* The hierarchy: cuDNN and NCCL below each cuda, each loaded with it. */
+START_TEST(the_hierarchy_is_walked)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "fx");
+        _cleanup_free_ char *mp = path_join(out, "Core");
+        const char *mk[] = { getenv("MKFIXTURE"), "demo", sw, NULL };
+        struct run_result r = { 0 };
+        json_t *doc, *m;
+
+        ck_assert_ptr_nonnull(mk[0]);
+        run_program(&r, NULL, mk, NULL);
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "validate", "--json", "--no-compile", "--modulepath", mp,
+                                               "cudnn", NULL },
+                    false);
+        doc = parse(&r);
+        ck_assert_uint_eq(json_array_size(json_object_get(doc, "modules")), 2);
+        m = module_of(doc, "cudnn/9.7.1");
+        ck_assert_str_eq(json_string_value(json_array_get(json_object_get(m, "with"), 0)), "cuda/12.9");
+        assert_check(m, "syntax", "pass", NULL);
+        assert_check(m, "paths", "pass", NULL);
+        m = module_of(doc, "cudnn/8.9.7");
+        ck_assert_str_eq(json_string_value(json_array_get(json_object_get(m, "with"), 0)), "cuda/11.8");
+        json_decref(doc);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* A module that does not parse fails syntax with its file and line, and
+ * every other check is skipped. */
+START_TEST(a_broken_modulefile_fails_syntax_with_file_and_line)
+{
+        char *root = fake_site();
+        _cleanup_free_ char *file = path_join(root, "mf/Core/cuda/12.4.lua");
+        struct run_result r = { 0 };
+        json_t *doc, *m;
+        size_t i;
+        json_t *c;
+        FILE *f = fopen(file, "a");
+
+        ck_assert_ptr_nonnull(f);
+        fputs("setenv(\"BROKEN\"\n", f);
+        fclose(f);
+        validate(&r, root, (const char *const[]){ "--json", NULL });
+        ck_assert_int_eq(r.status, 1);
+        doc = parse(&r);
+        m = module_of(doc, "cuda/12.4");
+        assert_check(m, "syntax", "fail", "12.4.lua:");
+        json_array_foreach(json_object_get(m, "checks"), i, c)
+                if (i > 0)
+                        ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "skip");
+        json_decref(doc);
+        run_result_release(&r);
         fx_free(root);
 }
 END_TEST
@@ -380,6 +449,8 @@ int main(void)
         tcase_add_test(tc, a_launcher_that_cannot_start_fails_run_and_says_so);
         tcase_add_test(tc, usage_errors_exit_2);
         tcase_add_test(tc, parallel_runs_give_the_same_report);
+        tcase_add_test(tc, the_hierarchy_is_walked);
+        tcase_add_test(tc, a_broken_modulefile_fails_syntax_with_file_and_line);
         tcase_add_test(tc, the_real_cuda_13_install_validates);
         suite_add_tcase(s, tc);
         return run_suite(s);
