@@ -199,55 +199,83 @@ static bool is_dir_path(const char *p)
         return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static bool is_path_list(const char *name, const char *value)
+{
+        static const char *const lists[] = {
+                "PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
+                "CPLUS_INCLUDE_PATH", "CMAKE_PREFIX_PATH", "PKG_CONFIG_PATH", "MANPATH",
+                "PYTHONPATH", "MODULEPATH",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(lists); i++)
+                if (streq(name, lists[i]))
+                        return true;
+        return strchr(value, ':') != NULL;
+}
+
+/* One directory the module adds to name; in_front: ahead of every entry
+ * the variable had. Returns the worst status found. */
+static enum check_status check_added_dir(const char *name, const char *p, bool in_front,
+                                         struct strbuf *bad)
+{
+        if (p[0] == '/' && !is_dir_path(p)) {
+                strbuf_addf(bad, "\n%s: %s does not exist", name, p);
+                return CHECK_FAIL;
+        }
+        if (streq(name, "LD_LIBRARY_PATH") && streq(path_basename(p), "stubs")) {
+                strbuf_addf(bad, "\nLD_LIBRARY_PATH: %s is a stubs directory: programs would load "
+                                 "the stub libcuda.so.1 instead of the driver's and fail with 'CUDA "
+                                 "driver version is insufficient'; stubs belong on LIBRARY_PATH only",
+                            p);
+                return CHECK_FAIL;
+        }
+        if (in_front && path_is_system_dir(p)) {
+                strbuf_addf(bad, "\n%s: the system directory %s is put in front, ahead of what "
+                                 "other modules add",
+                            name, p);
+                return CHECK_FAIL;
+        }
+        return CHECK_PASS;
+}
+
 /* paths: every directory the module adds exists; no stubs directory on
  * LD_LIBRARY_PATH; no system directory put in front of anything. */
 static void check_paths(const struct evaluation *e, struct check *c)
 {
-        _cleanup_(env_diff_release) struct env_diff diff = { 0 };
         _cleanup_strbuf_ struct strbuf bad = STRBUF_INIT;
-        size_t n_dirs = 0;
         enum check_status worst = CHECK_PASS;
+        size_t n_dirs = 0;
 
-        env_diff_compute(&e->env_before_last, &e->env, &diff);
-        for (size_t i = 0; i < diff.n; i++) {
-                const struct env_change *ch = &diff.changes[i];
-                bool is_ld = streq(ch->name, "LD_LIBRARY_PATH");
+        for (size_t i = 0; i < e->env.len; i++) {
+                const char *item = e->env.items[i], *eq = strchr(item, '='), *value = eq + 1, *old;
+                _cleanup_free_ char *name = xstrndup(item, (size_t)(eq - item));
+                _cleanup_(strv_release) struct strv now = { 0 }, had = { 0 };
+                bool in_front = true;
 
-                if (streq(ch->name, "MODULEPATH"))
+                old = env_get(e->env_before_last.items, name);
+                if (env_is_bookkeeping(name) || streq(name, "MODULEPATH") || (old && streq(old, value)))
                         continue;
-                if (ch->kind == ENV_SET && ch->value && ch->value[0] == '/' &&
-                    (endswith(ch->name, "_HOME") || endswith(ch->name, "_ROOT") ||
-                     endswith(ch->name, "_PATH") || endswith(ch->name, "_DIR"))) {
-                        n_dirs++;
-                        if (!is_dir_path(ch->value)) {
-                                strbuf_addf(&bad, "\n%s=%s does not exist", ch->name, ch->value);
-                                worst = CHECK_FAIL;
-                        }
-                }
-                for (int side = 0; ch->kind == ENV_PATH && side < 2; side++) {
-                        const struct strv *v = side ? &ch->appended : &ch->prepended;
-
-                        for (size_t k = 0; k < v->len; k++) {
-                                const char *p = v->items[k];
-
+                if (!is_path_list(name, value)) {
+                        if (value[0] == '/' && (endswith(name, "_HOME") || endswith(name, "_ROOT") ||
+                                                endswith(name, "_PATH") || endswith(name, "_DIR"))) {
                                 n_dirs++;
-                                if (p[0] == '/' && !is_dir_path(p)) {
-                                        strbuf_addf(&bad, "\n%s: %s does not exist", ch->name, p);
-                                        worst = CHECK_FAIL;
-                                } else if (is_ld && streq(path_basename(p), "stubs")) {
-                                        strbuf_addf(&bad, "\nLD_LIBRARY_PATH: %s is a stubs directory: "
-                                                    "programs would load the stub libcuda.so.1 "
-                                                    "instead of the driver's and fail with "
-                                                    "'CUDA driver version is insufficient'; "
-                                                    "stubs belong on LIBRARY_PATH only", p);
-                                        worst = CHECK_FAIL;
-                                } else if (path_is_system_dir(p) && side == 0) {
-                                        strbuf_addf(&bad, "\n%s: the system directory %s is put in "
-                                                    "front, ahead of what other modules add",
-                                                    ch->name, p);
+                                if (!is_dir_path(value)) {
+                                        strbuf_addf(&bad, "\n%s=%s does not exist", name, value);
                                         worst = CHECK_FAIL;
                                 }
                         }
+                        continue;
+                }
+                modulepath_split(value, &now);
+                modulepath_split(old, &had);
+                for (size_t k = 0; k < now.len; k++) {
+                        if (strv_contains(&had, now.items[k])) {
+                                in_front = false;
+                                continue;
+                        }
+                        n_dirs++;
+                        if (check_added_dir(name, now.items[k], in_front, &bad) == CHECK_FAIL)
+                                worst = CHECK_FAIL;
                 }
         }
         if (worst == CHECK_PASS)

@@ -17,6 +17,11 @@ static const char *const cudnn9_libs[] = {
         "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled", NULL,
 };
 
+const char *const *cudnn_sublibraries(unsigned long major)
+{
+        return major == 8 ? cudnn8_libs : major == 9 ? cudnn9_libs : NULL;
+}
+
 /* The version in cudnn_version.h (cuDNN >= 8) or cudnn.h (<= 7), looking
  * also in include/<triple> where the distribution packages put them. */
 static int header_version(int fd, const char *include_rel, struct version *ret)
@@ -102,7 +107,7 @@ static unsigned long cuda_major_from_elf(int fd, const struct libdir *ld,
 static void check_sub_libraries(struct install *in, int fd, const struct libdir *ld,
                                 unsigned long major)
 {
-        const char *const *libs = major == 8 ? cudnn8_libs : major == 9 ? cudnn9_libs : NULL;
+        const char *const *libs = cudnn_sublibraries(major);
         struct strbuf missing = STRBUF_INIT;
 
         if (!libs)

@@ -20,6 +20,11 @@ struct detector {
 
 extern const struct detector detector_cuda;
 extern const struct detector detector_cudnn;
+
+/* The sub-libraries (file stems: "libcudnn_graph", …) a cuDNN of this
+ * major ships beside libcudnn and dlopen()s; NULL-terminated, or NULL for
+ * a major without them. */
+const char *const *cudnn_sublibraries(unsigned long major);
 extern const struct detector detector_nccl;
 /* NULL-terminated, in component order. */
 extern const struct detector *const detectors[];

@@ -622,16 +622,21 @@ struct loader {
         struct strv before_last; /* env after the one before */
 };
 
+static void loaded_modules_free(struct loaded_module *m, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                modulefile_release(&m[i].file);
+                free(m[i].requested_by);
+                strv_release(&m[i].messages);
+                strv_release(&m[i].path_entries);
+        }
+        free(m);
+}
+
 static void loader_release(struct loader *l)
 {
         strv_release(&l->env);
-        for (size_t i = 0; i < l->n_mods; i++) {
-                modulefile_release(&l->mods[i].file);
-                free(l->mods[i].requested_by);
-                strv_release(&l->mods[i].messages);
-                strv_release(&l->mods[i].path_entries);
-        }
-        free(l->mods);
+        loaded_modules_free(l->mods, l->n_mods);
         strv_release(&l->families);
         strv_release(&l->in_progress);
         strv_release(&l->last_done);
@@ -1075,13 +1080,7 @@ static int evaluate_tcl(struct loader *l, char *const *specs, size_t n_specs,
 
 void evaluation_release(struct evaluation *e)
 {
-        for (size_t i = 0; i < e->n_modules; i++) {
-                modulefile_release(&e->modules[i].file);
-                free(e->modules[i].requested_by);
-                strv_release(&e->modules[i].messages);
-                strv_release(&e->modules[i].path_entries);
-        }
-        free(e->modules);
+        loaded_modules_free(e->modules, e->n_modules);
         strv_release(&e->env);
         strv_release(&e->env_before_last);
         *e = (struct evaluation){ 0 };
@@ -1205,8 +1204,6 @@ void env_diff_compute(const struct strv *before, const struct strv *after, struc
                 c.old_value = old ? xstrdup(old) : NULL;
                 c.kind = old && path_extension(old, c.value, &c.prepended, &c.appended) ? ENV_PATH
                                                                                        : ENV_SET;
-                if (!old && strchr(c.value, ':'))
-                        c.kind = ENV_PATH, split_entries(c.value, ':', true, &c.prepended);
                 r.changes = xreallocarray(r.changes, r.n + 1, sizeof(*r.changes));
                 r.changes[r.n++] = c;
         }

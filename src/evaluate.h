@@ -120,7 +120,8 @@ struct env_diff {
 };
 /* What differs from before to after, bookkeeping variables left out. A
  * changed variable is ENV_PATH when after = P:before:A with P or A not
- * empty (':'-separated), else ENV_SET. */
+ * empty (':'-separated), else ENV_SET (a new variable is ENV_SET, whatever
+ * its value). */
 void env_diff_compute(const struct strv *before, const struct strv *after, struct env_diff *ret);
 void env_diff_release(struct env_diff *d);
 

@@ -463,19 +463,11 @@ static void cudnn_check_reachable(const struct validate_target *t, const struct 
  * libcudnn_*.so.N beside the dispatcher. */
 static void cudnn_sub_sonames(const struct cudnn *c, struct strv *ret)
 {
-        static const char *const v8[] = {
-                "libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
-                "libcudnn_adv_infer", "libcudnn_adv_train", NULL,
-        };
-        static const char *const v9[] = {
-                "libcudnn_graph", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn_heuristic",
-                "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled", NULL,
-        };
         _cleanup_free_ char *dir = path_dirname(c->path);
         _cleanup_free_ char *suffix = xasprintf(".so.%lu", c->major);
         struct strv names = { 0 };
 
-        for (const char *const *s = c->major == 8 ? v8 : c->major == 9 ? v9 : NULL; s && *s; s++)
+        for (const char *const *s = cudnn_sublibraries(c->major); s && *s; s++)
                 strv_push(ret, xasprintf("%s%s", *s, suffix));
         if (dir_list(AT_FDCWD, dir, &names) >= 0)
                 for (size_t i = 0; i < names.len; i++)

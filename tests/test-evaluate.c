@@ -363,7 +363,7 @@ START_TEST(diff_classifies_changes)
         ck_assert_str_eq(diff.changes[2].prepended.items[0], "/a");
         ck_assert_str_eq(diff.changes[2].appended.items[0], "/c");
         ck_assert_str_eq(diff.changes[3].name, "NEWPATH");
-        ck_assert_int_eq(diff.changes[3].kind, ENV_PATH);
+        ck_assert_int_eq(diff.changes[3].kind, ENV_SET);
         ck_assert_str_eq(diff.changes[4].name, "PATH");
         ck_assert_uint_eq(diff.changes[4].appended.len, 0);
         env_diff_release(&diff);

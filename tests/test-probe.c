@@ -22,27 +22,6 @@
 
 #define REAL_CUDA_LIB "/usr/local/cuda-13.0/lib"
 
-static int find_interp(struct dl_phdr_info *info, size_t size, void *data)
-{
-        const char **ret = data;
-
-        for (int i = 0; i < info->dlpi_phnum; i++)
-                if (info->dlpi_phdr[i].p_type == PT_INTERP) {
-                        *ret = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-                        return 1;
-                }
-        return 0;
-}
-
-/* The dynamic loader, from our own PT_INTERP (the probe has the same). */
-static const char *dynamic_loader(void)
-{
-        const char *interp = NULL;
-
-        dl_iterate_phdr(find_interp, &interp);
-        ck_assert_msg(interp != NULL, "no PT_INTERP in the test executable");
-        return interp;
-}
 
 /* Run the probe with args (NULL-terminated), LD_LIBRARY_PATH=libdir (unset
  * when NULL); under `meson test --setup=valgrind` through valgrind too,
@@ -64,7 +43,7 @@ static void run_probe(struct run_result *r, const char *libdir, const char *cons
         if (valgrind)
                 for (size_t i = 0; i < ELEMENTSOF(vg); i++)
                         argv[k++] = vg[i];
-        argv[k++] = dynamic_loader();
+        argv[k++] = test_dynamic_loader();
         argv[k++] = "--inhibit-cache";
         if (libdir) {
                 argv[k++] = "--library-path";

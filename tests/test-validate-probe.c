@@ -27,27 +27,6 @@
 
 /* --- fixture ------------------------------------------------------------ */
 
-static int find_interp(struct dl_phdr_info *info, size_t size, void *data)
-{
-        const char **ret = data;
-
-        for (int i = 0; i < info->dlpi_phnum; i++)
-                if (info->dlpi_phdr[i].p_type == PT_INTERP) {
-                        *ret = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-                        return 1;
-                }
-        return 0;
-}
-
-/* The dynamic loader, from our own PT_INTERP (the probe has the same). */
-static const char *dynamic_loader(void)
-{
-        const char *interp = NULL;
-
-        dl_iterate_phdr(find_interp, &interp);
-        ck_assert_msg(interp != NULL, "no PT_INTERP in the test executable");
-        return interp;
-}
 
 static const char *probe_path(void)
 {
@@ -177,7 +156,7 @@ static char *make_no_cache_launcher(const char *root)
                                               "        fi\n"
                                               "done\n"
                                               "exec \"$@\"\n",
-                                              probe_path(), dynamic_loader());
+                                              probe_path(), test_dynamic_loader());
 
         return make_script(root, "no-cache-launcher", body);
 }

@@ -1,4 +1,5 @@
 /* testutil.c: run cudamod as a user would, and compare with golden files. */
+#include <link.h>
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -225,4 +226,26 @@ int run_suite(Suite *s)
         failed = srunner_ntests_failed(sr);
         srunner_free(sr);
         return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+static int find_interp(struct dl_phdr_info *info, size_t size, void *data)
+{
+        const char **ret = data;
+
+        (void)size;
+        for (int i = 0; i < info->dlpi_phnum; i++)
+                if (info->dlpi_phdr[i].p_type == PT_INTERP) {
+                        *ret = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+                        return 1;
+                }
+        return 0;
+}
+
+const char *test_dynamic_loader(void)
+{
+        const char *interp = NULL;
+
+        dl_iterate_phdr(find_interp, &interp);
+        ck_assert_msg(interp != NULL, "no PT_INTERP in the test executable");
+        return interp;
 }

@@ -41,6 +41,10 @@ bool updating_golden(void);
 #include <check.h>
 int run_suite(Suite *s);
 
+/* The dynamic loader (our own PT_INTERP; the programs under test have the
+ * same), to run one with --inhibit-cache --library-path. */
+const char *test_dynamic_loader(void);
+
 /* Whether the test may drop privileges (root) to make unreadable dirs real. */
 bool can_drop_privileges(void);
 
