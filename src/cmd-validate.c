@@ -173,14 +173,14 @@ static void added_entries(const struct strv *before, const struct strv *after, c
                         strv_add(ret, a.items[i]);
 }
 
-/* What the last module itself puts on name: its own prepend/append calls
- * (Lua), else what the variable gained (Tcl). */
+/* What the last module itself puts on name: its own prepend/append calls,
+ * else (a tool that did not tell) what the variable gained. */
 static void own_entries(const struct evaluation *e, const char *name, struct strv *ret)
 {
         const struct loaded_module *m = &e->modules[e->n_modules - 1];
         size_t n = strlen(name);
 
-        if (!m->file.lua) {
+        if (!m->path_entries.len) {
                 added_entries(&e->env_before_last, &e->env, name, ret);
                 return;
         }

@@ -1032,6 +1032,58 @@ static int tool_load(const struct strv *tool, char *const *env, char *const *spe
         return 0;
 }
 
+/* The path entries one line of `module show` names: EM's
+ * "prepend-path<TAB>VAR /dir" or Lmod's prepend_path("VAR","/dir"). */
+static void show_line_entries(const char *line, struct strv *ret)
+{
+        _cleanup_(strv_release) struct strv w = { 0 };
+        size_t first = 1;
+
+        if (startswith(line, "prepend-path") || startswith(line, "append-path")) {
+                tcl_words(line, &w);
+                while (first < w.len && w.items[first][0] == '-')
+                        first += startswith(w.items[first], "--delim") && !strchr(w.items[first], '=') ? 2 : 1;
+        } else if (startswith(line, "prepend_path(\"") || startswith(line, "append_path(\"")) {
+                for (const char *p = strchr(line, '"'); p;) {
+                        const char *end = strchr(p + 1, '"');
+
+                        if (!end)
+                                break;
+                        strv_push(&w, xstrndup(p + 1, (size_t)(end - p - 1)));
+                        p = strchr(end + 1, '"');
+                }
+                first = 0;
+        }
+        for (size_t i = first + 1; i < w.len; i++)
+                strv_push(ret, xasprintf("%s=%s", w.items[first], w.items[i]));
+}
+
+/* The path entries the module's own prepend/append calls name, from the
+ * tool's `show` (on stderr for both tools), in env. */
+static void tool_show_entries(const struct strv *tool, char *const *env, const char *module,
+                              struct strv *ret)
+{
+        _cleanup_(strv_release) struct strv argv = { 0 };
+        _cleanup_(child_release) struct child c = { 0 };
+
+        for (size_t i = 0; i < tool->len; i++)
+                strv_add(&argv, tool->items[i]);
+        strv_add(&argv, "sh");
+        strv_add(&argv, "show");
+        strv_add(&argv, module);
+        if (process_run(argv.items[0], argv.items, env, NULL, TOOL_TIMEOUT, &c) < 0 ||
+            !child_succeeded(&c))
+                return;
+        for (char *line = c.err.buf; line && *line;) {
+                char *nl = strchr(line, '\n');
+
+                if (nl)
+                        *nl = '\0';
+                show_line_entries(line, ret);
+                line = nl ? nl + 1 : NULL;
+        }
+}
+
 static int evaluate_tcl(struct loader *l, char *const *specs, size_t n_specs,
                         struct evaluation *ret, struct diag *d)
 {
@@ -1070,6 +1122,8 @@ static int evaluate_tcl(struct loader *l, char *const *specs, size_t n_specs,
                 modulefile_set(m, name, slash ? slash + 1 : "", files.items[i],
                                endswith(files.items[i], ".lua"));
         }
+        tool_show_entries(&tool, after.items, names.items[names.len - 1],
+                          &ret->modules[ret->n_modules - 1].path_entries);
         ret->env = after;
         ret->env_before_last = before;
         after = before = (struct strv){ 0 };

@@ -63,9 +63,10 @@ struct loaded_module {
         struct modulefile file;
         char *requested_by;   /* the fullname whose depends_on/load loaded it, or NULL */
         struct strv messages; /* LmodMessage texts */
-        /* Lua: the entries its prepend_path/append_path calls named, as
+        /* The entries its prepend_path/append_path calls named, as
          * "NAME=entry", in call order, whether or not the variable already
-         * had them (empty for Tcl: the tool does not tell). */
+         * had them (Tcl: what the tool's `module show` lists, for the last
+         * module only). */
         struct strv path_entries;
 };
 

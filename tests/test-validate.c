@@ -388,6 +388,47 @@ START_TEST(a_broken_modulefile_fails_syntax_with_file_and_line)
 }
 END_TEST
 
+/* A Tcl tree goes through the real module tool (Lmod's lmod, or
+ * Environment Modules when MODULES_CMD names it). */
+START_TEST(a_tcl_tree_validates_through_the_module_tool)
+{
+        const char *em = getenv("MODULES_CMD");
+        char *root;
+        _cleanup_free_ char *out = NULL, *sw = NULL, *mp = NULL, *drv = NULL;
+        struct run_result r = { 0 };
+        json_t *doc, *m;
+
+        if (!(em && *em) && access("/usr/share/lmod/lmod/libexec/lmod", X_OK) != 0) {
+                ck_assert_msg(!getenv("CUDAMOD_REQUIRE_MODULE_TOOLS"),
+                              "CUDAMOD_REQUIRE_MODULE_TOOLS is set and no module tool is installed");
+                fprintf(stderr, "SKIP a_tcl_tree_validates_through_the_module_tool: no module tool\n");
+                return;
+        }
+        root = fake_site();
+        out = path_join(root, "tcl");
+        sw = path_join(root, "sw");
+        mp = path_join(out, "Core");
+        drv = path_join(root, "drv-two");
+        run_cudamod(&r, (const char *const[]){ "generate", "--format", "tcl", "-o", out, sw, NULL }, false);
+        ck_assert_msg(r.status == 0, "generate: %s", r.err);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "validate", "--json", "--driver-libdir", drv, "--modulepath", mp,
+                                               NULL },
+                    false);
+        ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.err, r.out);
+        doc = parse(&r);
+        m = module_of(doc, "cuda/12.4");
+        assert_check(m, "syntax", "pass", "Tcl");
+        assert_check(m, "closure", "pass", NULL);
+        assert_check(m, "build", "pass", NULL);
+        assert_check(m, "run", "pass", "12040");
+        assert_check(m, "device", "pass", "Fake A100");
+        json_decref(doc);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 /* The real NVIDIA libraries, when this machine has them (ISSUE 4 item 7). */
 START_TEST(the_real_cuda_13_install_validates)
 {
@@ -451,6 +492,7 @@ int main(void)
         tcase_add_test(tc, parallel_runs_give_the_same_report);
         tcase_add_test(tc, the_hierarchy_is_walked);
         tcase_add_test(tc, a_broken_modulefile_fails_syntax_with_file_and_line);
+        tcase_add_test(tc, a_tcl_tree_validates_through_the_module_tool);
         tcase_add_test(tc, the_real_cuda_13_install_validates);
         suite_add_tcase(s, tc);
         return run_suite(s);
