@@ -30,30 +30,11 @@
 #define SHOW_PER_LIBRARY 3
 #define SHOW_LIBRARIES 8
 
-/* What a check found so far: the worst status and one line per problem. */
-struct findings {
-        enum check_status worst;  /* CHECK_PASS, CHECK_WARN or CHECK_FAIL */
-        struct strbuf lines;
-};
-
-_printf_(3, 4) static void findings_add(struct findings *f, enum check_status s, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (s > f->worst)
-                f->worst = s;
-        if (f->lines.len)
-                strbuf_addch(&f->lines, '\n');
-        va_start(ap, fmt);
-        strbuf_vaddf(&f->lines, fmt, ap);
-        va_end(ap);
-}
-
 /* Set ret: the summary, then the problems' lines. */
 static void findings_finish(struct findings *f, const char *summary, struct check *ret)
 {
-        check_set(ret, f->worst, "%s%s%s", summary, f->lines.len ? "\n" : "", f->lines.buf);
-        strbuf_release(&f->lines);
+        check_set(ret, f->worst, "%s%s%s", summary, f->problems.len ? "\n" : "", f->problems.buf);
+        findings_release(f);
 }
 
 /* Nothing to check: skip, unless reading what was there went wrong. */
@@ -61,7 +42,7 @@ static void findings_skip(struct findings *f, const char *why, struct check *ret
 {
         if (f->worst == CHECK_PASS) {
                 check_set(ret, CHECK_SKIP, "%s", why);
-                strbuf_release(&f->lines);
+                findings_release(f);
         } else {
                 findings_finish(f, why, ret);
         }
@@ -306,7 +287,7 @@ static void closure_library(const struct elf_context *c, const struct own_lib *l
 
 void check_closure(const struct validate_target *t, struct check *ret)
 {
-        struct findings f = { CHECK_PASS, STRBUF_INIT };
+        struct findings f = FINDINGS_INIT;
         struct closure_count n = { 0 };
         struct own_libs libs = { 0 };
         struct elf_context c;
@@ -316,7 +297,7 @@ void check_closure(const struct validate_target *t, struct check *ret)
         own_libs_collect(t, &libs, &f);
         if (libs.n == 0) {
                 check_set(ret, CHECK_SKIP, "no shared library in the module's library directories");
-                strbuf_release(&f.lines);
+                findings_release(&f);
                 return;
         }
         elf_context_init(&c, t, &f);
@@ -633,7 +614,7 @@ static unsigned long cudnn_check_cuda(const struct validate_target *t, const str
 
 static void lazy_cudnn(const struct validate_target *t, struct check *ret)
 {
-        struct findings f = { CHECK_PASS, STRBUF_INIT };
+        struct findings f = FINDINGS_INIT;
         struct cudnn c = { 0 };
         struct elf_context ctx;
         _cleanup_free_ char *ver = NULL, *dir = NULL, *summary = NULL;
@@ -707,7 +688,7 @@ static void nvjitlink_compare(const char *cusparse, const struct resolved *r, st
 
 static void lazy_cuda(const struct validate_target *t, struct check *ret)
 {
-        struct findings f = { CHECK_PASS, STRBUF_INIT };
+        struct findings f = FINDINGS_INIT;
         struct elf_info info = { 0 };
         struct resolved r = { 0 };
         struct elf_context ctx;

@@ -658,26 +658,6 @@ done:
 
 /* --- run --------------------------------------------------------------- */
 
-struct findings {
-        enum check_status status;
-        struct strbuf problems;  /* fail and warn lines */
-        struct strbuf facts;     /* what a pass says */
-};
-
-_printf_(3, 4) static void finding_add(struct findings *f, enum check_status s, const char *fmt, ...)
-{
-        struct strbuf *sb = s == CHECK_PASS ? &f->facts : &f->problems;
-        va_list ap;
-
-        if (s > f->status && s != CHECK_SKIP)
-                f->status = s;
-        if (sb->len > 0)
-                strbuf_addstr(sb, s == CHECK_PASS ? "; " : "\n");
-        va_start(ap, fmt);
-        strbuf_vaddf(sb, fmt, ap);
-        va_end(ap);
-}
-
 /* The module's library directories, for messages: "'/a', '/b'". */
 static char *own_dirs_string(const struct validate_target *t)
 {
@@ -724,7 +704,7 @@ static bool run_library(const struct validate_target *t, enum module_kind kind, 
 
         if (!l->loaded) {
                 dirs = own_dirs_string(t);
-                finding_add(f, CHECK_FAIL, "%s could not be loaded: %s: LD_LIBRARY_PATH must reach the module's %s",
+                findings_add(f, CHECK_FAIL, "%s could not be loaded: %s: LD_LIBRARY_PATH must reach the module's %s",
                             k->what, l->error ? l->error : "no error given",
                             *dirs ? dirs : "library directory (it adds none)");
                 return false;
@@ -732,34 +712,34 @@ static bool run_library(const struct validate_target *t, enum module_kind kind, 
         if (l->path && !loaded_from_module(t, l, &offered)) {
                 dirs = own_dirs_string(t);
                 lib_dir = path_dirname(l->path);
-                finding_add(f, CHECK_FAIL,
+                findings_add(f, CHECK_FAIL,
                             "%s was loaded from '%s', not from the module's %s%s%s: another %s comes first on the loader path (LD_LIBRARY_PATH or /etc/ld.so.cache); unload it or put the module's directory first in LD_LIBRARY_PATH",
                             soname, lib_dir, *dirs ? dirs : "library directories (it adds none)",
                             offered ? "" : ", which has no ", offered ? "" : soname, k->what);
                 return false;
         }
         if (l->version < 0) {
-                finding_add(f, CHECK_FAIL, "%s from '%s' did not tell its version: %s", soname,
+                findings_add(f, CHECK_FAIL, "%s from '%s' did not tell its version: %s", soname,
                             l->path ? l->path : "?", l->error ? l->error : "no error given");
                 return false;
         }
         have = code_string(kind, l->version);
-        finding_add(f, CHECK_PASS, "%s %s from '%s'", soname, have, l->path ? l->path : "?");
+        findings_add(f, CHECK_PASS, "%s %s from '%s'", soname, have, l->path ? l->path : "?");
 
         r = header_version(&t->own_incdirs, kind, &code, &header);
         if (r == -ENOENT && !header)
-                finding_add(f, CHECK_WARN, "no %s in the module's include directories to compare %s %s with",
+                findings_add(f, CHECK_WARN, "no %s in the module's include directories to compare %s %s with",
                             kind == MODULE_CUDNN ? "cudnn_version.h" : k->header, soname, have);
         else if (r < 0)
-                finding_add(f, CHECK_WARN, "'%s' declares no readable version to compare %s %s with", header,
+                findings_add(f, CHECK_WARN, "'%s' declares no readable version to compare %s %s with", header,
                             soname, have);
         else if (code != l->version) {
                 hdr = code_string(kind, code);
-                finding_add(f, CHECK_FAIL,
+                findings_add(f, CHECK_FAIL,
                             "%s is %s but the module's '%s' declares %s: the headers and the library come from different installs; point CPATH and LD_LIBRARY_PATH at one",
                             soname, have, header, hdr);
         } else {
-                finding_add(f, CHECK_PASS, "equal to '%s'", header);
+                findings_add(f, CHECK_PASS, "equal to '%s'", header);
         }
 
         if (t->version && *t->version) {
@@ -771,11 +751,11 @@ static bool run_library(const struct validate_target *t, enum module_kind kind, 
                         struct version a = version_truncate(&mv, parts), b = version_truncate(&lv, parts);
 
                         if (version_compare(&a, &b) != 0)
-                                finding_add(f, CHECK_FAIL,
+                                findings_add(f, CHECK_FAIL,
                                             "the module is %s but %s is %s: the module points at another install than its name says; fix the module or its name",
                                             t->module ? t->module : t->version, soname, have);
                         else
-                                finding_add(f, CHECK_PASS, "agrees with the module version %s", t->version);
+                                findings_add(f, CHECK_PASS, "agrees with the module version %s", t->version);
                 }
         }
         return true;
@@ -793,25 +773,25 @@ static void run_cudnn_runtime(const struct probe_report *p, struct findings *f)
         want = dnn->cudart_version / 1000;
         dnn_v = code_string(MODULE_CUDNN, dnn->version);
         if (!rt->loaded || rt->version < 1000) {
-                finding_add(f, CHECK_WARN,
+                findings_add(f, CHECK_WARN,
                             "cuDNN %s is built for CUDA %ld (cudart %ld) but no CUDA runtime was loaded with it (%s): load a CUDA %ld module with it",
                             dnn_v, want, dnn->cudart_version, rt->error ? rt->error : "no error given", want);
                 return;
         }
         rt_v = code_string(MODULE_CUDA, rt->version);
         if (rt->version / 1000 != want)
-                finding_add(f, CHECK_FAIL,
+                findings_add(f, CHECK_FAIL,
                             "cuDNN %s is built for CUDA %ld (cudart %ld) but the loaded runtime is %s, %s from '%s': use a cuDNN built for CUDA %ld or load a CUDA %ld module",
                             dnn_v, want, dnn->cudart_version, rt_v, rt->soname ? rt->soname : "?",
                             rt->path ? rt->path : "?", rt->version / 1000, want);
         else
-                finding_add(f, CHECK_PASS, "built for CUDA %ld (cudart %ld), as the loaded runtime %s", want,
+                findings_add(f, CHECK_PASS, "built for CUDA %ld (cudart %ld), as the loaded runtime %s", want,
                             dnn->cudart_version, rt_v);
 }
 
 void check_run(const struct validate_target *t, const struct probe_report *p, struct check *ret)
 {
-        struct findings f = { .status = CHECK_PASS, .problems = STRBUF_INIT, .facts = STRBUF_INIT };
+        struct findings f = FINDINGS_INIT;
         const struct probe_library *l;
 
         ret->id = "run";
@@ -832,9 +812,8 @@ void check_run(const struct validate_target *t, const struct probe_report *p, st
         l = t->kind == MODULE_CUDA ? &p->cudart : t->kind == MODULE_CUDNN ? &p->cudnn : &p->nccl;
         if (run_library(t, t->kind, l, &f) && t->kind == MODULE_CUDNN)
                 run_cudnn_runtime(p, &f);
-        check_set(ret, f.status, "%s", f.problems.len ? f.problems.buf : f.facts.buf);
-        strbuf_release(&f.problems);
-        strbuf_release(&f.facts);
+        check_set(ret, f.worst, "%s", f.problems.len ? f.problems.buf : f.facts.buf);
+        findings_release(&f);
 }
 
 /* --- device ------------------------------------------------------------ */

@@ -13,6 +13,26 @@ static const char *const check_status_names[_CHECK_STATUS_MAX] = {
         [CHECK_SKIP] = "skip",
 };
 
+void findings_add(struct findings *f, enum check_status s, const char *fmt, ...)
+{
+        struct strbuf *sb = s == CHECK_PASS ? &f->facts : &f->problems;
+        va_list ap;
+
+        if (s > f->worst && s != CHECK_SKIP)
+                f->worst = s;
+        if (sb->len)
+                strbuf_addstr(sb, s == CHECK_PASS ? "; " : "\n");
+        va_start(ap, fmt);
+        strbuf_vaddf(sb, fmt, ap);
+        va_end(ap);
+}
+
+void findings_release(struct findings *f)
+{
+        strbuf_release(&f->facts);
+        strbuf_release(&f->problems);
+}
+
 const char *check_status_to_string(enum check_status s)
 {
         return s < _CHECK_STATUS_MAX ? check_status_names[s] : NULL;

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 
+#include "strbuf.h"
 #include "util.h"
 
 enum check_status {
@@ -36,6 +37,17 @@ struct check {
 void check_release(struct check *c);
 /* Set c (replacing its message) and return c->status. */
 _printf_(3, 4) enum check_status check_set(struct check *c, enum check_status s, const char *fmt, ...);
+
+/* What a check found so far: the worst status, what passed (facts, joined
+ * with "; ") and the problems (warn and fail, one line each). Initialise
+ * with FINDINGS_INIT; findings_release frees the texts. */
+struct findings {
+        enum check_status worst;
+        struct strbuf facts, problems;
+};
+#define FINDINGS_INIT { .worst = CHECK_PASS, .facts = STRBUF_INIT, .problems = STRBUF_INIT }
+_printf_(3, 4) void findings_add(struct findings *f, enum check_status s, const char *fmt, ...);
+void findings_release(struct findings *f);
 
 /* What a module provides, decided from its library directories: a cuda
  * module has libcudart.so.N, a cudnn module libcudnn.so.N, an nccl module
