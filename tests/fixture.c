@@ -328,3 +328,25 @@ void fx_dist_info(const char *root, const char *dir, const char *name, const cha
         rel = xasprintf("%s/%s-%s.dist-info/INSTALLER", dir, under, version);
         fx_write(root, rel, "pip\n");
 }
+
+void fx_fake_library(const char *root, const char *rel, const char *var)
+{
+        _cleanup_free_ char *env = xasprintf("CUDAMOD_FAKE_%s", var);
+        _cleanup_free_ char *dst = path_join(root, rel);
+        _cleanup_free_ char *dir = path_dirname(dst);
+        const char *src = getenv(env);
+        _cleanup_close_ int in = -1, out = -1;
+        char buf[65536];
+        ssize_t n;
+
+        ck_assert_msg(src != NULL, "%s is not set (run the tests with meson test)", env);
+        fx_mkdir("/", dir);
+        in = open(src, O_RDONLY | O_CLOEXEC);
+        ck_assert_msg(in >= 0, "'%s': %s", src, strerror(errno));
+        unlink(dst);
+        out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+        ck_assert_msg(out >= 0, "'%s': %s", dst, strerror(errno));
+        while ((n = read(in, buf, sizeof(buf))) > 0)
+                ck_assert_int_eq(write(out, buf, (size_t)n), n);
+        ck_assert_int_eq(n, 0);
+}

@@ -62,6 +62,11 @@ struct fx_nccl {
 };
 void fx_nccl(const char *root, const char *prefix, const struct fx_nccl *c);
 
+/* Copy the fake CUDA library $CUDAMOD_FAKE_<var> (tests/fakecuda, set by
+ * meson test) to root/rel, parents created, replacing what was there,
+ * mode 0755. */
+void fx_fake_library(const char *root, const char *rel, const char *var);
+
 /* A dist-info directory with METADATA Name/Version. */
 void fx_dist_info(const char *root, const char *dir, const char *name, const char *version);
 

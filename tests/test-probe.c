@@ -127,25 +127,6 @@ static void expect_loaded(json_t *doc, const char *lib, bool loaded)
                       "%s is not %s", path, loaded ? "true" : "false");
 }
 
-/* Copy the fake library $CUDAMOD_FAKE_<var> to dir/name. */
-static void put(const char *dir, const char *var, const char *name)
-{
-        _cleanup_free_ char *env = xasprintf("CUDAMOD_FAKE_%s", var);
-        _cleanup_free_ char *dst = path_join(dir, name);
-        const char *src = getenv(env);
-        _cleanup_close_ int in = -1, out = -1;
-        char buf[65536];
-        ssize_t n;
-
-        ck_assert_msg(src != NULL, "%s is not set (run the tests with meson test)", env);
-        in = open(src, O_RDONLY | O_CLOEXEC);
-        ck_assert_msg(in >= 0, "'%s': %s", src, strerror(errno));
-        out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-        ck_assert_msg(out >= 0, "'%s': %s", dst, strerror(errno));
-        while ((n = read(in, buf, sizeof(buf))) > 0)
-                ck_assert_int_eq(write(out, buf, (size_t)n), n);
-        ck_assert_int_eq(n, 0);
-}
 
 /* A fresh directory for the fake libraries, by its real path. */
 static char *libdir_new(char **ret_root)
@@ -175,10 +156,10 @@ START_TEST(probe_reports_every_version_and_both_gpus)
         _cleanup_free_ char *lib = libdir_new(&root);
         json_t *doc;
 
-        put(lib, "CUDART12", "libcudart.so.12");
-        put(lib, "CUDA_TWO_GPUS", "libcuda.so.1");
-        put(lib, "CUDNN9", "libcudnn.so.9");
-        put(lib, "NCCL2", "libnccl.so.2");
+        fx_fake_library(lib, "libcudart.so.12", "CUDART12");
+        fx_fake_library(lib, "libcuda.so.1", "CUDA_TWO_GPUS");
+        fx_fake_library(lib, "libcudnn.so.9", "CUDNN9");
+        fx_fake_library(lib, "libnccl.so.2", "NCCL2");
         doc = probe_json(lib, NULL, false);
 
         expect_str(doc, "cudart.soname", "libcudart.so.12");
@@ -236,9 +217,9 @@ START_TEST(probe_cuda_major_chooses_the_runtime_soname)
         char *root;
         _cleanup_free_ char *lib = libdir_new(&root);
 
-        put(lib, "CUDART11", "libcudart.so.11.0");
-        put(lib, "CUDART12", "libcudart.so.12");
-        put(lib, "CUDART13", "libcudart.so.13");
+        fx_fake_library(lib, "libcudart.so.11.0", "CUDART11");
+        fx_fake_library(lib, "libcudart.so.12", "CUDART12");
+        fx_fake_library(lib, "libcudart.so.13", "CUDART13");
         for (size_t i = 0; cases[i].soname; i++) {
                 const char *args[] = { "--cuda-major", cases[i].arg, "--no-driver", NULL };
                 json_t *doc = probe_json(lib, cases[i].arg ? args : args + 2, false);
@@ -265,8 +246,8 @@ START_TEST(probe_reports_an_old_driver)
         _cleanup_free_ char *lib = libdir_new(&root);
         json_t *doc;
 
-        put(lib, "CUDART12", "libcudart.so.12");
-        put(lib, "CUDA_OLD", "libcuda.so.1");
+        fx_fake_library(lib, "libcudart.so.12", "CUDART12");
+        fx_fake_library(lib, "libcuda.so.1", "CUDA_OLD");
         doc = probe_json(lib, NULL, false);
         expect_int(doc, "driver.version", 11040);
         ck_assert_int_eq(json_array_size(jget(doc, "driver.devices")), 1);
@@ -291,8 +272,8 @@ START_TEST(probe_reports_a_driver_without_devices)
         _cleanup_free_ char *lib = libdir_new(&root);
         json_t *doc;
 
-        put(lib, "CUDART12", "libcudart.so.12");
-        put(lib, "CUDA_NO_GPU", "libcuda.so.1");
+        fx_fake_library(lib, "libcudart.so.12", "CUDART12");
+        fx_fake_library(lib, "libcuda.so.1", "CUDA_NO_GPU");
         doc = probe_json(lib, NULL, false);
         expect_loaded(doc, "driver", true);
         expect_int(doc, "driver.version", 12080);
@@ -312,8 +293,8 @@ START_TEST(probe_without_driver_still_loads_the_runtime)
         _cleanup_free_ char *lib = libdir_new(&root);
         json_t *doc;
 
-        put(lib, "CUDART12", "libcudart.so.12");
-        put(lib, "NCCL2", "libnccl.so.2");
+        fx_fake_library(lib, "libcudart.so.12", "CUDART12");
+        fx_fake_library(lib, "libnccl.so.2", "NCCL2");
         doc = probe_json(lib, NULL, false);
         expect_loaded(doc, "driver", false);
         expect_null(doc, "driver.path");
@@ -365,8 +346,8 @@ START_TEST(probe_names_missing_symbols)
          * runs: the loader answers a later dlopen by an earlier library's
          * soname, so no run may load a library whose soname is asked for
          * later. */
-        put(lib, "CUDNN9", "libcudart.so.12");
-        put(lib, "NCCL2", "libcuda.so.1");
+        fx_fake_library(lib, "libcudart.so.12", "CUDNN9");
+        fx_fake_library(lib, "libcuda.so.1", "NCCL2");
         doc = probe_json(lib, (const char *const[]){ "--no-cudnn", "--no-nccl", NULL }, false);
         expect_loaded(doc, "cudart", true);
         expect_contains(doc, "cudart.error", "missing symbol 'cudaRuntimeGetVersion'");
@@ -380,8 +361,8 @@ START_TEST(probe_names_missing_symbols)
         fx_free(root);
         free(lib);
         lib = libdir_new(&root);
-        put(lib, "CUDART12", "libcudnn.so.9");
-        put(lib, "CUDNN9", "libnccl.so.2");
+        fx_fake_library(lib, "libcudnn.so.9", "CUDART12");
+        fx_fake_library(lib, "libnccl.so.2", "CUDNN9");
         doc = probe_json(lib, (const char *const[]){ "--no-driver", NULL }, false);
         expect_loaded(doc, "nccl", true);
         expect_null(doc, "nccl.version");

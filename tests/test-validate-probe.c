@@ -47,27 +47,6 @@ static char *root_new(void)
         return real;
 }
 
-/* Copy the fake library $CUDAMOD_FAKE_<var> to root/rel. */
-static void put(const char *root, const char *rel, const char *var)
-{
-        _cleanup_free_ char *env = xasprintf("CUDAMOD_FAKE_%s", var);
-        _cleanup_free_ char *dst = path_join(root, rel);
-        _cleanup_free_ char *dir = path_dirname(dst);
-        const char *src = getenv(env);
-        _cleanup_close_ int in = -1, out = -1;
-        char buf[65536];
-        ssize_t n;
-
-        ck_assert_msg(src != NULL, "%s is not set (run the tests with meson test)", env);
-        fx_mkdir("/", dir);
-        in = open(src, O_RDONLY | O_CLOEXEC);
-        ck_assert_msg(in >= 0, "'%s': %s", src, strerror(errno));
-        out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-        ck_assert_msg(out >= 0, "'%s': %s", dst, strerror(errno));
-        while ((n = read(in, buf, sizeof(buf))) > 0)
-                ck_assert_int_eq(write(out, buf, (size_t)n), n);
-        ck_assert_int_eq(n, 0);
-}
 
 /* A toolkit at root/prefix: include/cuda_runtime_api.h declaring
  * header_version, lib64/<soname> (the fake var) and the libcudart.so link. */
@@ -86,7 +65,7 @@ static void make_cuda(const char *root, const char *prefix, long header_version,
                                               header_version);
 
         fx_write(root, h, text);
-        put(root, lib, var);
+        fx_fake_library(root, lib, var);
         fx_symlink(root, dev, soname);
 }
 
@@ -110,7 +89,7 @@ static void make_cudnn(const char *root, const char *prefix, unsigned major, uns
                           "#include \"cudnn_version.h\"\n"
                           "size_t cudnnGetVersion(void);\n"
                           "size_t cudnnGetCudartVersion(void);\n");
-        put(root, lib, var);
+        fx_fake_library(root, lib, var);
         fx_symlink(root, dev, soname);
 }
 
@@ -128,7 +107,7 @@ static void make_nccl(const char *root, const char *prefix)
                           "#define NCCL_VERSION_CODE 22105\n"
                           "typedef enum { ncclSuccess = 0 } ncclResult_t;\n"
                           "ncclResult_t ncclGetVersion(int *version);\n");
-        put(root, lib, "NCCL2");
+        fx_fake_library(root, lib, "NCCL2");
         fx_symlink(root, dev, "libnccl.so.2");
 }
 
@@ -255,9 +234,9 @@ static void make_standard(const char *root)
         make_cuda(root, "cuda", 12040, "CUDART12", "libcudart.so.12");
         make_cudnn(root, "cudnn", 9, 7, 1, "CUDNN9", "libcudnn.so.9");
         make_nccl(root, "nccl");
-        put(root, "driver/libcuda.so.1", "CUDA_TWO_GPUS");
-        put(root, "old-driver/libcuda.so.1", "CUDA_OLD");
-        put(root, "no-gpu-driver/libcuda.so.1", "CUDA_NO_GPU");
+        fx_fake_library(root, "driver/libcuda.so.1", "CUDA_TWO_GPUS");
+        fx_fake_library(root, "old-driver/libcuda.so.1", "CUDA_OLD");
+        fx_fake_library(root, "no-gpu-driver/libcuda.so.1", "CUDA_NO_GPU");
 }
 
 static const char *const cuda_lib[] = { "cuda/lib64", NULL };
@@ -639,7 +618,7 @@ START_TEST(run_fails_when_another_copy_comes_first)
         struct target g;
 
         make_standard(root);
-        put(root, "elsewhere/lib/libcudnn.so.9", "CUDNN9");
+        fx_fake_library(root, "elsewhere/lib/libcudnn.so.9", "CUDNN9");
         /* elsewhere/lib is on LD_LIBRARY_PATH before the module's own. */
         target_init(&g, root, "cudnn/9.7.1", (const char *const[]){ "elsewhere/lib", "cudnn/lib", NULL },
                     cudnn_inc, dep_lib, cuda_inc);

@@ -13,28 +13,7 @@
 #include "strbuf.h"
 #include "testutil.h"
 
-static const char *fake(const char *name)
-{
-        _cleanup_free_ char *var = xasprintf("CUDAMOD_FAKE_%s", name);
-        const char *p = getenv(var);
 
-        ck_assert_msg(p && *p, "%s is not set (run through meson test)", var);
-        return p;
-}
-
-/* Copy a built fake library over rel (replacing the stub there). */
-static void copy_file(const char *from, const char *root, const char *rel)
-{
-        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-        _cleanup_free_ char *to = path_join(root, rel);
-        _cleanup_close_ int fd = -1;
-
-        ck_assert_int_eq(strbuf_read_file(&sb, from, 64 << 20), 0);
-        unlink(to);
-        fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, sb.buf, sb.len), (ssize_t)sb.len);
-}
 
 /* root/sw/cuda-12.4: a runfile toolkit whose libcudart.so.12 answers
  * 12040, with a header that says so and declares what the build check
@@ -50,15 +29,15 @@ static char *fake_site(void)
         fx_cuda_toolkit(root, "sw/cuda-12.4",
                         &(struct fx_cuda){ .version = "12.4", .release = "12.4.1",
                                            .cudart = "12.4.127", .nvcc = "12.4.131" });
-        copy_file(fake("CUDART12"), root, "sw/cuda-12.4/targets/x86_64-linux/lib/libcudart.so.12.4.127");
+        fx_fake_library(root, "sw/cuda-12.4/targets/x86_64-linux/lib/libcudart.so.12.4.127", "CUDART12");
         fx_write(root, "sw/cuda-12.4/targets/x86_64-linux/include/cuda_runtime_api.h",
                  "#define CUDART_VERSION 12040\nint cudaRuntimeGetVersion(int *v);\n");
         fx_mkdir(root, "drv-two");
-        copy_file(fake("CUDA_TWO_GPUS"), root, "drv-two/libcuda.so.1");
+        fx_fake_library(root, "drv-two/libcuda.so.1", "CUDA_TWO_GPUS");
         fx_mkdir(root, "drv-old");
-        copy_file(fake("CUDA_OLD"), root, "drv-old/libcuda.so.1");
+        fx_fake_library(root, "drv-old/libcuda.so.1", "CUDA_OLD");
         fx_mkdir(root, "drv-none");
-        copy_file(fake("CUDA_NO_GPU"), root, "drv-none/libcuda.so.1");
+        fx_fake_library(root, "drv-none/libcuda.so.1", "CUDA_NO_GPU");
         argv[2] = out;
         argv[3] = sw;
         run_cudamod(&r, argv, false);
