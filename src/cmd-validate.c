@@ -8,15 +8,17 @@
  * MODULEs keep the units whose module is that one ("cudnn/9.7.1"), or of
  * that name ("cudnn"), or under that partial version ("cudnn/9").
  *
- * Each unit is validated in a child process (-j of them at once), which
- * prints its result as the JSON object of the report on a pipe; the parent
- * collects them in unit order, so the output does not depend on -j, and a
- * crash in one unit is that unit's failure, not the run's. */
+ * With -j 1 the units are validated here, one after the other. With -j N,
+ * by N worker processes, each sending back the JSON object of the report
+ * for the unit it was given; the report keeps the unit order, so it does
+ * not depend on -j, and a crash while validating one unit is that unit's
+ * failure (a new worker goes on), not the run's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,6 +38,8 @@ struct unit {
         struct strv chain;   /* specs to load, the module last */
         char *module;        /* its full name */
         char *file;
+        struct evaluation eval; /* from the discovery, when it loaded */
+        bool evaluated;
         json_t *result;      /* the report's object, once validated */
 };
 
@@ -52,6 +56,7 @@ static void unit_release(struct unit *u)
         strv_release(&u->chain);
         free(u->module);
         free(u->file);
+        evaluation_release(&u->eval);
         json_decref(u->result);
 }
 
@@ -123,6 +128,9 @@ static void discover(struct validate_run *v, const struct strv *dirs, const stru
                         continue;
                 modulepath_split(env_get(e.env_before_last.items, "MODULEPATH"), &before);
                 modulepath_split(env_get(e.env.items, "MODULEPATH"), &after);
+                /* Kept for the checks: the unit is not evaluated twice. */
+                v->units[self].eval = e;
+                v->units[self].evaluated = true;
                 for (size_t k = 0; k < after.len; k++)
                         if (!strv_contains(&before, after.items[k]))
                                 strv_add(&added, after.items[k]);
@@ -133,7 +141,6 @@ static void discover(struct validate_run *v, const struct strv *dirs, const stru
                                 strv_add(&chain, v->units[self].chain.items[k]);
                         discover(v, &added, &chain, depth + 1);
                 }
-                evaluation_release(&e);
         }
         modulefile_array_free(mods, n);
 }
@@ -344,14 +351,18 @@ static json_t *validate_unit(const struct validate_run *v, const struct unit *u)
 {
         static const char *const later[] = { "paths", "closure", "lazy", "build", "run", "device" };
         _cleanup_diag_ struct diag d = DIAG_INIT;
-        _cleanup_(evaluation_release) struct evaluation e = { 0 };
+        _cleanup_(evaluation_release) struct evaluation own = { 0 };
         _cleanup_(strv_release) struct strv clean = { 0 };
         _cleanup_(probe_report_release) struct probe_report p = { 0 };
         struct validate_target t = { 0 };
         enum check_status worst = CHECK_PASS;
         json_t *checks = json_array(), *device = json_null(), *ret;
         struct check c = { .id = "syntax" };
-        int r = evaluate_chain(v, &u->chain, &e, &d);
+        const struct evaluation *ev = &u->eval;
+        int r = u->evaluated ? 0 : evaluate_chain(v, &u->chain, &own, &d);
+
+        if (!u->evaluated)
+                ev = &own;
 
         if (r < 0) {
                 _cleanup_free_ char *msg = diag_format(&d);
@@ -365,14 +376,14 @@ static json_t *validate_unit(const struct validate_run *v, const struct unit *u)
                 }
                 goto out;
         }
-        check_set(&c, CHECK_PASS, "%s", e.modules[e.n_modules - 1].file.lua
+        check_set(&c, CHECK_PASS, "%s", ev->modules[ev->n_modules - 1].file.lua
                                                  ? "parses and loads (Lua, Lmod's functions)"
                                                  : "loads with the module tool (Tcl)");
         worst = add_check(checks, &c, worst);
-        fill_target(u, &e, &clean, &t);
+        fill_target(u, ev, &clean, &t);
 
         c = (struct check){ .id = "paths" };
-        check_paths(&e, &c);
+        check_paths(ev, &c);
         worst = add_check(checks, &c, worst);
         c = (struct check){ .id = "closure" };
         check_closure(&t, &c);
@@ -422,11 +433,16 @@ out:
 
 /* --- running the units, -j at a time -------------------------------------- */
 
-struct slot {
+/* A worker process of -j N: it reads unit indices (8 bytes each) on cmd,
+ * and answers each with the result's length (8 bytes) and its JSON on
+ * res. Forking once per worker, not once per module, matters where a fork
+ * is slow (a large page table, a virtual machine). */
+struct worker {
         pid_t pid;
-        int fd;
+        int cmd, res;
+        bool busy;
         size_t unit;
-        struct strbuf out;
+        struct strbuf in;
 };
 
 static json_t *crashed_result(const struct unit *u, const char *why)
@@ -442,66 +458,138 @@ static json_t *crashed_result(const struct unit *u, const char *why)
         return r;
 }
 
-static void start_unit(struct validate_run *v, struct slot *s, size_t i)
+static bool write_all(int fd, const void *buf, size_t len)
 {
-        int p[2];
+        for (size_t off = 0; off < len;) {
+                ssize_t n = write(fd, (const char *)buf + off, len - off);
 
-        if (pipe2(p, O_CLOEXEC) < 0) {
-                v->units[i].result = crashed_result(&v->units[i], strerror(errno));
-                s->pid = 0;
-                return;
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return false;
+                off += (size_t)n;
         }
-        fflush(NULL);
-        s->pid = fork();
-        if (s->pid == 0) {
-                json_t *r;
-                char *text;
-
-                close(p[0]);
-                r = validate_unit(v, &v->units[i]);
-                text = json_dumps(r, JSON_COMPACT);
-                for (size_t off = 0, len = text ? strlen(text) : 0; off < len;) {
-                        ssize_t n = write(p[1], text + off, len - off);
-
-                        if (n <= 0)
-                                _exit(1);
-                        off += (size_t)n;
-                }
-                _exit(0);
-        }
-        close(p[1]);
-        if (s->pid < 0) {
-                v->units[i].result = crashed_result(&v->units[i], strerror(errno));
-                close(p[0]);
-                s->pid = 0;
-                return;
-        }
-        s->fd = p[0];
-        s->unit = i;
-        strbuf_init(&s->out);
+        return true;
 }
 
-static void finish_unit(struct validate_run *v, struct slot *s)
+_noreturn_ static void worker_main(const struct validate_run *v, int cmd, int res)
 {
-        struct unit *u = &v->units[s->unit];
-        json_error_t err;
+        uint64_t i;
+
+        signal(SIGPIPE, SIG_DFL);
+        for (;;) {
+                ssize_t n = read(cmd, &i, sizeof(i));
+                _cleanup_free_ char *text = NULL;
+                uint64_t len;
+                json_t *r;
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n != (ssize_t)sizeof(i) || i >= v->n_units)
+                        _exit(0);
+                r = validate_unit(v, &v->units[i]);
+                text = json_dumps(r, JSON_COMPACT);
+                json_decref(r);
+                len = text ? strlen(text) : 0;
+                if (!write_all(res, &len, sizeof(len)) || !write_all(res, text, len))
+                        _exit(1);
+        }
+}
+
+/* Start worker k; the others' pipes are closed in it, so that each worker
+ * sees the end of its own cmd when the parent closes it. */
+static int worker_start(const struct validate_run *v, struct worker *w, size_t n, size_t k)
+{
+        int cmd[2], res[2];
+        pid_t pid;
+
+        if (pipe2(cmd, O_CLOEXEC) < 0)
+                return -errno;
+        if (pipe2(res, O_CLOEXEC) < 0) {
+                int e = -errno;
+
+                close(cmd[0]), close(cmd[1]);
+                return e;
+        }
+        fflush(NULL);
+        pid = fork();
+        if (pid == 0) {
+                for (size_t j = 0; j < n; j++)
+                        if (j != k && w[j].pid > 0) {
+                                close(w[j].cmd);
+                                close(w[j].res);
+                        }
+                close(cmd[1]);
+                close(res[0]);
+                worker_main(v, cmd[0], res[1]);
+        }
+        close(cmd[0]);
+        close(res[1]);
+        if (pid < 0) {
+                int e = -errno;
+
+                close(cmd[1]), close(res[0]);
+                return e;
+        }
+        w[k] = (struct worker){ .pid = pid, .cmd = cmd[1], .res = res[0], .in = STRBUF_INIT };
+        return 0;
+}
+
+static void worker_stop(struct worker *w, int *status)
+{
+        close(w->cmd);
+        close(w->res);
+        while (waitpid(w->pid, status, 0) < 0 && errno == EINTR)
+                ;
+        strbuf_release(&w->in);
+        w->pid = 0;
+        w->busy = false;
+}
+
+/* The worker's unit died with it: its result says how; a new worker takes
+ * its place. */
+static void worker_died(struct validate_run *v, struct worker *w, size_t n, size_t k)
+{
+        struct unit *u = &v->units[w[k].unit];
+        _cleanup_free_ char *why = NULL;
         int status = 0;
 
-        close(s->fd);
-        while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
-                ;
-        u->result = WIFEXITED(status) && WEXITSTATUS(status) == 0
-                            ? json_loadb(s->out.buf, s->out.len, 0, &err)
-                            : NULL;
-        if (!u->result) {
-                _cleanup_free_ char *why = WIFSIGNALED(status)
-                                                   ? xasprintf("killed by signal %d", WTERMSIG(status))
-                                                   : xasprintf("exit status %d", WEXITSTATUS(status));
+        worker_stop(&w[k], &status);
+        why = WIFSIGNALED(status) ? xasprintf("killed by signal %d", WTERMSIG(status))
+                                  : xasprintf("exit status %d", WEXITSTATUS(status));
+        u->result = crashed_result(u, why);
+        (void)worker_start(v, w, n, k);
+}
 
-                u->result = crashed_result(u, why);
-        }
-        strbuf_release(&s->out);
-        s->pid = 0;
+enum worker_state { WORKER_BUSY, WORKER_DONE, WORKER_DEAD };
+
+/* Read what worker w sent: its unit's result complete (DONE), not yet
+ * (BUSY), or the worker is gone (DEAD). */
+static enum worker_state worker_read(struct validate_run *v, struct worker *w)
+{
+        char buf[65536];
+        ssize_t n = read(w->res, buf, sizeof(buf));
+        uint64_t len;
+        json_error_t err;
+
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                return WORKER_BUSY;
+        if (n <= 0)
+                return WORKER_DEAD;
+        strbuf_add(&w->in, buf, (size_t)n);
+        if (w->in.len < sizeof(len))
+                return WORKER_BUSY;
+        memcpy(&len, w->in.buf, sizeof(len));
+        if (len > RESULT_MAX)
+                return WORKER_DEAD;
+        if (w->in.len < sizeof(len) + len)
+                return WORKER_BUSY;
+        v->units[w->unit].result = json_loadb(w->in.buf + sizeof(len), len, 0, &err);
+        if (!v->units[w->unit].result)
+                v->units[w->unit].result = crashed_result(&v->units[w->unit], "an unreadable result");
+        strbuf_reset(&w->in);
+        w->busy = false;
+        return WORKER_DONE;
 }
 
 static void progress(const struct global_options *g, size_t done, size_t total, bool end)
@@ -517,45 +605,79 @@ static void progress(const struct global_options *g, size_t done, size_t total, 
 
 static void run_units(struct validate_run *v, unsigned jobs, const struct global_options *g)
 {
-        _cleanup_free_ struct slot *slots = xcalloc(jobs, sizeof(*slots));
+        _cleanup_free_ struct worker *workers = xcalloc(jobs, sizeof(*workers));
         size_t next = 0, done = 0;
 
-        while (done < v->n_units) {
+        /* One at a time: in this process (a fork per module costs more than
+         * some checks). */
+        if (jobs == 1) {
+                for (size_t i = 0; i < v->n_units; i++) {
+                        progress(g, i, v->n_units, false);
+                        v->units[i].result = validate_unit(v, &v->units[i]);
+                }
+                progress(g, v->n_units, v->n_units, true);
+                return;
+        }
+
+        /* A worker that died must not take us with it when we write to it. */
+        signal(SIGPIPE, SIG_IGN);
+        for (size_t k = 0; k < jobs; k++)
+                if (worker_start(v, workers, jobs, k) < 0) {
+                        log_error("cannot start a worker process: %s", strerror(errno));
+                        jobs = (unsigned)k;
+                        break;
+                }
+        while (done < v->n_units && jobs) {
                 struct pollfd fds[64];
                 size_t map[64], nf = 0;
 
-                for (unsigned k = 0; k < jobs && next < v->n_units; k++)
-                        if (!slots[k].pid) {
-                                start_unit(v, &slots[k], next++);
-                                if (!slots[k].pid)
-                                        done++;
+                for (size_t k = 0; k < jobs; k++) {
+                        uint64_t i = next;
+
+                        if (workers[k].pid <= 0 || workers[k].busy || next >= v->n_units)
+                                continue;
+                        if (!write_all(workers[k].cmd, &i, sizeof(i))) {
+                                workers[k].unit = next++;
+                                workers[k].busy = true;
+                                worker_died(v, workers, jobs, k);
+                                done++;
+                                continue;
                         }
-                for (unsigned k = 0; k < jobs && nf < ELEMENTSOF(fds); k++)
-                        if (slots[k].pid) {
-                                fds[nf] = (struct pollfd){ .fd = slots[k].fd, .events = POLLIN };
+                        workers[k].unit = next++;
+                        workers[k].busy = true;
+                }
+                for (size_t k = 0; k < jobs && nf < ELEMENTSOF(fds); k++)
+                        if (workers[k].busy) {
+                                fds[nf] = (struct pollfd){ .fd = workers[k].res, .events = POLLIN };
                                 map[nf++] = k;
                         }
                 if (!nf)
-                        continue;
+                        break;
                 progress(g, done, v->n_units, false);
                 if (poll(fds, nf, -1) < 0 && errno != EINTR)
                         break;
                 for (size_t f = 0; f < nf; f++) {
-                        struct slot *s = &slots[map[f]];
-                        char buf[65536];
-                        ssize_t n;
+                        struct worker *w = &workers[map[f]];
 
                         if (!fds[f].revents)
                                 continue;
-                        n = read(s->fd, buf, sizeof(buf));
-                        if (n > 0 && s->out.len < RESULT_MAX)
-                                strbuf_add(&s->out, buf, (size_t)n);
-                        else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
-                                finish_unit(v, s);
+                        switch (worker_read(v, w)) {
+                        case WORKER_DONE:
                                 done++;
+                                break;
+                        case WORKER_DEAD:
+                                worker_died(v, workers, jobs, map[f]);
+                                done++;
+                                break;
+                        case WORKER_BUSY:
+                                break;
                         }
                 }
         }
+        for (size_t k = 0; k < jobs; k++)
+                if (workers[k].pid > 0)
+                        worker_stop(&workers[k], &(int){ 0 });
+        signal(SIGPIPE, SIG_DFL);
         progress(g, done, v->n_units, true);
 }
 

@@ -29,6 +29,12 @@ struct elf_info {
 int elf_read_info(int dirfd, const char *path, struct elf_info *ret, struct diag *d);
 void elf_info_release(struct elf_info *info);
 
+/* Only the identification: class, byte order and e_machine from the
+ * first 20 bytes, what ld.so looks at before it takes a candidate. Fills
+ * elf_class, little_endian and machine of ret (nothing to release).
+ * -ENOEXEC when the file is not ELF, or the errno of open/read. */
+int elf_read_ident(int dirfd, const char *path, struct elf_info *ret);
+
 /* Collect the NUL-terminated printable strings that start with `prefix`
  * from the read-only data sections (.rodata, .lrodata) of the file; when it
  * has no section headers, from the whole file if it is at most 64 MiB. Each

@@ -165,6 +165,34 @@ not_elf:
         return diag_errorf(d, -ENOEXEC, "'%s' is not an ELF file", path);
 }
 
+int elf_read_ident(int dirfd, const char *path, struct elf_info *ret)
+{
+        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        unsigned char h[20];
+        ssize_t n;
+        bool le;
+
+        if (fd < 0)
+                return -errno;
+        do
+                n = pread(fd, h, sizeof(h), 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        if ((size_t)n != sizeof(h) || memcmp(h, ELFMAG, SELFMAG) != 0 ||
+            (h[EI_CLASS] != ELFCLASS32 && h[EI_CLASS] != ELFCLASS64) ||
+            (h[EI_DATA] != ELFDATA2LSB && h[EI_DATA] != ELFDATA2MSB))
+                return -ENOEXEC;
+        le = h[EI_DATA] == ELFDATA2LSB;
+        *ret = (struct elf_info){
+                .elf_class = h[EI_CLASS] == ELFCLASS64 ? 64 : 32,
+                .little_endian = le,
+                .machine = le ? (unsigned)(h[18] | h[19] << 8) : (unsigned)(h[18] << 8 | h[19]),
+                .type = le ? (unsigned)(h[16] | h[17] << 8) : (unsigned)(h[16] << 8 | h[17]),
+        };
+        return 0;
+}
+
 /* The NUL-terminated string at off in t, or -EBADMSG. */
 static int strtab_get(const struct strtab *t, uint64_t off, const char **ret_s, size_t *ret_len)
 {

@@ -5,7 +5,9 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -21,6 +23,12 @@ void child_release(struct child *c)
         strbuf_release(&c->err);
 }
 
+static void close_pair(int p[2])
+{
+        closep(&p[0]);
+        closep(&p[1]);
+}
+
 static long long now_ms(void)
 {
         struct timespec ts;
@@ -29,70 +37,103 @@ static long long now_ms(void)
         return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* dup2 that also clears close-on-exec when fd already is target. Async-signal-safe. */
-static int move_fd(int fd, int target)
+int process_start(const char *path, char *const *argv, char *const *envp, const char *cwd,
+                  unsigned timeout, struct process *ret)
 {
-        if (fd == target)
-                return fcntl(fd, F_SETFD, 0);
-        return dup2(fd, target);
-}
-
-/* Run path with argv and envp in cwd (NULL: ours), stdin from /dev/null, in
- * a new process group; collect stdout and stderr (OUTPUT_MAX each, the rest
- * read and dropped) until both close; at timeout seconds, SIGKILL the group.
- * The child is always reaped. Returns 0 with ret filled, or a negative
- * errno when the pipes or fork fail. */
-int process_run(const char *path, char *const *argv, char *const *envp, const char *cwd,
-                         unsigned timeout, struct child *ret)
-{
-        _cleanup_close_ int null_fd = -1, errpipe_r = -1;
-        int out[2] = { -1, -1 }, err[2] = { -1, -1 }, errpipe[2] = { -1, -1 };
-        struct pollfd pfd[2];
-        int open_fds = 2, e = 0;
-        long long deadline;
+        int out[2] = { -1, -1 }, err[2] = { -1, -1 };
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
+        sigset_t none, dfl;
         pid_t pid;
+        int e;
 
-        *ret = (struct child){ .out = STRBUF_INIT, .err = STRBUF_INIT };
-        null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null_fd < 0)
-                return -errno;
-        if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(errpipe, O_CLOEXEC) < 0) {
+        if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
                 e = -errno;
-                goto fail;
+                close_pair(out);
+                close_pair(err);
+                return e;
         }
-
-        pid = fork();
-        if (pid < 0) {
-                e = -errno;
-                goto fail;
-        }
-        if (pid == 0) {
-                int n;
-
-                (void)setpgid(0, 0);
-                if (move_fd(null_fd, STDIN_FILENO) < 0 || move_fd(out[1], STDOUT_FILENO) < 0 ||
-                    move_fd(err[1], STDERR_FILENO) < 0 || (cwd && chdir(cwd) < 0))
-                        n = errno;
-                else {
-                        execve(path, argv, envp);
-                        n = errno;
-                }
-                if (write(errpipe[1], &n, sizeof(n)) < 0) {
-                        /* nothing to do: the parent reports a failure without errno */
-                }
-                _exit(127);
-        }
-
-        /* Both sides set the group, so it exists before any kill. */
-        (void)setpgid(pid, pid);
+        /* posix_spawn (clone with CLONE_VFORK in glibc), not fork: copying
+         * the page tables is what a fork costs, and it is not cheap. An
+         * exec failure comes back as its return value. */
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+        posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
+        if (cwd)
+                posix_spawn_file_actions_addchdir_np(&fa, cwd);
+        posix_spawnattr_init(&attr);
+        sigemptyset(&none);
+        sigemptyset(&dfl);
+        sigaddset(&dfl, SIGPIPE);
+        posix_spawnattr_setsigmask(&attr, &none);
+        posix_spawnattr_setsigdefault(&attr, &dfl);
+        posix_spawnattr_setpgroup(&attr, 0);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                                POSIX_SPAWN_SETSIGDEF);
+        e = posix_spawn(&pid, path, &fa, &attr, argv, envp);
+        posix_spawnattr_destroy(&attr);
+        posix_spawn_file_actions_destroy(&fa);
         close(out[1]);
         close(err[1]);
-        close(errpipe[1]);
-        errpipe_r = errpipe[0];
+        *ret = (struct process){
+                .pid = e ? 0 : pid,
+                .out = out[0],
+                .err = err[0],
+                .exec_errno = e,
+                .deadline = now_ms() + (long long)timeout * 1000,
+        };
+        return 0;
+}
 
-        pfd[0] = (struct pollfd){ .fd = out[0], .events = POLLIN };
-        pfd[1] = (struct pollfd){ .fd = err[0], .events = POLLIN };
-        deadline = now_ms() + (long long)timeout * 1000;
+/* Reap pid, or give up at the deadline (ret->timed_out). A pidfd tells
+ * when it exits; without one (old kernels), poll with short sleeps. */
+static void wait_until(pid_t pid, long long deadline, struct child *ret)
+{
+        _cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        long nap_us = 200;
+
+        while (!ret->reaped) {
+                long long left = deadline - now_ms();
+                pid_t w = waitpid(pid, &ret->wait_status, WNOHANG);
+
+                if (w == pid) {
+                        ret->reaped = true;
+                        break;
+                }
+                if (w < 0 && errno != EINTR)
+                        break;
+                if (left <= 0) {
+                        ret->timed_out = true;
+                        break;
+                }
+                if (pidfd >= 0) {
+                        struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+
+                        (void)poll(&pf, 1, left > INT_MAX ? INT_MAX : (int)left);
+                } else {
+                        nanosleep(&(struct timespec){ .tv_nsec = nap_us * 1000 }, NULL);
+                        nap_us = nap_us < 50000 ? nap_us * 2 : nap_us;
+                }
+        }
+}
+
+void process_finish(struct process *p, struct child *ret)
+{
+        struct pollfd pfd[2] = { { .fd = p->out, .events = POLLIN }, { .fd = p->err, .events = POLLIN } };
+        long long deadline = p->deadline;
+        pid_t pid = p->pid;
+        int open_fds = 2;
+
+        *ret = (struct child){ .out = STRBUF_INIT, .err = STRBUF_INIT };
+        if (p->exec_errno) {
+                ret->exec_errno = p->exec_errno;
+                ret->reaped = true;
+                close(p->out);
+                close(p->err);
+                *p = (struct process){ .out = -1, .err = -1 };
+                return;
+        }
         while (open_fds > 0) {
                 long long left = deadline - now_ms();
                 int r;
@@ -139,18 +180,7 @@ int process_run(const char *path, char *const *argv, char *const *envp, const ch
 
         /* Both pipes closed: the child may still be running (it closed them,
          * or it is exiting). Wait for it until the deadline. */
-        while (!ret->timed_out && !ret->reaped) {
-                pid_t w = waitpid(pid, &ret->wait_status, WNOHANG);
-
-                if (w == pid)
-                        ret->reaped = true;
-                else if (w < 0 && errno != EINTR)
-                        break;
-                else if (now_ms() >= deadline)
-                        ret->timed_out = true;
-                else
-                        nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
-        }
+        wait_until(pid, deadline, ret);
         if (ret->timed_out) {
                 /* The leader is not reaped yet, so its pid still names the group. */
                 (void)kill(-pid, SIGKILL);
@@ -168,21 +198,21 @@ int process_run(const char *path, char *const *argv, char *const *envp, const ch
                         break;
         }
 
-        if (read(errpipe_r, &e, sizeof(e)) == (ssize_t)sizeof(e))
-                ret->exec_errno = e > 0 ? e : EIO;
-        return 0;
+        *p = (struct process){ .out = -1, .err = -1 };
+}
 
-fail:
-        for (int i = 0; i < 2; i++) {
-                if (out[i] >= 0)
-                        close(out[i]);
-                if (err[i] >= 0)
-                        close(err[i]);
-                if (errpipe[i] >= 0)
-                        close(errpipe[i]);
+int process_run(const char *path, char *const *argv, char *const *envp, const char *cwd,
+                unsigned timeout, struct child *ret)
+{
+        struct process p;
+        int r = process_start(path, argv, envp, cwd, timeout, &p);
+
+        if (r < 0) {
+                *ret = (struct child){ .out = STRBUF_INIT, .err = STRBUF_INIT };
+                return r;
         }
-        child_release(ret);
-        return e;
+        process_finish(&p, ret);
+        return 0;
 }
 
 /* Where execvp would find name with the PATH of env ("/usr/bin:/bin" when

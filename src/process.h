@@ -4,6 +4,7 @@
 #define CUDAMOD_PROCESS_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "strbuf.h"
 
@@ -16,7 +17,27 @@ struct child {
 };
 void child_release(struct child *c);
 
-/* Run path with argv and envp in cwd (NULL: ours), stdin from /dev/null, in
+/* A started program whose output is not collected yet. */
+struct process {
+        pid_t pid;
+        int out, err;
+        int exec_errno;      /* it could not be started (posix_spawn's error) */
+        long long deadline;  /* CLOCK_MONOTONIC ms */
+};
+
+/* Start path with argv and envp in cwd (NULL: ours), stdin from /dev/null,
+ * in a new process group, its deadline timeout seconds from now. Returns 0,
+ * or a negative errno when the pipes or fork fail. Its output waits in the
+ * pipes (64 KiB each before it blocks) until process_finish. */
+int process_start(const char *path, char *const *argv, char *const *envp, const char *cwd,
+                  unsigned timeout, struct process *ret);
+/* Collect stdout and stderr (1 MiB each: stdout's start, stderr's end; the
+ * rest read and dropped) until both close; at the deadline SIGKILL the
+ * group. The child is always reaped; ret->exec_errno is set when it could
+ * not be started. p is spent. */
+void process_finish(struct process *p, struct child *ret);
+
+/* process_start then process_finish. Run path with argv and envp in cwd (NULL: ours), stdin from /dev/null, in
  * a new process group; collect stdout and stderr (1 MiB each: stdout's
  * start, stderr's end; the rest read and dropped) until both close; at
  * timeout seconds, SIGKILL the group. The child is always reaped. Returns 0

@@ -313,9 +313,74 @@ const char *ldcache_lookup(const struct ldcache *c, const char *soname, unsigned
         return hwcap_match;
 }
 
+/* An open-addressing set of paths with what a candidate check found. */
+struct memo_entry {
+        char *path;                /* NULL: free slot */
+        bool is_elf;               /* a regular file with an ELF identification */
+        struct elf_info ident;     /* class, machine, byte order */
+};
+
+struct resolve_memo {
+        struct memo_entry *slots;
+        size_t n, used;            /* n: a power of two */
+};
+
+static size_t memo_hash(const char *s)
+{
+        size_t h = 1469598103934665603ULL;
+
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+        return h;
+}
+
+static struct memo_entry *memo_slot(struct memo_entry *slots, size_t n, const char *path)
+{
+        for (size_t i = memo_hash(path) & (n - 1);; i = (i + 1) & (n - 1))
+                if (!slots[i].path || streq(slots[i].path, path))
+                        return &slots[i];
+}
+
+/* The entry for path, looked at on first use. */
+static const struct memo_entry *memo_get(struct resolve_memo *m, const char *path)
+{
+        struct memo_entry *e;
+        struct stat st;
+
+        if (m->used * 2 >= m->n) {
+                size_t n = m->n ? m->n * 2 : 256;
+                struct memo_entry *slots = xcalloc(n, sizeof(*slots));
+
+                for (size_t i = 0; i < m->n; i++)
+                        if (m->slots[i].path)
+                                *memo_slot(slots, n, m->slots[i].path) = m->slots[i];
+                free(m->slots);
+                m->slots = slots;
+                m->n = n;
+        }
+        e = memo_slot(m->slots, m->n, path);
+        if (e->path)
+                return e;
+        e->path = xstrdup(path);
+        e->is_elf = stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+                    elf_read_ident(AT_FDCWD, path, &e->ident) == 0;
+        m->used++;
+        return e;
+}
+
+static void memo_free(struct resolve_memo *m)
+{
+        if (!m)
+                return;
+        for (size_t i = 0; i < m->n; i++)
+                free(m->slots[i].path);
+        free(m->slots);
+        free(m);
+}
+
 void resolve_env_init(struct resolve_env *e, const char *ld_library_path, const struct ldcache *cache)
 {
-        *e = (struct resolve_env){ .cache = cache };
+        *e = (struct resolve_env){ .cache = cache, .memo = xcalloc(1, sizeof(struct resolve_memo)) };
         if (!ld_library_path || !*ld_library_path)
                 return;
         for (const char *s = ld_library_path;;) {
@@ -331,6 +396,8 @@ void resolve_env_init(struct resolve_env *e, const char *ld_library_path, const 
 void resolve_env_release(struct resolve_env *e)
 {
         strv_release(&e->ld_library_path);
+        memo_free(e->memo);
+        e->memo = NULL;
         e->cache = NULL;
 }
 
@@ -355,23 +422,26 @@ struct search {
         const char *soname;
         char *origin;           /* the object's directory, absolute */
         struct resolved *out;
+        struct resolve_memo *memo; /* or NULL */
 };
 
 /* Whether path is a library ld.so would take for the object. */
 static bool candidate_ok(const struct search *s, const char *path)
 {
-        struct elf_info info = { 0 };
+        struct memo_entry fresh = { 0 };
+        const struct memo_entry *m;
         struct stat st;
-        bool ok;
 
-        if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-                return false;
-        if (elf_read_info(AT_FDCWD, path, &info, NULL) < 0)
-                return false;
-        ok = info.elf_class == s->obj->elf_class && info.machine == s->obj->machine &&
-             info.little_endian == s->obj->little_endian;
-        elf_info_release(&info);
-        return ok;
+        if (s->memo)
+                m = memo_get(s->memo, path);
+        else {
+                fresh.is_elf = stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+                               elf_read_ident(AT_FDCWD, path, &fresh.ident) == 0;
+                m = &fresh;
+        }
+        return m->is_elf && m->ident.elf_class == s->obj->elf_class &&
+               m->ident.machine == s->obj->machine &&
+               m->ident.little_endian == s->obj->little_endian;
 }
 
 /* The length of the dynamic string token `name` at s ("$NAME" not followed
@@ -523,7 +593,7 @@ int resolve_needed(const struct resolve_env *e, const char *obj_path, const stru
 {
         _cleanup_free_ char *abs = path_absolute(obj_path);
         struct resolved r = { .soname = xstrdup(soname), .source = RESOLVE_NOT_FOUND };
-        struct search s = { .obj = obj, .soname = soname, .out = &r };
+        struct search s = { .obj = obj, .soname = soname, .out = &r, .memo = e->memo };
 
         if (!*soname) {
                 free(r.soname);

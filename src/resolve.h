@@ -38,9 +38,15 @@ const char *ldcache_lookup(const struct ldcache *c, const char *soname, unsigned
                            unsigned machine);
 void ldcache_free(struct ldcache *c);
 
+struct resolve_memo;
+
 struct resolve_env {
         struct strv ld_library_path;   /* entries in order (empty: unset) */
         const struct ldcache *cache;   /* NULL: no cache */
+        /* What was learnt about candidate files (missing, or their ELF
+         * identification), so that the same file is looked at once however
+         * many objects need it; made by resolve_env_init. */
+        struct resolve_memo *memo;
 };
 
 /* Fill e from an LD_LIBRARY_PATH value (NULL or "": none; split at ':' and

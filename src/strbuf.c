@@ -110,16 +110,21 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 int strbuf_read_fileat(struct strbuf *sb, int dirfd, const char *path, size_t max)
 {
         _cleanup_close_ int fd = -1;
-        size_t start = sb->len;
+        size_t start = sb->len, chunk = 8192;
+        struct stat st;
 
         fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
+        /* A regular file says how much to expect: one read, mostly. */
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+            (uint64_t)st.st_size <= (uint64_t)max)
+                chunk = (size_t)st.st_size + 1;
         for (;;) {
                 ssize_t n;
 
-                strbuf_grow(sb, 8192);
-                n = read(fd, sb->buf + sb->len, 8192);
+                strbuf_grow(sb, chunk);
+                n = read(fd, sb->buf + sb->len, chunk);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -144,4 +149,32 @@ int strbuf_read_fileat(struct strbuf *sb, int dirfd, const char *path, size_t ma
 int strbuf_read_file(struct strbuf *sb, const char *path, size_t max)
 {
         return strbuf_read_fileat(sb, AT_FDCWD, path, max);
+}
+
+int strbuf_read_file_head(struct strbuf *sb, const char *path, size_t max)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        size_t start = sb->len;
+
+        if (fd < 0)
+                return -errno;
+        strbuf_grow(sb, max);
+        while (sb->len - start < max) {
+                ssize_t n = read(fd, sb->buf + sb->len, max - (sb->len - start));
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        int err = -errno;
+
+                        sb->len = start;
+                        sb->buf[start] = '\0';
+                        return err;
+                }
+                if (n == 0)
+                        break;
+                sb->len += (size_t)n;
+        }
+        sb->buf[sb->len] = '\0';
+        return 0;
 }

@@ -42,5 +42,9 @@ static inline void strbuf_releasep(struct strbuf *sb)
  * negative errno; -EFBIG when the file is larger than max. */
 int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
 int strbuf_read_fileat(struct strbuf *sb, int dirfd, const char *path, size_t max);
+/* Read the first max bytes of path (all of a shorter file) into sb
+ * (appending); a longer file is not an error. Returns 0 or a negative
+ * errno. */
+int strbuf_read_file_head(struct strbuf *sb, const char *path, size_t max);
 
 #endif

@@ -26,6 +26,7 @@
 #include "banned.h"
 
 #define HEADER_MAX (4 * 1024 * 1024)
+#define HEADER_HEAD (64 * 1024)
 #define DEFAULT_TIMEOUT 120
 /* More devices than any node has: a garbage document must not allocate much. */
 #define MAX_DEVICES 1024
@@ -142,16 +143,18 @@ static char *text_tail(const char *text, size_t len)
 
 /* --- headers and versions ---------------------------------------------- */
 
-/* Read the first of names found in incdirs into ret_buf; its path, or NULL
- * when there is none. */
-static char *header_read(const struct strv *incdirs, const char *const *names, struct strbuf *ret_buf)
+/* Read the first of names found in incdirs into ret_buf, its first head
+ * bytes only when head is not 0; its path, or NULL when there is none. */
+static char *header_read(const struct strv *incdirs, const char *const *names, size_t head,
+                         struct strbuf *ret_buf)
 {
         for (size_t n = 0; names[n]; n++)
                 for (size_t i = 0; i < incdirs->len; i++) {
                         char *path = path_join(incdirs->items[i], names[n]);
 
                         strbuf_reset(ret_buf);
-                        if (strbuf_read_file(ret_buf, path, HEADER_MAX) == 0)
+                        if ((head ? strbuf_read_file_head(ret_buf, path, head)
+                                  : strbuf_read_file(ret_buf, path, HEADER_MAX)) == 0)
                                 return path;
                         free(path);
                 }
@@ -173,14 +176,23 @@ static int header_version(const struct strv *incdirs, enum module_kind kind, lon
         long code;
         int r;
 
+        /* cuda_runtime_api.h is 600 KB; CUDART_VERSION is in its first
+         * lines: read the head first, and the whole only when it is not
+         * there. */
         *ret_file = header_read(incdirs,
                                 kind == MODULE_CUDA ? cuda_names : kind == MODULE_CUDNN ? cudnn_names : nccl_names,
-                                &buf);
+                                kind == MODULE_CUDA ? HEADER_HEAD : 0, &buf);
         if (!*ret_file)
                 return -ENOENT;
         switch (kind) {
         case MODULE_CUDA:
                 r = header_define_long(buf.buf, buf.len, "CUDART_VERSION", &code);
+                if (r == -ENOENT && buf.len >= HEADER_HEAD) {
+                        free(*ret_file);
+                        *ret_file = header_read(incdirs, cuda_names, 0, &buf);
+                        r = *ret_file ? header_define_long(buf.buf, buf.len, "CUDART_VERSION", &code)
+                                      : -ENOENT;
+                }
                 if (r < 0)
                         return r;
                 if (code < 1000)
@@ -469,11 +481,6 @@ void probe_report_release(struct probe_report *r)
         };
 }
 
-static void probe_report_releasep(struct probe_report *r)
-{
-        probe_report_release(r);
-}
-
 static long json_long(json_t *obj, const char *key)
 {
         json_t *j = json_object_get(obj, key);
@@ -546,27 +553,37 @@ static int report_from_json(json_t *doc, struct probe_report *r)
         return 0;
 }
 
-int probe_run(const struct validate_target *t, const struct validate_options *o, struct probe_report *ret)
+/* probe_run in two halves: probe_start never fails (what went wrong is in
+ * the report that probe_finish gives). */
+struct probe_job {
+        struct probe_report report;
+        bool started, launcher;
+        struct process proc;
+        const char *who, *who_name;
+        unsigned timeout;
+};
+
+static void probe_start(const struct validate_target *t, const struct validate_options *o,
+                        struct probe_job *job)
 {
-        _cleanup_(probe_report_releasep) struct probe_report r = { 0 };
         _cleanup_(strv_release) struct strv env = { 0 }, argv = { 0 };
-        _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
         _cleanup_free_ char *exe = NULL, *major_arg = NULL;
         bool launcher = o->launcher && o->launcher[0];
-        const char *who_name = launcher ? o->launcher[0] : o->probe;
-        const char *who = launcher ? "the launcher" : "the probe";
-        unsigned timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT;
         unsigned long major = target_cuda_major(t);
         extern char **environ;
         char *const *launch_env;
-        json_error_t jerr;
-        json_t *doc;
-        int r_spawn, err = 0;
+        int r, err = 0;
 
-        probe_report_release(&r);
+        *job = (struct probe_job){
+                .launcher = launcher,
+                .who_name = launcher ? o->launcher[0] : o->probe,
+                .who = launcher ? "the launcher" : "the probe",
+                .timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT,
+        };
+        probe_report_release(&job->report);
         if (!o->probe) {
-                r.launch_error = xstrdup("no probe program was given");
-                goto done;
+                job->report.launch_error = xstrdup("no probe program was given");
+                return;
         }
 
         env_build(t->env, o->driver_libdir, &env);
@@ -594,44 +611,65 @@ int probe_run(const struct validate_target *t, const struct validate_options *o,
          * module's through env -i. Without a launcher the probe gets the
          * module's directly. */
         launch_env = launcher ? environ : env.items;
-        exe = process_find_program(who_name, launch_env, &err);
+        exe = process_find_program(job->who_name, launch_env, &err);
         if (!exe) {
                 const char *path = env_get(launch_env, "PATH");
 
-                r.launch_error = xasprintf("%s '%s' could not be started: %s in PATH (%s)", who, who_name,
-                                           err == EACCES ? "not executable" : "not found", path ? path : "unset");
-                r.launcher_failed = launcher;
-                goto done;
+                job->report.launch_error = xasprintf("%s '%s' could not be started: %s in PATH (%s)",
+                                                     job->who, job->who_name,
+                                                     err == EACCES ? "not executable" : "not found",
+                                                     path ? path : "unset");
+                job->report.launcher_failed = launcher;
+                return;
         }
-        r_spawn = process_run(exe, strv_exec(&argv), launcher ? launch_env : strv_exec(&env), NULL,
-                              timeout, &c);
-        if (r_spawn < 0) {
-                r.launch_error = xasprintf("%s '%s' could not be started: %s", who, who_name, strerror(-r_spawn));
-                r.launcher_failed = launcher;
-                goto done;
+        r = process_start(exe, strv_exec(&argv), launcher ? launch_env : strv_exec(&env), NULL,
+                          job->timeout, &job->proc);
+        if (r < 0) {
+                job->report.launch_error = xasprintf("%s '%s' could not be started: %s", job->who,
+                                                     job->who_name, strerror(-r));
+                job->report.launcher_failed = launcher;
+                return;
         }
+        job->started = true;
+}
+
+static void probe_finish(struct probe_job *job, struct probe_report *ret)
+{
+        _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
+        struct probe_report *r = &job->report;
+        const char *who_name = job->who_name, *who = job->who;
+        bool launcher = job->launcher;
+        json_error_t jerr;
+        json_t *doc;
+
+        if (!job->started)
+                goto done;
+        job->started = false;
+        process_finish(&job->proc, &c);
         if (c.exec_errno) {
-                r.launch_error = xasprintf("%s '%s' could not be started: %s", who, who_name, strerror(c.exec_errno));
-                r.launcher_failed = launcher;
+                r->launch_error = xasprintf("%s '%s' could not be started: %s", who, who_name,
+                                            strerror(c.exec_errno));
+                r->launcher_failed = launcher;
                 goto done;
         }
         if (c.timed_out) {
                 if (launcher)
-                        r.launch_error = xasprintf("the launcher '%s' timed out after %u s, killed", who_name, timeout);
+                        r->launch_error = xasprintf("the launcher '%s' timed out after %u s, killed",
+                                                    who_name, job->timeout);
                 else
-                        r.launch_error = xasprintf("timed out after %u s, killed", timeout);
-                r.launcher_failed = launcher;
+                        r->launch_error = xasprintf("timed out after %u s, killed", job->timeout);
+                r->launcher_failed = launcher;
                 goto done;
         }
         if (!child_succeeded(&c)) {
                 _cleanup_free_ char *ending = child_ending(&c), *tail = text_tail(c.err.buf, c.err.len);
 
                 if (launcher)
-                        r.launch_error = xasprintf("the launcher '%s' failed: %s%s%s", who_name, ending,
-                                                   *tail ? ": " : "", tail);
+                        r->launch_error = xasprintf("the launcher '%s' failed: %s%s%s", who_name, ending,
+                                                    *tail ? ": " : "", tail);
                 else
-                        r.launch_error = xasprintf("%s%s%s", ending, *tail ? ": " : "", tail);
-                r.launcher_failed = launcher;
+                        r->launch_error = xasprintf("%s%s%s", ending, *tail ? ": " : "", tail);
+                r->launcher_failed = launcher;
                 goto done;
         }
 
@@ -639,20 +677,28 @@ int probe_run(const struct validate_target *t, const struct validate_options *o,
         if (!doc) {
                 _cleanup_free_ char *text = utf8_sanitize(jerr.text);
 
-                r.launch_error = xasprintf("unreadable output: %s (line %d)", text, jerr.line);
+                r->launch_error = xasprintf("unreadable output: %s (line %d)", text, jerr.line);
                 goto done;
         }
-        if (report_from_json(doc, &r) < 0) {
-                probe_report_release(&r);
-                r.launch_error = xstrdup("unreadable output: not a cudamod-probe document");
+        if (report_from_json(doc, r) < 0) {
+                probe_report_release(r);
+                r->launch_error = xstrdup("unreadable output: not a cudamod-probe document");
         } else {
-                r.ran = true;
+                r->ran = true;
         }
         json_decref(doc);
 
 done:
-        *ret = r;
-        r = (struct probe_report){ 0 };
+        *ret = *r;
+        *r = (struct probe_report){ 0 };
+}
+
+int probe_run(const struct validate_target *t, const struct validate_options *o, struct probe_report *ret)
+{
+        struct probe_job job;
+
+        probe_start(t, o, &job);
+        probe_finish(&job, ret);
         return 0;
 }
 

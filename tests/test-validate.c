@@ -304,6 +304,45 @@ START_TEST(parallel_runs_give_the_same_report)
 }
 END_TEST
 
+/* With -j, a worker that dies takes only its module down: the launcher
+ * below kills its parent (the worker) for the module that sets
+ * CUDAMOD_TEST_KILL, and runs the probe for the others. */
+START_TEST(a_dying_worker_fails_only_its_module)
+{
+        char *root = fake_site();
+        _cleanup_free_ char *src = path_join(root, "mf/Core/cuda/12.4.lua");
+        _cleanup_free_ char *mp = path_join(root, "many");
+        _cleanup_free_ char *launcher = path_join(root, "killer.sh");
+        _cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+        struct run_result r = { 0 };
+
+        ck_assert_int_eq(strbuf_read_file(&text, src, 1 << 20), 0);
+        for (int i = 0; i < 4; i++) {
+                _cleanup_free_ char *rel = xasprintf("many/cuda%d/12.4.lua", i);
+                _cleanup_free_ char *body = str_replace_all(text.buf, "prepend_path(\"MODULEPATH\"",
+                                                            "append_path(\"UNUSED\"");
+                _cleanup_free_ char *edited = xasprintf("%s%s", body,
+                                                        i == 2 ? "setenv(\"CUDAMOD_TEST_KILL\", \"1\")\n" : "");
+
+                fx_write(root, rel, edited);
+        }
+        fx_write(root, "killer.sh",
+                 "#!/bin/sh\n"
+                 "for a in \"$@\"; do [ \"$a\" = CUDAMOD_TEST_KILL=1 ] && { kill -9 $PPID; exit 1; }; done\n"
+                 "exec \"$@\"\n");
+        ck_assert_int_eq(chmod(launcher, 0755), 0);
+        run_cudamod(&r, (const char *const[]){ "validate", "--no-compile", "--modulepath", mp, "-j", "2",
+                                               "--launcher", launcher, NULL },
+                    false);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_msg(strstr(r.out, "fail  cuda2/12.4\n"), "%s", r.out);
+        ck_assert_msg(strstr(r.out, "did not finish: killed by signal 9"), "%s", r.out);
+        ck_assert_msg(strstr(r.out, "4 modules: 3 pass, 0 warn, 1 fail\n"), "%s", r.out);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 /* The hierarchy: cuDNN and NCCL below each cuda, each loaded with it. */
 START_TEST(the_hierarchy_is_walked)
 {
@@ -469,6 +508,7 @@ int main(void)
         tcase_add_test(tc, a_launcher_that_cannot_start_fails_run_and_says_so);
         tcase_add_test(tc, usage_errors_exit_2);
         tcase_add_test(tc, parallel_runs_give_the_same_report);
+        tcase_add_test(tc, a_dying_worker_fails_only_its_module);
         tcase_add_test(tc, the_hierarchy_is_walked);
         tcase_add_test(tc, a_broken_modulefile_fails_syntax_with_file_and_line);
         tcase_add_test(tc, a_tcl_tree_validates_through_the_module_tool);
