@@ -223,8 +223,22 @@ char *process_find_program(const char *name, char *const *env, int *ret_err)
         const char *path = env_get(env, "PATH");
         int err = ENOENT;
 
-        if (strchr(name, '/'))
+        if (strchr(name, '/')) {
+                struct stat st;
+
+                /* Checked here rather than left to posix_spawn: where vfork
+                 * is emulated (valgrind), its exec error comes back as an
+                 * exit status 127, not as an error. */
+                if (stat(name, &st) < 0 || !S_ISREG(st.st_mode)) {
+                        *ret_err = ENOENT;
+                        return NULL;
+                }
+                if (access(name, X_OK) < 0) {
+                        *ret_err = EACCES;
+                        return NULL;
+                }
                 return path_absolute(name);
+        }
         if (!path)
                 path = "/usr/bin:/bin";
         for (const char *p = path;;) {

@@ -615,10 +615,14 @@ static void probe_start(const struct validate_target *t, const struct validate_o
         if (!exe) {
                 const char *path = env_get(launch_env, "PATH");
 
-                job->report.launch_error = xasprintf("%s '%s' could not be started: %s in PATH (%s)",
-                                                     job->who, job->who_name,
-                                                     err == EACCES ? "not executable" : "not found",
-                                                     path ? path : "unset");
+                if (strchr(job->who_name, '/'))
+                        job->report.launch_error = xasprintf("%s '%s' could not be started: %s", job->who,
+                                                             job->who_name, strerror(err));
+                else
+                        job->report.launch_error = xasprintf(
+                                "%s '%s' could not be started: %s in PATH (%s)", job->who,
+                                job->who_name, err == EACCES ? "not executable" : "not found",
+                                path ? path : "unset");
                 job->report.launcher_failed = launcher;
                 return;
         }
