@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -107,28 +108,25 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
         va_end(ap);
 }
 
-int strbuf_read_fileat(struct strbuf *sb, int dirfd, const char *path, size_t max)
+/* Read fd into sb in chunks until EOF or, with head, until max bytes;
+ * without head, more than max is -EFBIG. On error sb is as it was. */
+static int read_fd(struct strbuf *sb, int fd, size_t chunk, size_t max, bool head)
 {
-        _cleanup_close_ int fd = -1;
-        size_t start = sb->len, chunk = 8192;
-        struct stat st;
+        size_t start = sb->len;
 
-        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return -errno;
-        /* A regular file says how much to expect: one read, mostly. */
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-            (uint64_t)st.st_size <= (uint64_t)max)
-                chunk = (size_t)st.st_size + 1;
         for (;;) {
+                size_t want = head ? max - (sb->len - start) : chunk;
                 ssize_t n;
 
-                strbuf_grow(sb, chunk);
-                n = read(fd, sb->buf + sb->len, chunk);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        int err = -errno;
+                if (head && want == 0)
+                        break;
+                strbuf_grow(sb, want);
+                n = read(fd, sb->buf + sb->len, want);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 || (!head && sb->len - start + (size_t)n > max)) {
+                        int err = n < 0 ? -errno : -EFBIG;
+
                         sb->len = start;
                         sb->buf[start] = '\0';
                         return err;
@@ -137,13 +135,23 @@ int strbuf_read_fileat(struct strbuf *sb, int dirfd, const char *path, size_t ma
                         break;
                 sb->len += (size_t)n;
                 sb->buf[sb->len] = '\0';
-                if (sb->len - start > max) {
-                        sb->len = start;
-                        sb->buf[start] = '\0';
-                        return -EFBIG;
-                }
         }
         return 0;
+}
+
+int strbuf_read_fileat(struct strbuf *sb, int dirfd, const char *path, size_t max)
+{
+        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        size_t chunk = 8192;
+        struct stat st;
+
+        if (fd < 0)
+                return -errno;
+        /* A regular file says how much to expect: one read, mostly. */
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+            (uint64_t)st.st_size <= (uint64_t)max)
+                chunk = (size_t)st.st_size + 1;
+        return read_fd(sb, fd, chunk, max, false);
 }
 
 int strbuf_read_file(struct strbuf *sb, const char *path, size_t max)
@@ -154,27 +162,8 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t max)
 int strbuf_read_file_head(struct strbuf *sb, const char *path, size_t max)
 {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        size_t start = sb->len;
 
         if (fd < 0)
                 return -errno;
-        strbuf_grow(sb, max);
-        while (sb->len - start < max) {
-                ssize_t n = read(fd, sb->buf + sb->len, max - (sb->len - start));
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        int err = -errno;
-
-                        sb->len = start;
-                        sb->buf[start] = '\0';
-                        return err;
-                }
-                if (n == 0)
-                        break;
-                sb->len += (size_t)n;
-        }
-        sb->buf[sb->len] = '\0';
-        return 0;
+        return read_fd(sb, fd, 0, max, true);
 }
