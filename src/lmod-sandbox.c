@@ -579,7 +579,7 @@ static const char *const safe_base[] = {
  * that says so, rather than Lua's "attempt to call a nil value". Other
  * unknown globals read as nil, as in Lmod. */
 static const char *const unavailable_globals[] = {
-        "io", "require", "dofile", "loadfile", "load", "loadstring", "debug", "package",
+        "io", "require", "dofile", "loadfile", "loadstring", "debug", "package",
         "collectgarbage", "module",
 };
 
@@ -596,7 +596,7 @@ static int l_unavailable(lua_State *L)
                 return 0;
         luaL_where(L, 1);
         lua_pushfstring(L, "%s%s is not available in a modulefile (cudamod evaluates modulefiles "
-                           "in a sandbox: no io, no os but os.getenv, no require or load)",
+                           "in a sandbox: no io, no os but os.getenv, no require or loadstring)",
                         prefix, key);
         lua_concat(L, 2);
         return lua_error(L);

@@ -7,7 +7,8 @@
  * name "@<path>", run under lua_pcall with an instruction-count hook (the
  * budget) and an allocator capped at a byte limit, so an endless loop, a
  * huge allocation or a deep recursion ends with an error, never a hang or
- * a crash.
+ * a crash. Naming what is left out (io, require, loadstring, dofile, os.execute,
+ * …) is an error that says it is not available, with the file and line.
  *
  * What the file does is recorded, not applied: struct sandbox_result holds
  * the calls in order (setenv, prepend_path, …), which the caller turns into
