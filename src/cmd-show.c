@@ -14,15 +14,6 @@ static const char *change_action(const struct env_change *c)
         return c->kind == ENV_SET ? "set" : c->kind == ENV_PATH ? "path" : "unset";
 }
 
-static json_t *strv_to_json(const struct strv *v)
-{
-        json_t *a = json_array();
-
-        for (size_t i = 0; i < v->len; i++)
-                json_array_append_new(a, json_string_lossy(v->items[i]));
-        return a;
-}
-
 static json_t *env_diff_to_json(const struct env_diff *diff)
 {
         json_t *vars = json_array();
@@ -33,8 +24,8 @@ static json_t *env_diff_to_json(const struct env_diff *diff)
                                       change_action(c));
 
                 if (c->kind == ENV_PATH) {
-                        json_object_set_new(o, "prepend", strv_to_json(&c->prepended));
-                        json_object_set_new(o, "append", strv_to_json(&c->appended));
+                        json_object_set_new(o, "prepend", json_strv(&c->prepended));
+                        json_object_set_new(o, "append", json_strv(&c->appended));
                 }
                 if (c->value)
                         json_object_set_new(o, "value", json_string_lossy(c->value));
@@ -57,10 +48,10 @@ static json_t *show_to_json(const struct strv *mp, const struct evaluation *e,
                                         json_string_lossy(m->file.path), "loaded_by",
                                         m->requested_by ? json_string_lossy(m->requested_by)
                                                         : json_null(),
-                                        "messages", strv_to_json(&m->messages)));
+                                        "messages", json_strv(&m->messages)));
         }
         return json_pack("{s:s, s:i, s:o, s:o, s:o}", "cudamod", "show", "format", 1,
-                         "modulepath", strv_to_json(mp), "modules", mods, "environment",
+                         "modulepath", json_strv(mp), "modules", mods, "environment",
                          env_diff_to_json(diff));
 }
 
@@ -128,7 +119,7 @@ static int run_show(int argc, char **argv, const struct global_options *g)
         _cleanup_(evaluation_release) struct evaluation e = { 0 };
         _cleanup_(env_diff_release) struct env_diff diff = { 0 };
         _cleanup_diag_ struct diag d = DIAG_INIT;
-        extern char **environ;
+        struct evaluate_options eo = { 0 };
         bool json = false;
         int c, r;
 
@@ -153,26 +144,15 @@ static int run_show(int argc, char **argv, const struct global_options *g)
         if (load_config(g, &cfg) < 0 || modulepath_from_options(&given, &cfg, &mp) < 0)
                 return EXIT_USAGE;
 
-        r = evaluate_load(&(struct evaluate_options){ .modulepath = &mp }, argv + optind,
-                          (size_t)(argc - optind), &e, &d);
+        eo.modulepath = &mp;
+        r = evaluate_load(&eo, argv + optind, (size_t)(argc - optind), &e, &d);
         if (r < 0) {
                 log_diag(&d);
                 return r == -ENOENT ? EXIT_USAGE : EXIT_FOUND_FAILURE;
         }
         /* The change is measured from the start environment with the
          * modulepath in place, so MODULEPATH shows only what modules add. */
-        for (char **ep = environ; *ep; ep++)
-                if (strchr(*ep, '='))
-                        strv_add(&before, *ep);
-        {
-                _cleanup_free_ char *joined = NULL;
-                struct strbuf sb = STRBUF_INIT;
-
-                for (size_t i = 0; i < mp.len; i++)
-                        strbuf_addf(&sb, "%s%s", i ? ":" : "", mp.items[i]);
-                joined = strbuf_detach(&sb);
-                env_set(&before, "MODULEPATH", joined);
-        }
+        evaluate_start_env(&eo, &before);
         env_diff_compute(&before, &e.env, &diff);
         if (json)
                 json_dump_stdout(show_to_json(&mp, &e, &diff));

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "cmd.h"
+#include "detect.h"
 #include "evaluate.h"
 #include "install.h"
 #include "plan.h"
@@ -199,13 +200,6 @@ static void own_entries(const struct evaluation *e, const char *name, struct str
         }
 }
 
-static bool is_dir_path(const char *p)
-{
-        struct stat st;
-
-        return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 static bool is_path_list(const char *name, const char *value)
 {
         static const char *const lists[] = {
@@ -225,7 +219,7 @@ static bool is_path_list(const char *name, const char *value)
 static enum check_status check_added_dir(const char *name, const char *p, bool in_front,
                                          struct strbuf *bad)
 {
-        if (p[0] == '/' && !is_dir_path(p)) {
+        if (p[0] == '/' && !is_dir_at(AT_FDCWD, p)) {
                 strbuf_addf(bad, "\n%s: %s does not exist", name, p);
                 return CHECK_FAIL;
         }
@@ -266,7 +260,7 @@ static void check_paths(const struct evaluation *e, struct check *c)
                         if (value[0] == '/' && (endswith(name, "_HOME") || endswith(name, "_ROOT") ||
                                                 endswith(name, "_PATH") || endswith(name, "_DIR"))) {
                                 n_dirs++;
-                                if (!is_dir_path(value)) {
+                                if (!is_dir_at(AT_FDCWD, value)) {
                                         strbuf_addf(&bad, "\n%s=%s does not exist", name, value);
                                         worst = CHECK_FAIL;
                                 }
@@ -898,7 +892,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         }
         if (!driver_libdir && cfg.validate.driver_libdir && *cfg.validate.driver_libdir)
                 driver_libdir = cfg.validate.driver_libdir;
-        if (driver_libdir && !is_dir_path(driver_libdir)) {
+        if (driver_libdir && !is_dir_at(AT_FDCWD, driver_libdir)) {
                 log_error("--driver-libdir %s: no such directory", driver_libdir);
                 return EXIT_USAGE;
         }

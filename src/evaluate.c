@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "detect.h"
 #include "evaluate.h"
 #include "lmod-sandbox.h"
 #include "process.h"
@@ -104,13 +105,6 @@ void modulepath_split(const char *value, struct strv *ret)
                         strv_push(ret, xstrndup(p, (size_t)(end - p)));
                 p = *end ? end + 1 : end;
         }
-}
-
-static bool is_dir(const char *path)
-{
-        struct stat st;
-
-        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* Whether path is a regular file (after symlinks) that Lmod would read as
@@ -367,12 +361,10 @@ static void collect_all(const struct strv *mp, const char *name, struct candidat
 
 static int not_found(const struct strv *mp, const char *spec, struct diag *d)
 {
-        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        _cleanup_free_ char *joined = strv_join(mp, ":");
 
-        for (size_t i = 0; i < mp->len; i++)
-                strbuf_addf(&sb, "%s%s", i ? ":" : "", mp->items[i]);
         return diag_errorf(d, -ENOENT, "module '%s' not found in the modulepath%s%s%s", spec,
-                           mp->len ? " (" : " (it is empty)", sb.buf, mp->len ? ")" : "");
+                           mp->len ? " (" : " (it is empty)", joined, mp->len ? ")" : "");
 }
 
 /* name alone: a marked default, else the highest version anywhere, else a
@@ -387,7 +379,7 @@ static int find_by_name(const struct strv *mp, const char *name, struct modulefi
                 _cleanup_free_ char *ndir = xasprintf("%s/%s", mp->items[i], name);
                 _cleanup_free_ char *v = NULL;
 
-                if (!is_dir(ndir)) {
+                if (!is_dir_at(AT_FDCWD, ndir)) {
                         if (find_in_dir(mp->items[i], name, "", ret))
                                 return 0;
                         continue;
@@ -456,7 +448,7 @@ int modulepath_list(const struct strv *mp, struct modulefile **ret, size_t *n_re
 
                         if (de->d_name[0] == '.')
                                 continue;
-                        if (is_dir(full)) {
+                        if (is_dir_at(AT_FDCWD, full)) {
                                 collect_versions(mp->items[i], de->d_name, &c);
                                 continue;
                         }
@@ -799,15 +791,6 @@ static bool any_loaded(const struct loader *l, const struct strv *args, bool all
         return all ? hits == args->len : hits > 0;
 }
 
-static char *join_args(const struct strv *args)
-{
-        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-
-        for (size_t i = 0; i < args->len; i++)
-                strbuf_addf(&sb, "%s%s", i ? " " : "", args->items[i]);
-        return strbuf_detach(&sb);
-}
-
 static int apply_family(struct loader *l, const struct modulefile *mf, const char *family,
                         struct diag *d)
 {
@@ -866,14 +849,14 @@ static int apply_op(struct loader *l, const struct modulefile *mf, const struct 
         case SANDBOX_PREREQ:
                 if (any_loaded(l, &op->args, !streq(op->name, "prereq_any")))
                         return 0;
-                list = join_args(&op->args);
+                list = strv_join(&op->args, " ");
                 return diag_set(d, -EINVAL, mf->path, op->line, 0,
                                 "cannot load %s without %s%s loaded first", mf->fullname,
                                 streq(op->name, "prereq_any") ? "one of " : "", list);
         case SANDBOX_CONFLICT:
                 if (!any_loaded(l, &op->args, false))
                         return 0;
-                list = join_args(&op->args);
+                list = strv_join(&op->args, " ");
                 return diag_set(d, -EINVAL, mf->path, op->line, 0,
                                 "%s conflicts with the loaded %s", mf->fullname, list);
         case SANDBOX_MESSAGE:
@@ -1140,21 +1123,25 @@ void evaluation_release(struct evaluation *e)
         *e = (struct evaluation){ 0 };
 }
 
+void evaluate_start_env(const struct evaluate_options *o, struct strv *ret)
+{
+        extern char **environ;
+
+        env_copy(ret, o->environ ? o->environ : environ);
+        if (o->modulepath) {
+                _cleanup_free_ char *joined = strv_join(o->modulepath, ":");
+
+                env_set(ret, "MODULEPATH", joined);
+        }
+}
+
 int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n_specs,
                   struct evaluation *ret, struct diag *d)
 {
-        extern char **environ;
         _cleanup_(loader_release) struct loader l = { .o = o };
         int r = 0;
 
-        env_copy(&l.env, o->environ ? o->environ : environ);
-        if (o->modulepath) {
-                _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-
-                for (size_t i = 0; i < o->modulepath->len; i++)
-                        strbuf_addf(&sb, "%s%s", i ? ":" : "", o->modulepath->items[i]);
-                env_set(&l.env, "MODULEPATH", sb.buf);
-        }
+        evaluate_start_env(o, &l.env);
         env_copy(&l.last_done, l.env.items);
         for (size_t i = 0; i < n_specs && r >= 0; i++) {
                 _cleanup_(strv_release) struct strv mp = { 0 };

@@ -91,6 +91,10 @@ struct evaluate_options {
         size_t max_memory;              /* per modulefile; 0: the sandbox's default */
 };
 
+/* The environment a load starts from: o->environ (or the process's) with
+ * MODULEPATH replaced by o->modulepath when given. */
+void evaluate_start_env(const struct evaluate_options *o, struct strv *ret);
+
 /* Load specs in order. Errors (-ENOENT no such module, -EINVAL a modulefile
  * error with FILE:LINE, -ENOEXEC no tool for a Tcl modulefile, -ELOOP a
  * dependency cycle) leave ret untouched. */

@@ -235,7 +235,7 @@ static json_t *json_version(const struct version *v, unsigned parts)
         return json_string_lossy(s);
 }
 
-static json_t *json_strv(const struct strv *v)
+json_t *json_strv(const struct strv *v)
 {
         json_t *a = json_array();
 

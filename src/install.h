@@ -91,6 +91,8 @@ void install_list_sort(struct install_list *l);
 /* A JSON string for a path or message that may not be UTF-8: invalid
  * bytes become U+FFFD; NULL gives JSON null. */
 json_t *json_string_lossy(const char *s);
+/* A JSON array of those strings. */
+json_t *json_strv(const struct strv *v);
 
 /* The JSON object of DESIGN.md section 3 for one install / for a scan. */
 json_t *install_to_json(const struct install *in);

@@ -11,9 +11,10 @@
  *      version, then prefix) for the first and get "-2", "-3", … after it.
  * Each renaming is reported, so nothing is ever silently overwritten. */
 #include <errno.h>
-#include <sys/stat.h>
+#include <fcntl.h>
 #include <sys/utsname.h>
 
+#include "detect.h"
 #include "plan.h"
 #include "strbuf.h"
 #include "banned.h"
@@ -42,20 +43,6 @@ bool path_is_system_dir(const char *dir)
                         return true;
         }
         return false;
-}
-
-static bool is_dir(const char *path)
-{
-        struct stat st;
-
-        return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static bool is_file(const char *path)
-{
-        struct stat st;
-
-        return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 static bool has_stubs_component(const char *dir)
@@ -107,7 +94,7 @@ static void plan_op_release(struct plan_op *op)
 /* A list of directories for one path variable, in the order wanted. */
 static void path_add(struct strv *v, const char *dir)
 {
-        if (!dir || !is_dir(dir) || path_is_system_dir(dir) || has_stubs_component(dir) ||
+        if (!dir || !is_dir_at(AT_FDCWD, dir) || path_is_system_dir(dir) || has_stubs_component(dir) ||
             strv_contains(v, dir))
                 return;
         strv_add(v, dir);
@@ -144,7 +131,7 @@ static void ops_cuda(struct opset *s, const struct install *in, const struct con
         emit_setenv(s, "CUDA_PATH", in->prefix);
         emit_setenv(s, "CUDA_ROOT", in->prefix);
         emit_setenv(s, "CUDAToolkit_ROOT", in->prefix);
-        if (cfg->pytorch_build_env && is_file(nvcc))
+        if (cfg->pytorch_build_env && nvcc && is_file_at(AT_FDCWD, nvcc))
                 emit_setenv(s, "CUDACXX", nvcc);
         if (*cfg->cuda_arch_list && !streq(cfg->cuda_arch_list, "detect"))
                 emit_setenv(s, "TORCH_CUDA_ARCH_LIST", cfg->cuda_arch_list);
@@ -180,7 +167,7 @@ static void ops_cuda(struct opset *s, const struct install *in, const struct con
         }
         /* The stub libcuda.so lets -lcuda link on a node without a driver;
          * it goes last on LIBRARY_PATH and never on LD_LIBRARY_PATH. */
-        if (cfg->stubs_on_library_path && !s->no_paths && is_dir(stubs) && !path_is_system_dir(stubs))
+        if (cfg->stubs_on_library_path && !s->no_paths && is_dir_at(AT_FDCWD, stubs) && !path_is_system_dir(stubs))
                 opset_push(s, ENV_OP_APPEND_PATH, "LIBRARY_PATH", stubs);
 }
 

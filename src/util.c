@@ -151,6 +151,28 @@ void strv_release(struct strv *v)
         *v = (struct strv){ 0 };
 }
 
+char *strv_join(const struct strv *v, const char *sep)
+{
+        size_t n = 1, k = strlen(sep);
+        char *r, *p;
+
+        for (size_t i = 0; i < v->len; i++)
+                n += strlen(v->items[i]) + (i ? k : 0);
+        p = r = xmalloc(n);
+        for (size_t i = 0; i < v->len; i++) {
+                size_t l = strlen(v->items[i]);
+
+                if (i) {
+                        memcpy(p, sep, k);
+                        p += k;
+                }
+                memcpy(p, v->items[i], l);
+                p += l;
+        }
+        *p = '\0';
+        return r;
+}
+
 char *path_join(const char *a, const char *b)
 {
         size_t la = strlen(a);

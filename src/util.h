@@ -106,6 +106,8 @@ void strv_add(struct strv *v, const char *s);
 bool strv_contains(const struct strv *v, const char *s);
 void strv_sort_uniq(struct strv *v);
 void strv_release(struct strv *v);
+/* The items joined with sep between them; newly allocated ("" when empty). */
+char *strv_join(const struct strv *v, const char *sep);
 
 /* The value of name in a NULL-terminated "NAME=value" list (an
  * environment, or the items of a strv), or NULL. */

@@ -269,6 +269,15 @@ static void probe_checks(struct target *g, const struct validate_options *o, str
         ck_assert_str_eq(ret_device->id, "device");
 }
 
+static void probe_checks_release(struct target *g, struct probe_report *p, struct check *run,
+                                 struct check *dev)
+{
+        probe_report_release(p);
+        check_release(run);
+        check_release(dev);
+        target_release(g);
+}
+
 /* --- build -------------------------------------------------------------- */
 
 START_TEST(build_passes_for_each_kind_with_module_paths_only)
@@ -444,10 +453,7 @@ START_TEST(run_and_device_pass_for_a_cuda_module_on_two_gpus)
         ck_assert_int_eq((int)p.n_devices, 2);
         assert_check(&dev, CHECK_PASS, "2 GPUs: 0 Fake H100 (9.0, 81559 MiB); 1 Fake A100 (8.0, 40536 MiB)",
                      "driver 12080 (CUDA 12.8)");
-        probe_report_release(&p);
-        check_release(&run);
-        check_release(&dev);
-        target_release(&g);
+        probe_checks_release(&g, &p, &run, &dev);
         fx_free(root);
 }
 END_TEST
@@ -466,10 +472,7 @@ START_TEST(run_fails_when_header_and_library_disagree)
         probe_checks(&g, &o, &p, &run, &dev);
         assert_check(&run, CHECK_FAIL, "libcudart.so.12 is 12.4 (12040)", "declares 12.8 (12080)",
                      "cuda_runtime_api.h", "different installs");
-        probe_report_release(&p);
-        check_release(&run);
-        check_release(&dev);
-        target_release(&g);
+        probe_checks_release(&g, &p, &run, &dev);
         fx_free(root);
 }
 END_TEST
@@ -486,10 +489,7 @@ START_TEST(run_fails_when_the_module_version_disagrees)
         target_init(&g, root, "cuda/12.9", cuda_lib, cuda_inc, NULL, NULL);
         probe_checks(&g, &o, &p, &run, &dev);
         assert_check(&run, CHECK_FAIL, "the module is cuda/12.9", "libcudart.so.12 is 12.4 (12040)");
-        probe_report_release(&p);
-        check_release(&run);
-        check_release(&dev);
-        target_release(&g);
+        probe_checks_release(&g, &p, &run, &dev);
         fx_free(root);
 }
 END_TEST
@@ -506,10 +506,7 @@ START_TEST(run_warns_without_a_header_to_compare)
         target_init(&g, root, "cuda/12.4", cuda_lib, NULL, NULL, NULL);
         probe_checks(&g, &o, &p, &run, &dev);
         assert_check(&run, CHECK_WARN, "no cuda_runtime_api.h", "12.4 (12040)");
-        probe_report_release(&p);
-        check_release(&run);
-        check_release(&dev);
-        target_release(&g);
+        probe_checks_release(&g, &p, &run, &dev);
         fx_free(root);
 }
 END_TEST
@@ -567,10 +564,7 @@ START_TEST(run_fails_when_cudnn_targets_another_cuda_major)
         ck_assert_int_eq(p.cudnn.cudart_version, 13000);
         assert_check(&run, CHECK_FAIL, "cuDNN 9.7.1 (90701) is built for CUDA 13 (cudart 13000)",
                      "loaded runtime is 12.4 (12040), libcudart.so.12", "load a CUDA 13 module");
-        probe_report_release(&p);
-        check_release(&run);
-        check_release(&dev);
-        target_release(&g);
+        probe_checks_release(&g, &p, &run, &dev);
         fx_free(root);
 }
 END_TEST
@@ -599,10 +593,7 @@ START_TEST(run_reads_cudnn_8_versions)
         ck_assert_str_eq(p.cudart.soname, "libcudart.so.11.0");
         assert_check(&run, CHECK_PASS, "libcudnn.so.8 8.9.7 (8907)", "cudnn_version.h",
                      "built for CUDA 11 (cudart 11080)", "runtime 11.8 (11080)");
-        probe_report_release(&p);
-        check_release(&run);
-        check_release(&dev);
-        target_release(&g);
+        probe_checks_release(&g, &p, &run, &dev);
         fx_free(root);
 }
 END_TEST
@@ -627,10 +618,7 @@ START_TEST(run_fails_when_another_copy_comes_first)
         probe_checks(&g, &o, &p, &run, &dev);
         assert_check(&run, CHECK_FAIL, "libcudnn.so.9 was loaded from", other, "not from the module's",
                      "cudnn/lib", "another cuDNN comes first on the loader path");
-        probe_report_release(&p);
-        check_release(&run);
-        check_release(&dev);
-        target_release(&g);
+        probe_checks_release(&g, &p, &run, &dev);
         fx_free(root);
 }
 END_TEST
@@ -654,10 +642,7 @@ START_TEST(run_fails_when_the_library_cannot_be_loaded)
         ck_assert(p.ran);
         assert_check(&run, CHECK_FAIL, "NCCL could not be loaded", "libnccl.so.2", "LD_LIBRARY_PATH must reach",
                      "nccl/lib");
-        probe_report_release(&p);
-        check_release(&run);
-        check_release(&dev);
-        target_release(&g);
+        probe_checks_release(&g, &p, &run, &dev);
         fx_free(root);
 }
 END_TEST
@@ -699,10 +684,7 @@ START_TEST(device_fails_with_a_driver_older_than_the_runtime)
         assert_check(&run, CHECK_PASS, "12.4 (12040)");
         assert_check(&dev, CHECK_FAIL, "driver 11040 (CUDA 11.4) is older than the runtime 12040 needs (≥ 12000)",
                      "update the NVIDIA driver or use a CUDA ≤ 11.4 module");
-        probe_report_release(&p);
-        check_release(&run);
-        check_release(&dev);
-        target_release(&g);
+        probe_checks_release(&g, &p, &run, &dev);
         fx_free(root);
 }
 END_TEST
@@ -809,10 +791,7 @@ START_TEST(probe_that_cannot_start_is_not_the_launchers)
         assert_check(&run, CHECK_FAIL, "the probe did not run",
                      "the probe '/nonexistent/cudamod-probe' could not be started");
         assert_check(&dev, CHECK_FAIL, "the probe did not run");
-        probe_report_release(&p);
-        check_release(&run);
-        check_release(&dev);
-        target_release(&g);
+        probe_checks_release(&g, &p, &run, &dev);
         fx_free(root);
 }
 END_TEST
@@ -898,10 +877,7 @@ START_TEST(hung_launcher_is_killed_at_the_timeout)
         ck_assert_int_eq(strbuf_read_file(&pid_text, pidfile, 64), 0);
         ck_assert_msg(process_gone((pid_t)atoi(pid_text.buf)), "sleep %s survived", pid_text.buf);
         strbuf_release(&pid_text);
-        probe_report_release(&p);
-        check_release(&run);
-        check_release(&dev);
-        target_release(&g);
+        probe_checks_release(&g, &p, &run, &dev);
         fx_free(root);
 }
 END_TEST
