@@ -32,61 +32,31 @@
 #include "validate.h"
 #include "banned.h"
 
-#define HIERARCHY_DEPTH_MAX 4
 #define RESULT_MAX ((size_t)4 << 20)
 
-struct unit {
-        struct strv chain;   /* specs to load, the module last */
-        char *module;        /* its full name */
-        char *file;
-        struct evaluation eval; /* from the discovery, when it loaded */
-        bool evaluated;
-        json_t *result;      /* the report's object, once validated */
-};
-
 struct validate_run {
-        struct unit *units;
+        struct module_unit *units;
+        json_t **results;    /* the report's object of each unit, once validated */
         size_t n_units;
         struct strv mp;
         struct strv start_env;  /* PATH/HOME basics and the module tools' */
         struct validate_options vo;
 };
 
-static void unit_release(struct unit *u)
-{
-        strv_release(&u->chain);
-        free(u->module);
-        free(u->file);
-        evaluation_release(&u->eval);
-        json_decref(u->result);
-}
-
 static void validate_run_release(struct validate_run *v)
 {
-        for (size_t i = 0; i < v->n_units; i++)
-                unit_release(&v->units[i]);
+        for (size_t i = 0; i < v->n_units; i++) {
+                module_unit_release(&v->units[i]);
+                if (v->results)
+                        json_decref(v->results[i]);
+        }
         free(v->units);
+        free(v->results);
         strv_release(&v->mp);
         strv_release(&v->start_env);
 }
 
 /* --- which modules ------------------------------------------------------- */
-
-/* The clean environment every evaluation starts from: what a login shell
- * has at least, and what finds the module tools for Tcl modulefiles. */
-static void start_env_init(struct strv *env)
-{
-        static const char *const keep[] = { "HOME", "USER", "LOGNAME", "TMPDIR", "LANG",
-                                            "MODULES_CMD", "LMOD_CMD" };
-
-        strv_add(env, "PATH=/usr/bin:/bin");
-        for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
-                const char *v = getenv(keep[i]);
-
-                if (v)
-                        strv_push(env, xasprintf("%s=%s", keep[i], v));
-        }
-}
 
 static int evaluate_chain(const struct validate_run *v, const struct strv *chain,
                           struct evaluation *e, struct diag *d)
@@ -96,57 +66,7 @@ static int evaluate_chain(const struct validate_run *v, const struct strv *chain
         return evaluate_load(&eo, chain->items, chain->len, e, d);
 }
 
-static void add_unit(struct validate_run *v, const struct strv *parents, const struct modulefile *m)
-{
-        struct unit *u;
-
-        v->units = xreallocarray(v->units, v->n_units + 1, sizeof(*v->units));
-        u = &v->units[v->n_units++];
-        *u = (struct unit){ .module = xstrdup(m->fullname), .file = xstrdup(m->path) };
-        for (size_t i = 0; i < parents->len; i++)
-                strv_add(&u->chain, parents->items[i]);
-        strv_add(&u->chain, m->fullname);
-}
-
-/* The units of the modules in dirs, loaded after parents; and, for each
- * that adds directories to MODULEPATH, those below it. */
-static void discover(struct validate_run *v, const struct strv *dirs, const struct strv *parents,
-                     unsigned depth)
-{
-        _cleanup_diag_ struct diag d = DIAG_INIT;
-        struct modulefile *mods = NULL;
-        size_t n = 0;
-
-        if (modulepath_list(dirs, &mods, &n, &d) < 0)
-                return;
-        for (size_t i = 0; i < n; i++) {
-                size_t self = v->n_units;
-                struct evaluation e = { 0 };
-                _cleanup_(strv_release) struct strv before = { 0 }, after = { 0 }, added = { 0 };
-
-                add_unit(v, parents, &mods[i]);
-                if (depth >= HIERARCHY_DEPTH_MAX || evaluate_chain(v, &v->units[self].chain, &e, &d) < 0)
-                        continue;
-                modulepath_split(env_get(e.env_before_last.items, "MODULEPATH"), &before);
-                modulepath_split(env_get(e.env.items, "MODULEPATH"), &after);
-                /* Kept for the checks: the unit is not evaluated twice. */
-                v->units[self].eval = e;
-                v->units[self].evaluated = true;
-                for (size_t k = 0; k < after.len; k++)
-                        if (!strv_contains(&before, after.items[k]))
-                                strv_add(&added, after.items[k]);
-                if (added.len) {
-                        _cleanup_(strv_release) struct strv chain = { 0 };
-
-                        for (size_t k = 0; k < v->units[self].chain.len; k++)
-                                strv_add(&chain, v->units[self].chain.items[k]);
-                        discover(v, &added, &chain, depth + 1);
-                }
-        }
-        modulefile_array_free(mods, n);
-}
-
-static bool unit_matches(const struct unit *u, char **specs, int n_specs)
+static bool unit_matches(const struct module_unit *u, char **specs, int n_specs)
 {
         if (n_specs == 0)
                 return true;
@@ -166,38 +86,6 @@ static json_t *check_to_json(const struct check *c)
 {
         return json_pack("{s:s, s:s, s:o}", "id", c->id, "status", check_status_to_string(c->status),
                          "message", json_string_lossy(c->message ? c->message : ""));
-}
-
-/* The entries name's value has in after but not in before. */
-static void added_entries(const struct strv *before, const struct strv *after, const char *name,
-                          struct strv *ret)
-{
-        _cleanup_(strv_release) struct strv b = { 0 }, a = { 0 };
-
-        modulepath_split(env_get(before->items, name), &b);
-        modulepath_split(env_get(after->items, name), &a);
-        for (size_t i = 0; i < a.len; i++)
-                if (!strv_contains(&b, a.items[i]))
-                        strv_add(ret, a.items[i]);
-}
-
-/* What the last module itself puts on name: its own prepend/append calls,
- * else (a tool that did not tell) what the variable gained. */
-static void own_entries(const struct evaluation *e, const char *name, struct strv *ret)
-{
-        const struct loaded_module *m = &e->modules[e->n_modules - 1];
-        size_t n = strlen(name);
-
-        if (!m->path_entries.len) {
-                added_entries(&e->env_before_last, &e->env, name, ret);
-                return;
-        }
-        for (size_t i = 0; i < m->path_entries.len; i++) {
-                const char *it = m->path_entries.items[i];
-
-                if (strncmp(it, name, n) == 0 && it[n] == '=' && !strv_contains(ret, it + n + 1))
-                        strv_add(ret, it + n + 1);
-        }
 }
 
 static bool is_path_list(const char *name, const char *value)
@@ -286,7 +174,7 @@ static void check_paths(const struct evaluation *e, struct check *c)
                                     "paths by hand", bad.buf + 1);
 }
 
-static void fill_target(const struct unit *u, const struct evaluation *e, struct strv *clean,
+static void fill_target(const struct module_unit *u, const struct evaluation *e, struct strv *clean,
                         struct validate_target *t)
 {
         const struct modulefile *m = &e->modules[e->n_modules - 1].file;
@@ -305,8 +193,8 @@ static void fill_target(const struct unit *u, const struct evaluation *e, struct
                 .file = m->path,
                 .env = clean->items,
         };
-        own_entries(e, "LD_LIBRARY_PATH", &t->own_libdirs);
-        own_entries(e, "CPATH", &t->own_incdirs);
+        evaluation_own_entries(e, "LD_LIBRARY_PATH", &t->own_libdirs);
+        evaluation_own_entries(e, "CPATH", &t->own_incdirs);
         modulepath_split(env_get(clean->items, "LD_LIBRARY_PATH"), &t->ld_library_path);
         t->kind = module_kind_detect(m->name, &t->own_libdirs);
 }
@@ -341,7 +229,7 @@ static enum check_status add_check(json_t *checks, struct check *c, enum check_s
         return worst;
 }
 
-static json_t *validate_unit(const struct validate_run *v, const struct unit *u)
+static json_t *validate_unit(const struct validate_run *v, const struct module_unit *u)
 {
         static const char *const later[] = { "paths", "closure", "lazy", "build", "run", "device" };
         _cleanup_diag_ struct diag d = DIAG_INIT;
@@ -439,7 +327,7 @@ struct worker {
         struct strbuf in;
 };
 
-static json_t *crashed_result(const struct unit *u, const char *why)
+static json_t *crashed_result(const struct module_unit *u, const char *why)
 {
         struct check c = { .id = "syntax" };
         json_t *checks = json_array(), *r;
@@ -544,14 +432,14 @@ static void worker_stop(struct worker *w, int *status)
  * its place. */
 static void worker_died(struct validate_run *v, struct worker *w, size_t n, size_t k)
 {
-        struct unit *u = &v->units[w[k].unit];
+        struct module_unit *u = &v->units[w[k].unit];
         _cleanup_free_ char *why = NULL;
         int status = 0;
 
         worker_stop(&w[k], &status);
         why = WIFSIGNALED(status) ? xasprintf("killed by signal %d", WTERMSIG(status))
                                   : xasprintf("exit status %d", WEXITSTATUS(status));
-        u->result = crashed_result(u, why);
+        v->results[w[k].unit] = crashed_result(u, why);
         (void)worker_start(v, w, n, k);
 }
 
@@ -578,9 +466,9 @@ static enum worker_state worker_read(struct validate_run *v, struct worker *w)
                 return WORKER_DEAD;
         if (w->in.len < sizeof(len) + len)
                 return WORKER_BUSY;
-        v->units[w->unit].result = json_loadb(w->in.buf + sizeof(len), len, 0, &err);
-        if (!v->units[w->unit].result)
-                v->units[w->unit].result = crashed_result(&v->units[w->unit], "an unreadable result");
+        v->results[w->unit] = json_loadb(w->in.buf + sizeof(len), len, 0, &err);
+        if (!v->results[w->unit])
+                v->results[w->unit] = crashed_result(&v->units[w->unit], "an unreadable result");
         strbuf_reset(&w->in);
         w->busy = false;
         return WORKER_DONE;
@@ -607,7 +495,7 @@ static void run_units(struct validate_run *v, unsigned jobs, const struct global
         if (jobs == 1) {
                 for (size_t i = 0; i < v->n_units; i++) {
                         progress(g, i, v->n_units, false);
-                        v->units[i].result = validate_unit(v, &v->units[i]);
+                        v->results[i] = validate_unit(v, &v->units[i]);
                 }
                 progress(g, v->n_units, v->n_units, true);
                 return;
@@ -701,7 +589,7 @@ static void print_report(const struct validate_run *v, const struct global_optio
         size_t counts[3] = { 0 };
 
         for (size_t i = 0; i < v->n_units; i++) {
-                json_t *r = v->units[i].result, *with = json_object_get(r, "with"), *c;
+                json_t *r = v->results[i], *with = json_object_get(r, "with"), *c;
                 const char *status = json_string_value(json_object_get(r, "status"));
                 _cleanup_free_ char *name = term_escape(v->units[i].module);
                 size_t k;
@@ -735,7 +623,7 @@ static void print_report(const struct validate_run *v, const struct global_optio
 static bool any_failed(const struct validate_run *v)
 {
         for (size_t i = 0; i < v->n_units; i++)
-                if (streq(json_string_value(json_object_get(v->units[i].result, "status")), "fail"))
+                if (streq(json_string_value(json_object_get(v->results[i], "status")), "fail"))
                         return true;
         return false;
 }
@@ -910,16 +798,16 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 .compile = !no_compile && cfg.validate.compile,
                 .timeout = timeout ? (unsigned)timeout : cfg.validate.timeout,
         };
-        start_env_init(&v.start_env);
-
-        discover(&v, &v.mp, &(struct strv){ 0 }, 0);
+        evaluate_basic_env(&v.start_env);
+        module_units_discover(v.start_env.items, &v.mp, &v.units, &v.n_units);
         for (size_t i = 0; i < v.n_units; i++) {
                 if (unit_matches(&v.units[i], argv + optind, argc - optind))
                         v.units[kept++] = v.units[i];
                 else
-                        unit_release(&v.units[i]);
+                        module_unit_release(&v.units[i]);
         }
         v.n_units = kept;
+        v.results = xcalloc(kept + 1, sizeof(*v.results));
         for (int i = optind; i < argc; i++) {
                 bool found = false;
 
@@ -937,7 +825,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 json_t *mods = json_array();
 
                 for (size_t i = 0; i < v.n_units; i++)
-                        json_array_append(mods, v.units[i].result);
+                        json_array_append(mods, v.results[i]);
                 json_dump_stdout(json_pack("{s:s, s:i, s:o}", "cudamod", "validate", "format", 1,
                                            "modules", mods));
         } else

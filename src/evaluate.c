@@ -1278,3 +1278,119 @@ void env_diff_release(struct env_diff *d)
         free(d->changes);
         *d = (struct env_diff){ 0 };
 }
+
+/* --- units of a modulepath ------------------------------------------------ */
+
+#define HIERARCHY_DEPTH_MAX 4
+
+/* The entries name's value has in after but not in before. */
+static void added_entries(const struct strv *before, const struct strv *after, const char *name,
+                          struct strv *ret)
+{
+        _cleanup_(strv_release) struct strv b = { 0 }, a = { 0 };
+
+        modulepath_split(env_get(before->items, name), &b);
+        modulepath_split(env_get(after->items, name), &a);
+        for (size_t i = 0; i < a.len; i++)
+                if (!strv_contains(&b, a.items[i]) && !strv_contains(ret, a.items[i]))
+                        strv_add(ret, a.items[i]);
+}
+
+void evaluation_own_entries(const struct evaluation *e, const char *name, struct strv *ret)
+{
+        const struct loaded_module *m = &e->modules[e->n_modules - 1];
+        size_t n = strlen(name);
+
+        if (!m->path_entries.len) {
+                added_entries(&e->env_before_last, &e->env, name, ret);
+                return;
+        }
+        for (size_t i = 0; i < m->path_entries.len; i++) {
+                const char *it = m->path_entries.items[i];
+
+                if (strncmp(it, name, n) == 0 && it[n] == '=' && !strv_contains(ret, it + n + 1))
+                        strv_add(ret, it + n + 1);
+        }
+}
+
+void evaluate_basic_env(struct strv *env)
+{
+        static const char *const keep[] = { "HOME", "USER", "LOGNAME", "TMPDIR", "LANG",
+                                            "MODULES_CMD", "LMOD_CMD" };
+
+        strv_add(env, "PATH=/usr/bin:/bin");
+        for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
+                const char *v = getenv(keep[i]);
+
+                if (v)
+                        strv_push(env, xasprintf("%s=%s", keep[i], v));
+        }
+}
+
+void module_unit_release(struct module_unit *u)
+{
+        strv_release(&u->chain);
+        free(u->module);
+        free(u->file);
+        evaluation_release(&u->eval);
+}
+
+struct discovery {
+        char *const *start_env;
+        const struct strv *mp;
+        struct module_unit *units;
+        size_t n;
+};
+
+static void discover(struct discovery *v, const struct strv *dirs, const struct strv *parents,
+                     unsigned depth)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct evaluate_options eo = { .environ = v->start_env, .modulepath = v->mp };
+        struct modulefile *mods = NULL;
+        size_t n = 0;
+
+        if (modulepath_list(dirs, &mods, &n, &d) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                struct module_unit *u;
+                struct evaluation e = { 0 };
+                _cleanup_(strv_release) struct strv before = { 0 }, after = { 0 }, added = { 0 };
+
+                v->units = xreallocarray(v->units, v->n + 1, sizeof(*v->units));
+                u = &v->units[v->n++];
+                *u = (struct module_unit){ .module = xstrdup(mods[i].fullname), .file = xstrdup(mods[i].path) };
+                for (size_t k = 0; k < parents->len; k++)
+                        strv_add(&u->chain, parents->items[k]);
+                strv_add(&u->chain, mods[i].fullname);
+                diag_release(&d);
+                if (depth >= HIERARCHY_DEPTH_MAX || evaluate_load(&eo, u->chain.items, u->chain.len, &e, &d) < 0)
+                        continue;
+                modulepath_split(env_get(e.env_before_last.items, "MODULEPATH"), &before);
+                modulepath_split(env_get(e.env.items, "MODULEPATH"), &after);
+                u->eval = e;
+                u->evaluated = true;
+                for (size_t k = 0; k < after.len; k++)
+                        if (!strv_contains(&before, after.items[k]))
+                                strv_add(&added, after.items[k]);
+                if (added.len) {
+                        /* u moves when the array grows: copy the chain. */
+                        _cleanup_(strv_release) struct strv chain = { 0 };
+
+                        for (size_t k = 0; k < u->chain.len; k++)
+                                strv_add(&chain, u->chain.items[k]);
+                        discover(v, &added, &chain, depth + 1);
+                }
+        }
+        modulefile_array_free(mods, n);
+}
+
+void module_units_discover(char *const *start_env, const struct strv *mp, struct module_unit **ret,
+                           size_t *n_ret)
+{
+        struct discovery v = { .start_env = start_env, .mp = mp };
+
+        discover(&v, mp, &(struct strv){ 0 }, 0);
+        *ret = v.units;
+        *n_ret = v.n;
+}

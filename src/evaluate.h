@@ -134,4 +134,31 @@ void env_diff_release(struct env_diff *d);
 void env_set(struct strv *env, const char *name, const char *value);
 void env_unset(struct strv *env, const char *name);
 
+/* What the last module of e itself puts on the path variable name: the
+ * entries of its own prepend/append calls, else (a tool that did not tell)
+ * what the variable gained. Added to ret, each once. */
+void evaluation_own_entries(const struct evaluation *e, const char *name, struct strv *ret);
+
+/* The clean environment module evaluations start from: PATH=/usr/bin:/bin
+ * and, from the process, HOME, USER, LOGNAME, TMPDIR, LANG and what finds
+ * the module tools for Tcl modulefiles (MODULES_CMD, LMOD_CMD). */
+void evaluate_basic_env(struct strv *ret);
+
+/* A module as it loads from a modulepath: in a hierarchy, after the
+ * modules whose load makes its directory visible. */
+struct module_unit {
+        struct strv chain;        /* the specs to load, the module last */
+        char *module;             /* its full name */
+        char *file;
+        struct evaluation eval;   /* the load of chain, when it succeeded */
+        bool evaluated;
+};
+void module_unit_release(struct module_unit *u);
+/* Every module of mp, loaded from start_env (NULL-terminated "NAME=value");
+ * and for each one whose load adds directories to MODULEPATH (a cuda module
+ * of a hierarchy), every module of those, loaded after it, down to a depth
+ * of 4. A module that does not load is still a unit (evaluated false). */
+void module_units_discover(char *const *start_env, const struct strv *mp, struct module_unit **ret,
+                           size_t *n_ret);
+
 #endif

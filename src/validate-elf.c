@@ -21,6 +21,7 @@
 
 #include "detect.h"
 #include "elf-file.h"
+#include "libfile.h"
 #include "resolve.h"
 #include "strbuf.h"
 #include "validate.h"
@@ -76,138 +77,7 @@ static void elf_context_release(struct elf_context *c)
         c->cache = NULL;
 }
 
-/* The version in the real file name of a library (libnvJitLink.so.12 →
- * libnvJitLink.so.12.4.127 → 12.4.127); count 0 when it does not tell. */
-static struct version file_version(const char *path, const char *stem)
-{
-        _cleanup_free_ char *real = realpath(path, NULL);
-        struct version v = { .count = 0 };
-
-        /* libnvJitLink.so.12 as the real file (wheels) tells only the major. */
-        if (!real || soname_version_parse(path_basename(real), stem, &v) < 0 || v.count < 2)
-                v.count = 0;
-        return v;
-}
-
-static char *version_string(const struct version *v)
-{
-        return v->count ? version_to_string(v, 0) : xstrdup("unknown");
-}
-
-/* The canonical directory of a file, for "same directory" questions. */
-static char *real_dirname(const char *path)
-{
-        _cleanup_free_ char *real = realpath(path, NULL);
-
-        return real ? path_dirname(real) : NULL;
-}
-
-static bool same_real_dir(const char *a_path, const char *b_path)
-{
-        _cleanup_free_ char *a = real_dirname(a_path), *b = real_dirname(b_path);
-
-        return a && b && streq(a, b);
-}
-
-/* "libcublasLt" of "libcublasLt.so.12", newly allocated. */
-static char *soname_stem(const char *soname)
-{
-        const char *so = strstr(soname, ".so");
-
-        return xstrndup(soname, so ? (size_t)(so - soname) : strlen(soname));
-}
-
-/* What to do about a soname that resolves nowhere. */
-static char *missing_advice(const char *soname)
-{
-        static const char *const cuda_stems[] = {
-                "libcudart", "libcublas", "libcublasLt", "libcufft", "libcufftw", "libcurand",
-                "libcusolver", "libcusolverMg", "libcusparse", "libnvrtc", "libnvrtc-builtins",
-                "libnvJitLink", "libcupti", "libnvToolsExt", "libnvjpeg", "libcufile", "libnvblas",
-                NULL,
-        };
-        _cleanup_free_ char *stem = soname_stem(soname);
-        struct version v;
-        const char *module = NULL;
-
-        for (const char *const *s = cuda_stems; *s && !module; s++)
-                if (streq(stem, *s) || startswith(stem, "libnpp"))
-                        module = "cuda";
-        if (!module && startswith(stem, "libcudnn"))
-                module = "cudnn";
-        if (!module && streq(stem, "libnccl"))
-                module = "nccl";
-        if (module && soname_version_parse(soname, stem, &v) >= 0)
-                return xasprintf("load a %s/%lu.x module", module, v.n[0]);
-        return xstrdup("install it or load the module that provides it");
-}
-
-/* A shared library of the module: the first name it was seen under. */
-struct own_lib {
-        char *path;
-        char *name;         /* its soname, or the file name */
-        struct elf_info info;
-        dev_t dev;
-        ino_t ino;
-};
-
-struct own_libs {
-        struct own_lib *items;
-        size_t n;
-};
-
-static void own_libs_release(struct own_libs *l)
-{
-        for (size_t i = 0; i < l->n; i++) {
-                free(l->items[i].path);
-                free(l->items[i].name);
-                elf_info_release(&l->items[i].info);
-        }
-        free(l->items);
-        *l = (struct own_libs){ 0 };
-}
-
-static bool own_libs_has(const struct own_libs *l, const struct stat *st)
-{
-        for (size_t i = 0; i < l->n; i++)
-                if (l->items[i].dev == st->st_dev && l->items[i].ino == st->st_ino)
-                        return true;
-        return false;
-}
-
-/* Add dir/name when it is a shared library not seen yet under another
- * name; an ELF we cannot read is reported. */
-static void own_libs_add(struct own_libs *l, const char *dir, const char *name, struct findings *f)
-{
-        _cleanup_free_ char *path = path_join(dir, name);
-        struct elf_info info = { 0 };
-        struct diag d = DIAG_INIT;
-        struct stat st;
-        int r;
-
-        if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || own_libs_has(l, &st))
-                return;
-        r = elf_read_info(AT_FDCWD, path, &info, &d);
-        if (r < 0 && r != -ENOEXEC)
-                findings_add(f, CHECK_WARN, "%s, skipping", d.message);
-        diag_release(&d);
-        if (r < 0)
-                return;
-        if (info.type != ET_DYN) {
-                elf_info_release(&info);
-                return;
-        }
-        l->items = xreallocarray(l->items, l->n + 1, sizeof(*l->items));
-        l->items[l->n++] = (struct own_lib){
-                .path = TAKE_PTR(path),
-                .name = xstrdup(info.soname ? info.soname : name),
-                .info = info,
-                .dev = st.st_dev,
-                .ino = st.st_ino,
-        };
-}
-
-static void own_libs_collect(const struct validate_target *t, struct own_libs *ret,
+static void own_libs_collect(const struct validate_target *t, struct libset *ret,
                              struct findings *f)
 {
         for (size_t i = 0; i < t->own_libdirs.len; i++) {
@@ -215,32 +85,28 @@ static void own_libs_collect(const struct validate_target *t, struct own_libs *r
 
                 if (dir_list(AT_FDCWD, t->own_libdirs.items[i], &names) < 0)
                         continue;  /* the paths check reports it */
-                for (size_t k = 0; k < names.len; k++)
-                        own_libs_add(ret, t->own_libdirs.items[i], names.items[k], f);
+                for (size_t k = 0; k < names.len; k++) {
+                        struct diag d = DIAG_INIT;
+
+                        if (libset_add(ret, t->own_libdirs.items[i], names.items[k], &d) < 0)
+                                findings_add(f, CHECK_WARN, "%s, skipping", d.message);
+                        diag_release(&d);
+                }
                 strv_release(&names);
         }
 }
 
-/* "A, B, C and 2 more" of the first items of v. */
-static void add_list(struct strbuf *sb, const struct strv *v, size_t show)
-{
-        for (size_t i = 0; i < v->len && i < show; i++)
-                strbuf_addf(sb, "%s%s", i == 0 ? "" : i + 1 == v->len ? " and " : ", ", v->items[i]);
-        if (v->len > show)
-                strbuf_addf(sb, " and %zu more", v->len - show);
-}
-
 /* One line for a library of the module with needs that resolve nowhere. */
-static void report_missing(struct findings *f, const struct own_lib *lib, const struct strv *missing)
+static void report_missing(struct findings *f, const struct libset_entry *lib, const struct strv *missing)
 {
         struct strbuf sb = STRBUF_INIT;
         struct strv advice = { 0 };
 
         for (size_t i = 0; i < missing->len; i++)
-                strv_push(&advice, missing_advice(missing->items[i]));
+                strv_push(&advice, soname_advice(missing->items[i]));
         strv_sort_uniq(&advice);
         strbuf_addf(&sb, "%s needs ", lib->name);
-        add_list(&sb, missing, SHOW_PER_LIBRARY);
+        strbuf_add_list(&sb, missing, SHOW_PER_LIBRARY);
         strbuf_addf(&sb, ", which %s nowhere: ", missing->len == 1 ? "resolves" : "resolve");
         for (size_t i = 0; i < advice.len; i++)
                 strbuf_addf(&sb, "%s%s", i ? "; " : "", advice.items[i]);
@@ -256,7 +122,7 @@ struct closure_count {
 };
 
 /* Resolve the needs of one library of the module. */
-static void closure_library(const struct elf_context *c, const struct own_lib *lib,
+static void closure_library(const struct elf_context *c, const struct libset_entry *lib,
                             struct closure_count *n, struct findings *f)
 {
         struct strv missing = { 0 };
@@ -289,7 +155,7 @@ void check_closure(const struct validate_target *t, struct check *ret)
 {
         struct findings f = FINDINGS_INIT;
         struct closure_count n = { 0 };
-        struct own_libs libs = { 0 };
+        struct libset libs = { 0 };
         struct elf_context c;
         struct strbuf summary = STRBUF_INIT;
 
@@ -310,42 +176,17 @@ void check_closure(const struct validate_target *t, struct check *ret)
         strbuf_addstr(&summary, n.failing_libs ? "; some do not resolve" : " resolved");
         if (n.driver.len) {
                 strbuf_addstr(&summary, "; ");
-                add_list(&summary, &n.driver, n.driver.len);
+                strbuf_add_list(&summary, &n.driver, n.driver.len);
                 strbuf_addstr(&summary, " left to the driver");
         }
         findings_finish(&f, summary.buf, ret);
         strbuf_release(&summary);
         strv_release(&n.driver);
         elf_context_release(&c);
-        own_libs_release(&libs);
+        libset_release(&libs);
 }
 
 /* --- lazy ------------------------------------------------------------ */
-
-/* The first file stem.so.N (one version part) in the directories: its path
- * and N. */
-static char *find_soname_file(const struct strv *dirs, const char *stem, unsigned long *ret_major)
-{
-        for (size_t i = 0; i < dirs->len; i++) {
-                struct strv names = { 0 };
-                char *found = NULL;
-
-                if (dir_list(AT_FDCWD, dirs->items[i], &names) < 0)
-                        continue;
-                for (size_t k = 0; k < names.len && !found; k++) {
-                        struct version v;
-
-                        if (soname_version_parse(names.items[k], stem, &v) >= 0 && v.count == 1) {
-                                found = path_join(dirs->items[i], names.items[k]);
-                                *ret_major = v.n[0];
-                        }
-                }
-                strv_release(&names);
-                if (found)
-                        return found;
-        }
-        return NULL;
-}
 
 /* The module's library stem.so.N: path, ELF facts and N; NULL when absent
  * or unreadable (reported). */
@@ -415,17 +256,17 @@ static void cudnn_check_reachable(const struct validate_target *t, const struct 
                 if (!real || strv_contains(&files, real))
                         continue;
                 strv_add(&files, real);
-                v = file_version(p, "libcudnn");
+                v = lib_file_version(p, "libcudnn");
                 differ |= !v.count || !c->version.count || version_compare(&v, &c->version) != 0;
                 {
-                        _cleanup_free_ char *vs = version_string(&v);
+                        _cleanup_free_ char *vs = lib_version_string(&v);
                         strv_push(&shown, xasprintf("%s in '%s'", vs, t->ld_library_path.items[i]));
                 }
         }
         if (files.len > 1) {
                 struct strbuf sb = STRBUF_INIT;
 
-                add_list(&sb, &shown, shown.len);
+                strbuf_add_list(&sb, &shown, shown.len);
                 if (differ)
                         findings_add(f, CHECK_FAIL, "two cuDNN versions are reachable through "
                                      "LD_LIBRARY_PATH (%s): sub-libraries may load from the other "
@@ -475,7 +316,7 @@ static bool cudnn_check_sub(const struct elf_context *ctx, struct cudnn *c, cons
                 resolved_release(&r);
                 return false;
         }
-        v = file_version(r.path, stem);
+        v = lib_file_version(r.path, stem);
         if (!same_real_dir(r.path, c->path)) {
                 fix = r.source == RESOLVE_LD_LIBRARY_PATH
                               ? xasprintf("remove '%s' from LD_LIBRARY_PATH", r.searched_entry)
@@ -485,7 +326,7 @@ static bool cudnn_check_sub(const struct elf_context *ctx, struct cudnn *c, cons
                              "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH; %s", soname, r.path,
                              resolve_source_to_string(r.source), dir, fix);
         } else if (v.count && c->version.count && version_compare(&v, &c->version) != 0) {
-                _cleanup_free_ char *a = version_string(&v), *b = version_string(&c->version);
+                _cleanup_free_ char *a = lib_version_string(&v), *b = lib_version_string(&c->version);
                 findings_add(f, CHECK_FAIL, "'%s' is version %s but libcudnn is %s: reinstall "
                              "cuDNN %s whole", r.path, a, b, b);
         }
@@ -496,7 +337,7 @@ static bool cudnn_check_sub(const struct elf_context *ctx, struct cudnn *c, cons
 
 static void cudnn_check_subs(const struct elf_context *ctx, struct cudnn *c, struct findings *f)
 {
-        _cleanup_free_ char *dir = path_dirname(c->path), *ver = version_string(&c->version);
+        _cleanup_free_ char *dir = path_dirname(c->path), *ver = lib_version_string(&c->version);
         struct strv sonames = { 0 }, missing = { 0 };
 
         cudnn_sub_sonames(c, &sonames);
@@ -506,7 +347,7 @@ static void cudnn_check_subs(const struct elf_context *ctx, struct cudnn *c, str
         if (missing.len) {
                 struct strbuf sb = STRBUF_INIT;
 
-                add_list(&sb, &missing, missing.len);
+                strbuf_add_list(&sb, &missing, missing.len);
                 findings_add(f, CHECK_FAIL, "libcudnn.so.%lu loads %s, which %s missing from its "
                              "directory (CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, or a mix with "
                              "another cuDNN found elsewhere): the cuDNN in '%s' is incomplete; "
@@ -516,36 +357,6 @@ static void cudnn_check_subs(const struct elf_context *ctx, struct cudnn *c, str
         }
         strv_release(&sonames);
         strv_release(&missing);
-}
-
-/* The CUDA major a cuDNN sub-library names: a DT_NEEDED libcublasLt.so.N,
- * libcublas.so.N or libnvrtc.so.N (cuDNN 8), or the libcublasLt.so.N /
- * libnvrtc.so.N it dlopen()s (cuDNN 9, in its read-only data). 0: none. */
-static unsigned long cuda_major_named_by(const char *path, const struct elf_info *info)
-{
-        static const char *const stems[] = { "libcublasLt", "libcublas", "libnvrtc" };
-        unsigned long major = 0;
-
-        for (size_t i = 0; i < info->needed.len && !major; i++)
-                for (size_t k = 0; k < ELEMENTSOF(stems) && !major; k++) {
-                        struct version v;
-                        if (soname_version_parse(info->needed.items[i], stems[k], &v) >= 0 && v.count == 1)
-                                major = v.n[0];
-                }
-        for (size_t k = 0; k < ELEMENTSOF(stems) && !major; k++) {
-                _cleanup_free_ char *prefix = xasprintf("%s.so.", stems[k]);
-                struct strv found = { 0 };
-
-                if (elf_find_strings(AT_FDCWD, path, prefix, &found, NULL) >= 0)
-                        for (size_t i = 0; i < found.len && !major; i++) {
-                                struct version v;
-                                /* "libnvrtc.so.%d" is a format, not a major. */
-                                if (version_parse(found.items[i] + strlen(prefix), &v) >= 0)
-                                        major = v.n[0];
-                        }
-                strv_release(&found);
-        }
-        return major;
 }
 
 /* Advice when the CUDA libraries of cuDNN's CUDA major do not resolve. */
@@ -578,7 +389,7 @@ static unsigned long cudnn_check_cuda(const struct validate_target *t, const str
         for (src = 0; src < c->subs.len && !major; src++) {
                 elf_info_release(&info);
                 if (elf_read_info(AT_FDCWD, c->subs.items[src], &info, NULL) >= 0)
-                        major = cuda_major_named_by(c->subs.items[src], &info);
+                        major = lib_cuda_major_named_by(c->subs.items[src], &info);
         }
         if (!major) {
                 findings_add(f, CHECK_WARN, "cannot tell which CUDA cuDNN was built for (no "
@@ -600,7 +411,7 @@ static unsigned long cudnn_check_cuda(const struct validate_target *t, const str
                 _cleanup_free_ char *advice = cuda_major_advice(t, major);
                 struct strbuf sb = STRBUF_INIT;
 
-                add_list(&sb, &missing, missing.len);
+                strbuf_add_list(&sb, &missing, missing.len);
                 findings_add(f, CHECK_FAIL, "this cuDNN is built for CUDA %lu ('%s' loads "
                              "libcublasLt.so.%lu), but %s %s nowhere: %s", major,
                              path_basename(c->subs.items[src - 1]), major, sb.buf,
@@ -626,8 +437,8 @@ static void lazy_cudnn(const struct validate_target *t, struct check *ret)
                 return;
         }
         elf_context_init(&ctx, t, &f);
-        c.version = file_version(c.path, "libcudnn");
-        ver = version_string(&c.version);
+        c.version = lib_file_version(c.path, "libcudnn");
+        ver = lib_version_string(&c.version);
         dir = path_dirname(c.path);
         cudnn_check_reachable(t, &c, &f);
         cudnn_check_subs(&ctx, &c, &f);
@@ -643,34 +454,12 @@ static void lazy_cudnn(const struct validate_target *t, struct check *ret)
         cudnn_release(&c);
 }
 
-/* The CUDA version of the toolkit whose libraries are in dir, from the file
- * names of its libraries that carry it (libnvJitLink.so.12.4.127,
- * libcudart.so.12.4.127, libnvrtc.so.12.4.127; not cuSPARSE's own 12.3.1),
- * as MAJOR.MINOR; count 0 when none tells. */
-static struct version toolkit_version(const char *dir)
-{
-        static const char *const stems[] = { "libnvJitLink", "libcudart", "libnvrtc" };
-        struct version found = { .count = 0 };
-        struct strv names = { 0 };
-
-        if (dir_list(AT_FDCWD, dir, &names) < 0)
-                return found;
-        for (size_t k = 0; k < ELEMENTSOF(stems) && !found.count; k++)
-                for (size_t i = 0; i < names.len && !found.count; i++) {
-                        struct version v;
-                        if (soname_version_parse(names.items[i], stems[k], &v) >= 0 && v.count >= 2)
-                                found = version_truncate(&v, 2);
-                }
-        strv_release(&names);
-        return found;
-}
-
 /* The libnvJitLink that resolves for cuSPARSE is its toolkit's or newer. */
 static void nvjitlink_compare(const char *cusparse, const struct resolved *r, struct findings *f)
 {
         _cleanup_free_ char *dir = real_dirname(cusparse);
-        struct version want = toolkit_version(dir ? dir : "."), have = file_version(r->path, "libnvJitLink");
-        _cleanup_free_ char *ws = version_string(&want), *hs = version_string(&have);
+        struct version want = libdir_toolkit_version(dir ? dir : "."), have = lib_file_version(r->path, "libnvJitLink");
+        _cleanup_free_ char *ws = lib_version_string(&want), *hs = lib_version_string(&have);
         struct version have2 = version_truncate(&have, 2);
 
         if (!want.count || !have.count)
@@ -709,7 +498,7 @@ static void lazy_cuda(const struct validate_target *t, struct check *ret)
         }
         elf_context_init(&ctx, t, &f);
         if (resolve_needed(&ctx.env, cusparse, &info, jit, &r, NULL) < 0 || r.source == RESOLVE_NOT_FOUND) {
-                _cleanup_free_ char *advice = missing_advice(jit);
+                _cleanup_free_ char *advice = soname_advice(jit);
                 findings_add(&f, CHECK_FAIL, "libcusparse.so.%lu needs %s, which resolves nowhere: %s",
                              major, jit, advice);
         } else if (!same_real_dir(r.path, cusparse))
