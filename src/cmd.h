@@ -35,6 +35,7 @@ struct command {
 };
 
 extern const struct command cmd_config;
+extern const struct command cmd_doctor;
 extern const struct command cmd_generate;
 extern const struct command cmd_help;
 extern const struct command cmd_scan;

@@ -12,6 +12,7 @@ const struct command *const commands[] = {
         &cmd_generate,
         &cmd_show,
         &cmd_validate,
+        &cmd_doctor,
         &cmd_config,
         &cmd_help,
         NULL,

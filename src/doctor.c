@@ -1,0 +1,1293 @@
+/* doctor.c: a PyTorch build against an environment and a modulepath
+ * (doctor.h).
+ *
+ * The order: the libraries and where their needs resolve; what the build
+ * was for (version.py, the sonames, the cuDNN/NCCL beside its RUNPATH); the
+ * environment; the modules that provide the needs, and a consistent set of
+ * them; then the findings, whose advice names that set. */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "detect.h"
+#include "doctor.h"
+#include "evaluate.h"
+#include "libfile.h"
+#include "process.h"
+#include "strbuf.h"
+#include "validate.h"
+#include "version.h"
+#include "banned.h"
+
+#define VERSION_PY_MAX ((size_t)1 << 20)
+#define SHOW 4
+
+struct doctor {
+        const struct doctor_options *o;
+        char *const *env;
+        struct ldcache *cache;
+        struct resolve_env renv;
+        struct libset libs;
+        struct doctor_report *r;
+        bool wheel;               /* torch's RPATH/RUNPATH points into nvidia/ wheels */
+};
+
+/* --- findings and notes ---------------------------------------------------- */
+
+_printf_(5, 0) static void add_finding_v(struct doctor_report *r, const char *id, const char *ref,
+                                         char *what, const char *why_fmt, va_list ap)
+{
+        struct doctor_finding *f;
+
+        r->findings = xreallocarray(r->findings, r->n_findings + 1, sizeof(*r->findings));
+        struct strbuf why = STRBUF_INIT;
+
+        strbuf_vaddf(&why, why_fmt, ap);
+        f = &r->findings[r->n_findings++];
+        *f = (struct doctor_finding){ .id = id, .ref = ref, .what = what, .why = strbuf_detach(&why) };
+}
+
+/* A finding: what (owned), why (a format), and fix (owned), in that order. */
+_printf_(5, 7) static void add_finding(struct doctor_report *r, const char *id, const char *ref,
+                                       char *what, const char *why_fmt, char *fix, ...)
+{
+        va_list ap;
+
+        va_start(ap, fix);
+        add_finding_v(r, id, ref, what, why_fmt, ap);
+        va_end(ap);
+        r->findings[r->n_findings - 1].fix = fix;
+}
+
+_printf_(2, 3) static void add_note(struct doctor_report *r, const char *fmt, ...)
+{
+        struct strbuf sb = STRBUF_INIT;
+        va_list ap;
+
+        va_start(ap, fmt);
+        strbuf_vaddf(&sb, fmt, ap);
+        va_end(ap);
+        strv_push(&r->notes, strbuf_detach(&sb));
+}
+
+/* --- version.py ------------------------------------------------------------ */
+
+/* The value of `name[: annotation] = value` on line (NULL when the line
+ * assigns something else). *ret: the string, or NULL for None. -EBADMSG for
+ * another value. */
+static int assignment(const char *line, size_t len, const char *name, char **ret)
+{
+        size_t n = strlen(name), i;
+        char quote;
+        const char *end;
+
+        if (len < n || memcmp(line, name, n) != 0)
+                return 0;
+        i = n;
+        while (i < len && (line[i] == ' ' || line[i] == '\t'))
+                i++;
+        if (i < len && line[i] == ':') {
+                while (i < len && line[i] != '=')
+                        i++;
+        }
+        if (i >= len || line[i] != '=' || (i + 1 < len && line[i + 1] == '='))
+                return 0;
+        for (i++; i < len && (line[i] == ' ' || line[i] == '\t'); i++)
+                ;
+        while (len > i && (line[len - 1] == ' ' || line[len - 1] == '\t' || line[len - 1] == '\r'))
+                len--;
+        if (len - i == 4 && memcmp(line + i, "None", 4) == 0) {
+                *ret = NULL;
+                return 1;
+        }
+        if (i >= len || (line[i] != '\'' && line[i] != '"'))
+                return -EBADMSG;
+        quote = line[i];
+        end = memchr(line + i + 1, quote, len - i - 1);
+        if (!end || (size_t)(end - line) != len - 1)
+                return -EBADMSG;
+        *ret = xstrndup(line + i + 1, (size_t)(end - line) - i - 1);
+        return 1;
+}
+
+int torch_version_py_parse(const char *buf, size_t len, const char *file, struct doctor_built *ret,
+                           struct diag *d)
+{
+        static const char *const names[] = { "__version__", "git_version", "cuda" };
+        char **fields[] = { &ret->torch_version, &ret->git_version, &ret->cuda };
+        unsigned line_no = 0;
+
+        for (size_t pos = 0; pos < len;) {
+                const char *nl = memchr(buf + pos, '\n', len - pos);
+                size_t end = nl ? (size_t)(nl - buf) : len;
+
+                line_no++;
+                for (size_t k = 0; k < ELEMENTSOF(names); k++) {
+                        char *value = NULL;
+                        int r = assignment(buf + pos, end - pos, names[k], &value);
+
+                        if (r < 0)
+                                return diag_set(d, -EBADMSG, file, line_no, 0,
+                                                "%s is neither a quoted string nor None", names[k]);
+                        if (r > 0) {
+                                free(*fields[k]);
+                                *fields[k] = value;
+                                if (value && memchr(value, '\0', strlen(value) + 1) != value + strlen(value))
+                                        return diag_set(d, -EBADMSG, file, line_no, 0,
+                                                        "%s holds a NUL byte", names[k]);
+                        }
+                }
+                pos = end + 1;
+        }
+        return 0;
+}
+
+/* --- the libraries ----------------------------------------------------------- */
+
+static bool is_torch_package(const char *dir)
+{
+        _cleanup_free_ char *lib = path_join(dir, "lib"), *version = path_join(dir, "version.py");
+        _cleanup_free_ char *init = path_join(dir, "__init__.py");
+
+        return is_dir_at(AT_FDCWD, lib) && (is_file_at(AT_FDCWD, version) || is_file_at(AT_FDCWD, init));
+}
+
+/* Every shared library in dir (names starting with prefix, if any);
+ * returns how many were added. */
+static int entry_compare(const void *a, const void *b)
+{
+        return strcmp(((const struct libset_entry *)a)->path, ((const struct libset_entry *)b)->path);
+}
+
+static size_t add_dir(struct doctor *doc, const char *dir, const char *prefix)
+{
+        struct strv names = { 0 };
+        size_t added = 0, first = doc->libs.n;
+
+        if (dir_list(AT_FDCWD, dir, &names) < 0)
+                return 0;
+        strv_sort_uniq(&names);
+        /* Backwards, so that a library is named by its fullest name (its real
+         * file libfoo.so.12.4.127, else its soname file), not its dev link. */
+        for (size_t i = names.len; i-- > 0;) {
+                struct diag d = DIAG_INIT;
+                int r;
+
+                if (prefix && !startswith(names.items[i], prefix))
+                        continue;
+                r = libset_add(&doc->libs, dir, names.items[i], &d);
+                if (r < 0)
+                        add_note(doc->r, "%s; not diagnosed", d.message);
+                added += r > 0;
+                diag_release(&d);
+        }
+        strv_release(&names);
+        qsort(doc->libs.items + first, doc->libs.n - first, sizeof(*doc->libs.items), entry_compare);
+        return added;
+}
+
+static int add_path(struct doctor *doc, const char *given, struct diag *d)
+{
+        _cleanup_free_ char *path = path_absolute(given);
+        struct stat st;
+        int r;
+
+        if (stat(path, &st) < 0)
+                return diag_errorf(d, -errno, "'%s': %s", given, strerror(errno));
+        if (S_ISDIR(st.st_mode)) {
+                _cleanup_free_ char *parent = path_dirname(path);
+                const char *torch = NULL;
+                size_t added;
+
+                if (is_torch_package(path))
+                        torch = path;
+                else if (streq(path_basename(path), "lib") && is_torch_package(parent))
+                        torch = parent;
+                if (torch) {
+                        _cleanup_free_ char *lib = path_join(torch, "lib");
+
+                        if (!doc->r->torch_dir)
+                                doc->r->torch_dir = xstrdup(torch);
+                        added = add_dir(doc, lib, NULL);
+                        added += add_dir(doc, torch, "_C");
+                } else
+                        added = add_dir(doc, path, NULL);
+                if (!added)
+                        return diag_errorf(d, -ENOENT, "'%s': no shared library in this directory", given);
+                return 0;
+        }
+        r = libset_add(&doc->libs, NULL, path, d);
+        if (r < 0)
+                return r;
+        if (r == 0 && !S_ISREG(st.st_mode))
+                return diag_errorf(d, -ENOEXEC, "'%s' is not a directory nor a shared library", given);
+        if (r == 0) {
+                /* Already in (the same file twice), or not a shared library. */
+                for (size_t i = 0; i < doc->libs.n; i++)
+                        if (doc->libs.items[i].dev == st.st_dev && doc->libs.items[i].ino == st.st_ino)
+                                return 0;
+                return diag_errorf(d, -ENOEXEC, "'%s' is not a shared library (ELF ET_DYN)", given);
+        }
+        return 0;
+}
+
+static void resolve_libraries(struct doctor *doc)
+{
+        struct doctor_report *r = doc->r;
+
+        r->libs = xcalloc(doc->libs.n + 1, sizeof(*r->libs));
+        for (size_t i = 0; i < doc->libs.n; i++) {
+                const struct libset_entry *e = &doc->libs.items[i];
+                struct doctor_library *l = &r->libs[r->n_libs++];
+
+                *l = (struct doctor_library){
+                        .path = xstrdup(e->path),
+                        .runpath = e->info.runpath ? xstrdup(e->info.runpath) : NULL,
+                        .rpath = e->info.rpath ? xstrdup(e->info.rpath) : NULL,
+                        .needs = xcalloc(e->info.needed.len + 1, sizeof(*l->needs)),
+                };
+                for (size_t k = 0; k < e->info.needed.len; k++) {
+                        const char *soname = e->info.needed.items[k];
+                        struct doctor_need *n = &l->needs[l->n_needs++];
+                        struct resolved res = { 0 };
+                        struct diag d = DIAG_INIT;
+
+                        *n = (struct doctor_need){ .soname = xstrdup(soname),
+                                                   .driver = resolve_is_driver_library(soname) };
+                        if (resolve_needed(&doc->renv, e->path, &e->info, soname, &res, &d) < 0)
+                                add_note(r, "%s: %s", e->path, d.message);
+                        else if (res.source != RESOLVE_NOT_FOUND) {
+                                n->path = TAKE_PTR(res.path);
+                                n->source = res.source;
+                        }
+                        resolved_release(&res);
+                        diag_release(&d);
+                }
+                if ((e->info.rpath && strstr(e->info.rpath, "nvidia/")) ||
+                    (e->info.runpath && strstr(e->info.runpath, "nvidia/")))
+                        doc->wheel = true;
+        }
+}
+
+/* Where the first library needing soname finds it (NULL: nowhere), and that
+ * library's entry (may be NULL). */
+static const char *resolved_path(const struct doctor *doc, const char *soname,
+                                 const struct libset_entry **by)
+{
+        for (size_t i = 0; i < doc->r->n_libs; i++)
+                for (size_t k = 0; k < doc->r->libs[i].n_needs; k++) {
+                        const struct doctor_need *n = &doc->r->libs[i].needs[k];
+
+                        if (n->path && streq(n->soname, soname)) {
+                                if (by)
+                                        *by = &doc->libs.items[i];
+                                return n->path;
+                        }
+                }
+        return NULL;
+}
+
+/* The first needed soname stem.so.N: its N (0: none). */
+static unsigned long needed_major(const struct doctor *doc, const char *stem, char **ret_soname)
+{
+        for (size_t i = 0; i < doc->libs.n; i++) {
+                const struct strv *needed = &doc->libs.items[i].info.needed;
+
+                for (size_t k = 0; k < needed->len; k++) {
+                        struct version v;
+
+                        if (soname_version_parse(needed->items[k], stem, &v) >= 0 && v.count == 1) {
+                                if (ret_soname)
+                                        *ret_soname = xstrdup(needed->items[k]);
+                                return v.n[0];
+                        }
+                }
+        }
+        return 0;
+}
+
+/* The RUNPATH/RPATH entries of the libraries, $ORIGIN expanded, each once. */
+static void runpath_dirs(const struct doctor *doc, struct strv *ret)
+{
+        for (size_t i = 0; i < doc->libs.n; i++) {
+                const struct libset_entry *e = &doc->libs.items[i];
+                _cleanup_free_ char *origin = path_dirname(e->path);
+                const char *lists[] = { e->info.runpath, e->info.rpath };
+
+                for (size_t l = 0; l < ELEMENTSOF(lists); l++) {
+                        struct strv entries = { 0 };
+
+                        modulepath_split(lists[l], &entries);
+                        for (size_t k = 0; k < entries.len; k++) {
+                                const char *it = entries.items[k];
+                                char *dir;
+
+                                if (startswith(it, "$ORIGIN"))
+                                        dir = xasprintf("%s%s", origin, it + strlen("$ORIGIN"));
+                                else if (startswith(it, "${ORIGIN}"))
+                                        dir = xasprintf("%s%s", origin, it + strlen("${ORIGIN}"));
+                                else
+                                        dir = xstrdup(it);
+                                if (strv_contains(ret, dir))
+                                        free(dir);
+                                else
+                                        strv_push(ret, dir);
+                        }
+                        strv_release(&entries);
+                }
+        }
+}
+
+/* The version of stem.so.N's real file in one of dirs, as a string. */
+static char *version_beside(const struct strv *dirs, const char *soname, const char *stem)
+{
+        for (size_t i = 0; i < dirs->len; i++) {
+                _cleanup_free_ char *p = path_join(dirs->items[i], soname);
+                struct version v;
+
+                if (access(p, F_OK) < 0)
+                        continue;
+                v = lib_file_version(p, stem);
+                if (v.count)
+                        return version_to_string(&v, 3);
+        }
+        return NULL;
+}
+
+static void read_built(struct doctor *doc)
+{
+        struct doctor_built *b = &doc->r->built;
+        _cleanup_(strv_release) struct strv dirs = { 0 };
+        _cleanup_free_ char *cudnn = NULL;
+
+        if (doc->r->torch_dir) {
+                _cleanup_free_ char *file = path_join(doc->r->torch_dir, "version.py");
+                struct strbuf sb = STRBUF_INIT;
+                struct diag d = DIAG_INIT;
+                int r = strbuf_read_file(&sb, file, VERSION_PY_MAX);
+
+                if (r < 0 && r != -ENOENT)
+                        add_note(doc->r, "%s: %s", file, strerror(-r));
+                else if (r == -ENOENT)
+                        add_note(doc->r, "%s does not exist: the CUDA torch was built for is taken "
+                                 "from the libcudart.so.N it needs", file);
+                else if (torch_version_py_parse(sb.buf, sb.len, file, b, &d) < 0) {
+                        _cleanup_free_ char *m = diag_format(&d);
+                        add_note(doc->r, "%s", m);
+                }
+                strbuf_release(&sb);
+                diag_release(&d);
+        }
+        if (b->cuda) {
+                struct version v;
+
+                if (version_parse(b->cuda, &v) >= 0)
+                        b->cuda_major = v.n[0];
+        }
+        if (!b->cuda_major)
+                b->cuda_major = needed_major(doc, "libcudart", NULL);
+        for (size_t i = 0; i < doc->libs.n; i++) {
+                const struct strv *needed = &doc->libs.items[i].info.needed;
+
+                for (size_t k = 0; k < needed->len; k++)
+                        if (soname_module_kind(needed->items[k]) && !strv_contains(&b->sonames, needed->items[k]))
+                                strv_add(&b->sonames, needed->items[k]);
+        }
+        strv_sort_uniq(&b->sonames);
+        runpath_dirs(doc, &dirs);
+        if (needed_major(doc, "libcudnn", &cudnn))
+                b->cudnn = version_beside(&dirs, cudnn, "libcudnn");
+        if (needed_major(doc, "libnccl", NULL))
+                b->nccl = version_beside(&dirs, "libnccl.so.2", "libnccl");
+}
+
+/* --- the environment ------------------------------------------------------- */
+
+/* MAJOR.MINOR of the toolkit at prefix: version.json, version.txt,
+ * include/cuda.h, then the names of its libraries. */
+static char *toolkit_version(const char *prefix)
+{
+        _cleanup_free_ char *json = path_join(prefix, "version.json");
+        _cleanup_free_ char *txt = path_join(prefix, "version.txt");
+        _cleanup_free_ char *header = path_join(prefix, "include/cuda.h");
+        _cleanup_free_ char *lib64 = path_join(prefix, "lib64");
+        struct strbuf sb = STRBUF_INIT;
+        struct version v = { .count = 0 };
+        struct version_json vj = { 0 };
+
+        if (strbuf_read_file(&sb, json, (size_t)1 << 20) >= 0 &&
+            version_json_parse(sb.buf, sb.len, json, &vj, NULL) >= 0)
+                v = vj.cuda;
+        version_json_release(&vj);
+        strbuf_reset(&sb);
+        if (!v.count && strbuf_read_file(&sb, txt, (size_t)1 << 16) >= 0 &&
+            version_txt_parse(sb.buf, sb.len, txt, &v, NULL) < 0)
+                v.count = 0;
+        strbuf_reset(&sb);
+        if (!v.count && strbuf_read_file(&sb, header, (size_t)4 << 20) >= 0 &&
+            cuda_header_parse(sb.buf, sb.len, &v) < 0)
+                v.count = 0;
+        strbuf_release(&sb);
+        if (!v.count)
+                v = libdir_toolkit_version(lib64);
+        return v.count ? version_to_string(&v, 2) : NULL;
+}
+
+static void read_environment(struct doctor *doc)
+{
+        struct doctor_report *r = doc->r;
+        const char *home = env_get(doc->env, "CUDA_HOME");
+
+        modulepath_split(env_get(doc->env, "LD_LIBRARY_PATH"), &r->ld_library_path);
+        modulepath_split(env_get(doc->env, "LOADEDMODULES"), &r->loaded);
+        r->toolkit_source = "CUDA_HOME";
+        if (!home || !*home) {
+                home = env_get(doc->env, "CUDA_PATH");
+                r->toolkit_source = "CUDA_PATH";
+        }
+        if (home && *home)
+                r->toolkit = xstrdup(home);
+        else {
+                r->toolkit_source = "nvcc on PATH";
+                int err = 0;
+                _cleanup_free_ char *nvcc = process_find_program("nvcc", doc->env, &err);
+                _cleanup_free_ char *bin = nvcc ? path_dirname(nvcc) : NULL;
+
+                if (bin)
+                        r->toolkit = path_dirname(bin);
+        }
+        if (r->toolkit)
+                r->toolkit_version = toolkit_version(r->toolkit);
+        else
+                r->toolkit_source = NULL;
+}
+
+/* --- modules ---------------------------------------------------------------- */
+
+struct candidate {
+        const struct module_unit *unit;
+        struct doctor_module *m;     /* in the report */
+        const char *version;         /* the module's version */
+};
+
+/* The CUDA major a module's libraries are for. */
+static unsigned long module_cuda_major(const char *kind, const struct strv *own)
+{
+        unsigned long major = 0, lib_major = 0;
+        _cleanup_free_ char *path = NULL;
+        struct elf_info info = { 0 };
+
+        if (streq(kind, "cuda")) {
+                free(find_soname_file(own, "libcudart", &major));
+                return major;
+        }
+        if (streq(kind, "nccl")) {
+                path = find_soname_file(own, "libnccl", &lib_major);
+                if (path && elf_read_info(AT_FDCWD, path, &info, NULL) >= 0)
+                        major = lib_nccl_cuda_major(path, &info, NULL);
+                elf_info_release(&info);
+                return major;
+        }
+        path = find_soname_file(own, "libcudnn", &lib_major);
+        if (!path)
+                return 0;
+        for (const char *const *s = cudnn_sublibraries(lib_major); s && *s && !major; s++) {
+                _cleanup_free_ char *dir = path_dirname(path);
+                _cleanup_free_ char *sub = xasprintf("%s/%s.so.%lu", dir, *s, lib_major);
+
+                if (elf_read_info(AT_FDCWD, sub, &info, NULL) >= 0)
+                        major = lib_cuda_major_named_by(sub, &info);
+                elf_info_release(&info);
+        }
+        return major;
+}
+
+static const char *kind_name(enum module_kind k)
+{
+        return k == MODULE_CUDA ? "cuda" : k == MODULE_CUDNN ? "cudnn" : k == MODULE_NCCL ? "nccl" : NULL;
+}
+
+/* The sonames the modules should provide: what the libraries need of the
+ * CUDA stack, and what those need in turn that resolves nowhere. */
+static void wanted_sonames(const struct doctor *doc, const struct strv *unresolved, struct strv *ret)
+{
+        for (size_t i = 0; i < doc->r->built.sonames.len; i++)
+                strv_add(ret, doc->r->built.sonames.items[i]);
+        for (size_t i = 0; i < unresolved->len; i++)
+                if (soname_module_kind(unresolved->items[i]))
+                        strv_add(ret, unresolved->items[i]);
+        strv_sort_uniq(ret);
+}
+
+/* Lmod's preference for one kind: the version torch was built with
+ * (prefix match), else the lowest newer one, else the highest. */
+static const struct candidate *prefer(const struct candidate *c, size_t n, const char *built)
+{
+        const struct candidate *exact = NULL, *newer = NULL, *highest = NULL;
+
+        for (size_t i = 0; i < n; i++) {
+                const char *v = c[i].version;
+                size_t bl = built ? strlen(built) : 0;
+
+                if (built && strncmp(v, built, bl) == 0 && (!v[bl] || v[bl] == '.' || v[bl] == '-') &&
+                    (!exact || module_version_compare(v, exact->version) > 0))
+                        exact = &c[i];
+                if (built && module_version_compare(v, built) > 0 &&
+                    (!newer || module_version_compare(v, newer->version) < 0))
+                        newer = &c[i];
+                if (!highest || module_version_compare(v, highest->version) > 0)
+                        highest = &c[i];
+        }
+        return exact ? exact : newer ? newer : highest;
+}
+
+/* The unit is loadable with the chosen cuda module (or none) before it. */
+static bool under(const struct module_unit *u, const char *cuda)
+{
+        for (size_t i = 0; i + 1 < u->chain.len; i++)
+                if (!cuda || !streq(u->chain.items[i], cuda))
+                        return false;
+        return true;
+}
+
+static void choose(struct doctor *doc, struct candidate *c, size_t n, const struct strv *wanted)
+{
+        static const char *const kinds[] = { "cuda", "cudnn", "nccl" };
+        struct doctor_report *r = doc->r;
+        unsigned long major = r->built.cuda_major;
+        const char *cuda = NULL;
+
+        for (size_t k = 0; k < ELEMENTSOF(kinds); k++) {
+                const char *built = k == 0 ? r->built.cuda : k == 1 ? r->built.cudnn : r->built.nccl;
+                _cleanup_free_ struct candidate *ok = xcalloc(n + 1, sizeof(*ok));
+                const struct candidate *pick;
+                bool needed = false;
+                size_t n_ok = 0;
+
+                for (size_t i = 0; i < wanted->len; i++)
+                        needed |= streq(soname_module_kind(wanted->items[i]), kinds[k]);
+                if (!needed)
+                        continue;
+                for (size_t i = 0; i < n; i++)
+                        if (streq(c[i].m->kind, kinds[k]) && c[i].m->provides.len &&
+                            (!major || !c[i].m->cuda_major || c[i].m->cuda_major == major) &&
+                            (k == 0 ? c[i].unit->chain.len == 1 : under(c[i].unit, cuda)))
+                                ok[n_ok++] = c[i];
+                pick = prefer(ok, n_ok, built);
+                if (!pick)
+                        continue;
+                strv_add(&r->chosen, pick->unit->module);
+                if (k == 0)
+                        cuda = pick->unit->module;
+        }
+}
+
+static void suggest(struct doctor *doc, const struct strv *unresolved)
+{
+        struct doctor_report *r = doc->r;
+        _cleanup_(strv_release) struct strv start = { 0 }, wanted = { 0 };
+        struct module_unit *units = NULL;
+        struct candidate *cands;
+        size_t n_units = 0, n_cands = 0;
+
+        if (!doc->o->modulepath || !doc->o->modulepath->len)
+                return;
+        wanted_sonames(doc, unresolved, &wanted);
+        evaluate_basic_env(&start);
+        module_units_discover(start.items, doc->o->modulepath, &units, &n_units);
+        cands = xcalloc(n_units + 1, sizeof(*cands));
+        r->modules = xcalloc(n_units + 1, sizeof(*r->modules));
+        for (size_t i = 0; i < n_units; i++) {
+                const struct module_unit *u = &units[i];
+                const struct loaded_module *m;
+                _cleanup_(strv_release) struct strv own = { 0 }, provides = { 0 };
+                const char *kind;
+
+                if (!u->evaluated)
+                        continue;
+                m = &u->eval.modules[u->eval.n_modules - 1];
+                evaluation_own_entries(&u->eval, "LD_LIBRARY_PATH", &own);
+                kind = kind_name(module_kind_detect(m->file.name, &own));
+                if (!kind)
+                        continue;
+                for (size_t w = 0; w < wanted.len; w++)
+                        for (size_t k = 0; k < own.len; k++) {
+                                _cleanup_free_ char *p = path_join(own.items[k], wanted.items[w]);
+
+                                if (access(p, F_OK) == 0 && !strv_contains(&provides, wanted.items[w]))
+                                        strv_add(&provides, wanted.items[w]);
+                        }
+                if (!provides.len)
+                        continue;
+                r->modules[r->n_modules] = (struct doctor_module){
+                        .module = xstrdup(u->module),
+                        .kind = kind,
+                        .cuda_major = module_cuda_major(kind, &own),
+                        .provides = provides,
+                };
+                provides = (struct strv){ 0 };
+                cands[n_cands++] = (struct candidate){ .unit = u, .m = &r->modules[r->n_modules],
+                                                       .version = m->file.version };
+                r->n_modules++;
+        }
+        /* A module of a hierarchy below a cuda module is for that CUDA. */
+        for (size_t i = 0; i < n_cands; i++)
+                for (size_t k = 0; k < n_cands && !cands[i].m->cuda_major; k++)
+                        if (streq(cands[k].m->kind, "cuda") && cands[i].unit->chain.len > 1 &&
+                            streq(cands[i].unit->chain.items[0], cands[k].unit->module))
+                                cands[i].m->cuda_major = cands[k].m->cuda_major;
+        choose(doc, cands, n_cands, &wanted);
+        if (r->chosen.len) {
+                _cleanup_free_ char *line = strv_join(&r->chosen, " ");
+
+                r->module_load = xasprintf("module load %s", line);
+        }
+        for (size_t w = 0; w < wanted.len; w++) {
+                bool provided = false;
+
+                for (size_t i = 0; i < n_cands && !provided; i++)
+                        provided = strv_contains(&r->chosen, cands[i].unit->module) &&
+                                   strv_contains(&cands[i].m->provides, wanted.items[w]);
+                if (!provided)
+                        strv_add(&r->unprovided, wanted.items[w]);
+        }
+        free(cands);
+        for (size_t i = 0; i < n_units; i++)
+                module_unit_release(&units[i]);
+        free(units);
+}
+
+/* --- the findings ------------------------------------------------------------ */
+
+/* What to do to get the CUDA stack right: the module line, else advice. */
+static char *fix_load(const struct doctor *doc, const struct strv *sonames)
+{
+        struct strv advice = { 0 };
+        char *s;
+
+        if (doc->r->module_load)
+                return xasprintf("%s", doc->r->module_load);
+        for (size_t i = 0; i < sonames->len; i++)
+                strv_push(&advice, soname_advice(sonames->items[i]));
+        strv_sort_uniq(&advice);
+        s = advice.len ? strv_join(&advice, "; ") : xstrdup("install what provides them");
+        strv_release(&advice);
+        if (!doc->o->modulepath || !doc->o->modulepath->len) {
+                char *t = xasprintf("%s (give --modulepath to have cudamod name the modules)", s);
+                free(s);
+                s = t;
+        }
+        return s;
+}
+
+/* Second level: what the CUDA-stack libraries found need in turn. */
+static void unresolved_below(struct doctor *doc, struct strv *missing, struct strv *by)
+{
+        struct strv seen = { 0 };
+
+        for (size_t i = 0; i < doc->r->n_libs; i++)
+                for (size_t k = 0; k < doc->r->libs[i].n_needs; k++) {
+                        const struct doctor_need *n = &doc->r->libs[i].needs[k];
+                        struct elf_info info = { 0 };
+                        struct resolve_list list = { 0 };
+
+                        if (!n->path || !soname_module_kind(n->soname) || strv_contains(&seen, n->path))
+                                continue;
+                        strv_add(&seen, n->path);
+                        if (resolve_object(&doc->renv, n->path, &info, &list, NULL) >= 0)
+                                for (size_t j = 0; j < list.n; j++)
+                                        if (list.items[j].source == RESOLVE_NOT_FOUND &&
+                                            !resolve_is_driver_library(list.items[j].soname)) {
+                                                strv_add(missing, list.items[j].soname);
+                                                strv_add(by, n->soname);
+                                        }
+                        resolve_list_release(&list);
+                        elf_info_release(&info);
+                }
+        strv_release(&seen);
+}
+
+/* Every need that resolves nowhere (driver libraries aside), with who
+ * needs it: missing->items[i] is needed by by->items[i]. */
+static void collect_unresolved(struct doctor *doc, struct strv *missing, struct strv *by)
+{
+        struct doctor_report *r = doc->r;
+
+        for (size_t i = 0; i < r->n_libs; i++)
+                for (size_t k = 0; k < r->libs[i].n_needs; k++) {
+                        const struct doctor_need *n = &r->libs[i].needs[k];
+
+                        if (n->path || n->driver)
+                                continue;
+                        strv_add(missing, n->soname);
+                        strv_add(by, doc->libs.items[i].name);
+                }
+        unresolved_below(doc, missing, by);
+}
+
+static void report_unresolved(struct doctor *doc, const struct strv *missing, const struct strv *by)
+{
+        struct doctor_report *r = doc->r;
+        _cleanup_(strv_release) struct strv names = { 0 };
+        _cleanup_free_ char *ldp = strv_join(&r->ld_library_path, ":");
+        struct strbuf what = STRBUF_INIT;
+        const char *shown = NULL;
+
+        /* One item per soname: who needs it. */
+        for (size_t i = 0; i < missing->len; i++) {
+                struct strv who = { 0 };
+
+                if (strv_contains(&names, missing->items[i]))
+                        continue;
+                strv_add(&names, missing->items[i]);
+                for (size_t k = i; k < missing->len; k++)
+                        if (streq(missing->items[k], missing->items[i]) && !strv_contains(&who, by->items[k]))
+                                strv_add(&who, by->items[k]);
+                if (!shown || startswith(missing->items[i], "libcudart.so"))
+                        shown = missing->items[i];
+                strbuf_addf(&what, "%s%s (needed by ", what.len ? "; " : "", missing->items[i]);
+                strbuf_add_list(&what, &who, SHOW);
+                strbuf_addch(&what, ')');
+                strv_release(&who);
+        }
+        if (names.len)
+                add_finding(r, DOCTOR_UNRESOLVED, "R1",
+                            xasprintf("%s %s nowhere: not in LD_LIBRARY_PATH (%s), the libraries' "
+                                      "RUNPATH, the loader cache nor the system directories",
+                                      what.buf, names.len == 1 ? "resolves" : "resolve", *ldp ? ldp : "unset"),
+                            "the loader refuses a library whose needs do not resolve: `import torch` "
+                            "fails with \"OSError: %s: cannot open shared object file: No such file "
+                            "or directory\" (or later, when that library is first used)",
+                            fix_load(doc, &names), shown);
+        strbuf_release(&what);
+}
+
+static bool is_stubs(const char *dir)
+{
+        _cleanup_free_ char *d = xstrdup(dir);
+        size_t n = strlen(d);
+
+        while (n > 1 && d[n - 1] == '/')
+                d[--n] = '\0';
+        return streq(path_basename(d), "stubs");
+}
+
+static void find_stubs(struct doctor *doc)
+{
+        struct doctor_report *r = doc->r;
+        struct strv where = { 0 }, fixes = { 0 };
+
+        for (size_t i = 0; i < r->ld_library_path.len; i++)
+                if (is_stubs(r->ld_library_path.items[i])) {
+                        strv_push(&where, xasprintf("'%s' is on LD_LIBRARY_PATH", r->ld_library_path.items[i]));
+                        strv_push(&fixes, xasprintf("remove '%s' from LD_LIBRARY_PATH (unload the module "
+                                                    "that puts it there; stubs belong on LIBRARY_PATH only)",
+                                                    r->ld_library_path.items[i]));
+                }
+        for (size_t i = 0; i < doc->libs.n; i++) {
+                const struct libset_entry *e = &doc->libs.items[i];
+                const char *lists[] = { e->info.runpath, e->info.rpath };
+                const char *what[] = { "RUNPATH", "RPATH" };
+
+                for (size_t l = 0; l < ELEMENTSOF(lists); l++) {
+                        struct strv entries = { 0 };
+
+                        modulepath_split(lists[l], &entries);
+                        for (size_t k = 0; k < entries.len; k++)
+                                if (is_stubs(entries.items[k])) {
+                                        strv_push(&where, xasprintf("%s has '%s' in its %s", e->name,
+                                                                    entries.items[k], what[l]));
+                                        strv_push(&fixes, xasprintf("rebuild torch so that the stubs stay out of its "
+                                                                    "%s (PyTorch filters them since PR #109493), or "
+                                                                    "rewrite it: patchelf --set-rpath without '%s' %s",
+                                                                    what[l], entries.items[k], e->path));
+                                }
+                        strv_release(&entries);
+                }
+        }
+        for (size_t i = 0; i < r->n_libs; i++)
+                for (size_t k = 0; k < r->libs[i].n_needs; k++) {
+                        const struct doctor_need *n = &r->libs[i].needs[k];
+                        _cleanup_free_ char *dir = n->path ? path_dirname(n->path) : NULL;
+
+                        if (n->driver && dir && is_stubs(dir) && !strv_contains(&where, n->path)) {
+                                _cleanup_free_ char *w = xasprintf("%s resolves to the stub '%s'", n->soname, n->path);
+                                if (!strv_contains(&where, w))
+                                        strv_add(&where, w);
+                        }
+                }
+        if (where.len) {
+                struct strbuf sb = STRBUF_INIT;
+
+                strv_sort_uniq(&fixes);
+                strbuf_add_list(&sb, &where, where.len);
+                add_finding(r, DOCTOR_STUBS, "R9", strbuf_detach(&sb),
+                            "the stub libcuda.so.1 would be loaded instead of the driver's: "
+                            "torch.cuda.is_available() is False, or CUDA fails with \"CUDA driver "
+                            "version is insufficient\"",
+                            fixes.len ? strv_join(&fixes, "; ") : xstrdup("remove the stubs directory from the loader path"));
+        }
+        strv_release(&where);
+        strv_release(&fixes);
+}
+
+/* The version of the cuDNN whose libcudnn is path in dir: the real file's
+ * name, else the headers beside the library directory (a wheel names its
+ * files libcudnn.so.9 only). */
+static struct version cudnn_version_of(const char *path, const char *dir)
+{
+        static const char *const headers[] = { "../include/cudnn_version.h", "../include/cudnn.h" };
+        struct version v = lib_file_version(path, "libcudnn");
+
+        for (size_t i = 0; i < ELEMENTSOF(headers) && !v.count && dir; i++) {
+                _cleanup_free_ char *h = path_join(dir, headers[i]);
+                struct strbuf sb = STRBUF_INIT;
+
+                if (strbuf_read_file(&sb, h, (size_t)1 << 20) < 0 || cudnn_header_parse(sb.buf, sb.len, &v) < 0)
+                        v.count = 0;
+                strbuf_release(&sb);
+        }
+        return v;
+}
+
+/* cuDNN as torch loads it: the dispatcher and what it dlopen()s. */
+static void find_cudnn(struct doctor *doc)
+{
+        struct doctor_report *r = doc->r;
+        _cleanup_free_ char *soname = NULL, *dir = NULL, *ver = NULL;
+        const struct libset_entry *by = NULL;
+        unsigned long major = needed_major(doc, "libcudnn", &soname);
+        const char *path = major ? resolved_path(doc, soname, &by) : NULL;
+        struct elf_info info = { 0 };
+        struct strv files = { 0 }, shown = { 0 }, missing = { 0 }, foreign = { 0 }, subs = { 0 };
+        struct version v;
+        bool differ = false;
+        unsigned long cuda = 0;
+
+        if (!path || elf_read_info(AT_FDCWD, path, &info, NULL) < 0)
+                return;
+        dir = real_dirname(path);
+        v = cudnn_version_of(path, dir);
+        ver = lib_version_string(&v);
+        /* Every libcudnn.so.N a dlopen() by soname could reach. */
+        for (size_t i = 0; i <= r->ld_library_path.len; i++) {
+                const char *d = i < r->ld_library_path.len ? r->ld_library_path.items[i] : NULL;
+                _cleanup_free_ char *p = d ? path_join(d, soname) : NULL, *real = NULL;
+                const char *how = "LD_LIBRARY_PATH";
+                struct version w;
+
+                if (!d) {
+                        const char *c = doc->cache ? ldcache_lookup(doc->cache, soname, info.elf_class, info.machine) : NULL;
+                        if (!c)
+                                continue;
+                        p = xstrdup(c);
+                        how = "the loader cache";
+                }
+                real = realpath(p, NULL);
+                if (!real || strv_contains(&files, real))
+                        continue;
+                strv_add(&files, real);
+                w = lib_file_version(p, "libcudnn");
+                differ |= !w.count || !v.count || version_compare(&w, &v) != 0;
+                {
+                        _cleanup_free_ char *ws = lib_version_string(&w), *pd = path_dirname(p);
+                        strv_push(&shown, xasprintf("%s in '%s' (%s)", ws, pd, how));
+                }
+        }
+        if (files.len > 1 && differ) {
+                struct strbuf sb = STRBUF_INIT;
+
+                strbuf_add_list(&sb, &shown, shown.len);
+                add_finding(r, DOCTOR_CUDNN_VERSIONS, "R5",
+                            xasprintf("two cuDNN versions are reachable: %s; %s loads the one in '%s'",
+                                      sb.buf, by->name, dir),
+                            "cuDNN dlopen()s its sub-libraries by soname, so they can come from the "
+                            "other version (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH), and a cuDNN "
+                            "older than torch's build fails its check (\"cuDNN version "
+                            "incompatibility\")",
+                            xasprintf("keep one cuDNN on the loader path: unload the other cudnn module "
+                                      "or remove its directory from LD_LIBRARY_PATH%s%s",
+                                      r->module_load ? "; this torch wants: " : "",
+                                      r->module_load ? r->module_load : ""));
+                strbuf_release(&sb);
+        }
+        /* The sub-libraries, as libcudnn dlopen()s them. */
+        for (const char *const *s = cudnn_sublibraries(major); s && *s; s++) {
+                _cleanup_free_ char *sub = xasprintf("%s.so.%lu", *s, major);
+                struct resolved res = { 0 };
+
+                if (resolve_needed(&doc->renv, path, &info, sub, &res, NULL) < 0 || res.source == RESOLVE_NOT_FOUND)
+                        strv_add(&missing, sub);
+                else if (!same_real_dir(res.path, path))
+                        strv_push(&foreign, xasprintf("%s from '%s'", sub, res.path));
+                else
+                        strv_add(&subs, res.path);
+                resolved_release(&res);
+        }
+        if (missing.len || foreign.len) {
+                struct strbuf sb = STRBUF_INIT;
+
+                strbuf_addf(&sb, "libcudnn.so.%lu (cuDNN %s) is in '%s', but ", major, ver, dir);
+                if (missing.len) {
+                        strbuf_add_list(&sb, &missing, missing.len);
+                        strbuf_addf(&sb, " %s nowhere", missing.len == 1 ? "resolves" : "resolve");
+                }
+                if (foreign.len) {
+                        strbuf_addstr(&sb, missing.len ? ", and " : "");
+                        strbuf_add_list(&sb, &foreign, foreign.len);
+                        strbuf_addstr(&sb, foreign.len == 1 ? " comes from another directory" :
+                                                              " come from other directories");
+                }
+                add_finding(r, DOCTOR_CUDNN_SUBLIBRARIES, foreign.len ? "R5" : "R3", strbuf_detach(&sb),
+                            "cuDNN %lu loads its sub-libraries by soname at the first convolution: "
+                            "%s", xasprintf("use one complete cuDNN: reinstall cuDNN %s whole in "
+                                            "'%s' and put it first in LD_LIBRARY_PATH (load its "
+                                            "cudnn module last)", ver, dir),
+                            major,
+                            foreign.len ? "from two installs they fail with "
+                                          "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"
+                                        : "a missing one fails with \"Unable to load any of "
+                                          "{libcudnn_…}\" and CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED");
+        }
+        /* The CUDA major it is built for. */
+        for (size_t i = 0; i < subs.len && !cuda; i++) {
+                struct elf_info si = { 0 };
+
+                if (elf_read_info(AT_FDCWD, subs.items[i], &si, NULL) >= 0)
+                        cuda = lib_cuda_major_named_by(subs.items[i], &si);
+                elf_info_release(&si);
+        }
+        if (!cuda)
+                cuda = lib_cuda_major_named_by(path, &info);
+        if (cuda && r->built.cuda_major && cuda != r->built.cuda_major)
+                add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
+                            xasprintf("the cuDNN (%s) that resolves ('%s') is built for CUDA %lu, but "
+                                      "torch for CUDA %lu", ver, path, cuda, r->built.cuda_major),
+                            "it loads libcublasLt and libnvrtc of CUDA %lu beside torch's CUDA %lu: "
+                            "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH or a crash at the first "
+                            "convolution (#188892)",
+                            xasprintf("load a cudnn module built for CUDA %lu%s%s", r->built.cuda_major,
+                                      r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
+                            cuda, r->built.cuda_major);
+        /* Older than the build (torch's own rule: same major, minor >=). */
+        if (r->built.cudnn && v.count) {
+                struct version b;
+
+                if (version_parse(r->built.cudnn, &b) >= 0 && b.count >= 2 &&
+                    (b.n[0] != v.n[0] || (v.count >= 2 && v.n[1] < b.n[1])))
+                        add_finding(r, DOCTOR_CUDNN_BUILD, "R2",
+                                    xasprintf("torch was built against cuDNN %s, but cuDNN %s resolves ('%s')",
+                                              r->built.cudnn, ver, path),
+                                    "torch accepts the same major and a minor at least the build's: the "
+                                    "first convolution fails with \"cuDNN version incompatibility: PyTorch "
+                                    "was compiled  against (%lu, %lu, …) but found runtime version …\"",
+                                    xasprintf("load cuDNN %s or a newer %lu.x%s%s", r->built.cudnn, b.n[0],
+                                              r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
+                                    b.n[0], b.n[1]);
+        }
+        elf_info_release(&info);
+        strv_release(&files);
+        strv_release(&shown);
+        strv_release(&missing);
+        strv_release(&foreign);
+        strv_release(&subs);
+}
+
+static void find_nccl(struct doctor *doc)
+{
+        struct doctor_report *r = doc->r;
+        const char *path = resolved_path(doc, "libnccl.so.2", NULL);
+        struct elf_info info = { 0 };
+        struct version nccl = { .count = 0 };
+        unsigned long cuda;
+
+        if (!path || elf_read_info(AT_FDCWD, path, &info, NULL) < 0)
+                return;
+        cuda = lib_nccl_cuda_major(path, &info, &nccl);
+        if (!nccl.count)
+                nccl = lib_file_version(path, "libnccl");
+        if (cuda && r->built.cuda_major && cuda != r->built.cuda_major) {
+                _cleanup_free_ char *ns = lib_version_string(&nccl);
+
+                add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
+                            xasprintf("the NCCL (%s) that resolves ('%s') is built for CUDA %lu, but torch "
+                                      "for CUDA %lu", ns, path, cuda, r->built.cuda_major),
+                            "NCCL carries its own CUDA runtime: one of another major than torch's "
+                            "fails at the first collective (or needs a newer driver than torch)%s",
+                            xasprintf("load an nccl module built for CUDA %lu%s%s", r->built.cuda_major,
+                                      r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
+                            "");
+        }
+        if (r->built.nccl && nccl.count) {
+                struct version b;
+
+                if (version_parse(r->built.nccl, &b) >= 0 && version_compare(&nccl, &b) < 0) {
+                        _cleanup_free_ char *ns = lib_version_string(&nccl);
+
+                        add_finding(r, DOCTOR_NCCL_BUILD, "R8",
+                                    xasprintf("torch was built against NCCL %s, but the older NCCL %s "
+                                              "resolves ('%s')", r->built.nccl, ns, path),
+                                    "symbols torch uses may be missing: `import torch` fails with "
+                                    "\"undefined symbol: ncclCommRegister\" or similar%s",
+                                    xasprintf("load NCCL %s or newer%s%s", r->built.nccl,
+                                              r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
+                                    "");
+                }
+        }
+        elf_info_release(&info);
+}
+
+static void find_nvjitlink(struct doctor *doc)
+{
+        struct doctor_report *r = doc->r;
+        const char *cusparse = NULL;
+        struct elf_info info = { 0 };
+        struct resolved res = { 0 };
+        _cleanup_free_ char *jit = NULL, *dir = NULL;
+
+        for (size_t i = 0; i < r->built.sonames.len && !cusparse; i++)
+                if (startswith(r->built.sonames.items[i], "libcusparse.so."))
+                        cusparse = resolved_path(doc, r->built.sonames.items[i], NULL);
+        if (!cusparse || elf_read_info(AT_FDCWD, cusparse, &info, NULL) < 0)
+                return;
+        for (size_t i = 0; i < info.needed.len && !jit; i++)
+                if (startswith(info.needed.items[i], "libnvJitLink.so."))
+                        jit = xstrdup(info.needed.items[i]);
+        dir = real_dirname(cusparse);
+        if (jit && dir && resolve_needed(&doc->renv, cusparse, &info, jit, &res, NULL) >= 0 &&
+            res.source != RESOLVE_NOT_FOUND && !same_real_dir(res.path, cusparse)) {
+                struct version want = libdir_toolkit_version(dir);
+                struct version have = lib_file_version(res.path, "libnvJitLink");
+                struct version have2 = version_truncate(&have, 2);
+
+                if (want.count && have.count && version_compare(&have2, &want) < 0) {
+                        _cleanup_free_ char *ws = lib_version_string(&want), *hs = lib_version_string(&have);
+
+                        add_finding(r, DOCTOR_NVJITLINK, "R7",
+                                    xasprintf("%s resolves to '%s' (%s, through %s), older than the CUDA "
+                                              "%s toolkit of the libcusparse in '%s'", jit, res.path, hs,
+                                              resolve_source_to_string(res.source), ws, dir),
+                                    "cuSPARSE calls the libnvJitLink of its own toolkit: an older one fails "
+                                    "with \"undefined symbol: __nvJitLinkComplete_%lu_%lu, version %s\"",
+                                    xasprintf("put '%s' ahead of '%s' in LD_LIBRARY_PATH, or unload the "
+                                              "older cuda module%s%s", dir, res.searched_entry ? res.searched_entry : res.path,
+                                              r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
+                                    want.n[0], want.n[1], jit);
+                }
+        }
+        resolved_release(&res);
+        elf_info_release(&info);
+}
+
+/* "nvidia-cudnn-cu12" of a dist-info directory. */
+static char *dist_name(const char *sp, const char *entry)
+{
+        _cleanup_free_ char *meta = xasprintf("%s/%s/METADATA", sp, entry);
+        struct strbuf sb = STRBUF_INIT;
+        char *name = NULL, *version = NULL;
+        const char *dash;
+
+        if (strbuf_read_file(&sb, meta, (size_t)1 << 20) >= 0 &&
+            metadata_parse(sb.buf, sb.len, &name, &version) >= 0 && name) {
+                free(version);
+                strbuf_release(&sb);
+                return name;
+        }
+        free(name);
+        free(version);
+        strbuf_release(&sb);
+        dash = strchr(entry, '-');
+        name = xstrndup(entry, dash ? (size_t)(dash - entry) : strlen(entry) - strlen(".dist-info"));
+        for (char *p = name; *p; p++)
+                if (*p == '_')
+                        *p = '-';
+        return name;
+}
+
+static void find_nvidia_wheels(struct doctor *doc)
+{
+        struct doctor_report *r = doc->r;
+        _cleanup_free_ char *sp = NULL, *nv = NULL;
+        struct strv entries = { 0 }, trees = { 0 }, dists = { 0 };
+
+        if (!r->torch_dir)
+                return;
+        sp = path_dirname(r->torch_dir);
+        nv = path_join(sp, "nvidia");
+        if (dir_list(AT_FDCWD, nv, &entries) < 0)
+                return;
+        strv_sort_uniq(&entries);
+        for (size_t i = 0; i < entries.len; i++) {
+                _cleanup_free_ char *lib = xasprintf("%s/%s/lib", nv, entries.items[i]);
+
+                if (is_dir_at(AT_FDCWD, lib))
+                        strv_push(&trees, xasprintf("nvidia/%s", entries.items[i]));
+        }
+        strv_release(&entries);
+        if (trees.len && dir_list(AT_FDCWD, sp, &entries) >= 0) {
+                strv_sort_uniq(&entries);
+                for (size_t i = 0; i < entries.len; i++)
+                        if (startswith(entries.items[i], "nvidia_") && endswith(entries.items[i], ".dist-info"))
+                                strv_push(&dists, dist_name(sp, entries.items[i]));
+        }
+        if (trees.len && doc->wheel)
+                add_note(r, "'%s' holds nvidia/* wheel libraries, which this torch (a pip wheel: its "
+                         "RPATH points into nvidia/) is meant to use", sp);
+        else if (trees.len) {
+                struct strbuf sb = STRBUF_INIT;
+                _cleanup_free_ char *pkgs = dists.len ? strv_join(&dists, " ") : NULL;
+
+                strbuf_add_list(&sb, &trees, trees.len);
+                add_finding(r, DOCTOR_NVIDIA_WHEELS, NULL,
+                            xasprintf("'%s' beside this source-built torch holds NVIDIA wheel libraries: %s",
+                                      sp, sb.buf),
+                            "when libcudart is loaded, torch's _load_global_deps() preloads cuDNN, "
+                            "cuBLAS, NCCL, … from site-packages/nvidia/*/lib (PYTORCH.md §2.2), ahead of "
+                            "the modules' libraries torch was built against: a silent mix of versions%s",
+                            pkgs ? xasprintf("pip uninstall %s (or use a virtual environment without "
+                                             "them)", pkgs)
+                                 : xasprintf("remove '%s' (or use a virtual environment without the "
+                                             "nvidia-* wheels)", nv),
+                            "");
+                strbuf_release(&sb);
+        }
+        strv_release(&entries);
+        strv_release(&trees);
+        strv_release(&dists);
+}
+
+static void find_toolkit_major(struct doctor *doc)
+{
+        struct doctor_report *r = doc->r;
+        struct version t, b;
+
+        if (!r->toolkit_version || !r->built.cuda || version_parse(r->toolkit_version, &t) < 0 ||
+            version_parse(r->built.cuda, &b) < 0)
+                return;
+        if (t.n[0] != b.n[0])
+                add_finding(r, DOCTOR_TOOLKIT_MAJOR, "B9",
+                            xasprintf("the toolkit of this environment ('%s', from %s) is CUDA %s, but "
+                                      "torch was built for CUDA %s", r->toolkit, r->toolkit_source,
+                                      r->toolkit_version, r->built.cuda),
+                            "extensions fail (\"The detected CUDA version (%s) mismatches the version "
+                            "that was used to compile PyTorch (%s)\"), and the toolkit's libraries on "
+                            "the loader path are of the other major",
+                            xasprintf("load a cuda/%lu.x module instead%s%s", b.n[0],
+                                      r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
+                            r->toolkit_version, r->built.cuda);
+        else if (b.count >= 2 && t.count >= 2 && t.n[1] != b.n[1])
+                add_note(r, "the loaded toolkit is CUDA %s and torch was built for %s: the same major "
+                         "works (minor version compatibility); extensions build with a warning",
+                         r->toolkit_version, r->built.cuda);
+}
+
+static void driver_notes(struct doctor *doc)
+{
+        struct strv missing = { 0 };
+
+        for (size_t i = 0; i < doc->r->n_libs; i++)
+                for (size_t k = 0; k < doc->r->libs[i].n_needs; k++) {
+                        const struct doctor_need *n = &doc->r->libs[i].needs[k];
+
+                        if (n->driver && !n->path && !strv_contains(&missing, n->soname))
+                                strv_add(&missing, n->soname);
+                }
+        if (missing.len) {
+                _cleanup_free_ char *s = strv_join(&missing, ", ");
+
+                add_note(doc->r, "%s: the driver's, not found here (normal without a GPU); on a GPU "
+                         "node the NVIDIA driver provides it", s);
+        }
+        strv_release(&missing);
+}
+
+/* --- the run ----------------------------------------------------------------- */
+
+int doctor_run(const struct doctor_options *o, char *const *paths, size_t n_paths,
+               struct doctor_report *ret, struct diag *d)
+{
+        extern char **environ;
+        struct doctor_report r = { 0 };
+        struct doctor doc = { .o = o, .env = o->environ ? o->environ : environ, .r = &r };
+        struct strv unresolved = { 0 }, by = { 0 };
+        struct diag cd = DIAG_INIT;
+        int err = 0;
+
+        for (size_t i = 0; i < n_paths && err >= 0; i++)
+                err = add_path(&doc, paths[i], d);
+        if (err < 0) {
+                libset_release(&doc.libs);
+                doctor_report_release(&r);
+                return err;
+        }
+        if (ldcache_load(o->ldcache, &doc.cache, &cd) < 0)
+                add_note(&r, "%s; the loader cache was not searched", cd.message);
+        diag_release(&cd);
+        read_environment(&doc);
+        resolve_env_init(&doc.renv, env_get(doc.env, "LD_LIBRARY_PATH"), doc.cache);
+        resolve_libraries(&doc);
+        read_built(&doc);
+
+        collect_unresolved(&doc, &unresolved, &by);
+        /* The suggestions first: the findings' advice names them. */
+        suggest(&doc, &unresolved);
+        report_unresolved(&doc, &unresolved, &by);
+        find_stubs(&doc);
+        find_cudnn(&doc);
+        find_nccl(&doc);
+        find_nvjitlink(&doc);
+        find_nvidia_wheels(&doc);
+        find_toolkit_major(&doc);
+        driver_notes(&doc);
+
+        strv_release(&unresolved);
+        strv_release(&by);
+        resolve_env_release(&doc.renv);
+        ldcache_free(doc.cache);
+        libset_release(&doc.libs);
+        *ret = r;
+        return 0;
+}
+
+void doctor_report_release(struct doctor_report *r)
+{
+        free(r->torch_dir);
+        free(r->built.torch_version);
+        free(r->built.git_version);
+        free(r->built.cuda);
+        strv_release(&r->built.sonames);
+        free(r->built.cudnn);
+        free(r->built.nccl);
+        for (size_t i = 0; i < r->n_libs; i++) {
+                free(r->libs[i].path);
+                free(r->libs[i].runpath);
+                free(r->libs[i].rpath);
+                for (size_t k = 0; k < r->libs[i].n_needs; k++) {
+                        free(r->libs[i].needs[k].soname);
+                        free(r->libs[i].needs[k].path);
+                }
+                free(r->libs[i].needs);
+        }
+        free(r->libs);
+        strv_release(&r->ld_library_path);
+        strv_release(&r->loaded);
+        free(r->toolkit);
+        free(r->toolkit_version);
+        for (size_t i = 0; i < r->n_findings; i++) {
+                free(r->findings[i].what);
+                free(r->findings[i].why);
+                free(r->findings[i].fix);
+        }
+        free(r->findings);
+        strv_release(&r->notes);
+        for (size_t i = 0; i < r->n_modules; i++) {
+                free(r->modules[i].module);
+                strv_release(&r->modules[i].provides);
+        }
+        free(r->modules);
+        strv_release(&r->chosen);
+        free(r->module_load);
+        strv_release(&r->unprovided);
+        *r = (struct doctor_report){ 0 };
+}
