@@ -852,83 +852,110 @@ static struct version cudnn_version_of(const char *path, const char *dir)
 }
 
 /* cuDNN as torch loads it: the dispatcher and what it dlopen()s. */
-static void find_cudnn(struct doctor *doc)
+struct cudnn_found {
+        char *soname;                 /* libcudnn.so.N */
+        unsigned long major;          /* N */
+        const char *path;             /* where it resolves (in the report) */
+        const struct libset_entry *by; /* the first library needing it */
+        char *dir;                    /* its real directory */
+        struct elf_info info;
+        struct version version;
+        char *ver;                    /* the version as text ("unknown") */
+        struct strv subs;             /* the sub-libraries resolved in dir */
+};
+
+static void cudnn_found_release(struct cudnn_found *c)
+{
+        free(c->soname);
+        free(c->dir);
+        elf_info_release(&c->info);
+        free(c->ver);
+        strv_release(&c->subs);
+}
+
+/* Another version of libcudnn.so.N on LD_LIBRARY_PATH is a finding: a
+ * sub-library the first lacks comes from it. One in the loader cache (a
+ * distribution's cuDNN) is a note: it is reached only for what the
+ * dispatcher's directory lacks, which the sub-library check reports. */
+static void cudnn_reachable(struct doctor *doc, const struct cudnn_found *c)
 {
         struct doctor_report *r = doc->r;
-        _cleanup_free_ char *soname = NULL, *dir = NULL, *ver = NULL;
-        const struct libset_entry *by = NULL;
-        unsigned long major = needed_major(doc, "libcudnn", &soname);
-        const char *path = major ? resolved_path(doc, soname, &by) : NULL;
-        struct elf_info info = { 0 };
-        struct strv files = { 0 }, shown = { 0 }, missing = { 0 }, foreign = { 0 }, subs = { 0 };
-        struct version v;
+        struct strv files = { 0 }, shown = { 0 };
+        const char *cached = doc->cache ? ldcache_lookup(doc->cache, c->soname, c->info.elf_class, c->info.machine)
+                                        : NULL;
         bool differ = false;
-        unsigned long cuda = 0;
 
-        if (!path || elf_read_info(AT_FDCWD, path, &info, NULL) < 0)
-                return;
-        dir = real_dirname(path);
-        v = cudnn_version_of(path, dir);
-        ver = lib_version_string(&v);
-        /* Every libcudnn.so.N a dlopen() by soname could reach. */
-        for (size_t i = 0; i <= r->ld_library_path.len; i++) {
-                const char *d = i < r->ld_library_path.len ? r->ld_library_path.items[i] : NULL;
-                _cleanup_free_ char *p = d ? path_join(d, soname) : NULL, *real = NULL;
-                const char *how = "LD_LIBRARY_PATH";
+        for (size_t i = 0; i < r->ld_library_path.len; i++) {
+                _cleanup_free_ char *p = path_join(r->ld_library_path.items[i], c->soname);
+                _cleanup_free_ char *real = realpath(p, NULL), *dir = NULL, *ws = NULL;
                 struct version w;
 
-                if (!d) {
-                        const char *c = doc->cache ? ldcache_lookup(doc->cache, soname, info.elf_class, info.machine) : NULL;
-                        if (!c)
-                                continue;
-                        p = xstrdup(c);
-                        how = "the loader cache";
-                }
-                real = realpath(p, NULL);
                 if (!real || strv_contains(&files, real))
                         continue;
                 strv_add(&files, real);
-                w = lib_file_version(p, "libcudnn");
-                differ |= !w.count || !v.count || version_compare(&w, &v) != 0;
-                {
-                        _cleanup_free_ char *ws = lib_version_string(&w), *pd = path_dirname(p);
-                        strv_push(&shown, xasprintf("%s in '%s' (%s)", ws, pd, how));
-                }
+                dir = path_dirname(real);
+                w = cudnn_version_of(p, dir);
+                differ |= !w.count || !c->version.count || version_compare(&w, &c->version) != 0;
+                ws = lib_version_string(&w);
+                strv_push(&shown, xasprintf("%s in '%s'", ws, r->ld_library_path.items[i]));
         }
         if (files.len > 1 && differ) {
                 struct strbuf sb = STRBUF_INIT;
 
                 strbuf_add_list(&sb, &shown, shown.len);
                 add_finding(r, DOCTOR_CUDNN_VERSIONS, "R5",
-                            xasprintf("two cuDNN versions are reachable: %s; %s loads the one in '%s'",
-                                      sb.buf, by->name, dir),
+                            xasprintf("two cuDNN versions are on LD_LIBRARY_PATH: %s; %s loads the one in '%s'",
+                                      sb.buf, c->by->name, c->dir),
                             "cuDNN dlopen()s its sub-libraries by soname, so they can come from the "
                             "other version (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH), and a cuDNN "
                             "older than torch's build fails its check (\"cuDNN version "
-                            "incompatibility\")",
+                            "incompatibility\")%s",
                             xasprintf("keep one cuDNN on the loader path: unload the other cudnn module "
                                       "or remove its directory from LD_LIBRARY_PATH%s%s",
                                       r->module_load ? "; this torch wants: " : "",
-                                      r->module_load ? r->module_load : ""));
+                                      r->module_load ? r->module_load : ""),
+                            "");
                 strbuf_release(&sb);
         }
-        /* The sub-libraries, as libcudnn dlopen()s them. */
-        for (const char *const *s = cudnn_sublibraries(major); s && *s; s++) {
-                _cleanup_free_ char *sub = xasprintf("%s.so.%lu", *s, major);
+        if (cached) {
+                _cleanup_free_ char *real = realpath(cached, NULL), *dir = NULL, *ws = NULL;
+                struct version w;
+
+                if (real && !strv_contains(&files, real)) {
+                        dir = path_dirname(real);
+                        w = cudnn_version_of(cached, dir);
+                        if (!w.count || !c->version.count || version_compare(&w, &c->version) != 0) {
+                                ws = lib_version_string(&w);
+                                add_note(r, "the loader cache also offers cuDNN %s ('%s'): a sub-library "
+                                         "missing beside '%s' would load from there", ws, cached, c->path);
+                        }
+                }
+        }
+        strv_release(&files);
+        strv_release(&shown);
+}
+
+/* The sub-libraries, as libcudnn dlopen()s them: all there, all beside it. */
+static void cudnn_subs(struct doctor *doc, struct cudnn_found *c)
+{
+        struct strv missing = { 0 }, foreign = { 0 };
+        struct strbuf sb = STRBUF_INIT;
+
+        for (const char *const *s = cudnn_sublibraries(c->major); s && *s; s++) {
+                _cleanup_free_ char *sub = xasprintf("%s.so.%lu", *s, c->major);
                 struct resolved res = { 0 };
 
-                if (resolve_needed(&doc->renv, path, &info, sub, &res, NULL) < 0 || res.source == RESOLVE_NOT_FOUND)
+                if (resolve_needed(&doc->renv, c->path, &c->info, sub, &res, NULL) < 0 ||
+                    res.source == RESOLVE_NOT_FOUND)
                         strv_add(&missing, sub);
-                else if (!same_real_dir(res.path, path))
+                else if (!same_real_dir(res.path, c->path))
                         strv_push(&foreign, xasprintf("%s from '%s'", sub, res.path));
                 else
-                        strv_add(&subs, res.path);
+                        strv_add(&c->subs, res.path);
                 resolved_release(&res);
         }
         if (missing.len || foreign.len) {
-                struct strbuf sb = STRBUF_INIT;
-
-                strbuf_addf(&sb, "libcudnn.so.%lu (cuDNN %s) is in '%s', but ", major, ver, dir);
+                strbuf_addf(&sb, "libcudnn.so.%lu (cuDNN %s) is in '%s', but ", c->major, c->ver, c->dir);
                 if (missing.len) {
                         strbuf_add_list(&sb, &missing, missing.len);
                         strbuf_addf(&sb, " %s nowhere", missing.len == 1 ? "resolves" : "resolve");
@@ -939,59 +966,85 @@ static void find_cudnn(struct doctor *doc)
                         strbuf_addstr(&sb, foreign.len == 1 ? " comes from another directory" :
                                                               " come from other directories");
                 }
-                add_finding(r, DOCTOR_CUDNN_SUBLIBRARIES, foreign.len ? "R5" : "R3", strbuf_detach(&sb),
-                            "cuDNN %lu loads its sub-libraries by soname at the first convolution: "
-                            "%s", xasprintf("use one complete cuDNN: reinstall cuDNN %s whole in "
-                                            "'%s' and put it first in LD_LIBRARY_PATH (load its "
-                                            "cudnn module last)", ver, dir),
-                            major,
+                add_finding(doc->r, DOCTOR_CUDNN_SUBLIBRARIES, foreign.len ? "R5" : "R3", strbuf_detach(&sb),
+                            "cuDNN %lu loads its sub-libraries by soname at the first convolution: %s",
+                            xasprintf("use one complete cuDNN: reinstall cuDNN %s whole in '%s' and put it "
+                                      "first in LD_LIBRARY_PATH (load its cudnn module last)", c->ver, c->dir),
+                            c->major,
                             foreign.len ? "from two installs they fail with "
                                           "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"
                                         : "a missing one fails with \"Unable to load any of "
                                           "{libcudnn_…}\" and CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED");
         }
-        /* The CUDA major it is built for. */
-        for (size_t i = 0; i < subs.len && !cuda; i++) {
+        strv_release(&missing);
+        strv_release(&foreign);
+}
+
+/* The CUDA major this cuDNN is built for is torch's. */
+static void cudnn_cuda_major(struct doctor *doc, const struct cudnn_found *c)
+{
+        struct doctor_report *r = doc->r;
+        unsigned long cuda = 0;
+
+        for (size_t i = 0; i < c->subs.len && !cuda; i++) {
                 struct elf_info si = { 0 };
 
-                if (elf_read_info(AT_FDCWD, subs.items[i], &si, NULL) >= 0)
-                        cuda = lib_cuda_major_named_by(subs.items[i], &si);
+                if (elf_read_info(AT_FDCWD, c->subs.items[i], &si, NULL) >= 0)
+                        cuda = lib_cuda_major_named_by(c->subs.items[i], &si);
                 elf_info_release(&si);
         }
         if (!cuda)
-                cuda = lib_cuda_major_named_by(path, &info);
+                cuda = lib_cuda_major_named_by(c->path, &c->info);
         if (cuda && r->built.cuda_major && cuda != r->built.cuda_major)
                 add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
                             xasprintf("the cuDNN (%s) that resolves ('%s') is built for CUDA %lu, but "
-                                      "torch for CUDA %lu", ver, path, cuda, r->built.cuda_major),
+                                      "torch for CUDA %lu", c->ver, c->path, cuda, r->built.cuda_major),
                             "it loads libcublasLt and libnvrtc of CUDA %lu beside torch's CUDA %lu: "
                             "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH or a crash at the first "
                             "convolution (#188892)",
                             xasprintf("load a cudnn module built for CUDA %lu%s%s", r->built.cuda_major,
                                       r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
                             cuda, r->built.cuda_major);
-        /* Older than the build (torch's own rule: same major, minor >=). */
-        if (r->built.cudnn && v.count) {
-                struct version b;
+}
 
-                if (version_parse(r->built.cudnn, &b) >= 0 && b.count >= 2 &&
-                    (b.n[0] != v.n[0] || (v.count >= 2 && v.n[1] < b.n[1])))
-                        add_finding(r, DOCTOR_CUDNN_BUILD, "R2",
-                                    xasprintf("torch was built against cuDNN %s, but cuDNN %s resolves ('%s')",
-                                              r->built.cudnn, ver, path),
-                                    "torch accepts the same major and a minor at least the build's: the "
-                                    "first convolution fails with \"cuDNN version incompatibility: PyTorch "
-                                    "was compiled  against (%lu, %lu, …) but found runtime version …\"",
-                                    xasprintf("load cuDNN %s or a newer %lu.x%s%s", r->built.cudnn, b.n[0],
-                                              r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
-                                    b.n[0], b.n[1]);
+/* Not older than the build (torch's own rule: the same major, a minor at
+ * least the build's). */
+static void cudnn_build(struct doctor *doc, const struct cudnn_found *c)
+{
+        struct doctor_report *r = doc->r;
+        const struct version *v = &c->version;
+        struct version b;
+
+        if (!r->built.cudnn || !v->count || version_parse(r->built.cudnn, &b) < 0 || b.count < 2)
+                return;
+        if (b.n[0] == v->n[0] && (v->count < 2 || v->n[1] >= b.n[1]))
+                return;
+        add_finding(r, DOCTOR_CUDNN_BUILD, "R2",
+                    xasprintf("torch was built against cuDNN %s, but cuDNN %s resolves ('%s')", r->built.cudnn,
+                              c->ver, c->path),
+                    "torch accepts the same major and a minor at least the build's: the first "
+                    "convolution fails with \"cuDNN version incompatibility: PyTorch was compiled  "
+                    "against (%lu, %lu, …) but found runtime version …\"",
+                    xasprintf("load cuDNN %s or a newer %lu.x%s%s", r->built.cudnn, b.n[0],
+                              r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
+                    b.n[0], b.n[1]);
+}
+
+static void find_cudnn(struct doctor *doc)
+{
+        struct cudnn_found c = { 0 };
+
+        c.major = needed_major(doc, "libcudnn", &c.soname);
+        c.path = c.major ? resolved_path(doc, c.soname, &c.by) : NULL;
+        if (c.path && elf_read_info(AT_FDCWD, c.path, &c.info, NULL) >= 0 && (c.dir = real_dirname(c.path))) {
+                c.version = cudnn_version_of(c.path, c.dir);
+                c.ver = lib_version_string(&c.version);
+                cudnn_reachable(doc, &c);
+                cudnn_subs(doc, &c);
+                cudnn_cuda_major(doc, &c);
+                cudnn_build(doc, &c);
         }
-        elf_info_release(&info);
-        strv_release(&files);
-        strv_release(&shown);
-        strv_release(&missing);
-        strv_release(&foreign);
-        strv_release(&subs);
+        cudnn_found_release(&c);
 }
 
 static void find_nccl(struct doctor *doc)
