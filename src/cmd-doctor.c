@@ -84,12 +84,42 @@ static json_t *report_json(const struct doctor_report *r, const struct strv *mp)
 
 /* --- text ---------------------------------------------------------------- */
 
-/* prefix, then text made safe for a terminal. */
-static void print_wrapped(const char *prefix, const char *text)
+#define WIDTH 80
+
+/* prefix, then text made safe for a terminal, folded at spaces to WIDTH
+ * columns, the later lines indented by indent. A `module load` line is
+ * never folded: it is there to be pasted. */
+static void print_folded(const char *prefix, size_t indent, const char *text)
 {
         _cleanup_free_ char *t = term_escape(text);
+        size_t col = strlen(prefix);
+        const char *p = t;
+        bool first = true;
 
-        printf("%s%s\n", prefix, t);
+        fputs(prefix, stdout);
+        while (*p) {
+                size_t n = startswith(p, "module load ") ? strlen(p) : strcspn(p, " ");
+
+                if (!first && col + 1 + n > WIDTH) {
+                        printf("\n%*s", (int)indent, "");
+                        col = indent;
+                } else if (!first) {
+                        putchar(' ');
+                        col++;
+                }
+                fwrite(p, 1, n, stdout);
+                col += n;
+                p += n;
+                first = false;
+                while (*p == ' ')
+                        p++;
+        }
+        putchar('\n');
+}
+
+static void print_wrapped(const char *prefix, const char *text)
+{
+        print_folded(prefix, strlen(prefix), text);
 }
 
 /* A need worth showing without -v: not one of torch's own libraries
@@ -188,7 +218,7 @@ static void print_report(const struct doctor_report *r, const struct strv *mp,
                         _cleanup_free_ char *head = xasprintf("  %zu. [%s%s%s] ", i + 1, f->ref ? f->ref : "",
                                                               f->ref ? " " : "", f->id);
 
-                        print_wrapped(head, f->what);
+                        print_folded(head, 5, f->what);
                         print_wrapped("     why: ", f->why);
                         print_wrapped("     fix: ", f->fix);
                 }

@@ -1047,6 +1047,64 @@ static void find_cudnn(struct doctor *doc)
         cudnn_found_release(&c);
 }
 
+/* The CUDA toolkit libraries torch needs come from a toolkit of its major:
+ * libcusparse.so.12 is also the soname of CUDA 13's cuSPARSE, so a CUDA 13
+ * in the loader cache satisfies a CUDA 12 torch's need silently. */
+static void find_toolkit_libs(struct doctor *doc)
+{
+        struct doctor_report *r = doc->r;
+        struct strv dirs = { 0 }, wrong = { 0 };
+        unsigned long other = 0;
+
+        if (!r->built.cuda_major)
+                return;
+        for (size_t i = 0; i < r->n_libs; i++)
+                for (size_t k = 0; k < r->libs[i].n_needs; k++) {
+                        const struct doctor_need *n = &r->libs[i].needs[k];
+                        const char *kind = n->path ? soname_module_kind(n->soname) : NULL;
+                        _cleanup_free_ char *dir = kind && streq(kind, "cuda") ? real_dirname(n->path) : NULL;
+                        struct version v;
+
+                        if (!dir || strv_contains(&dirs, dir))
+                                continue;
+                        strv_add(&dirs, dir);
+                        v = libdir_toolkit_version(dir);
+                        if (!v.count) {
+                                /* Files named by soname only: the libcudart.so.N beside it. */
+                                struct strv one = { 0 };
+
+                                strv_add(&one, dir);
+                                free(find_soname_file(&one, "libcudart", &v.n[0]));
+                                v.count = v.n[0] ? 1 : 0;
+                                strv_release(&one);
+                        }
+                        if (v.count && v.n[0] != r->built.cuda_major) {
+                                _cleanup_free_ char *vs = version_to_string(&v, 2);
+
+                                strv_push(&wrong, xasprintf("%s from '%s' (CUDA %s)", n->soname, dir, vs));
+                                other = v.n[0];
+                        }
+                }
+        if (wrong.len) {
+                struct strbuf sb = STRBUF_INIT;
+
+                strbuf_add_list(&sb, &wrong, wrong.len);
+                add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
+                            xasprintf("torch is built for CUDA %lu, but %s: a toolkit of CUDA %lu",
+                                      r->built.cuda_major, sb.buf, other),
+                            "some CUDA libraries keep their soname across CUDA majors (cuSPARSE, cuFFT, "
+                            "cuRAND, cuSOLVER): the other major's copy loads without an error, then fails "
+                            "with undefined symbols or needs that CUDA's runtime and driver%s",
+                            xasprintf("put a CUDA %lu toolkit's library directory first: %s",
+                                      r->built.cuda_major,
+                                      r->module_load ? r->module_load : "load a cuda module of that major"),
+                            "");
+                strbuf_release(&sb);
+        }
+        strv_release(&dirs);
+        strv_release(&wrong);
+}
+
 static void find_nccl(struct doctor *doc)
 {
         struct doctor_report *r = doc->r;
@@ -1287,6 +1345,7 @@ int doctor_run(const struct doctor_options *o, char *const *paths, size_t n_path
         suggest(&doc, &unresolved);
         report_unresolved(&doc, &unresolved, &by);
         find_stubs(&doc);
+        find_toolkit_libs(&doc);
         find_cudnn(&doc);
         find_nccl(&doc);
         find_nvjitlink(&doc);
