@@ -197,10 +197,12 @@ static void print_report(const struct doctor_report *r, const struct strv *mp,
                        r->built.nccl ? r->built.nccl : "");
         printf("environment\n");
         {
-                _cleanup_free_ char *ldp = strv_join(&r->ld_library_path, ":");
                 _cleanup_free_ char *loaded = strv_join(&r->loaded, " ");
 
-                print_wrapped("  LD_LIBRARY_PATH  ", *ldp ? ldp : "(unset)");
+                if (!r->ld_library_path.len)
+                        print_wrapped("  LD_LIBRARY_PATH  ", "(unset)");
+                for (size_t i = 0; i < r->ld_library_path.len; i++)
+                        print_wrapped(i ? "                   " : "  LD_LIBRARY_PATH  ", r->ld_library_path.items[i]);
                 print_wrapped("  modules loaded   ", *loaded ? loaded : "(none)");
         }
         if (r->toolkit) {

@@ -105,7 +105,7 @@ static int assignment(const char *line, size_t len, const char *name, char **ret
                 return -EBADMSG;
         quote = line[i];
         end = memchr(line + i + 1, quote, len - i - 1);
-        if (!end || (size_t)(end - line) != len - 1)
+        if (!end || (size_t)(end - line) != len - 1 || memchr(line + i + 1, '\0', (size_t)(end - line) - i - 1))
                 return -EBADMSG;
         *ret = xstrndup(line + i + 1, (size_t)(end - line) - i - 1);
         return 1;
@@ -115,6 +115,8 @@ int torch_version_py_parse(const char *buf, size_t len, const char *file, struct
                            struct diag *d)
 {
         static const char *const names[] = { "__version__", "git_version", "cuda" };
+        char *found[ELEMENTSOF(names)] = { NULL };
+        bool seen[ELEMENTSOF(names)] = { false };
         char **fields[] = { &ret->torch_version, &ret->git_version, &ret->cuda };
         unsigned line_no = 0;
 
@@ -127,20 +129,38 @@ int torch_version_py_parse(const char *buf, size_t len, const char *file, struct
                         char *value = NULL;
                         int r = assignment(buf + pos, end - pos, names[k], &value);
 
-                        if (r < 0)
+                        if (r < 0) {
+                                for (size_t j = 0; j < ELEMENTSOF(names); j++)
+                                        free(found[j]);
                                 return diag_set(d, -EBADMSG, file, line_no, 0,
                                                 "%s is neither a quoted string nor None", names[k]);
+                        }
                         if (r > 0) {
-                                free(*fields[k]);
-                                *fields[k] = value;
-                                if (value && memchr(value, '\0', strlen(value) + 1) != value + strlen(value))
-                                        return diag_set(d, -EBADMSG, file, line_no, 0,
-                                                        "%s holds a NUL byte", names[k]);
+                                free(found[k]);
+                                found[k] = value;
+                                seen[k] = true;
                         }
                 }
                 pos = end + 1;
         }
+        /* Only now, on success: the last assignment of each wins. */
+        for (size_t k = 0; k < ELEMENTSOF(names); k++)
+                if (seen[k]) {
+                        free(*fields[k]);
+                        *fields[k] = found[k];
+                }
         return 0;
+}
+
+void doctor_built_release(struct doctor_built *b)
+{
+        free(b->torch_version);
+        free(b->git_version);
+        free(b->cuda);
+        strv_release(&b->sonames);
+        free(b->cudnn);
+        free(b->nccl);
+        *b = (struct doctor_built){ 0 };
 }
 
 /* --- the libraries ----------------------------------------------------------- */
@@ -1365,12 +1385,7 @@ int doctor_run(const struct doctor_options *o, char *const *paths, size_t n_path
 void doctor_report_release(struct doctor_report *r)
 {
         free(r->torch_dir);
-        free(r->built.torch_version);
-        free(r->built.git_version);
-        free(r->built.cuda);
-        strv_release(&r->built.sonames);
-        free(r->built.cudnn);
-        free(r->built.nccl);
+        doctor_built_release(&r->built);
         for (size_t i = 0; i < r->n_libs; i++) {
                 free(r->libs[i].path);
                 free(r->libs[i].runpath);

@@ -109,9 +109,14 @@ struct doctor_report {
         size_t n_findings;
         struct strv notes;
         /* Suggestions (a modulepath given): every module that provides a
-         * needed soname; the chosen consistent set (one CUDA major), in load
-         * order, and the line that loads it; the needed sonames that no
-         * module of the set provides. */
+         * needed soname; the chosen consistent set, in load order, and the
+         * line that loads it; the needed sonames that no module of the set
+         * provides. The set: for each of cuda, cudnn, nccl that torch needs,
+         * one module of torch's CUDA major (cudnn and nccl: below the chosen
+         * cuda in a hierarchy) whose version is the one torch was built
+         * with or linked against (version.py's cuda, built.cudnn,
+         * built.nccl; a prefix match), else the lowest newer one, else the
+         * highest. */
         struct doctor_module *modules;
         size_t n_modules;
         struct strv chosen;          /* "cuda/12.4", "cudnn/9.1.0", "nccl/2.21.5" */
@@ -131,10 +136,13 @@ void doctor_report_release(struct doctor_report *r);
 
 /* Parse torch/version.py: __version__, git_version and cuda, each a
  * quoted string ('…' or "…") or None, with or without a type annotation
- * ("cuda: Optional[str] = '12.4'"). Fields not found stay NULL. Returns 0,
- * or -EBADMSG with d set (file:line) for a line assigning one of them
- * something else than a string or None. */
+ * ("cuda: Optional[str] = '12.4'"). Fields not found stay as they are.
+ * Returns 0, or -EBADMSG with d set (file and line) for a line assigning
+ * one of them something else than a string or None (a string holding a NUL
+ * byte included); ret is then untouched. */
 int torch_version_py_parse(const char *buf, size_t len, const char *file, struct doctor_built *ret,
                            struct diag *d);
+/* Free what a struct doctor_built holds and zero it. */
+void doctor_built_release(struct doctor_built *b);
 
 #endif

@@ -17,3 +17,17 @@ void demo_build(const char *root)
         fx_nccl(root, "sw/nccl_2.21.5-1+cuda12.4_x86_64",
                 &(struct fx_nccl){ .version = "2.21.5", .cuda = "12.4" });
 }
+
+void demo_doctor_build(const char *root)
+{
+        fx_cuda_toolkit(root, "sw/cuda/12.4",
+                        &(struct fx_cuda){ .version = "12.4", .release = "12.4.1", .cudart = "12.4.127",
+                                           .nvcc = "12.4.131", .cusparse = true });
+        fx_cuda_toolkit(root, "sw/cuda/13.0",
+                        &(struct fx_cuda){ .version = "13.0", .release = "13.0.2", .cudart = "13.0.96",
+                                           .nvcc = "13.0.88", .cusparse = true });
+        fx_cudnn(root, "sw/cudnn/9.1.0", &(struct fx_cudnn){ .version = "9.1.0", .cuda_major = 12 });
+        fx_nccl(root, "sw/nccl/2.21.5", &(struct fx_nccl){ .version = "2.21.5", .cuda = "12.4" });
+        fx_torch(root, "site-packages/torch",
+                 &(struct fx_torch){ .cuda = "12.4", .cudnn_major = 9, .nccl = true, .cusparse = true });
+}

@@ -7,4 +7,10 @@
  * CUDA 11 and 9.7.1 for CUDA 12 (archives), NCCL 2.21.5 for CUDA 12. */
 void demo_build(const char *root);
 
+/* The tree `cudamod doctor` is shown on: under root/sw, CUDA 12.4 and 13.0
+ * (with cuSPARSE and libnvJitLink), cuDNN 9.1.0 for CUDA 12 and NCCL 2.21.5
+ * for CUDA 12.4; a source-built torch 2.5.1 for CUDA 12.4 with cuDNN 9 and
+ * NCCL at root/site-packages/torch. */
+void demo_doctor_build(const char *root);
+
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "strbuf.h"
 #include "util.h"
 
 char *fx_new(void)
@@ -191,6 +192,18 @@ void fx_cuda_toolkit(const char *root, const char *prefix, const struct fx_cuda 
                 fx_library(root, lib, "libcublas", maj, NULL, machine, cublas_needed, NULL);
         }
         fx_library(root, lib, "libnvrtc", maj, NULL, machine, NULL, NULL);
+        if (c->cusparse && major >= 12) {
+                _cleanup_free_ char *jit = xasprintf("libnvJitLink.so.%lu", major);
+                /* cuSPARSE has its own version, soname libcusparse.so.12 in
+                 * CUDA 12 (12.3.1 in 12.4) and 13 (12.6.3 in 13.0). */
+                long minor = code % 1000 / 10;
+                _cleanup_free_ char *sparse_ver = major == 12 ? xasprintf("12.%ld.1.170", minor > 0 ? minor - 1 : 0)
+                                                              : xasprintf("12.%ld.3.3", minor + 6);
+
+                fx_library(root, lib, "libnvJitLink", maj, c->cudart, machine, NULL, NULL);
+                fx_library(root, lib, "libcusparse", "12", sparse_ver, machine,
+                           (const char *const[]){ jit, NULL }, NULL);
+        }
         fx_elf(root, p = path_join(lib, "stubs/libcuda.so"),
                &(struct elfstub){ .machine = machine, .soname = "libcuda.so.1" });
         free(TAKE_PTR(p));
@@ -349,4 +362,122 @@ void fx_fake_library(const char *root, const char *rel, const char *var)
         while ((n = read(in, buf, sizeof(buf))) > 0)
                 ck_assert_int_eq(write(out, buf, (size_t)n), n);
         ck_assert_int_eq(n, 0);
+}
+
+/* The RUNPATH of a torch library: base, then the entries of extra (those
+ * not starting with '/' or '$' taken below root). */
+static char *torch_runpath(const char *root, const char *base, const char *extra)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        _cleanup_free_ char *copy = extra ? xstrdup(extra) : NULL;
+        char *entry = copy, *next;
+
+        strbuf_addstr(&sb, base);
+        for (; entry; entry = next) {
+                next = strchr(entry, ':');
+                if (next)
+                        *next++ = '\0';
+                if (!*entry)
+                        continue;
+                strbuf_addch(&sb, ':');
+                if (entry[0] == '/' || entry[0] == '$') {
+                        strbuf_addstr(&sb, entry);
+                } else {
+                        _cleanup_free_ char *p = path_join(root, entry);
+                        strbuf_addstr(&sb, p);
+                }
+        }
+        return strbuf_detach(&sb);
+}
+
+/* One library of torch/lib: soname = file name. */
+static void torch_lib(const char *root, const char *libdir, const char *name, const char *const *needed,
+                      const char *runpath, bool rpath)
+{
+        _cleanup_free_ char *rel = path_join(libdir, name);
+
+        fx_elf(root, rel, &(struct elfstub){ .soname = name, .needed = needed, .runpath = runpath,
+                                             .use_rpath = rpath });
+}
+
+void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
+{
+        /* .ci/manywheel/build_cuda.sh's CUDA_RPATHS (CUDA 12). */
+        static const char wheel_rpaths[] =
+                "$ORIGIN/../../nvidia/cublas/lib:$ORIGIN/../../nvidia/cuda_cupti/lib:"
+                "$ORIGIN/../../nvidia/cuda_nvrtc/lib:$ORIGIN/../../nvidia/cuda_runtime/lib:"
+                "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/../../nvidia/cufft/lib:"
+                "$ORIGIN/../../nvidia/curand/lib:$ORIGIN/../../nvidia/cusolver/lib:"
+                "$ORIGIN/../../nvidia/cusparse/lib:$ORIGIN/../../cusparselt/lib:"
+                "$ORIGIN/../../nvidia/nccl/lib:$ORIGIN/../../nvidia/nvtx/lib";
+        unsigned major = t->cuda_major ? t->cuda_major : t->cuda ? (unsigned)major_of(t->cuda) : 12;
+        _cleanup_free_ char *libdir = path_join(dir, "lib"), *p = NULL;
+        _cleanup_free_ char *cudart = xasprintf("libcudart.so.%u", major);
+        _cleanup_free_ char *cublas = xasprintf("libcublas.so.%u", major);
+        _cleanup_free_ char *cublaslt = xasprintf("libcublasLt.so.%u", major);
+        _cleanup_free_ char *cusparse = xasprintf("libcusparse.so.%u", major >= 13 ? 12 : major);
+        _cleanup_free_ char *cudnn = xasprintf("libcudnn.so.%u", t->cudnn_major);
+        _cleanup_free_ char *lib_base = NULL, *c_base = NULL, *lib_path = NULL, *c_path = NULL;
+        const char *cuda_needed[12];
+        size_t n = 0;
+
+        if (t->wheel_rpath) {
+                lib_base = xasprintf("%s:$ORIGIN", wheel_rpaths);
+                c_base = xasprintf("%s:$ORIGIN:$ORIGIN/lib", wheel_rpaths);
+        } else {
+                lib_base = xstrdup("$ORIGIN");
+                c_base = xstrdup("$ORIGIN/lib");
+        }
+        lib_path = torch_runpath(root, lib_base, t->runpath);
+        c_path = torch_runpath(root, c_base, t->runpath);
+
+        cuda_needed[n++] = "libc10.so";
+        cuda_needed[n++] = "libc10_cuda.so";
+        cuda_needed[n++] = "libtorch_cpu.so";
+        cuda_needed[n++] = cudart;
+        cuda_needed[n++] = cublas;
+        cuda_needed[n++] = cublaslt;
+        if (t->cusparse)
+                cuda_needed[n++] = cusparse;
+        if (t->cudnn_major)
+                cuda_needed[n++] = cudnn;
+        if (t->nccl)
+                cuda_needed[n++] = "libnccl.so.2";
+        cuda_needed[n++] = "libcuda.so.1";
+        cuda_needed[n] = NULL;
+
+        torch_lib(root, libdir, "libc10.so", NULL, lib_path, t->wheel_rpath);
+        torch_lib(root, libdir, "libc10_cuda.so", (const char *const[]){ "libc10.so", cudart, NULL },
+                  lib_path, t->wheel_rpath);
+        torch_lib(root, libdir, "libtorch_cpu.so", (const char *const[]){ "libc10.so", NULL }, lib_path,
+                  t->wheel_rpath);
+        torch_lib(root, libdir, "libtorch_cuda.so", cuda_needed, lib_path, t->wheel_rpath);
+        torch_lib(root, libdir, "libtorch.so",
+                  (const char *const[]){ "libtorch_cpu.so", "libtorch_cuda.so", NULL }, lib_path,
+                  t->wheel_rpath);
+        torch_lib(root, libdir, "libtorch_global_deps.so", (const char *const[]){ cudart, cublas, NULL },
+                  lib_path, t->wheel_rpath);
+        /* A Python extension has no soname. */
+        fx_elf(root, p = path_join(dir, "_C.cpython-312-x86_64-linux-gnu.so"),
+               &(struct elfstub){ .needed = (const char *const[]){ "libtorch.so", NULL }, .runpath = c_path,
+                                  .use_rpath = t->wheel_rpath });
+        free(TAKE_PTR(p));
+
+        fx_write(root, p = path_join(dir, "__init__.py"),
+                 "# fake torch (cudamod test fixture)\n"
+                 "from torch.version import __version__ as __version__\n");
+        free(TAKE_PTR(p));
+        if (!t->no_version_py) {
+                _cleanup_free_ char *cuda = t->cuda ? xasprintf("'%s'", t->cuda) : xstrdup("None");
+                _cleanup_free_ char *py = xasprintf(
+                        "from typing import Optional\n\n"
+                        "__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']\n"
+                        "__version__ = '%s'\n"
+                        "debug = False\n"
+                        "cuda: Optional[str] = %s\n"
+                        "git_version = 'a8d6afb511a69687bbb2b7e88a3cf67917e1697e'\n"
+                        "hip: Optional[str] = None\n",
+                        t->version ? t->version : "2.5.1", cuda);
+                fx_write(root, p = path_join(dir, "version.py"), py);
+        }
 }

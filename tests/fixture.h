@@ -36,6 +36,12 @@ struct fx_cuda {
         enum fx_version_file version_file;
         bool no_math;          /* HPC SDK cuda/X.Y: no cuBLAS */
         bool cupti;            /* extras/CUPTI */
+        /* CUDA 12 and later: libcusparse.so.12 (in CUDA 13 too; it needs
+         * libnvJitLink.so.N) and libnvJitLink.so.N, real file
+         * libnvJitLink.so.<cudart> as the toolkit ships it (R7). Off by
+         * default: the suites written before it expect a toolkit without
+         * them. */
+        bool cusparse;
 };
 
 /* A runfile/deb tree: PREFIX/{bin/nvcc,targets/T/{include,lib},include and
@@ -69,5 +75,37 @@ void fx_fake_library(const char *root, const char *rel, const char *var);
 
 /* A dist-info directory with METADATA Name/Version. */
 void fx_dist_info(const char *root, const char *dir, const char *name, const char *version);
+
+struct fx_torch {
+        const char *version;     /* version.py __version__ (default "2.5.1") */
+        const char *cuda;        /* version.py cuda ("12.4"); NULL: `cuda: Optional[str] = None` */
+        unsigned cuda_major;     /* the libcudart.so.N etc. its libraries need (default: major of cuda, else 12) */
+        unsigned cudnn_major;    /* libtorch_cuda.so needs libcudnn.so.N (0: no cuDNN) */
+        bool nccl;               /* libtorch_cuda.so needs libnccl.so.2 */
+        bool cusparse;           /* libtorch_cuda.so needs libcusparse (a toolkit made with .cusparse) */
+        /* Extra RUNPATH entries after $ORIGIN, ':'-separated; entries not
+         * starting with '/' or '$' are made absolute below root (NULL: just
+         * $ORIGIN). */
+        const char *runpath;
+        /* pip-wheel style: DT_RPATH $ORIGIN/../../nvidia/cudnn/lib:... (then
+         * $ORIGIN and the runpath entries) instead of DT_RUNPATH. */
+        bool wheel_rpath;
+        bool no_version_py;
+};
+
+/* A source-built torch package at root/dir ("site-packages/torch"):
+ * __init__.py, version.py (the real generated format), _C.cpython-312-
+ * x86_64-linux-gnu.so (needs libtorch.so, RUNPATH $ORIGIN/lib) and lib/ with
+ * libc10.so, libc10_cuda.so, libtorch_cpu.so, libtorch_cuda.so, libtorch.so
+ * and libtorch_global_deps.so, each with its soname and the DT_NEEDED of a
+ * real build restricted to torch's own and the CUDA stack's sonames (only
+ * those the fixtures above create, so that nothing depends on the host):
+ *   libtorch_global_deps.so  libcudart.so.N libcublas.so.N
+ *   libc10_cuda.so           libc10.so libcudart.so.N
+ *   libtorch_cuda.so         libc10.so libc10_cuda.so libtorch_cpu.so libcudart.so.N
+ *                            libcublas.so.N libcublasLt.so.N [libcusparse.so.12 (.11 for 11)]
+ *                            [libcudnn.so.M] [libnccl.so.2] libcuda.so.1
+ *   libtorch.so              libtorch_cpu.so libtorch_cuda.so */
+void fx_torch(const char *root, const char *dir, const struct fx_torch *t);
 
 #endif

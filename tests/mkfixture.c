@@ -1,8 +1,11 @@
 /* mkfixture: build a fixture tree from the command line, for the
  * integration scripts, the README's walk-through and the benchmarks:
  *   mkfixture demo DIR      the bundled demo tree (tests/demo.h)
+ *   mkfixture doctor DIR    the doctor walk-through tree (demo_doctor_build)
  *   mkfixture LAYOUT DIR    one layout fixture of tests/layouts.c
- *   mkfixture --list        the names, one per line, then the scan roots */
+ *   mkfixture --list        the names, one per line, then the scan roots (not
+ *                           doctor's: tests/modules expects one expectation
+ *                           file per name listed) */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 #include "banned.h"
 
 static const struct layout_fixture *chosen;
+static bool doctor;
 static const char *target;
 
 /* The fixture builders report failures through Check, so they run as the
@@ -23,6 +27,8 @@ START_TEST(build)
 {
         if (chosen)
                 chosen->build(target);
+        else if (doctor)
+                demo_doctor_build(target);
         else
                 demo_build(target);
 }
@@ -66,10 +72,11 @@ int main(int argc, char **argv)
                 return 0;
         }
         if (argc != 3 || argv[1][0] == '-') {
-                fputs("usage: mkfixture demo|LAYOUT DIR | mkfixture --list\n", stderr);
+                fputs("usage: mkfixture demo|doctor|LAYOUT DIR | mkfixture --list\n", stderr);
                 return 2;
         }
-        if (!streq(argv[1], "demo") && !(f = layout_fixture_find(argv[1]))) {
+        doctor = streq(argv[1], "doctor");
+        if (!streq(argv[1], "demo") && !doctor && !(f = layout_fixture_find(argv[1]))) {
                 fprintf(stderr, "mkfixture: no fixture '%s' (see --list)\n", argv[1]);
                 return 2;
         }

@@ -1,0 +1,1330 @@
+/* test-doctor.c: `cudamod doctor`'s diagnosis of a fake source-built torch
+ * (tests/fixture.h fx_torch) against module-style CUDA, cuDNN and NCCL
+ * trees: a healthy environment reports nothing, each failure of PYTORCH.md
+ * §3 it looks for is found (and would be missed without its detection),
+ * including the cuDNN/NCCL older than the build (R2, R8) when the RUNPATH
+ * tells what it was built against; the suggestions pick one consistent set
+ * of modules; the input forms; torch/version.py.
+ *
+ * Every case passes an explicit environment and a missing loader cache, so
+ * that the host's CUDA (its /etc/ld.so.cache, its nvcc) never takes part. */
+#include <check.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "doctor.h"
+#include "fixture.h"
+#include "strbuf.h"
+#include "testutil.h"
+#include "util.h"
+#include "banned.h"
+
+#define WORDS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+#define TORCH "site-packages/torch"
+#define CUDA12 "sw/cuda/12.4"
+#define CUDA12_LIB "sw/cuda/12.4/targets/x86_64-linux/lib"
+#define CUDA12_STUBS "sw/cuda/12.4/targets/x86_64-linux/lib/stubs"
+#define CUDA13 "sw/cuda/13.0"
+#define CUDA13_LIB "sw/cuda/13.0/targets/x86_64-linux/lib"
+#define CUDNN91 "sw/cudnn/9.1.0"
+#define CUDNN91_LIB "sw/cudnn/9.1.0/lib"
+#define CUDNN97 "sw/cudnn/9.7.1"
+#define CUDNN97_LIB "sw/cudnn/9.7.1/lib"
+#define NCCL "sw/nccl/2.21.5"
+#define NCCL_LIB "sw/nccl/2.21.5/lib"
+#define GIT_VERSION "a8d6afb511a69687bbb2b7e88a3cf67917e1697e"
+
+static char *root;
+
+static void setup(void)
+{
+        root = fx_new();
+}
+
+static void teardown(void)
+{
+        fx_free(root);
+        root = NULL;
+}
+
+static char *at(const char *rel)
+{
+        return path_join(root, rel);
+}
+
+/* --- the trees ------------------------------------------------------------ */
+
+static void cuda12(void)
+{
+        fx_cuda_toolkit(root, CUDA12,
+                        &(struct fx_cuda){ .version = "12.4", .release = "12.4.1", .cudart = "12.4.127",
+                                           .nvcc = "12.4.131", .cusparse = true });
+}
+
+static void cuda13(void)
+{
+        fx_cuda_toolkit(root, CUDA13,
+                        &(struct fx_cuda){ .version = "13.0", .release = "13.0.2", .cudart = "13.0.96",
+                                           .nvcc = "13.0.88", .cusparse = true });
+}
+
+static void cudnn(const char *prefix, const char *version, unsigned cuda_major)
+{
+        fx_cudnn(root, prefix, &(struct fx_cudnn){ .version = version, .cuda_major = cuda_major });
+}
+
+static void nccl_at(const char *prefix, const char *version, const char *cuda)
+{
+        fx_nccl(root, prefix, &(struct fx_nccl){ .version = version, .cuda = cuda });
+}
+
+static void nccl(const char *cuda)
+{
+        nccl_at(NCCL, "2.21.5", cuda);
+}
+
+/* torch 2.5.1 for CUDA 12.4 with cuDNN 9, NCCL and cuSPARSE; runpath as
+ * fx_torch's (may be NULL). */
+static void torch(const char *runpath)
+{
+        fx_torch(root, TORCH,
+                 &(struct fx_torch){ .cuda = "12.4", .cudnn_major = 9, .nccl = true, .cusparse = true,
+                                     .runpath = runpath });
+}
+
+/* Everything the healthy case has: torch, CUDA 12.4, cuDNN 9.1.0 (cu12),
+ * NCCL 2.21.5+cuda12.4. */
+static void healthy_tree(void)
+{
+        cuda12();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("12.4");
+        torch(NULL);
+}
+
+/* --- the environment -------------------------------------------------------- */
+
+struct env {
+        struct strv items;
+};
+
+static void env_init(struct env *e)
+{
+        *e = (struct env){ 0 };
+        /* Never empty: doctor reads the process's environment for NULL. */
+        strv_push(&e->items, xasprintf("HOME=%s", root));
+}
+
+static void env_release(struct env *e)
+{
+        strv_release(&e->items);
+}
+
+static void env_set(struct env *e, const char *name, const char *value)
+{
+        strv_push(&e->items, xasprintf("%s=%s", name, value));
+}
+
+/* NAME=the directories below root, ':'-separated. */
+static void env_dirs(struct env *e, const char *name, const char *const *rels)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+        for (; *rels; rels++) {
+                _cleanup_free_ char *p = at(*rels);
+                if (sb.len)
+                        strbuf_addch(&sb, ':');
+                strbuf_addstr(&sb, p);
+        }
+        env_set(e, name, sb.buf);
+}
+
+/* LD_LIBRARY_PATH = the directories; CUDA_HOME = cuda_home (NULL: unset). */
+static void env_make(struct env *e, const char *const *llp, const char *cuda_home)
+{
+        env_init(e);
+        if (llp)
+                env_dirs(e, "LD_LIBRARY_PATH", llp);
+        if (cuda_home) {
+                _cleanup_free_ char *p = at(cuda_home);
+                env_set(e, "CUDA_HOME", p);
+        }
+}
+
+/* The healthy environment: NCCL, cuDNN 9.1.0 and CUDA 12.4 libraries on
+ * LD_LIBRARY_PATH, CUDA_HOME the 12.4 toolkit. */
+static void env_healthy(struct env *e)
+{
+        env_make(e, WORDS(NCCL_LIB, CUDNN91_LIB, CUDA12_LIB), CUDA12);
+}
+
+/* --- running doctor ------------------------------------------------------------ */
+
+/* Every finding and note, for the failure messages. */
+static char *dump(const struct doctor_report *r)
+{
+        struct strbuf sb = STRBUF_INIT;
+
+        strbuf_addf(&sb, "%zu finding(s):\n", r->n_findings);
+        for (size_t i = 0; i < r->n_findings; i++) {
+                const struct doctor_finding *f = &r->findings[i];
+                strbuf_addf(&sb, "  [%s %s] what: %s\n      why: %s\n      fix: %s\n", f->id,
+                            f->ref ? f->ref : "-", f->what ? f->what : "(null)", f->why ? f->why : "(null)",
+                            f->fix ? f->fix : "(null)");
+        }
+        for (size_t i = 0; i < r->notes.len; i++)
+                strbuf_addf(&sb, "  note: %s\n", r->notes.items[i]);
+        for (size_t i = 0; i < r->n_libs; i++) {
+                const struct doctor_library *l = &r->libs[i];
+                strbuf_addf(&sb, "  lib %s\n", l->path);
+                for (size_t j = 0; j < l->n_needs; j++)
+                        strbuf_addf(&sb, "    %s -> %s (%s)\n", l->needs[j].soname,
+                                    l->needs[j].path ? l->needs[j].path : "-",
+                                    resolve_source_to_string(l->needs[j].source));
+        }
+        return strbuf_detach(&sb);
+}
+
+/* Run doctor on the path below root (or absolute) with e and modulepath mp
+ * (may be NULL), asserting success. */
+static void diagnose(const struct env *e, const struct strv *mp, const char *path,
+                     struct doctor_report *r)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *p = path[0] == '/' ? xstrdup(path) : at(path);
+        struct doctor_options o = {
+                .environ = e->items.items, .ldcache = "/nonexistent", .modulepath = mp,
+        };
+        int ret;
+
+        *r = (struct doctor_report){ 0 };
+        ret = doctor_run(&o, (char *[]){ p }, 1, r, &d);
+        ck_assert_msg(ret == 0, "doctor_run '%s': %d (%s)", p, ret, d.message ? d.message : "no message");
+}
+
+static bool contains_ci(const char *haystack, const char *needle)
+{
+        size_t n = strlen(needle);
+
+        if (!haystack)
+                return false;
+        for (; *haystack; haystack++) {
+                size_t i = 0;
+                while (i < n && haystack[i] && ascii_tolower(haystack[i]) == ascii_tolower(needle[i]))
+                        i++;
+                if (i == n)
+                        return true;
+        }
+        return n == 0;
+}
+
+/* what, why and fix of f, one string. */
+static char *finding_text(const struct doctor_finding *f)
+{
+        return xasprintf("%s\n%s\n%s", f->what ? f->what : "", f->why ? f->why : "", f->fix ? f->fix : "");
+}
+
+/* The first finding with this id whose text holds word (NULL: any), or NULL. */
+static const struct doctor_finding *find_finding(const struct doctor_report *r, const char *id,
+                                                 const char *word)
+{
+        for (size_t i = 0; i < r->n_findings; i++) {
+                _cleanup_free_ char *text = NULL;
+
+                if (!streq(r->findings[i].id, id))
+                        continue;
+                text = finding_text(&r->findings[i]);
+                if (!word || strstr(text, word))
+                        return &r->findings[i];
+        }
+        return NULL;
+}
+
+/* Assert a finding with this id whose what holds what_word (NULL: any);
+ * that its ref is one of refs ('|'-separated; NULL: not checked); that
+ * what, why and fix are non-empty; and that its text holds each of words
+ * (case-insensitively). Returns it. */
+static const struct doctor_finding *assert_finding(const struct doctor_report *r, const char *id,
+                                                   const char *refs, const char *what_word,
+                                                   const char *const *words)
+{
+        const struct doctor_finding *f = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        for (size_t i = 0; i < r->n_findings && !f; i++)
+                if (streq(r->findings[i].id, id) &&
+                    (!what_word || (r->findings[i].what && strstr(r->findings[i].what, what_word))))
+                        f = &r->findings[i];
+        ck_assert_msg(f != NULL, "no '%s' finding whose what names '%s'; the report:\n%s", id,
+                      what_word ? what_word : "", dump(r));
+        ck_assert_msg(f->what && *f->what && f->why && *f->why && f->fix && *f->fix,
+                      "'%s' finding with an empty what, why or fix:\n%s", id, dump(r));
+        if (refs) {
+                _cleanup_free_ char *bars = xasprintf("|%s|", refs);
+                _cleanup_free_ char *ref = xasprintf("|%s|", f->ref ? f->ref : "(null)");
+                ck_assert_msg(strstr(bars, ref) != NULL, "'%s' finding has ref %s, not %s:\n%s", id,
+                              f->ref ? f->ref : "NULL", refs, dump(r));
+        }
+        text = finding_text(f);
+        for (; words && *words; words++)
+                ck_assert_msg(contains_ci(text, *words), "'%s' finding does not name '%s':\n%s", id, *words,
+                              dump(r));
+        return f;
+}
+
+static void assert_no_finding(const struct doctor_report *r, const char *id)
+{
+        ck_assert_msg(find_finding(r, id, NULL) == NULL, "unexpected '%s' finding:\n%s", id, dump(r));
+}
+
+static void assert_no_findings(const struct doctor_report *r)
+{
+        ck_assert_msg(r->n_findings == 0, "expected no findings:\n%s", dump(r));
+}
+
+static const struct doctor_library *find_lib(const struct doctor_report *r, const char *name)
+{
+        for (size_t i = 0; i < r->n_libs; i++)
+                if (streq(path_basename(r->libs[i].path), name))
+                        return &r->libs[i];
+        return NULL;
+}
+
+static const struct doctor_need *find_need(const struct doctor_library *l, const char *soname)
+{
+        for (size_t i = 0; i < l->n_needs; i++)
+                if (streq(l->needs[i].soname, soname))
+                        return &l->needs[i];
+        return NULL;
+}
+
+/* Whether two paths name the same file or directory. */
+static bool same_path(const char *a, const char *b)
+{
+        _cleanup_free_ char *ra = NULL, *rb = NULL;
+
+        if (!a || !b)
+                return false;
+        ra = realpath(a, NULL);
+        rb = realpath(b, NULL);
+        return ra && rb ? streq(ra, rb) : streq(a, b);
+}
+
+static bool path_is_below(const char *path, const char *rel_dir)
+{
+        _cleanup_free_ char *dir = at(rel_dir), *parent = NULL;
+
+        if (!path)
+                return false;
+        parent = path_dirname(path);
+        return same_path(parent, dir);
+}
+
+static const struct doctor_module *find_module(const struct doctor_report *r, const char *name)
+{
+        for (size_t i = 0; i < r->n_modules; i++)
+                if (streq(r->modules[i].module, name))
+                        return &r->modules[i];
+        return NULL;
+}
+
+/* --- healthy ---------------------------------------------------------------- */
+
+START_TEST(healthy_source_build_reports_nothing)
+{
+        struct env e;
+        struct doctor_report r;
+        const struct doctor_library *cuda_lib;
+        const struct doctor_need *n;
+        _cleanup_free_ char *torch_dir = at(TORCH), *cuda_home = at(CUDA12);
+        static const char *const libs[] = {
+                "libc10.so", "libc10_cuda.so", "libtorch_cpu.so", "libtorch_cuda.so", "libtorch.so",
+                "libtorch_global_deps.so", NULL,
+        };
+
+        healthy_tree();
+        env_healthy(&e);
+        env_set(&e, "LOADEDMODULES", "cuda/12.4:cudnn/9.1.0:nccl/2.21.5");
+        diagnose(&e, NULL, TORCH, &r);
+
+        assert_no_findings(&r);
+        ck_assert_msg(same_path(r.torch_dir, torch_dir), "torch_dir %s", r.torch_dir ? r.torch_dir : "NULL");
+        ck_assert_msg(r.built.torch_version && streq(r.built.torch_version, "2.5.1"), "version %s",
+                      r.built.torch_version ? r.built.torch_version : "NULL");
+        ck_assert_msg(r.built.git_version && streq(r.built.git_version, GIT_VERSION), "git_version %s",
+                      r.built.git_version ? r.built.git_version : "NULL");
+        ck_assert_msg(r.built.cuda && streq(r.built.cuda, "12.4"), "cuda %s", r.built.cuda ? r.built.cuda : "NULL");
+        ck_assert_uint_eq(r.built.cuda_major, 12);
+        for (const char *const *s = WORDS("libcudart.so.12", "libcublas.so.12", "libcudnn.so.9", "libnccl.so.2");
+             *s; s++)
+                ck_assert_msg(strv_contains(&r.built.sonames, *s), "built.sonames lacks %s", *s);
+        ck_assert_msg(!strv_contains(&r.built.sonames, "libc10.so"), "built.sonames holds torch's own libc10.so");
+
+        for (const char *const *l = libs; *l; l++)
+                ck_assert_msg(find_lib(&r, *l) != NULL, "%s not in libs:\n%s", *l, dump(&r));
+        cuda_lib = find_lib(&r, "libtorch_cuda.so");
+        ck_assert_msg(cuda_lib->runpath && streq(cuda_lib->runpath, "$ORIGIN"), "runpath %s",
+                      cuda_lib->runpath ? cuda_lib->runpath : "NULL");
+        ck_assert_ptr_null(cuda_lib->rpath);
+
+        n = find_need(cuda_lib, "libcudart.so.12");
+        ck_assert_msg(n && n->source == RESOLVE_LD_LIBRARY_PATH && path_is_below(n->path, CUDA12_LIB),
+                      "libcudart.so.12:\n%s", dump(&r));
+        ck_assert(!n->driver);
+        n = find_need(cuda_lib, "libcudnn.so.9");
+        ck_assert_msg(n && n->source == RESOLVE_LD_LIBRARY_PATH && path_is_below(n->path, CUDNN91_LIB),
+                      "libcudnn.so.9:\n%s", dump(&r));
+        n = find_need(cuda_lib, "libc10.so");
+        ck_assert_msg(n && n->source == RESOLVE_RUNPATH && path_is_below(n->path, TORCH "/lib"),
+                      "libc10.so:\n%s", dump(&r));
+        n = find_need(cuda_lib, "libcuda.so.1");
+        ck_assert_msg(n && n->driver, "libcuda.so.1 is not a driver need:\n%s", dump(&r));
+        ck_assert_msg(cuda_lib->n_needs == 10, "libtorch_cuda.so has %zu needs:\n%s", cuda_lib->n_needs,
+                      dump(&r));
+        ck_assert_str_eq(cuda_lib->needs[0].soname, "libc10.so");
+
+        ck_assert_uint_eq(r.ld_library_path.len, 3);
+        ck_assert_uint_eq(r.loaded.len, 3);
+        ck_assert_str_eq(r.loaded.items[1], "cudnn/9.1.0");
+        ck_assert_msg(same_path(r.toolkit, cuda_home), "toolkit %s", r.toolkit ? r.toolkit : "NULL");
+        ck_assert_msg(r.toolkit_source && streq(r.toolkit_source, "CUDA_HOME"), "toolkit_source %s",
+                      r.toolkit_source ? r.toolkit_source : "NULL");
+        ck_assert_msg(r.toolkit_version && streq(r.toolkit_version, "12.4"), "toolkit_version %s",
+                      r.toolkit_version ? r.toolkit_version : "NULL");
+        /* No modulepath: no suggestions. */
+        ck_assert_uint_eq(r.n_modules, 0);
+        ck_assert_uint_eq(r.chosen.len, 0);
+        ck_assert_ptr_null(r.module_load);
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* The RUNPATH of a source build keeps the directories it was linked
+ * against: they tell the cuDNN and NCCL versions it was built with. */
+START_TEST(built_cudnn_and_nccl_versions_from_runpath)
+{
+        struct env e;
+        struct doctor_report r;
+        const struct doctor_need *n;
+
+        cuda12();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("12.4");
+        torch(CUDNN91_LIB ":" NCCL_LIB);
+        env_make(&e, WORDS(CUDA12_LIB), CUDA12);
+        diagnose(&e, NULL, TORCH, &r);
+
+        ck_assert_msg(r.built.cudnn && streq(r.built.cudnn, "9.1.0"), "built.cudnn %s:\n%s",
+                      r.built.cudnn ? r.built.cudnn : "NULL", dump(&r));
+        ck_assert_msg(r.built.nccl && streq(r.built.nccl, "2.21.5"), "built.nccl %s:\n%s",
+                      r.built.nccl ? r.built.nccl : "NULL", dump(&r));
+        n = find_need(find_lib(&r, "libtorch_cuda.so"), "libcudnn.so.9");
+        ck_assert_msg(n && n->source == RESOLVE_RUNPATH, "libcudnn.so.9:\n%s", dump(&r));
+        assert_no_finding(&r, DOCTOR_UNRESOLVED);
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(built_cuda_major_from_libcudart_without_version_py)
+{
+        struct env e;
+        struct doctor_report r;
+
+        cuda12();
+        fx_torch(root, TORCH, &(struct fx_torch){ .cuda = "12.4", .no_version_py = true });
+        env_make(&e, WORDS(CUDA12_LIB), CUDA12);
+        diagnose(&e, NULL, TORCH, &r);
+
+        ck_assert_ptr_nonnull(r.torch_dir);
+        ck_assert_ptr_null(r.built.cuda);
+        ck_assert_ptr_null(r.built.torch_version);
+        ck_assert_uint_eq(r.built.cuda_major, 12);
+        ck_assert_msg(strv_contains(&r.built.sonames, "libcudart.so.12"), "%s", dump(&r));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* --- R1: unresolved ----------------------------------------------------------- */
+
+START_TEST(unresolved_without_ld_library_path_is_r1)
+{
+        struct env e;
+        struct doctor_report r;
+        const struct doctor_need *n;
+
+        healthy_tree();
+        env_make(&e, NULL, CUDA12);
+        diagnose(&e, NULL, TORCH, &r);
+
+        assert_finding(&r, DOCTOR_UNRESOLVED, "R1", "libcudart.so.12", NULL);
+        n = find_need(find_lib(&r, "libtorch_global_deps.so"), "libcudart.so.12");
+        ck_assert_msg(n && n->source == RESOLVE_NOT_FOUND && !n->path, "%s", dump(&r));
+        ck_assert_uint_eq(r.ld_library_path.len, 0);
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* A driver library that resolves nowhere (a login node) is a note. */
+START_TEST(unresolved_driver_library_is_not_a_finding)
+{
+        struct env e;
+        struct doctor_report r;
+
+        healthy_tree();
+        env_healthy(&e);
+        diagnose(&e, NULL, TORCH, &r);
+
+        ck_assert_msg(find_finding(&r, DOCTOR_UNRESOLVED, "libcuda.so.1") == NULL, "%s", dump(&r));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* --- R9: stubs ---------------------------------------------------------------- */
+
+START_TEST(stubs_on_ld_library_path_is_r9)
+{
+        struct env e;
+        struct doctor_report r;
+
+        healthy_tree();
+        env_make(&e, WORDS(NCCL_LIB, CUDNN91_LIB, CUDA12_LIB, CUDA12_STUBS), CUDA12);
+        diagnose(&e, NULL, TORCH, &r);
+
+        assert_finding(&r, DOCTOR_STUBS, "R9", NULL, WORDS("stubs"));
+        ck_assert_msg(find_finding(&r, DOCTOR_STUBS, CUDA12_STUBS) != NULL, "the finding does not name '%s':\n%s",
+                      CUDA12_STUBS, dump(&r));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(stubs_in_torch_runpath_is_r9)
+{
+        struct env e;
+        struct doctor_report r;
+
+        cuda12();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("12.4");
+        torch(CUDA12_STUBS);
+        env_healthy(&e);
+        diagnose(&e, NULL, TORCH, &r);
+
+        assert_finding(&r, DOCTOR_STUBS, "R9", NULL, WORDS("stubs"));
+        ck_assert_msg(find_finding(&r, DOCTOR_STUBS, CUDA12_STUBS) != NULL, "the finding does not name '%s':\n%s",
+                      CUDA12_STUBS, dump(&r));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* --- R5/R2: two cuDNN versions ------------------------------------------------- */
+
+START_TEST(two_cudnn_versions_on_ld_library_path)
+{
+        struct env e;
+        struct doctor_report r;
+
+        healthy_tree();
+        cudnn(CUDNN97, "9.7.1", 12);
+        env_make(&e, WORDS(NCCL_LIB, CUDNN91_LIB, CUDNN97_LIB, CUDA12_LIB), CUDA12);
+        diagnose(&e, NULL, TORCH, &r);
+
+        assert_finding(&r, DOCTOR_CUDNN_VERSIONS, "R5|R2", NULL, WORDS("9.1.0", "9.7.1"));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* --- R2/R8: older than the build --------------------------------------------------- */
+
+/* torch's RUNPATH keeps cuDNN 9.7.1's directory (it was built against it),
+ * LD_LIBRARY_PATH puts 9.1.0 first. */
+START_TEST(cudnn_older_than_the_build_is_r2)
+{
+        struct env e;
+        struct doctor_report r;
+
+        cuda12();
+        cudnn(CUDNN91, "9.1.0", 12);
+        cudnn(CUDNN97, "9.7.1", 12);
+        nccl("12.4");
+        torch(CUDNN97_LIB);
+        env_healthy(&e);
+        diagnose(&e, NULL, TORCH, &r);
+
+        ck_assert_msg(r.built.cudnn && streq(r.built.cudnn, "9.7.1"), "built.cudnn %s",
+                      r.built.cudnn ? r.built.cudnn : "NULL");
+        assert_finding(&r, DOCTOR_CUDNN_BUILD, "R2", NULL, WORDS("9.7.1", "9.1.0"));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(cudnn_newer_than_the_build_is_fine)
+{
+        struct env e;
+        struct doctor_report r;
+
+        cuda12();
+        cudnn(CUDNN91, "9.1.0", 12);
+        cudnn(CUDNN97, "9.7.1", 12);
+        nccl("12.4");
+        torch(CUDNN91_LIB);
+        env_make(&e, WORDS(NCCL_LIB, CUDNN97_LIB, CUDA12_LIB), CUDA12);
+        diagnose(&e, NULL, TORCH, &r);
+
+        ck_assert_msg(r.built.cudnn && streq(r.built.cudnn, "9.1.0"), "built.cudnn %s",
+                      r.built.cudnn ? r.built.cudnn : "NULL");
+        assert_no_findings(&r);
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(nccl_older_than_the_build_is_r8)
+{
+        struct env e;
+        struct doctor_report r;
+
+        cuda12();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("12.4");
+        nccl_at("sw/nccl/2.18.3", "2.18.3", "12.2");
+        torch(NCCL_LIB);
+        env_make(&e, WORDS("sw/nccl/2.18.3/lib", CUDNN91_LIB, CUDA12_LIB), CUDA12);
+        diagnose(&e, NULL, TORCH, &r);
+
+        ck_assert_msg(r.built.nccl && streq(r.built.nccl, "2.21.5"), "built.nccl %s",
+                      r.built.nccl ? r.built.nccl : "NULL");
+        assert_finding(&r, DOCTOR_NCCL_BUILD, "R8", NULL, WORDS("2.21.5", "2.18.3"));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* --- R3/R5: sub-libraries ------------------------------------------------------ */
+
+static void remove_sublibrary(const char *libdir, const char *stem)
+{
+        static const char *const suffixes[] = { ".so", ".so.9", ".so.9.1.0", NULL };
+
+        for (const char *const *s = suffixes; *s; s++) {
+                _cleanup_free_ char *rel = xasprintf("%s/%s%s", libdir, stem, *s);
+                _cleanup_free_ char *p = at(rel);
+                ck_assert_msg(unlink(p) == 0, "unlink '%s'", p);
+        }
+}
+
+START_TEST(cudnn_sublibrary_missing_is_r3)
+{
+        struct env e;
+        struct doctor_report r;
+
+        healthy_tree();
+        remove_sublibrary(CUDNN91_LIB, "libcudnn_engines_precompiled");
+        env_healthy(&e);
+        diagnose(&e, NULL, TORCH, &r);
+
+        assert_finding(&r, DOCTOR_CUDNN_SUBLIBRARIES, "R3", NULL, WORDS("libcudnn_engines_precompiled.so.9"));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(cudnn_sublibrary_from_another_directory)
+{
+        struct env e;
+        struct doctor_report r;
+
+        healthy_tree();
+        cudnn(CUDNN97, "9.7.1", 12);
+        remove_sublibrary(CUDNN91_LIB, "libcudnn_engines_precompiled");
+        env_make(&e, WORDS(NCCL_LIB, CUDNN91_LIB, CUDA12_LIB, CUDNN97_LIB), CUDA12);
+        diagnose(&e, NULL, TORCH, &r);
+
+        assert_finding(&r, DOCTOR_CUDNN_SUBLIBRARIES, "R3|R5", NULL, WORDS("libcudnn_engines_precompiled.so.9"));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* --- R5: CUDA major of cuDNN and NCCL -------------------------------------------- */
+
+START_TEST(cudnn_for_another_cuda_major_is_r5)
+{
+        struct env e;
+        struct doctor_report r;
+
+        cuda12();
+        cudnn(CUDNN91, "9.1.0", 13);
+        nccl("12.4");
+        torch(NULL);
+        env_healthy(&e);
+        diagnose(&e, NULL, TORCH, &r);
+
+        assert_finding(&r, DOCTOR_CUDA_MAJOR, "R5", NULL, WORDS("cuDNN", "13"));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(nccl_for_another_cuda_major_is_r5)
+{
+        struct env e;
+        struct doctor_report r;
+        const struct doctor_finding *f;
+
+        cuda12();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("13.0");
+        torch(NULL);
+        env_healthy(&e);
+        diagnose(&e, NULL, TORCH, &r);
+
+        f = assert_finding(&r, DOCTOR_CUDA_MAJOR, "R5", NULL, WORDS("NCCL", "13"));
+        ck_assert_msg(!contains_ci(f->what, "cudnn"), "the NCCL finding is about cuDNN:\n%s", dump(&r));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* libcusparse.so.12 is in CUDA 12 and 13: the CUDA 13 one first on
+ * LD_LIBRARY_PATH loads without an error. */
+START_TEST(cusparse_from_a_toolkit_of_another_major_is_r5)
+{
+        struct env e;
+        struct doctor_report r;
+        const struct doctor_need *n;
+
+        healthy_tree();
+        cuda13();
+        env_make(&e, WORDS(NCCL_LIB, CUDNN91_LIB, CUDA13_LIB, CUDA12_LIB), CUDA12);
+        diagnose(&e, NULL, TORCH, &r);
+
+        n = find_need(find_lib(&r, "libtorch_cuda.so"), "libcusparse.so.12");
+        ck_assert_msg(n && path_is_below(n->path, CUDA13_LIB), "%s", dump(&r));
+        assert_finding(&r, DOCTOR_CUDA_MAJOR, "R5", "libcusparse.so.12", WORDS(CUDA13_LIB, "13"));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* --- R7: libnvJitLink ------------------------------------------------------------ */
+
+START_TEST(older_nvjitlink_first_is_r7)
+{
+        struct env e;
+        struct doctor_report r;
+
+        healthy_tree();
+        fx_library(root, "old/nvjitlink/lib", "libnvJitLink", "12", "12.1.105", 0, NULL, NULL);
+        env_make(&e, WORDS("old/nvjitlink/lib", NCCL_LIB, CUDNN91_LIB, CUDA12_LIB), CUDA12);
+        diagnose(&e, NULL, TORCH, &r);
+
+        assert_finding(&r, DOCTOR_NVJITLINK, "R7", NULL, WORDS("libnvJitLink.so.12", "old/nvjitlink/lib", "12.1"));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(newer_nvjitlink_first_is_fine)
+{
+        struct env e;
+        struct doctor_report r;
+
+        healthy_tree();
+        fx_library(root, "new/nvjitlink/lib", "libnvJitLink", "12", "12.6.77", 0, NULL, NULL);
+        env_make(&e, WORDS("new/nvjitlink/lib", NCCL_LIB, CUDNN91_LIB, CUDA12_LIB), CUDA12);
+        diagnose(&e, NULL, TORCH, &r);
+
+        assert_no_findings(&r);
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* --- §2.2: nvidia wheels next to a source build ----------------------------------- */
+
+static void nvidia_cudnn_wheel(void)
+{
+        fx_cudnn(root, "site-packages/nvidia/cudnn",
+                 &(struct fx_cudnn){ .version = "9.1.0", .cuda_major = 12, .soname_only = true });
+        fx_dist_info(root, "site-packages", "nvidia-cudnn-cu12", "9.1.0.70");
+}
+
+START_TEST(nvidia_wheels_next_to_source_build)
+{
+        struct env e;
+        struct doctor_report r;
+        const struct doctor_finding *f;
+
+        healthy_tree();
+        nvidia_cudnn_wheel();
+        env_healthy(&e);
+        diagnose(&e, NULL, TORCH, &r);
+
+        f = assert_finding(&r, DOCTOR_NVIDIA_WHEELS, NULL, NULL, WORDS("nvidia"));
+        ck_assert_msg(strstr(f->fix, "nvidia-cudnn-cu12") != NULL, "the fix does not name nvidia-cudnn-cu12:\n%s",
+                      dump(&r));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(nvidia_wheels_of_a_wheel_torch_are_fine)
+{
+        struct env e;
+        struct doctor_report r;
+
+        cuda12();
+        nccl("12.4");
+        nvidia_cudnn_wheel();
+        fx_torch(root, TORCH,
+                 &(struct fx_torch){ .cuda = "12.4", .cudnn_major = 9, .nccl = true, .cusparse = true,
+                                     .wheel_rpath = true });
+        env_make(&e, WORDS(NCCL_LIB, CUDA12_LIB), CUDA12);
+        diagnose(&e, NULL, TORCH, &r);
+
+        assert_no_finding(&r, DOCTOR_NVIDIA_WHEELS);
+        ck_assert_msg(find_lib(&r, "libtorch_cuda.so")->rpath != NULL, "%s", dump(&r));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* --- the toolkit's major ---------------------------------------------------------- */
+
+START_TEST(cuda_home_of_another_major)
+{
+        struct env e;
+        struct doctor_report r;
+
+        healthy_tree();
+        cuda13();
+        env_make(&e, WORDS(NCCL_LIB, CUDNN91_LIB, CUDA12_LIB), CUDA13);
+        diagnose(&e, NULL, TORCH, &r);
+
+        assert_finding(&r, DOCTOR_TOOLKIT_MAJOR, NULL, NULL, WORDS("13.0", "12.4"));
+        ck_assert_msg(r.toolkit_version && streq(r.toolkit_version, "13.0"), "%s",
+                      r.toolkit_version ? r.toolkit_version : "NULL");
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(nvcc_on_path_of_another_major)
+{
+        struct env e;
+        struct doctor_report r;
+        _cleanup_free_ char *nvcc = at(CUDA13 "/bin/nvcc"), *prefix = at(CUDA13);
+
+        healthy_tree();
+        cuda13();
+        ck_assert_int_eq(chmod(nvcc, 0755), 0);
+        env_make(&e, WORDS(NCCL_LIB, CUDNN91_LIB, CUDA12_LIB), NULL);
+        env_dirs(&e, "PATH", WORDS(CUDA13 "/bin"));
+        diagnose(&e, NULL, TORCH, &r);
+
+        ck_assert_msg(same_path(r.toolkit, prefix), "toolkit %s", r.toolkit ? r.toolkit : "NULL");
+        ck_assert_msg(r.toolkit_source && streq(r.toolkit_source, "nvcc on PATH"), "toolkit_source %s",
+                      r.toolkit_source ? r.toolkit_source : "NULL");
+        assert_finding(&r, DOCTOR_TOOLKIT_MAJOR, NULL, NULL, WORDS("13.0"));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* CUDA_PATH counts when CUDA_HOME is unset, and CUDA_HOME before it. */
+START_TEST(cuda_path_without_cuda_home)
+{
+        struct env e;
+        struct doctor_report r;
+        _cleanup_free_ char *prefix13 = at(CUDA13), *prefix12 = at(CUDA12);
+
+        healthy_tree();
+        cuda13();
+        env_make(&e, WORDS(NCCL_LIB, CUDNN91_LIB, CUDA12_LIB), NULL);
+        env_set(&e, "CUDA_PATH", prefix13);
+        diagnose(&e, NULL, TORCH, &r);
+
+        ck_assert_msg(same_path(r.toolkit, prefix13), "toolkit %s", r.toolkit ? r.toolkit : "NULL");
+        ck_assert_msg(r.toolkit_source && streq(r.toolkit_source, "CUDA_PATH"), "toolkit_source %s",
+                      r.toolkit_source ? r.toolkit_source : "NULL");
+        assert_finding(&r, DOCTOR_TOOLKIT_MAJOR, NULL, NULL, WORDS("13.0"));
+        doctor_report_release(&r);
+
+        env_set(&e, "CUDA_HOME", prefix12);
+        diagnose(&e, NULL, TORCH, &r);
+        ck_assert_msg(same_path(r.toolkit, prefix12), "toolkit %s", r.toolkit ? r.toolkit : "NULL");
+        assert_no_findings(&r);
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+/* --- suggestions ---------------------------------------------------------------- */
+
+/* mods/NAME.lua prepending the library directory lib (below root) to
+ * LD_LIBRARY_PATH, and setting CUDA_HOME to cuda_home when given. */
+static void modulefile(const char *name, const char *lib, const char *cuda_home)
+{
+        _cleanup_free_ char *rel = xasprintf("mods/%s.lua", name);
+        _cleanup_free_ char *libdir = at(lib);
+        _cleanup_free_ char *home = cuda_home ? at(cuda_home) : NULL;
+        _cleanup_free_ char *text = NULL;
+
+        text = xasprintf("-- %s (test-doctor)\n%s%s%sprepend_path(\"LD_LIBRARY_PATH\", \"%s\")\n", name,
+                         home ? "setenv(\"CUDA_HOME\", \"" : "", home ? home : "", home ? "\")\n" : "",
+                         libdir);
+        fx_write(root, rel, text);
+}
+
+/* cuda/12.4, cuda/13.0, cudnn/9.1.0 (CUDA 12), cudnn/9.7.1 (CUDA 13),
+ * nccl/2.21.5 (CUDA 12.4), each in mods/, with their trees and torch. */
+static void modulepath_tree(struct strv *mp, bool with_cudnn)
+{
+        healthy_tree();
+        cuda13();
+        modulefile("cuda/12.4", CUDA12_LIB, CUDA12);
+        modulefile("cuda/13.0", CUDA13_LIB, CUDA13);
+        if (with_cudnn) {
+                cudnn(CUDNN97, "9.7.1", 13);
+                modulefile("cudnn/9.1.0", CUDNN91_LIB, NULL);
+                modulefile("cudnn/9.7.1", CUDNN97_LIB, NULL);
+        }
+        modulefile("nccl/2.21.5", NCCL_LIB, NULL);
+        *mp = (struct strv){ 0 };
+        strv_push(mp, at("mods"));
+}
+
+static void assert_module(const struct doctor_report *r, const char *name, const char *kind,
+                          unsigned long cuda_major, const char *soname)
+{
+        const struct doctor_module *m = find_module(r, name);
+        _cleanup_free_ char *provides = NULL;
+
+        ck_assert_msg(m != NULL, "%s not in modules (%zu of them)", name, r->n_modules);
+        provides = strv_join(&m->provides, " ");
+        ck_assert_msg(m->kind && streq(m->kind, kind), "%s: kind %s", name, m->kind ? m->kind : "NULL");
+        ck_assert_msg(m->cuda_major == cuda_major, "%s: cuda_major %lu, not %lu", name, m->cuda_major, cuda_major);
+        ck_assert_msg(strv_contains(&m->provides, soname), "%s provides '%s', not %s", name, provides, soname);
+}
+
+START_TEST(suggestions_choose_one_cuda_major)
+{
+        struct env e;
+        struct doctor_report r;
+        struct strv mp;
+        _cleanup_free_ char *chosen = NULL, *unprovided = NULL;
+
+        modulepath_tree(&mp, true);
+        env_make(&e, NULL, NULL);
+        diagnose(&e, &mp, TORCH, &r);
+
+        chosen = strv_join(&r.chosen, " ");
+        unprovided = strv_join(&r.unprovided, " ");
+        ck_assert_msg(streq(chosen, "cuda/12.4 cudnn/9.1.0 nccl/2.21.5"), "chosen '%s'", chosen);
+        ck_assert_msg(r.module_load && streq(r.module_load, "module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5"),
+                      "module_load '%s'", r.module_load ? r.module_load : "NULL");
+        ck_assert_msg(r.unprovided.len == 0, "unprovided '%s'", unprovided);
+        assert_module(&r, "cuda/12.4", "cuda", 12, "libcudart.so.12");
+        assert_module(&r, "cuda/12.4", "cuda", 12, "libcusparse.so.12");
+        assert_module(&r, "cudnn/9.1.0", "cudnn", 12, "libcudnn.so.9");
+        assert_module(&r, "cudnn/9.7.1", "cudnn", 13, "libcudnn.so.9");
+        assert_module(&r, "nccl/2.21.5", "nccl", 12, "libnccl.so.2");
+        /* Only the libcusparse.so.12 that CUDA 13 keeps. */
+        assert_module(&r, "cuda/13.0", "cuda", 13, "libcusparse.so.12");
+        ck_assert_msg(!strv_contains(&find_module(&r, "cuda/13.0")->provides, "libcudart.so.12"),
+                      "cuda/13.0 provides libcudart.so.12");
+
+        doctor_report_release(&r);
+        env_release(&e);
+        strv_release(&mp);
+}
+END_TEST
+
+/* Of two cuDNN modules for torch's CUDA major, the one of the version
+ * torch was built against (its RUNPATH tells) rather than the highest. */
+START_TEST(suggestions_prefer_the_built_cudnn_version)
+{
+        struct env e;
+        struct doctor_report r;
+        struct strv mp = { 0 };
+        _cleanup_free_ char *chosen = NULL;
+
+        cuda12();
+        cudnn(CUDNN91, "9.1.0", 12);
+        cudnn(CUDNN97, "9.7.1", 12);
+        nccl("12.4");
+        torch(CUDNN91_LIB);
+        modulefile("cuda/12.4", CUDA12_LIB, CUDA12);
+        modulefile("cudnn/9.1.0", CUDNN91_LIB, NULL);
+        modulefile("cudnn/9.7.1", CUDNN97_LIB, NULL);
+        modulefile("nccl/2.21.5", NCCL_LIB, NULL);
+        strv_push(&mp, at("mods"));
+        env_make(&e, NULL, NULL);
+        diagnose(&e, &mp, TORCH, &r);
+
+        chosen = strv_join(&r.chosen, " ");
+        ck_assert_msg(streq(chosen, "cuda/12.4 cudnn/9.1.0 nccl/2.21.5"), "chosen '%s'", chosen);
+        assert_module(&r, "cudnn/9.7.1", "cudnn", 12, "libcudnn.so.9");
+
+        doctor_report_release(&r);
+        env_release(&e);
+        strv_release(&mp);
+}
+END_TEST
+
+START_TEST(suggestions_without_cudnn_module_leave_it_unprovided)
+{
+        struct env e;
+        struct doctor_report r;
+        struct strv mp;
+        _cleanup_free_ char *chosen = NULL, *unprovided = NULL;
+
+        modulepath_tree(&mp, false);
+        env_make(&e, NULL, NULL);
+        diagnose(&e, &mp, TORCH, &r);
+
+        chosen = strv_join(&r.chosen, " ");
+        unprovided = strv_join(&r.unprovided, " ");
+        ck_assert_msg(strv_contains(&r.unprovided, "libcudnn.so.9"), "unprovided '%s'", unprovided);
+        ck_assert_msg(!strv_contains(&r.unprovided, "libcudart.so.12"), "unprovided '%s'", unprovided);
+        ck_assert_msg(streq(chosen, "cuda/12.4 nccl/2.21.5"), "chosen '%s'", chosen);
+        ck_assert_msg(find_module(&r, "cudnn/9.1.0") == NULL, "a cudnn module listed");
+
+        doctor_report_release(&r);
+        env_release(&e);
+        strv_release(&mp);
+}
+END_TEST
+
+/* --- input forms ------------------------------------------------------------------ */
+
+START_TEST(input_torch_lib_dir_is_the_package)
+{
+        struct env e;
+        struct doctor_report r;
+        _cleanup_free_ char *torch_dir = at(TORCH);
+
+        healthy_tree();
+        env_healthy(&e);
+        diagnose(&e, NULL, TORCH "/lib", &r);
+
+        ck_assert_msg(same_path(r.torch_dir, torch_dir), "torch_dir %s", r.torch_dir ? r.torch_dir : "NULL");
+        ck_assert_msg(r.built.cuda && streq(r.built.cuda, "12.4"), "cuda %s", r.built.cuda ? r.built.cuda : "NULL");
+        ck_assert_msg(find_lib(&r, "libtorch_cuda.so") && find_lib(&r, "libc10.so"), "%s", dump(&r));
+        assert_no_findings(&r);
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(input_one_library_file)
+{
+        struct env e;
+        struct doctor_report r;
+
+        healthy_tree();
+        env_healthy(&e);
+        diagnose(&e, NULL, TORCH "/lib/libtorch_cuda.so", &r);
+
+        ck_assert_msg(r.n_libs == 1, "%zu libraries:\n%s", r.n_libs, dump(&r));
+        ck_assert_str_eq(path_basename(r.libs[0].path), "libtorch_cuda.so");
+        ck_assert_ptr_null(r.torch_dir);
+        ck_assert_msg(strv_contains(&r.built.sonames, "libcudart.so.12"), "%s", dump(&r));
+        ck_assert_uint_eq(r.built.cuda_major, 12);
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(input_other_directory_takes_its_libraries)
+{
+        struct env e;
+        struct doctor_report r;
+
+        healthy_tree();
+        env_healthy(&e);
+        diagnose(&e, NULL, CUDNN91_LIB, &r);
+
+        ck_assert_ptr_null(r.torch_dir);
+        /* libcudnn and its 7 sub-libraries, each real file once. */
+        ck_assert_msg(r.n_libs == 8, "%zu libraries:\n%s", r.n_libs, dump(&r));
+
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(input_missing_path_is_enoent)
+{
+        struct env e;
+        struct doctor_report r = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *p = at("no/such/torch");
+        struct doctor_options o;
+        int ret;
+
+        env_make(&e, NULL, NULL);
+        o = (struct doctor_options){ .environ = e.items.items, .ldcache = "/nonexistent" };
+        ret = doctor_run(&o, (char *[]){ p }, 1, &r, &d);
+        ck_assert_int_eq(ret, -ENOENT);
+        ck_assert_msg(d.message && strstr(d.message, p), "message '%s'", d.message ? d.message : "NULL");
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(input_text_file_is_enoexec)
+{
+        struct env e;
+        struct doctor_report r = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *p = at(TORCH "/version.py");
+        struct doctor_options o;
+        int ret;
+
+        healthy_tree();
+        env_make(&e, NULL, NULL);
+        o = (struct doctor_options){ .environ = e.items.items, .ldcache = "/nonexistent" };
+        ret = doctor_run(&o, (char *[]){ p }, 1, &r, &d);
+        ck_assert_int_eq(ret, -ENOEXEC);
+        ck_assert_msg(d.message && strstr(d.message, "version.py"), "message '%s'", d.message ? d.message : "NULL");
+        env_release(&e);
+}
+END_TEST
+
+/* --- version.py -------------------------------------------------------------------- */
+
+static bool streq_null(const char *a, const char *b)
+{
+        return a && b ? streq(a, b) : a == b;
+}
+
+START_TEST(version_py_parses_the_fields)
+{
+        static const struct {
+                const char *text;
+                const char *version, *git, *cuda;
+        } cases[] = {
+                { "cuda = '11.8'\n", NULL, NULL, "11.8" },
+                { "cuda: Optional[str] = \"12.4\"\n", NULL, NULL, "12.4" },
+                { "cuda: Optional[str] = None\n", NULL, NULL, NULL },
+                { "cuda = None\n__version__ = '2.3.0+cpu'\n", "2.3.0+cpu", NULL, NULL },
+                { "debug = False\nhip: Optional[str] = None\n", NULL, NULL, NULL },
+                { "", NULL, NULL, NULL },
+                { "from typing import Optional\n\n"
+                  "__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']\n"
+                  "__version__ = '2.5.1'\ndebug = False\ncuda: Optional[str] = '12.4'\n"
+                  "git_version = '" GIT_VERSION "'\nhip: Optional[str] = None\n",
+                  "2.5.1", GIT_VERSION, "12.4" },
+                { "__version__ = \"2.6.0a0+gitabc\"\ngit_version = 'abc'\n", "2.6.0a0+gitabc", "abc", NULL },
+                { NULL },
+        };
+
+        for (size_t i = 0; cases[i].text; i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                struct doctor_built b = { 0 };
+                int ret = torch_version_py_parse(cases[i].text, strlen(cases[i].text), "torch/version.py", &b, &d);
+
+                ck_assert_msg(ret == 0, "case %zu: %d (%s)", i, ret, d.message ? d.message : "");
+                ck_assert_msg(streq_null(b.torch_version, cases[i].version), "case %zu: __version__ %s", i,
+                              b.torch_version ? b.torch_version : "NULL");
+                ck_assert_msg(streq_null(b.git_version, cases[i].git), "case %zu: git_version %s", i,
+                              b.git_version ? b.git_version : "NULL");
+                ck_assert_msg(streq_null(b.cuda, cases[i].cuda), "case %zu: cuda %s", i, b.cuda ? b.cuda : "NULL");
+                doctor_built_release(&b);
+        }
+}
+END_TEST
+
+START_TEST(version_py_unquoted_value_is_ebadmsg_with_line)
+{
+        static const struct {
+                const char *text;
+                const char *where;
+        } cases[] = {
+                { "__version__ = '2.5.1'\ndebug = False\ncuda = 12.4\n", "version.py:3" },
+                { "cuda: Optional[str] = 12.4\n", "version.py:1" },
+                { "__version__ = '2.5.1'\ngit_version = abc\n", "version.py:2" },
+                { "cuda = '12\0004'\n", "version.py:1" },
+                { NULL },
+        };
+        static const size_t lengths[] = { 0, 0, 0, 14 }; /* the last: a NUL inside the quotes */
+
+        for (size_t i = 0; cases[i].text; i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                _cleanup_free_ char *msg = NULL;
+                struct doctor_built b = { 0 };
+                size_t len = lengths[i] ? lengths[i] : strlen(cases[i].text);
+                int ret = torch_version_py_parse(cases[i].text, len, "torch/version.py", &b, &d);
+
+                ck_assert_msg(ret == -EBADMSG, "case %zu: %d", i, ret);
+                /* Nothing is set on an error, not even what came before the bad line. */
+                ck_assert_msg(!b.torch_version && !b.git_version && !b.cuda, "case %zu: fields set", i);
+                msg = diag_format(&d);
+                ck_assert_msg(strstr(msg, cases[i].where) != NULL, "case %zu: '%s' lacks '%s'", i, msg,
+                              cases[i].where);
+                doctor_built_release(&b);
+        }
+}
+END_TEST
+
+/* --- the command ------------------------------------------------------------------ */
+
+/* Run `cudamod ARGS...` with exactly the environment e (plus PATH). */
+static void doctor_cli(struct run_result *r, struct env *e, const char *const *args)
+{
+        const char *argv[16] = { getenv("CUDAMOD_BIN"), "doctor" };
+        size_t n = 2;
+
+        ck_assert_ptr_nonnull(argv[0]);
+        for (; *args && n < ELEMENTSOF(argv) - 1; args++)
+                argv[n++] = *args;
+        argv[n] = NULL;
+        env_set(e, "PATH", "/usr/bin:/bin");
+        strv_add(&e->items, "LC_ALL=C");
+        run_program(r, root, argv, (const char *const *)e->items.items);
+}
+
+START_TEST(command_exit_status_and_json)
+{
+        _cleanup_free_ char *torch_dir = at(TORCH), *missing = at("no-such-torch");
+        struct run_result r = { 0 };
+        struct env e;
+        json_error_t je;
+        json_t *doc;
+
+        healthy_tree();
+        /* Healthy: exit 0, the JSON document, no finding. */
+        env_init(&e);
+        env_dirs(&e, "LD_LIBRARY_PATH", WORDS(NCCL_LIB, CUDNN91_LIB, CUDA12_LIB));
+        doctor_cli(&r, &e, WORDS("--json", torch_dir));
+        ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+        doc = json_loads(r.out, 0, &je);
+        ck_assert_msg(doc, "not JSON (%s): %s", je.text, r.out);
+        ck_assert_str_eq(json_string_value(json_object_get(doc, "cudamod")), "doctor");
+        ck_assert_int_eq(json_integer_value(json_object_get(doc, "format")), 1);
+        ck_assert_str_eq(json_string_value(json_object_get(doc, "status")), "ok");
+        ck_assert_int_eq(json_array_size(json_object_get(doc, "findings")), 0);
+        ck_assert_int_eq(json_array_size(json_object_get(doc, "libraries")), 7);
+        json_decref(doc);
+        run_result_release(&r);
+        env_release(&e);
+
+        /* Nothing on the loader path: exit 1, the text report names R1. */
+        env_init(&e);
+        doctor_cli(&r, &e, WORDS(torch_dir));
+        ck_assert_msg(r.status == 1, "exit %d: %s%s", r.status, r.out, r.err);
+        ck_assert_msg(strstr(r.out, "[R1 unresolved] libcudart.so.12"), "%s", r.out);
+        ck_assert_msg(strstr(r.out, "problems found\n"), "%s", r.out);
+        run_result_release(&r);
+        env_release(&e);
+
+        /* Usage errors: exit 2, nothing on stdout. */
+        env_init(&e);
+        doctor_cli(&r, &e, WORDS(missing));
+        ck_assert_msg(r.status == 2 && !*r.out && strstr(r.err, "no-such-torch"), "exit %d: %s%s", r.status,
+                      r.out, r.err);
+        run_result_release(&r);
+        env_release(&e);
+        env_init(&e);
+        doctor_cli(&r, &e, WORDS("--bogus", torch_dir));
+        ck_assert_msg(r.status == 2 && !*r.out, "exit %d: %s%s", r.status, r.out, r.err);
+        run_result_release(&r);
+        env_release(&e);
+        env_init(&e);
+        doctor_cli(&r, &e, (const char *const[]){ NULL });
+        ck_assert_msg(r.status == 2 && !*r.out && strstr(r.err, "usage"), "exit %d: %s%s", r.status, r.out, r.err);
+        run_result_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+static Suite *doctor_suite(void)
+{
+        Suite *s = suite_create("doctor");
+        TCase *tc = tcase_create("doctor");
+        TCase *vp = tcase_create("version-py");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, healthy_source_build_reports_nothing);
+        tcase_add_test(tc, built_cudnn_and_nccl_versions_from_runpath);
+        tcase_add_test(tc, built_cuda_major_from_libcudart_without_version_py);
+        tcase_add_test(tc, unresolved_without_ld_library_path_is_r1);
+        tcase_add_test(tc, unresolved_driver_library_is_not_a_finding);
+        tcase_add_test(tc, stubs_on_ld_library_path_is_r9);
+        tcase_add_test(tc, stubs_in_torch_runpath_is_r9);
+        tcase_add_test(tc, two_cudnn_versions_on_ld_library_path);
+        tcase_add_test(tc, cudnn_older_than_the_build_is_r2);
+        tcase_add_test(tc, cudnn_newer_than_the_build_is_fine);
+        tcase_add_test(tc, nccl_older_than_the_build_is_r8);
+        tcase_add_test(tc, cudnn_sublibrary_missing_is_r3);
+        tcase_add_test(tc, cudnn_sublibrary_from_another_directory);
+        tcase_add_test(tc, cudnn_for_another_cuda_major_is_r5);
+        tcase_add_test(tc, nccl_for_another_cuda_major_is_r5);
+        tcase_add_test(tc, cusparse_from_a_toolkit_of_another_major_is_r5);
+        tcase_add_test(tc, older_nvjitlink_first_is_r7);
+        tcase_add_test(tc, newer_nvjitlink_first_is_fine);
+        tcase_add_test(tc, nvidia_wheels_next_to_source_build);
+        tcase_add_test(tc, nvidia_wheels_of_a_wheel_torch_are_fine);
+        tcase_add_test(tc, cuda_home_of_another_major);
+        tcase_add_test(tc, nvcc_on_path_of_another_major);
+        tcase_add_test(tc, cuda_path_without_cuda_home);
+        tcase_add_test(tc, suggestions_choose_one_cuda_major);
+        tcase_add_test(tc, suggestions_prefer_the_built_cudnn_version);
+        tcase_add_test(tc, suggestions_without_cudnn_module_leave_it_unprovided);
+        tcase_add_test(tc, input_torch_lib_dir_is_the_package);
+        tcase_add_test(tc, input_one_library_file);
+        tcase_add_test(tc, input_other_directory_takes_its_libraries);
+        tcase_add_test(tc, input_missing_path_is_enoent);
+        tcase_add_test(tc, input_text_file_is_enoexec);
+        tcase_add_test(tc, command_exit_status_and_json);
+        suite_add_tcase(s, tc);
+
+        tcase_add_test(vp, version_py_parses_the_fields);
+        tcase_add_test(vp, version_py_unquoted_value_is_ebadmsg_with_line);
+        suite_add_tcase(s, vp);
+        return s;
+}
+
+int main(void)
+{
+        return run_suite(doctor_suite());
+}
