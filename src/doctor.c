@@ -173,26 +173,27 @@ static bool is_torch_package(const char *dir)
         return is_dir_at(AT_FDCWD, lib) && (is_file_at(AT_FDCWD, version) || is_file_at(AT_FDCWD, init));
 }
 
-/* Every shared library in dir (names starting with prefix, if any);
- * returns how many were added. */
 static int entry_compare(const void *a, const void *b)
 {
         return strcmp(((const struct libset_entry *)a)->path, ((const struct libset_entry *)b)->path);
 }
 
-static size_t add_dir(struct doctor *doc, const char *dir, const char *prefix)
+/* Every shared library in dir (names starting with prefix, if any):
+ * returns how many were added, or a negative errno when dir cannot be
+ * listed. */
+static int add_dir(struct doctor *doc, const char *dir, const char *prefix)
 {
         struct strv names = { 0 };
-        size_t added = 0, first = doc->libs.n;
+        size_t first = doc->libs.n;
+        int added = 0, r = dir_list(AT_FDCWD, dir, &names);
 
-        if (dir_list(AT_FDCWD, dir, &names) < 0)
-                return 0;
+        if (r < 0)
+                return r;
         strv_sort_uniq(&names);
         /* Backwards, so that a library is named by its fullest name (its real
          * file libfoo.so.12.4.127, else its soname file), not its dev link. */
         for (size_t i = names.len; i-- > 0;) {
                 struct diag d = DIAG_INIT;
-                int r;
 
                 if (prefix && !startswith(names.items[i], prefix))
                         continue;
@@ -218,7 +219,7 @@ static int add_path(struct doctor *doc, const char *given, struct diag *d)
         if (S_ISDIR(st.st_mode)) {
                 _cleanup_free_ char *parent = path_dirname(path);
                 const char *torch = NULL;
-                size_t added;
+                int added;
 
                 if (is_torch_package(path))
                         torch = path;
@@ -230,9 +231,12 @@ static int add_path(struct doctor *doc, const char *given, struct diag *d)
                         if (!doc->r->torch_dir)
                                 doc->r->torch_dir = xstrdup(torch);
                         added = add_dir(doc, lib, NULL);
-                        added += add_dir(doc, torch, "_C");
+                        if (added >= 0 && (r = add_dir(doc, torch, "_C")) > 0)
+                                added += r;
                 } else
                         added = add_dir(doc, path, NULL);
+                if (added < 0)
+                        return diag_errorf(d, added, "'%s': %s", given, strerror(-added));
                 if (!added)
                         return diag_errorf(d, -ENOENT, "'%s': no shared library in this directory", given);
                 return 0;
