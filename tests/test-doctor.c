@@ -158,9 +158,11 @@ static void env_make(struct env *e, const char *const *llp, const char *cuda_hom
 
 /* The healthy environment: NCCL, cuDNN 9.1.0 and CUDA 12.4 libraries on
  * LD_LIBRARY_PATH, CUDA_HOME the 12.4 toolkit. */
+#define HEALTHY_LLP WORDS(NCCL_LIB, CUDNN91_LIB, CUDA12_LIB)
+
 static void env_healthy(struct env *e)
 {
-        env_make(e, WORDS(NCCL_LIB, CUDNN91_LIB, CUDA12_LIB), CUDA12);
+        env_make(e, HEALTHY_LLP, CUDA12);
 }
 
 /* --- running doctor ------------------------------------------------------------ */
@@ -275,6 +277,21 @@ static const struct doctor_finding *assert_finding(const struct doctor_report *r
                 ck_assert_msg(contains_ci(text, *words), "'%s' finding does not name '%s':\n%s", id, *words,
                               dump(r));
         return f;
+}
+
+/* The finding of assert_finding, in a report of TORCH diagnosed with
+ * LD_LIBRARY_PATH llp (may be NULL) and CUDA_HOME cuda_home (may be NULL). */
+static void expect_finding(const char *const *llp, const char *cuda_home, const char *id, const char *refs,
+                           const char *what_word, const char *const *words)
+{
+        struct env e;
+        struct doctor_report r;
+
+        env_make(&e, llp, cuda_home);
+        diagnose(&e, NULL, TORCH, &r);
+        assert_finding(&r, id, refs, what_word, words);
+        doctor_report_release(&r);
+        env_release(&e);
 }
 
 static void assert_no_finding(const struct doctor_report *r, const char *id)
@@ -539,18 +556,10 @@ END_TEST
 
 START_TEST(two_cudnn_versions_on_ld_library_path)
 {
-        struct env e;
-        struct doctor_report r;
-
         healthy_tree();
         cudnn(CUDNN97, "9.7.1", 12);
-        env_make(&e, WORDS(NCCL_LIB, CUDNN91_LIB, CUDNN97_LIB, CUDA12_LIB), CUDA12);
-        diagnose(&e, NULL, TORCH, &r);
-
-        assert_finding(&r, DOCTOR_CUDNN_VERSIONS, "R5|R2", NULL, WORDS("9.1.0", "9.7.1"));
-
-        doctor_report_release(&r);
-        env_release(&e);
+        expect_finding(WORDS(NCCL_LIB, CUDNN91_LIB, CUDNN97_LIB, CUDA12_LIB), CUDA12,
+                       DOCTOR_CUDNN_VERSIONS, "R5|R2", NULL, WORDS("9.1.0", "9.7.1"));
 }
 END_TEST
 
@@ -639,36 +648,20 @@ static void remove_sublibrary(const char *libdir, const char *stem)
 
 START_TEST(cudnn_sublibrary_missing_is_r3)
 {
-        struct env e;
-        struct doctor_report r;
-
         healthy_tree();
         remove_sublibrary(CUDNN91_LIB, "libcudnn_engines_precompiled");
-        env_healthy(&e);
-        diagnose(&e, NULL, TORCH, &r);
-
-        assert_finding(&r, DOCTOR_CUDNN_SUBLIBRARIES, "R3", NULL, WORDS("libcudnn_engines_precompiled.so.9"));
-
-        doctor_report_release(&r);
-        env_release(&e);
+        expect_finding(HEALTHY_LLP, CUDA12,
+                       DOCTOR_CUDNN_SUBLIBRARIES, "R3", NULL, WORDS("libcudnn_engines_precompiled.so.9"));
 }
 END_TEST
 
 START_TEST(cudnn_sublibrary_from_another_directory)
 {
-        struct env e;
-        struct doctor_report r;
-
         healthy_tree();
         cudnn(CUDNN97, "9.7.1", 12);
         remove_sublibrary(CUDNN91_LIB, "libcudnn_engines_precompiled");
-        env_make(&e, WORDS(NCCL_LIB, CUDNN91_LIB, CUDA12_LIB, CUDNN97_LIB), CUDA12);
-        diagnose(&e, NULL, TORCH, &r);
-
-        assert_finding(&r, DOCTOR_CUDNN_SUBLIBRARIES, "R3|R5", NULL, WORDS("libcudnn_engines_precompiled.so.9"));
-
-        doctor_report_release(&r);
-        env_release(&e);
+        expect_finding(WORDS(NCCL_LIB, CUDNN91_LIB, CUDA12_LIB, CUDNN97_LIB), CUDA12,
+                       DOCTOR_CUDNN_SUBLIBRARIES, "R5", NULL, WORDS("libcudnn_engines_precompiled.so.9"));
 }
 END_TEST
 
@@ -676,20 +669,11 @@ END_TEST
 
 START_TEST(cudnn_for_another_cuda_major_is_r5)
 {
-        struct env e;
-        struct doctor_report r;
-
         cuda12();
         cudnn(CUDNN91, "9.1.0", 13);
         nccl("12.4");
         torch(NULL);
-        env_healthy(&e);
-        diagnose(&e, NULL, TORCH, &r);
-
-        assert_finding(&r, DOCTOR_CUDA_MAJOR, "R5", NULL, WORDS("cuDNN", "13"));
-
-        doctor_report_release(&r);
-        env_release(&e);
+        expect_finding(HEALTHY_LLP, CUDA12, DOCTOR_CUDA_MAJOR, "R5", NULL, WORDS("cuDNN", "13"));
 }
 END_TEST
 
@@ -740,18 +724,10 @@ END_TEST
 
 START_TEST(older_nvjitlink_first_is_r7)
 {
-        struct env e;
-        struct doctor_report r;
-
         healthy_tree();
         fx_library(root, "old/nvjitlink/lib", "libnvJitLink", "12", "12.1.105", 0, NULL, NULL);
-        env_make(&e, WORDS("old/nvjitlink/lib", NCCL_LIB, CUDNN91_LIB, CUDA12_LIB), CUDA12);
-        diagnose(&e, NULL, TORCH, &r);
-
-        assert_finding(&r, DOCTOR_NVJITLINK, "R7", NULL, WORDS("libnvJitLink.so.12", "old/nvjitlink/lib", "12.1"));
-
-        doctor_report_release(&r);
-        env_release(&e);
+        expect_finding(WORDS("old/nvjitlink/lib", NCCL_LIB, CUDNN91_LIB, CUDA12_LIB), CUDA12,
+                       DOCTOR_NVJITLINK, "R7", NULL, WORDS("libnvJitLink.so.12", "old/nvjitlink/lib", "12.1"));
 }
 END_TEST
 
