@@ -29,29 +29,10 @@
 #      and nothing is executed
 set -euo pipefail
 
-builddir=build
-runs=20
-keep=
-while [ $# -gt 0 ]; do
-        case $1 in
-        --builddir) builddir=$2; shift 2 ;;
-        --runs) runs=$2; shift 2 ;;
-        --keep) keep=1; shift ;;
-        *) echo "usage: $0 [--builddir DIR] [--runs N] [--keep]" >&2; exit 2 ;;
-        esac
-done
-src=$(cd "$(dirname "$0")/.." && pwd)
-case $builddir in /*) ;; *) builddir=$src/$builddir ;; esac
-cudamod=$builddir/src/cudamod
+. "$(dirname "$0")/lib.sh"
+bench_setup doctor 20 "$@"
 mkfixture=$builddir/tests/mkfixture
-for f in "$cudamod" "$mkfixture"; do
-        [ -x "$f" ] || { echo "$f is missing: build with tests first (ninja -C $builddir)" >&2; exit 1; }
-done
-command -v hyperfine >/dev/null || { echo "hyperfine is missing (Debian package hyperfine)" >&2; exit 1; }
-command -v python3 >/dev/null || { echo "python3 is missing" >&2; exit 1; }
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/cudamod-bench-doctor-XXXXXX")
-if [ -z "$keep" ]; then trap 'rm -rf "$work"' EXIT; else echo "keeping $work"; fi
+bench_need "$cudamod" "$mkfixture"
 
 cd "$work"  # the default config's output directory is relative: not ours
 "$mkfixture" doctor "$work/fx" >/dev/null
@@ -59,18 +40,8 @@ torch=$work/fx/site-packages/torch
 env -i PATH=/usr/bin:/bin HOME="$work" "$cudamod" generate -o "$work/mf" "$work/fx/sw" >/dev/null
 mp=$work/mf/Core
 # The environment of `module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5`.
-env -i PATH=/usr/bin:/bin HOME="$work" "$cudamod" show --json --modulepath "$mp" cuda/12.4 cudnn/9.1.0 nccl/2.21.5 |
-        python3 -c '
-import json, sys
-env = {"PATH": "/usr/bin:/bin", "HOME": sys.argv[1]}
-for v in json.load(sys.stdin)["environment"]:
-    if v["action"] == "unset":
-        env.pop(v["name"], None)
-    elif v["name"] != "MODULEPATH":
-        env[v["name"]] = v["value"]
-print(" ".join(f"{k}={v}" for k, v in env.items()))
-' "$work" >"$work/module.env"
-menv=$(cat "$work/module.env")
+bench_module_env "$mp" cuda/12.4 cudnn/9.1.0 nccl/2.21.5 >"$work/module.env"
+menv=$(tr '\n' ' ' <"$work/module.env")
 
 report() { # JSON NAME...
         python3 - "$@" <<'EOF'

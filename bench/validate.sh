@@ -42,29 +42,10 @@
 #   hypervisor. Measure on a real node before tuning -j.
 set -euo pipefail
 
-builddir=build
-runs=10
-keep=
-while [ $# -gt 0 ]; do
-        case $1 in
-        --builddir) builddir=$2; shift 2 ;;
-        --runs) runs=$2; shift 2 ;;
-        --keep) keep=1; shift ;;
-        *) echo "usage: $0 [--builddir DIR] [--runs N] [--keep]" >&2; exit 2 ;;
-        esac
-done
-src=$(cd "$(dirname "$0")/.." && pwd)
-case $builddir in /*) ;; *) builddir=$src/$builddir ;; esac
-cudamod=$builddir/src/cudamod
+. "$(dirname "$0")/lib.sh"
+bench_setup validate 10 "$@"
 probe=$builddir/src/probe/cudamod-probe
-for f in "$cudamod" "$probe"; do
-        [ -x "$f" ] || { echo "$f is missing: build first (ninja -C $builddir)" >&2; exit 1; }
-done
-command -v hyperfine >/dev/null || { echo "hyperfine is missing (Debian package hyperfine)" >&2; exit 1; }
-command -v python3 >/dev/null || { echo "python3 is missing" >&2; exit 1; }
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/cudamod-bench-validate-XXXXXX")
-if [ -z "$keep" ]; then trap 'rm -rf "$work"' EXIT; else echo "keeping $work"; fi
+bench_need "$cudamod" "$probe"
 
 CUDA=${CUDA:-/usr/local/cuda-13.0}
 if [ -e "$CUDA/lib/libcudart.so.13" ] || [ -e "$CUDA/lib64/libcudart.so.13" ] ||
@@ -87,19 +68,7 @@ echo "module: $cuda_mod ($cuda_file)"
 
 # The module's environment, as validate gives it to the probe: PATH/HOME
 # basics, then what the module sets.
-env -i PATH=/usr/bin:/bin HOME="$work" "$cudamod" show --json --modulepath "$mp" "$cuda_mod" |
-        python3 -c '
-import json, sys
-doc = json.load(sys.stdin)
-env = {"PATH": "/usr/bin:/bin", "HOME": sys.argv[1]}
-for v in doc["environment"]:
-    if v["action"] == "unset":
-        env.pop(v["name"], None)
-    elif v["name"] != "MODULEPATH":
-        env[v["name"]] = v["value"]
-for k, v in env.items():
-    print(f"{k}={v}")
-' "$work" >"$work/module.env"
+bench_module_env "$mp" "$cuda_mod" >"$work/module.env"
 major=$(sed -n 's/^CUDA_HOME=.*cuda-\([0-9]*\).*/\1/p' "$work/module.env")
 major=${major:-$(basename "$cuda_file" .lua | cut -d. -f1)}
 mapfile -t menv <"$work/module.env"
