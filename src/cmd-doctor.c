@@ -70,7 +70,7 @@ static json_t *report_json(const struct doctor_report *r, const struct strv *mp)
         }
         return json_pack(
                 "{s:s, s:i, s:s, s:o, s:{s:o, s:o, s:o, s:o}, s:{s:o, s:o, s:o}, s:o, s:o, s:o,"
-                " s:{s:o, s:o, s:o, s:o}}",
+                " s:{s:o, s:o, s:o, s:o, s:o}}",
                 "cudamod", "doctor", "format", 1, "status", r->n_findings ? "problems" : "ok", "torch", torch,
                 "built_for", "cuda_major",
                 r->built.cuda_major ? json_integer((json_int_t)r->built.cuda_major) : json_null(), "sonames",

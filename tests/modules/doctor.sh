@@ -65,6 +65,8 @@ line=$(json_get none 'd["modules"]["module_load"]')
         fail "nothing loaded: suggested '$line', want 'module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5'"
 [ "$(json_get none 'd["built_for"]["cuda_major"], d["torch"]["cuda"], d["torch"]["version"]')" = "(12, '12.4', '2.5.1')" ] ||
         fail "nothing loaded: built_for/torch: $(json_get none 'd["built_for"], d["torch"]')"
+[ "$(json_get none 'd["modules"]["unprovided"]')" = "[]" ] ||
+        fail "nothing loaded: needs no module provides: $(json_get none 'd["modules"]["unprovided"]')"
 grep -qF "module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5" "$sdir/none-text.out" ||
         fail "nothing loaded: the text report does not print the module load line: $(cat "$sdir/none-text.out")"
 rc_is "$sdir/none-text" 1 || fail "nothing loaded (text): exit $(rc_of "$sdir/none-text"), want 1"
