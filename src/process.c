@@ -15,6 +15,8 @@
 #include "banned.h"
 
 #define OUTPUT_MAX (1024 * 1024)
+/* From SIGTERM to SIGKILL when a child runs past its deadline. */
+#define TERM_GRACE_MS 2000
 
 
 void child_release(struct child *c)
@@ -181,10 +183,19 @@ void process_finish(struct process *p, struct child *ret)
         /* Both pipes closed: the child may still be running (it closed them,
          * or it is exiting). Wait for it until the deadline. */
         wait_until(pid, deadline, ret);
-        if (ret->timed_out) {
-                /* The leader is not reaped yet, so its pid still names the group. */
+        if (ret->timed_out && !ret->reaped) {
+                /* The leader is not reaped yet, so its pid still names the
+                 * group. SIGTERM first: a launcher (srun) cancels its job
+                 * step on it, which a SIGKILLed one cannot, leaving the job
+                 * holding its GPU until its time limit; then SIGKILL what
+                 * is left after a grace period. */
+                (void)kill(-pid, SIGTERM);
+                (void)kill(pid, SIGTERM);
+                wait_until(pid, now_ms() + TERM_GRACE_MS, ret);
+                ret->timed_out = true;
                 (void)kill(-pid, SIGKILL);
-                (void)kill(pid, SIGKILL);
+                if (!ret->reaped)
+                        (void)kill(pid, SIGKILL);
         }
         for (int i = 0; i < 2; i++)
                 if (pfd[i].fd >= 0)

@@ -32,15 +32,16 @@ struct process {
 int process_start(const char *path, char *const *argv, char *const *envp, const char *cwd,
                   unsigned timeout, struct process *ret);
 /* Collect stdout and stderr (1 MiB each: stdout's start, stderr's end; the
- * rest read and dropped) until both close; at the deadline SIGKILL the
- * group. The child is always reaped; ret->exec_errno is set when it could
+ * rest read and dropped) until both close; at the deadline SIGTERM the
+ * group (a launcher such as srun then cancels its job step), and SIGKILL
+ * it 2 s later. The child is always reaped; ret->exec_errno is set when it could
  * not be started. p is spent. */
 void process_finish(struct process *p, struct child *ret);
 
 /* process_start then process_finish. Run path with argv and envp in cwd (NULL: ours), stdin from /dev/null, in
  * a new process group; collect stdout and stderr (1 MiB each: stdout's
  * start, stderr's end; the rest read and dropped) until both close; at
- * timeout seconds, SIGKILL the group. The child is always reaped. Returns 0
+ * timeout seconds, SIGTERM then SIGKILL the group. The child is always reaped. Returns 0
  * with ret filled (ret->exec_errno set when it could not be started), or a
  * negative errno when the pipes or fork fail. */
 int process_run(const char *path, char *const *argv, char *const *envp, const char *cwd,

@@ -471,6 +471,8 @@ void probe_report_release(struct probe_report *r)
                 free(r->devices[i].compute_capability);
         }
         free(r->devices);
+        free(r->visible_devices);
+        free(r->host);
         *r = (struct probe_report){
                 .cudart = { .version = -1, .cudart_version = -1 },
                 .cudnn = { .version = -1, .cudart_version = -1 },
@@ -526,6 +528,8 @@ static int report_from_json(json_t *doc, struct probe_report *r)
                 r->runtime_device_error = json_str(cudart, "error");
         library_from_json(json_object_get(doc, "cudnn"), "version", &r->cudnn);
         library_from_json(json_object_get(doc, "nccl"), "version", &r->nccl);
+        r->visible_devices = json_str(doc, "visible_devices");
+        r->host = json_str(doc, "host");
         if (!json_is_object(driver))
                 return 0;
         r->driver_loaded = json_is_true(json_object_get(driver, "loaded"));
@@ -587,15 +591,17 @@ static void probe_start(const struct validate_target *t, const struct validate_o
         }
 
         env_build(t->env, o->driver_libdir, &env);
-        if (launcher) {
+        if (launcher)
                 for (char **a = o->launcher; *a; a++)
                         strv_add(&argv, *a);
-                strv_add(&argv, "env");
-                strv_add(&argv, "-i");
-                for (size_t i = 0; i < env.len; i++)
-                        strv_add(&argv, env.items[i]);
-        }
         strv_add(&argv, o->probe);
+        /* Behind a launcher the probe takes the module's environment from
+         * its arguments, keeping what the job step set (CUDA_VISIBLE_DEVICES,
+         * SLURM_*), and executes itself again with it. */
+        for (size_t i = 0; launcher && i < env.len; i++) {
+                strv_add(&argv, "--env");
+                strv_add(&argv, env.items[i]);
+        }
         if (major >= 11 && major <= 999) {
                 major_arg = xasprintf("%lu", major);
                 strv_add(&argv, "--cuda-major");
@@ -608,7 +614,7 @@ static void probe_start(const struct validate_target *t, const struct validate_o
 
         /* A launcher (srun) runs in the caller's environment, which has
          * what it needs (PATH, SLURM_*, …); the probe behind it gets the
-         * module's through env -i. Without a launcher the probe gets the
+         * module's through --env. Without a launcher the probe gets the
          * module's directly. */
         launch_env = launcher ? environ : env.items;
         exe = process_find_program(job->who_name, launch_env, &err);

@@ -154,6 +154,8 @@ struct probe_report {
         long driver_version;          /* cuDriverGetVersion, -1 */
         struct probe_device *devices;
         size_t n_devices;
+        char *visible_devices;        /* the CUDA_VISIBLE_DEVICES the probe saw, or NULL */
+        char *host;                   /* where it ran, or NULL */
 };
 /* Free r's contents and reset it to an empty report (nothing loaded,
  * versions and counts -1); r must be zeroed or filled by probe_run. */
@@ -171,12 +173,12 @@ void check_build(const struct validate_target *t, const struct validate_options 
 
 /* Start the probe with exactly t->env (LD_LIBRARY_PATH extended with
  * o->driver_libdir when given), through o->launcher when given (as
- * `LAUNCHER... env -i NAME=value... PROBE ARGS`, so the environment reaches
- * the job step whatever the launcher exports), in its own process group,
+ * `LAUNCHER... PROBE --env NAME=value... ARGS`, so the environment reaches
+ * the job step whatever the launcher exports, and the probe keeps what the
+ * step sets: CUDA_VISIBLE_DEVICES, SLURM_*), in its own process group,
  * killed at the timeout. The probe is looked up in the PATH of t->env; a
  * launcher in cudamod's own PATH, and it runs in cudamod's environment
- * (srun needs PATH, SLURM_* and the like; the probe behind it gets exactly
- * t->env through env -i).
+ * (srun needs PATH, SLURM_* and the like).
  * Arguments: --cuda-major N when the module's CUDA major is known (a cuda
  * module's runtime header, else the first libcudart.so.N on
  * t->ld_library_path); --no-cudnn / --no-nccl when the kind does not need

@@ -8,8 +8,16 @@
  * and CUdevice as int. Nothing a library returns is trusted: strings are
  * bounded and made valid UTF-8 before they reach the document.
  *
+ * Behind a launcher (srun), `--env NAME=VALUE`... gives the module's
+ * environment: the probe then replaces its own with those variables plus
+ * what the job step set for it (CUDA_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL,
+ * SLURM_*, …), and executes itself again, since the dynamic loader reads
+ * LD_LIBRARY_PATH only when a program starts. The document records the
+ * CUDA_VISIBLE_DEVICES it saw and the host it ran on.
+ *
  * Exit status: 0 whenever the document was printed (the findings are in
- * it), 2 for usage errors, 1 when stdout cannot be written. */
+ * it), 2 for usage errors, 1 when stdout cannot be written, 127 when the
+ * re-execution fails. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +26,7 @@
 #include <link.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "banned.h"
@@ -390,7 +399,102 @@ static json_t *probe_nccl(void)
 
 static void usage(FILE *f)
 {
-        fputs("usage: cudamod-probe [--cuda-major N] [--no-cudnn] [--no-nccl] [--no-driver]\n", f);
+        fputs("usage: cudamod-probe [--cuda-major N] [--no-cudnn] [--no-nccl] [--no-driver]\n"
+              "                     [--env NAME=VALUE]...\n", f);
+}
+
+/* What a job step sets for the program it runs, kept through --env. */
+static bool step_variable(const char *entry)
+{
+        static const char *const names[] = { "CUDA_VISIBLE_DEVICES=", "GPU_DEVICE_ORDINAL=",
+                                             "ROCR_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=",
+                                             "CUDA_DEVICE_ORDER=", "SLURM_" };
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (strncmp(entry, names[i], strlen(names[i])) == 0)
+                        return true;
+        return false;
+}
+
+/* How this process was started before argv[0]: the dynamic loader and
+ * its options when it was run as `ld.so [OPTIONS] PROBE ...` (the kernel's
+ * command line still has them; ld.so moved argv past them). Fills *ret
+ * (pointers into a buffer owned by *buf) and returns their count. */
+static size_t loader_prefix(const char *argv0, char **buf, char ***ret)
+{
+        FILE *f = fopen("/proc/self/cmdline", "re");
+        size_t len = 0, n = 0, k = 0;
+        char **items;
+
+        *buf = NULL;
+        *ret = NULL;
+        if (!f)
+                return 0;
+        *buf = malloc(1 << 20);
+        if (*buf)
+                len = fread(*buf, 1, (1 << 20) - 1, f);
+        fclose(f);
+        if (!*buf || len == 0)
+                return 0;
+        (*buf)[len] = '\0';
+        for (size_t i = 0; i < len; i++)
+                n += (*buf)[i] == '\0';
+        items = calloc(n + 1, sizeof(*items));
+        if (!items)
+                return 0;
+        for (size_t i = 0; i < len && k < n; i += strlen(*buf + i) + 1) {
+                if (strcmp(*buf + i, argv0) == 0)
+                        break;
+                items[k++] = *buf + i;
+        }
+        if (k == n) /* argv[0] not found: no prefix to keep */
+                k = 0;
+        *ret = items;
+        return k;
+}
+
+/* Execute the probe again, the way it was started, with args
+ * (NULL-terminated) and the environment env (n entries given with --env)
+ * plus the step's variables. Returns only on failure. */
+static int reexec(char **args, size_t n_args, char **env, size_t n)
+{
+        extern char **environ;
+        size_t total = n, n_prefix;
+        char **envp, **argv, **prefix, *buf;
+
+        for (char **e = environ; *e; e++)
+                total++;
+        envp = calloc(total + 1, sizeof(*envp));
+        n_prefix = loader_prefix(args[0], &buf, &prefix);
+        argv = calloc(n_prefix + n_args + 1, sizeof(*argv));
+        if (!envp || !argv)
+                return 127;
+        total = 0;
+        for (char **e = environ; *e; e++)
+                if (step_variable(*e))
+                        envp[total++] = *e;
+        for (size_t i = 0; i < n; i++) {
+                size_t len = strcspn(env[i], "=") + 1;
+                bool taken = false;
+
+                /* The step's allocation wins over a module's setting. */
+                for (size_t k = 0; k < total && !taken; k++)
+                        taken = strncmp(envp[k], env[i], len) == 0;
+                if (!taken)
+                        envp[total++] = env[i];
+        }
+        envp[total] = NULL;
+        memcpy(argv, prefix, n_prefix * sizeof(*argv));
+        memcpy(argv + n_prefix, args, n_args * sizeof(*argv));
+        execve("/proc/self/exe", argv, envp);
+        if (n_prefix == 0)
+                execve(args[0], args, envp);
+        fprintf(stderr, "cudamod-probe: cannot execute itself again: %s\n", strerror(errno));
+        free(envp);
+        free(argv);
+        free(prefix);
+        free(buf);
+        return 127;
 }
 
 int main(int argc, char **argv)
@@ -400,12 +504,20 @@ int main(int argc, char **argv)
                 { "no-cudnn", no_argument, NULL, 'c' },
                 { "no-nccl", no_argument, NULL, 'n' },
                 { "no-driver", no_argument, NULL, 'd' },
+                { "env", required_argument, NULL, 'e' },
                 { "help", no_argument, NULL, 'h' },
                 { NULL, 0, NULL, 0 },
         };
         bool cudnn = true, nccl = true, driver = true;
         int cuda_major = 0, c, r;
+        char **env = calloc((size_t)argc + 1, sizeof(*env)), **args = calloc(2 * (size_t)argc + 2, sizeof(*args));
+        size_t n_env = 0, n_args = 0;
+        char host[256];
         json_t *doc;
+
+        if (!env || !args)
+                return 1;
+        args[n_args++] = argv[0];
 
         opterr = 0;
         while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
@@ -422,16 +534,29 @@ int main(int argc, char **argv)
                                 return 2;
                         }
                         cuda_major = (int)v;
+                        args[n_args++] = (char *)"--cuda-major";
+                        args[n_args++] = optarg;
                         break;
                 }
                 case 'c':
                         cudnn = false;
+                        args[n_args++] = (char *)"--no-cudnn";
                         break;
                 case 'n':
                         nccl = false;
+                        args[n_args++] = (char *)"--no-nccl";
                         break;
                 case 'd':
                         driver = false;
+                        args[n_args++] = (char *)"--no-driver";
+                        break;
+                case 'e':
+                        if (!strchr(optarg, '=') || optarg[0] == '=') {
+                                fprintf(stderr, "cudamod-probe: --env wants NAME=VALUE, not '%s'\n", optarg);
+                                usage(stderr);
+                                return 2;
+                        }
+                        env[n_env++] = optarg;
                         break;
                 case 'h':
                         usage(stdout);
@@ -448,8 +573,15 @@ int main(int argc, char **argv)
                 return 2;
         }
 
+        if (n_env)
+                return reexec(args, n_args, env, n_env);
+        free(env);
+        free(args);
+
         doc = json_object();
         set(doc, "probe", json_integer(1));
+        set(doc, "host", json_text(gethostname(host, sizeof(host)) == 0 ? (host[sizeof(host) - 1] = '\0', host) : NULL));
+        set(doc, "visible_devices", json_text(getenv("CUDA_VISIBLE_DEVICES")));
         set(doc, "cudart", probe_cudart(cuda_major));
         if (driver)
                 set(doc, "driver", probe_driver());
