@@ -245,6 +245,34 @@ static json_t *report_json(const struct write_result *w, const struct plan *p,
         return doc;
 }
 
+/* pytorch.cuda_arch_list: detect: the arch list of the last validation
+ * recorded in the output directory's index (cudamod validate), or none,
+ * with a warning saying how to get one. */
+static void detected_arch_list(struct config *cfg, const char *outdir, const struct global_options *g)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        json_t *v = NULL;
+        const char *list;
+
+        if (!streq(cfg->cuda_arch_list, "detect"))
+                return;
+        free(cfg->cuda_arch_list);
+        cfg->cuda_arch_list = xstrdup("");
+        if (read_index_validation(outdir, &v, &d) < 0 && d.message && !streq(d.message, ""))
+                log_verbose(g, "%s", d.message);
+        list = json_string_value(json_object_get(v, "arch_list"));
+        if (list && *list) {
+                free(cfg->cuda_arch_list);
+                cfg->cuda_arch_list = xstrdup(list);
+                log_verbose(g, "TORCH_CUDA_ARCH_LIST=%s from the validation of %s", list,
+                            json_string_value(json_object_get(v, "time")) ?: "an earlier run");
+        } else
+                log_warning(g, "pytorch.cuda_arch_list is 'detect', but '%s' records no GPU from a "
+                            "validation: run `cudamod validate` on the GPU nodes (validate.targets) "
+                            "first; TORCH_CUDA_ARCH_LIST is left unset", outdir);
+        json_decref(v);
+}
+
 /* A root named on the command line or in the config's search that does not
  * exist, reported. With --prune that is fatal: an unmounted /apps would
  * otherwise prune the modules of everything under it. */
@@ -387,6 +415,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         }
         if (scan_with_progress(&so, &sr, g) < 0)
                 goto out;
+        detected_arch_list(&cfg, outdir, g);
         if (plan_build(&sr.installs, &cfg, outdir, &p, &d) < 0) {
                 log_diag(&d);
                 status = EXIT_USAGE;

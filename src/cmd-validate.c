@@ -30,14 +30,24 @@
 #include "plan.h"
 #include "strbuf.h"
 #include "validate.h"
+#include "write.h"
 #include "banned.h"
 
 #define RESULT_MAX ((size_t)4 << 20)
+
+/* Where the probe runs: a launcher (srun -p a100 …) or this machine. */
+struct vtarget {
+        char *name;
+        char *launcher_text;     /* as configured, or NULL */
+        struct strv launcher;    /* its words (empty: none) */
+};
 
 struct validate_run {
         struct module_unit *units;
         json_t **results;    /* the report's object of each unit, once validated */
         size_t n_units;
+        struct vtarget *targets;
+        size_t n_targets;
         struct strv mp;
         struct strv start_env;  /* PATH/HOME basics and the module tools' */
         struct validate_options vo;
@@ -52,6 +62,12 @@ static void validate_run_release(struct validate_run *v)
         }
         free(v->units);
         free(v->results);
+        for (size_t i = 0; i < v->n_targets; i++) {
+                free(v->targets[i].name);
+                free(v->targets[i].launcher_text);
+                strv_release(&v->targets[i].launcher);
+        }
+        free(v->targets);
         strv_release(&v->mp);
         strv_release(&v->start_env);
 }
@@ -229,16 +245,100 @@ static enum check_status add_check(json_t *checks, struct check *c, enum check_s
         return worst;
 }
 
+/* What one probe run through a target showed, for the targets' summary
+ * (the parent collects it from each module's result, then drops it). */
+#define TARGET_INFO "_target_info"
+
+static json_t *probe_info(const struct probe_report *p)
+{
+        json_t *dev = p->ran && (p->driver_loaded || p->n_devices) ? device_to_json(p) : NULL;
+        json_t *o = json_pack("{s:b, s:b, s:o, s:o, s:o}", "ran", p->ran, "launcher_failed",
+                              p->launcher_failed, "message",
+                              p->launch_error ? json_string_lossy(p->launch_error) : json_null(),
+                              "visible_devices",
+                              p->visible_devices ? json_string_lossy(p->visible_devices) : json_null(),
+                              "host", p->host ? json_string_lossy(p->host) : json_null());
+
+        json_object_set_new(o, "device", dev ? dev : json_null());
+        return o;
+}
+
+static void add_target_check(json_t *checks, struct check *c, const struct vtarget *tg)
+{
+        json_t *j = check_to_json(c);
+
+        json_object_set_new(j, "target", json_string_lossy(tg->name));
+        json_array_append_new(checks, j);
+        check_release(c);
+}
+
+static enum check_status worse(enum check_status a, enum check_status b)
+{
+        if (a == CHECK_FAIL || b == CHECK_FAIL)
+                return CHECK_FAIL;
+        if (a == CHECK_WARN || b == CHECK_WARN)
+                return CHECK_WARN;
+        return a == CHECK_PASS || b == CHECK_PASS ? CHECK_PASS : CHECK_SKIP;
+}
+
+/* run and device through one target: their checks (with "target"), the
+ * cell (pass/warn/fail/skip, or launcher-failed, which is the target's
+ * failure and not the module's), and the probe's facts. Returns the
+ * module's worst status so far. */
+static enum check_status validate_on_target(const struct validate_run *v, const struct vtarget *tg,
+                                            const struct validate_target *t, json_t *checks, json_t *cells,
+                                            json_t *info, json_t **device, enum check_status worst)
+{
+        _cleanup_(probe_report_release) struct probe_report p = { 0 };
+        struct validate_options vo = v->vo;
+        enum check_status cell = CHECK_SKIP;
+        struct check c;
+
+        vo.launcher = tg->launcher.len ? tg->launcher.items : NULL;
+        if (t->kind == MODULE_OTHER) {
+                static const char *const ids[] = { "run", "device" };
+
+                for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+                        c = (struct check){ .id = ids[i] };
+                        check_set(&c, CHECK_SKIP, "no libcudart, libcudnn or libnccl in the module's "
+                                                  "LD_LIBRARY_PATH directories");
+                        add_target_check(checks, &c, tg);
+                }
+                json_object_set_new(cells, tg->name, json_string("skip"));
+                return worst;
+        }
+        probe_run(t, &vo, &p);
+        c = (struct check){ .id = "run" };
+        check_run(t, &p, &c);
+        cell = worse(cell, c.status);
+        add_target_check(checks, &c, tg);
+        c = (struct check){ .id = "device" };
+        check_device(t, &vo, &p, &c);
+        cell = worse(cell, c.status);
+        add_target_check(checks, &c, tg);
+        json_object_set_new(info, tg->name, probe_info(&p));
+        if (p.launcher_failed) {
+                json_object_set_new(cells, tg->name, json_string("launcher-failed"));
+                return worst;
+        }
+        json_object_set_new(cells, tg->name, json_string(check_status_to_string(cell)));
+        if (json_is_null(*device) && p.ran && (p.driver_loaded || p.n_devices)) {
+                json_decref(*device);
+                *device = device_to_json(&p);
+        }
+        return cell == CHECK_SKIP ? worst : worse(worst, cell);
+}
+
 static json_t *validate_unit(const struct validate_run *v, const struct module_unit *u)
 {
-        static const char *const later[] = { "paths", "closure", "lazy", "build", "run", "device" };
+        static const char *const later[] = { "paths", "closure", "lazy", "build" };
         _cleanup_diag_ struct diag d = DIAG_INIT;
         _cleanup_(evaluation_release) struct evaluation own = { 0 };
         _cleanup_(strv_release) struct strv clean = { 0 };
-        _cleanup_(probe_report_release) struct probe_report p = { 0 };
         struct validate_target t = { 0 };
         enum check_status worst = CHECK_PASS;
-        json_t *checks = json_array(), *device = json_null(), *ret;
+        json_t *checks = json_array(), *device = json_null(), *cells = json_object(), *info = json_object();
+        json_t *ret;
         struct check c = { .id = "syntax" };
         const struct evaluation *ev = &u->eval;
         int r = u->evaluated ? 0 : evaluate_chain(v, &u->chain, &own, &d);
@@ -256,6 +356,8 @@ static json_t *validate_unit(const struct validate_run *v, const struct module_u
                         check_set(&c, CHECK_SKIP, "the module did not load");
                         add_check(checks, &c, worst);
                 }
+                for (size_t k = 0; k < v->n_targets; k++)
+                        json_object_set_new(cells, v->targets[k].name, json_string("skip"));
                 goto out;
         }
         check_set(&c, CHECK_PASS, "%s", ev->modules[ev->n_modules - 1].file.lua
@@ -276,33 +378,15 @@ static json_t *validate_unit(const struct validate_run *v, const struct module_u
         c = (struct check){ .id = "build" };
         check_build(&t, &v->vo, &c);
         worst = add_check(checks, &c, worst);
-        if (t.kind == MODULE_OTHER) {
-                for (size_t i = 4; i < ELEMENTSOF(later); i++) {
-                        c = (struct check){ .id = later[i] };
-                        check_set(&c, CHECK_SKIP, "no libcudart, libcudnn or libnccl in the "
-                                                  "module's LD_LIBRARY_PATH directories");
-                        worst = add_check(checks, &c, worst);
-                }
-        } else {
-                probe_run(&t, &v->vo, &p);
-                c = (struct check){ .id = "run" };
-                check_run(&t, &p, &c);
-                worst = add_check(checks, &c, worst);
-                c = (struct check){ .id = "device" };
-                check_device(&t, &v->vo, &p, &c);
-                worst = add_check(checks, &c, worst);
-                if (p.ran && (p.driver_loaded || p.n_devices)) {
-                        json_decref(device);
-                        device = device_to_json(&p);
-                }
-        }
+        for (size_t k = 0; k < v->n_targets; k++)
+                worst = validate_on_target(v, &v->targets[k], &t, checks, cells, info, &device, worst);
         strv_release(&t.own_libdirs);
         strv_release(&t.own_incdirs);
         strv_release(&t.ld_library_path);
 out:
-        ret = json_pack("{s:o, s:o, s:s, s:o, s:o}", "module", json_string_lossy(u->module), "file",
+        ret = json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:o}", "module", json_string_lossy(u->module), "file",
                         json_string_lossy(u->file), "status", check_status_to_string(worst),
-                        "checks", checks, "device", device);
+                        "checks", checks, "targets", cells, "device", device, TARGET_INFO, info);
         if (u->chain.len > 1) {
                 json_t *with = json_array();
 
@@ -569,7 +653,9 @@ static const char *status_color(const char *s, const struct global_options *g)
 {
         if (!g->color)
                 return "";
-        return streq(s, "fail") ? "\033[31m" : streq(s, "warn") ? "\033[33m" : "\033[32m";
+        return streq(s, "fail") || streq(s, "launcher-failed") ? "\033[31m"
+               : streq(s, "warn")                               ? "\033[33m"
+                                                                : "\033[32m";
 }
 
 static void print_message(const char *prefix, const char *msg)
@@ -584,11 +670,97 @@ static void print_message(const char *prefix, const char *msg)
         printf("%s\n", p);
 }
 
-static void print_report(const struct validate_run *v, const struct global_options *g)
+/* Module × target, one cell each, when there is more than one target. */
+static void print_matrix(const struct validate_run *v, const struct global_options *g)
 {
-        size_t counts[3] = { 0 };
+        size_t width = strlen("module");
 
+        for (size_t i = 0; i < v->n_units; i++)
+                if (strlen(v->units[i].module) > width)
+                        width = strlen(v->units[i].module);
+        width = width > 40 ? 40 : width;
+        printf("%-*s", (int)width, "module");
+        for (size_t k = 0; k < v->n_targets; k++) {
+                _cleanup_free_ char *n = term_escape(v->targets[k].name);
+                printf("  %-15s", n);
+        }
+        putchar('\n');
         for (size_t i = 0; i < v->n_units; i++) {
+                _cleanup_free_ char *name = term_escape(v->units[i].module);
+                json_t *cells = json_object_get(v->results[i], "targets");
+
+                printf("%-*s", (int)width, name);
+                for (size_t k = 0; k < v->n_targets; k++) {
+                        const char *cell = json_string_value(json_object_get(cells, v->targets[k].name));
+
+                        cell = cell ? cell : "-";
+                        printf("  %s%-15s%s", status_color(cell, g), cell, g->color ? "\033[0m" : "");
+                }
+                putchar('\n');
+        }
+}
+
+/* Per target: its launcher, whether it worked, and the GPUs seen. */
+static void print_targets(const struct validate_run *v, json_t *summary)
+{
+        const char *list = json_string_value(json_object_get(summary, "arch_list"));
+        size_t i, k;
+        json_t *t, *d;
+
+        json_array_foreach(json_object_get(summary, "targets"), i, t) {
+                const struct vtarget *tg = &v->targets[i];
+                const char *status = json_string_value(json_object_get(t, "status"));
+                json_t *devs = json_object_get(t, "devices");
+                _cleanup_free_ char *name = term_escape(tg->name);
+                _cleanup_free_ char *how = term_escape(tg->launcher_text ? tg->launcher_text : "this machine");
+
+                if (v->n_targets == 1 && !tg->launcher_text && !json_array_size(devs))
+                        continue;
+                printf("target %s (%s): ", name, how);
+                if (streq(status, "launcher-failed")) {
+                        printf("the launcher failed, so no module was checked there\n");
+                        print_message("    ", json_string_value(json_object_get(t, "message")));
+                        continue;
+                }
+                if (streq(status, "unused")) {
+                        printf("not used (no module to run there)\n");
+                        continue;
+                }
+                if (json_is_integer(json_object_get(t, "driver_version")))
+                        printf("driver %lld", (long long)json_integer_value(json_object_get(t, "driver_version")));
+                else
+                        printf("no driver");
+                if (json_is_string(json_object_get(t, "visible_devices"))) {
+                        _cleanup_free_ char *vd = term_escape(json_string_value(json_object_get(t, "visible_devices")));
+                        printf(", CUDA_VISIBLE_DEVICES=%s", vd);
+                }
+                if (json_is_string(json_object_get(t, "host"))) {
+                        _cleanup_free_ char *h = term_escape(json_string_value(json_object_get(t, "host")));
+                        printf(", on %s", h);
+                }
+                printf(", %zu GPU%s\n", json_array_size(devs), json_array_size(devs) == 1 ? "" : "s");
+                json_array_foreach(devs, k, d) {
+                        _cleanup_free_ char *n = term_escape(json_string_value(json_object_get(d, "name")));
+                        _cleanup_free_ char *cc = term_escape(json_string_value(json_object_get(d, "compute_capability")));
+
+                        printf("    GPU %lld: %s, compute capability %s, %lld MiB\n",
+                               (long long)json_integer_value(json_object_get(d, "index")), n, cc,
+                               (long long)json_integer_value(json_object_get(d, "memory_mib")));
+                }
+        }
+        if (list)
+                printf("TORCH_CUDA_ARCH_LIST for the GPUs seen: %s\n", list);
+}
+
+static void print_report(const struct validate_run *v, json_t *summary, const struct global_options *g)
+{
+        size_t counts[3] = { 0 }, broken = 0, i;
+        bool many = v->n_targets > 1;
+        json_t *t;
+
+        if (many)
+                print_matrix(v, g);
+        for (i = 0; i < v->n_units; i++) {
                 json_t *r = v->results[i], *with = json_object_get(r, "with"), *c;
                 const char *status = json_string_value(json_object_get(r, "status"));
                 _cleanup_free_ char *name = term_escape(v->units[i].module);
@@ -607,17 +779,27 @@ static void print_report(const struct validate_run *v, const struct global_optio
                 putchar('\n');
                 json_array_foreach(json_object_get(r, "checks"), k, c) {
                         const char *cs = json_string_value(json_object_get(c, "status"));
+                        const char *id = json_string_value(json_object_get(c, "id"));
+                        const char *on = json_string_value(json_object_get(c, "target"));
+                        _cleanup_free_ char *label = many && on ? xasprintf("%s@%s", id, on) : xstrdup(id);
+                        _cleanup_free_ char *safe = term_escape(label);
                         _cleanup_free_ char *prefix = NULL;
 
-                        if (streq(cs, "pass") && g->verbosity <= 0 &&
-                            !streq(json_string_value(json_object_get(c, "id")), "device"))
+                        if (streq(cs, "pass") && g->verbosity <= 0 && !streq(id, "device"))
                                 continue;
-                        prefix = xasprintf("      %-7s %-4s  ", json_string_value(json_object_get(c, "id")), cs);
+                        prefix = xasprintf("      %-*s %-4s  ", many ? 14 : 7, safe, cs);
                         print_message(prefix, json_string_value(json_object_get(c, "message")));
                 }
         }
-        printf("%zu module%s: %zu pass, %zu warn, %zu fail\n", v->n_units, v->n_units == 1 ? "" : "s",
+        print_targets(v, summary);
+        json_array_foreach(json_object_get(summary, "targets"), i, t)
+                broken += streq(json_string_value(json_object_get(t, "status")), "launcher-failed");
+        printf("%zu module%s: %zu pass, %zu warn, %zu fail", v->n_units, v->n_units == 1 ? "" : "s",
                counts[0], counts[1], counts[2]);
+        if (many || broken)
+                printf("; %zu target%s, %zu whose launcher failed", v->n_targets, v->n_targets == 1 ? "" : "s",
+                       broken);
+        putchar('\n');
 }
 
 static bool any_failed(const struct validate_run *v)
@@ -626,6 +808,219 @@ static bool any_failed(const struct validate_run *v)
                 if (streq(json_string_value(json_object_get(v->results[i], "status")), "fail"))
                         return true;
         return false;
+}
+
+static bool any_launcher_failed(json_t *summary)
+{
+        size_t i;
+        json_t *t;
+
+        json_array_foreach(json_object_get(summary, "targets"), i, t)
+                if (streq(json_string_value(json_object_get(t, "status")), "launcher-failed"))
+                        return true;
+        return false;
+}
+
+/* --- targets ------------------------------------------------------------------ */
+
+static int split_words(const char *s, struct strv *ret);
+
+static void target_add(struct validate_run *v, const char *name, const char *launcher)
+{
+        struct vtarget *t;
+
+        v->targets = xreallocarray(v->targets, v->n_targets + 1, sizeof(*v->targets));
+        t = &v->targets[v->n_targets++];
+        *t = (struct vtarget){ .name = xstrdup(name), .launcher_text = launcher ? xstrdup(launcher) : NULL };
+}
+
+/* The targets: --launcher CMD (one, "launcher"); else the config's
+ * validate.targets (those --target names); else validate.launcher; else
+ * this machine ("local"). */
+static int targets_choose(struct validate_run *v, const struct config *cfg, const char *cli_launcher,
+                          const struct strv *wanted)
+{
+        if (cli_launcher && wanted->len) {
+                log_error("--launcher and --target exclude each other");
+                return -EINVAL;
+        }
+        if (cli_launcher)
+                target_add(v, "launcher", *cli_launcher ? cli_launcher : NULL);
+        for (size_t i = 0; !cli_launcher && i < cfg->validate.n_targets; i++)
+                if (!wanted->len || strv_contains(wanted, cfg->validate.targets[i].name))
+                        target_add(v, cfg->validate.targets[i].name, cfg->validate.targets[i].launcher);
+        for (size_t i = 0; i < wanted->len; i++) {
+                bool found = false;
+
+                for (size_t k = 0; k < v->n_targets && !found; k++)
+                        found = streq(v->targets[k].name, wanted->items[i]);
+                if (!found) {
+                        struct strv names = { 0 };
+                        _cleanup_free_ char *list = NULL;
+
+                        for (size_t k = 0; k < cfg->validate.n_targets; k++)
+                                strv_add(&names, cfg->validate.targets[k].name);
+                        list = strv_join(&names, ", ");
+                        log_error("--target %s: no such target in the config's validate.targets%s%s%s",
+                                  wanted->items[i], names.len ? " (" : " (it has none)", list,
+                                  names.len ? ")" : "");
+                        strv_release(&names);
+                        return -EINVAL;
+                }
+        }
+        if (!v->n_targets && !cli_launcher && cfg->validate.launcher && *cfg->validate.launcher)
+                target_add(v, "launcher", cfg->validate.launcher);
+        if (!v->n_targets)
+                target_add(v, "local", NULL);
+        for (size_t i = 0; i < v->n_targets; i++) {
+                struct vtarget *t = &v->targets[i];
+
+                if (t->launcher_text && (split_words(t->launcher_text, &t->launcher) < 0 || !t->launcher.len)) {
+                        log_error("target %s: launcher '%s': unbalanced quotes or no command", t->name,
+                                  t->launcher_text);
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+/* "8.0" < "9.0" < "10.0": compute capabilities in numeric order. */
+static int cc_compare(const void *a, const void *b)
+{
+        return module_version_compare(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The compute capabilities of the devices of targets (an array of target
+ * objects), as TORCH_CUDA_ARCH_LIST wants them ("8.0;9.0"), or NULL. */
+static char *arch_list_of(json_t *targets)
+{
+        struct strv ccs = { 0 };
+        size_t i, k;
+        json_t *t, *d;
+        char *list;
+
+        json_array_foreach(targets, i, t)
+                json_array_foreach(json_object_get(t, "devices"), k, d) {
+                        const char *cc = json_string_value(json_object_get(d, "compute_capability"));
+
+                        if (cc && *cc && !strv_contains(&ccs, cc))
+                                strv_add(&ccs, cc);
+                }
+        if (!ccs.len)
+                return NULL;
+        qsort(ccs.items, ccs.len, sizeof(*ccs.items), cc_compare);
+        list = strv_join(&ccs, ";");
+        strv_release(&ccs);
+        return list;
+}
+
+/* Each target: its launcher, whether the launcher failed (on any module;
+ * the first message), and what the probe saw through it (driver, GPUs,
+ * CUDA_VISIBLE_DEVICES, host), from the modules' results, whose
+ * TARGET_INFO it removes. Returns {"targets": [...], "arch_list": ...}. */
+static json_t *targets_summary(struct validate_run *v)
+{
+        json_t *targets = json_array(), *ret;
+        _cleanup_free_ char *list = NULL;
+
+        for (size_t k = 0; k < v->n_targets; k++) {
+                const struct vtarget *tg = &v->targets[k];
+                json_t *t = json_pack("{s:o, s:o, s:s, s:n, s:n, s:[], s:n, s:n}", "name", json_string_lossy(tg->name),
+                                      "launcher", tg->launcher.len ? json_strv(&tg->launcher) : json_null(),
+                                      "status", "unused", "message", "driver_version", "devices",
+                                      "visible_devices", "host");
+
+                for (size_t i = 0; i < v->n_units; i++) {
+                        json_t *in = json_object_get(json_object_get(v->results[i], TARGET_INFO), tg->name);
+                        json_t *dev = json_object_get(in, "device");
+
+                        if (!in)
+                                continue;
+                        if (json_is_true(json_object_get(in, "launcher_failed"))) {
+                                if (!streq(json_string_value(json_object_get(t, "status")), "launcher-failed"))
+                                        json_object_set(t, "message", json_object_get(in, "message"));
+                                json_object_set_new(t, "status", json_string("launcher-failed"));
+                                continue;
+                        }
+                        if (!json_is_true(json_object_get(in, "ran")))
+                                continue;
+                        if (streq(json_string_value(json_object_get(t, "status")), "unused"))
+                                json_object_set_new(t, "status", json_string("ok"));
+                        if (json_is_null(json_object_get(t, "host"))) {
+                                json_object_set(t, "host", json_object_get(in, "host"));
+                                json_object_set(t, "visible_devices", json_object_get(in, "visible_devices"));
+                        }
+                        if (json_is_object(dev) && json_is_null(json_object_get(t, "driver_version"))) {
+                                json_object_set(t, "driver_version", json_object_get(dev, "driver_version"));
+                                json_object_set(t, "devices", json_object_get(dev, "devices"));
+                        }
+                }
+                json_array_append_new(targets, t);
+        }
+        for (size_t i = 0; i < v->n_units; i++)
+                json_object_del(v->results[i], TARGET_INFO);
+        list = arch_list_of(targets);
+        ret = json_pack("{s:o, s:o}", "targets", targets, "arch_list", list ? json_string(list) : json_null());
+        return ret;
+}
+
+/* The generated tree the modulepath belongs to: a directory of it, or its
+ * parent (hierarchical: OUT/Core), that holds the index. */
+static char *output_dir_of(const struct strv *mp)
+{
+        for (size_t i = 0; i < mp->len; i++) {
+                _cleanup_free_ char *parent = path_dirname(mp->items[i]);
+                const char *dirs[] = { mp->items[i], parent };
+
+                for (size_t k = 0; k < ELEMENTSOF(dirs); k++) {
+                        _cleanup_free_ char *index = path_join(dirs[k], ".cudamod-index.json");
+
+                        if (is_file_at(AT_FDCWD, index))
+                                return xstrdup(dirs[k]);
+                }
+        }
+        return NULL;
+}
+
+/* Keep what the targets showed in the output directory's index, for
+ * `generate` (pytorch.cuda_arch_list: detect): the targets that ran
+ * replace their earlier entry; the others keep theirs. */
+static void record_validation(const struct validate_run *v, json_t *summary, const struct global_options *g)
+{
+        _cleanup_free_ char *out = output_dir_of(&v->mp);
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_(json_decrefp) json_t *old = NULL, *rec = NULL;
+        json_t *targets = json_array(), *t, *o;
+        _cleanup_free_ char *list = NULL;
+        char stamp[32];
+        time_t now = time(NULL);
+        size_t i, k;
+
+        if (!out) {
+                json_decref(targets);
+                log_verbose(g, "the modulepath is not a tree cudamod generated: the results are not recorded");
+                return;
+        }
+        (void)read_index_validation(out, &old, NULL);
+        json_array_foreach(json_object_get(summary, "targets"), i, t)
+                if (streq(json_string_value(json_object_get(t, "status")), "ok"))
+                        json_array_append_new(targets, json_pack("{s:O, s:O, s:O}", "name", json_object_get(t, "name"),
+                                                                 "driver_version", json_object_get(t, "driver_version"),
+                                                                 "devices", json_object_get(t, "devices")));
+        json_array_foreach(json_object_get(old, "targets"), i, o) {
+                bool replaced = false;
+
+                json_array_foreach(targets, k, t)
+                        replaced |= json_equal(json_object_get(t, "name"), json_object_get(o, "name"));
+                if (!replaced)
+                        json_array_append(targets, o);
+        }
+        list = arch_list_of(targets);
+        strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+        rec = json_pack("{s:s, s:o, s:o}", "time", stamp, "targets", targets, "arch_list",
+                        list ? json_string(list) : json_null());
+        if (write_index_validation(out, rec, NULL, &d) < 0)
+                log_warning(g, "the validation results were not recorded: %s", d.message);
 }
 
 /* --- the command ------------------------------------------------------------- */
@@ -706,17 +1101,21 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 { "timeout", required_argument, NULL, 't' },
                 { "driver-libdir", required_argument, NULL, 'D' },
                 { "require-device", no_argument, NULL, 'R' },
+                { "target", required_argument, NULL, 'T' },
+                { "arch-list", no_argument, NULL, 'A' },
                 { "no-compile", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'J' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        _cleanup_(strv_release) struct strv given = { 0 }, launcher = { 0 };
+        _cleanup_(strv_release) struct strv given = { 0 }, wanted = { 0 };
         _cleanup_(config_release) struct config cfg = { 0 };
         _cleanup_free_ char *probe = NULL;
         _cleanup_(validate_run_release) struct validate_run v = { 0 };
         const char *launcher_str = NULL, *driver_libdir = NULL;
-        bool json = false, require_device = false, no_compile = false;
+        bool json = false, require_device = false, no_compile = false, arch_list = false;
+        _cleanup_(json_decrefp) json_t *summary = NULL;
+        bool failed;
         unsigned long jobs = 1, timeout = 0;
         size_t kept = 0;
         char *end;
@@ -758,6 +1157,12 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 case 'J':
                         json = true;
                         break;
+                case 'T':
+                        strv_add(&wanted, optarg);
+                        break;
+                case 'A':
+                        arch_list = true;
+                        break;
                 case 'h':
                         command_print_help(&cmd_validate, stdout);
                         return finish_stdout(0);
@@ -770,14 +1175,8 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 return EXIT_USAGE;
         if (load_config(g, &cfg) < 0 || modulepath_from_options(&given, &cfg, &v.mp) < 0)
                 return EXIT_USAGE;
-        if (!launcher_str && cfg.validate.n_targets == 1)
-                launcher_str = cfg.validate.targets[0].launcher;
-        if (launcher_str && *launcher_str) {
-                if (split_words(launcher_str, &launcher) < 0 || !launcher.len) {
-                        log_error("--launcher '%s': unbalanced quotes or no command", launcher_str);
-                        return EXIT_USAGE;
-                }
-        }
+        if (targets_choose(&v, &cfg, launcher_str, &wanted) < 0)
+                return EXIT_USAGE;
         if (!driver_libdir && cfg.validate.driver_libdir && *cfg.validate.driver_libdir)
                 driver_libdir = cfg.validate.driver_libdir;
         if (driver_libdir && !is_dir_at(AT_FDCWD, driver_libdir)) {
@@ -792,7 +1191,6 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         }
         v.vo = (struct validate_options){
                 .probe = probe,
-                .launcher = launcher.len ? launcher.items : NULL,
                 .driver_libdir = driver_libdir,
                 .require_device = require_device || cfg.validate.require_device,
                 .compile = !no_compile && cfg.validate.compile,
@@ -821,16 +1219,31 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         if (!v.n_units)
                 log_warning(g, "no modules in the modulepath");
         run_units(&v, (unsigned)jobs, g);
+        summary = targets_summary(&v);
+        record_validation(&v, summary, g);
+        failed = any_failed(&v) || any_launcher_failed(summary);
+        if (arch_list) {
+                const char *list = json_string_value(json_object_get(summary, "arch_list"));
+
+                if (!list) {
+                        log_error("no GPU was seen on %s, so there is no arch list",
+                                  v.n_targets == 1 ? "the target" : "any target");
+                        return finish_stdout(EXIT_FOUND_FAILURE);
+                }
+                printf("%s\n", list);
+                return finish_stdout(0);
+        }
         if (json) {
                 json_t *mods = json_array();
 
                 for (size_t i = 0; i < v.n_units; i++)
                         json_array_append(mods, v.results[i]);
-                json_dump_stdout(json_pack("{s:s, s:i, s:o}", "cudamod", "validate", "format", 1,
-                                           "modules", mods));
+                json_dump_stdout(json_pack("{s:s, s:i, s:O, s:O, s:o}", "cudamod", "validate", "format", 1,
+                                           "targets", json_object_get(summary, "targets"), "arch_list",
+                                           json_object_get(summary, "arch_list"), "modules", mods));
         } else
-                print_report(&v, g);
-        return finish_stdout(any_failed(&v) ? EXIT_FOUND_FAILURE : 0);
+                print_report(&v, summary, g);
+        return finish_stdout(failed ? EXIT_FOUND_FAILURE : 0);
 }
 
 const struct command cmd_validate = {

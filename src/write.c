@@ -1008,7 +1008,17 @@ static void index_set(json_t *files, const struct gen_file *g, const char *sha)
 }
 
 /* The index's bytes: sorted keys, 2-space indent, a final newline. */
-static void index_dump(json_t *files, struct strbuf *out)
+/* The "validation" member of an index's raw bytes (a new reference), or
+ * NULL: what `cudamod validate` recorded, kept across generate runs. */
+static json_t *index_validation(const struct strbuf *raw)
+{
+        _cleanup_(json_decrefp) json_t *root = raw->len ? json_loadb(raw->buf, raw->len, 0, NULL) : NULL;
+        json_t *v = json_object_get(root, "validation");
+
+        return json_is_object(v) ? json_incref(v) : NULL;
+}
+
+static void index_dump(json_t *files, json_t *validation, struct strbuf *out)
 {
         _cleanup_(json_decrefp) json_t *root = json_object();
         size_t n;
@@ -1017,6 +1027,8 @@ static void index_dump(json_t *files, struct strbuf *out)
                 die_oom();
         json_check(json_object_set_new(root, "cudamod", json_string(CUDAMOD_VERSION)));
         json_check(json_object_set(root, "files", files));
+        if (validation)
+                json_check(json_object_set(root, "validation", validation));
         n = json_dumpb(root, NULL, 0, JSON_INDENT(2) | JSON_SORT_KEYS);
         if (n == 0)
                 die_oom();
@@ -1324,9 +1336,10 @@ static int write_index(int outfd, const char *outdir, json_t *files, const struc
                        mode_t file_mode, struct diag *d)
 {
         _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        _cleanup_(json_decrefp) json_t *validation = index_validation(old_raw);
         int r;
 
-        index_dump(files, &sb);
+        index_dump(files, validation, &sb);
         if (sb.len == old_raw->len && memcmp(sb.buf, old_raw->buf, sb.len) == 0)
                 return 0;
         r = write_atomic(outfd, INDEX_NAME, sb.buf, sb.len, file_mode);
@@ -1446,4 +1459,57 @@ void write_result_release(struct write_result *r)
         }
         free(r->files);
         *r = (struct write_result){ 0 };
+}
+
+int write_index_validation(const char *outdir, json_t *validation, const struct write_options *o,
+                           struct diag *d)
+{
+        _cleanup_close_ int outfd = -1, lockfd = -1;
+        _cleanup_(json_decrefp) json_t *files = NULL;
+        _cleanup_strbuf_ struct strbuf raw = STRBUF_INIT, sb = STRBUF_INIT;
+        struct write_options lo = o ? *o : (struct write_options){ 0 };
+        mode_t mask = umask(0);
+        int r;
+
+        umask(mask);
+        lo.outdir = outdir;
+        r = open_outdir(outdir, false, &outfd, d);
+        if (r < 0)
+                return r;
+        r = take_lock(outfd, &lo, false, &lockfd, d);
+        if (r < 0)
+                return r;
+        r = index_load(outfd, outdir, &files, &raw, d);
+        if (r < 0)
+                return r;
+        if (!raw.len)
+                return diag_errorf(d, -ENOENT, "'%s' has no %s: not a directory cudamod generate wrote",
+                                   outdir, INDEX_NAME);
+        index_dump(files, validation, &sb);
+        if (sb.len == raw.len && memcmp(sb.buf, raw.buf, sb.len) == 0)
+                return 0;
+        r = write_atomic(outfd, INDEX_NAME, sb.buf, sb.len, 0644 & ~mask);
+        if (r < 0) {
+                _cleanup_free_ char *path = path_join(outdir, INDEX_NAME);
+                return diag_errorf(d, r, "cannot write '%s': %s", path, strerror(-r));
+        }
+        return 0;
+}
+
+int read_index_validation(const char *outdir, json_t **ret, struct diag *d)
+{
+        _cleanup_close_ int outfd = -1;
+        _cleanup_(json_decrefp) json_t *files = NULL;
+        _cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
+        int r;
+
+        *ret = NULL;
+        r = open_outdir(outdir, false, &outfd, d);
+        if (r < 0)
+                return r;
+        r = index_load(outfd, outdir, &files, &raw, d);
+        if (r < 0)
+                return r;
+        *ret = index_validation(&raw);
+        return 0;
 }

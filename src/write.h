@@ -35,6 +35,7 @@
 #ifndef CUDAMOD_WRITE_H
 #define CUDAMOD_WRITE_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -88,6 +89,16 @@ struct write_result {
 int write_tree(const struct gen_file *files, size_t n_files, const struct write_options *o,
                struct write_result *ret, struct diag *d);
 void write_result_release(struct write_result *r);
+
+/* The results of `cudamod validate` kept in outdir's index (a directory
+ * generate wrote), as its "validation" member, which generate keeps.
+ * write_index_validation takes the lock (o: on_wait, userdata; may be
+ * NULL) and replaces the member with validation (a JSON object);
+ * -ENOENT when outdir has no index. read_index_validation: a new
+ * reference, or NULL when none was recorded. */
+int write_index_validation(const char *outdir, json_t *validation, const struct write_options *o,
+                           struct diag *d);
+int read_index_validation(const char *outdir, json_t **ret, struct diag *d);
 
 /* A unified diff (3 lines of context) of a and b, with the given file
  * labels, appended to out; nothing when equal. Exposed for tests. */
