@@ -1249,9 +1249,9 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
 const struct command cmd_validate = {
         .name = "validate",
         .summary = "prove that modules load, link and run (and query the GPUs)",
-        .usage = "validate [--modulepath DIR] [-j N] [--launcher CMD] [--timeout S]\n"
-                 "                [--driver-libdir DIR] [--require-device] [--no-compile] [--json]\n"
-                 "                [MODULE...]",
+        .usage = "validate [--modulepath DIR] [-j N] [--target NAME]... [--launcher CMD]\n"
+                 "                [--timeout S] [--driver-libdir DIR] [--require-device]\n"
+                 "                [--no-compile] [--arch-list] [--json] [MODULE...]",
         .help = "Load every module of the modulepath (and, in a hierarchy, every module\n"
                 "below each cuda module, with that cuda loaded) and run these checks,\n"
                 "each pass, warn, fail or skip with a message saying what to do:\n"
@@ -1273,17 +1273,26 @@ const struct command cmd_validate = {
                 "  --modulepath DIR     where the modules are (repeatable); default:\n"
                 "                       $MODULEPATH, else the config's output directory\n"
                 "  -j, --jobs N         validate N modules at once (output order is fixed)\n"
-                "  --launcher CMD       start the probe through CMD, e.g. \"srun -p gpu\n"
-                "                       --gres=gpu:1 -t 5\" (split into words, no shell)\n"
-                "  --timeout S          seconds for one compiler or probe run (default 120)\n"
+                "  --target NAME        run and device only on this target of the config's\n"
+                "                       validate.targets (repeatable; default: all of them)\n"
+                "  --launcher CMD       one target instead: start the probe through CMD, e.g.\n"
+                "                       \"srun -p gpu --gres=gpu:1 -t 5\" (split into words,\n"
+                "                       no shell)\n"
+                "  --timeout S          seconds for one compiler or probe run (default 120);\n"
+                "                       then SIGTERM (srun cancels its step), SIGKILL 2 s later\n"
                 "  --driver-libdir DIR  where libcuda.so.1 is, when not on the loader path\n"
                 "  --require-device     no driver or no GPU fails the device check\n"
                 "  --no-compile         skip the build check\n"
+                "  --arch-list          print only the TORCH_CUDA_ARCH_LIST of the GPUs seen\n"
                 "  --json               print one JSON document (format 1)\n"
                 "\n"
+                "With several targets the report is a matrix, module x target; a target\n"
+                "whose launcher fails is reported as such, not as a module failure. What\n"
+                "each target showed is kept in the output directory's index, where\n"
+                "`generate` finds it for pytorch.cuda_arch_list: detect.\n"
                 "MODULE keeps the modules of that full name, name or partial version\n"
                 "(cudnn/9.7.1, cudnn, cudnn/9). Exit status: 0 nothing failed, 1 a check\n"
-                "failed, 2 usage or configuration error.\n",
+                "or a target's launcher failed, 2 usage or configuration error.\n",
         .min_args = 0,
         .max_args = -1,
         .run = run_validate,
