@@ -1003,10 +1003,17 @@ static void record_validation(const struct validate_run *v, json_t *summary, con
         }
         (void)read_index_validation(out, &old, NULL);
         json_array_foreach(json_object_get(summary, "targets"), i, t)
-                if (streq(json_string_value(json_object_get(t, "status")), "ok"))
+                if (streq(json_string_value(json_object_get(t, "status")), "ok") &&
+                    json_array_size(json_object_get(t, "devices")))
                         json_array_append_new(targets, json_pack("{s:O, s:O, s:O}", "name", json_object_get(t, "name"),
                                                                  "driver_version", json_object_get(t, "driver_version"),
                                                                  "devices", json_object_get(t, "devices")));
+        /* A login node without GPUs has nothing to add: leave the index be. */
+        if (!json_array_size(targets)) {
+                json_decref(targets);
+                log_verbose(g, "no target showed a GPU: nothing recorded in '%s'", out);
+                return;
+        }
         json_array_foreach(json_object_get(old, "targets"), i, o) {
                 bool replaced = false;
 
