@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "build-config.h"
 #include "cmd.h"
 #include "detect.h"
 #include "evaluate.h"
@@ -1032,12 +1033,12 @@ static void record_validation(const struct validate_run *v, json_t *summary, con
 
 /* --- the command ------------------------------------------------------------- */
 
-/* The probe: next to cudamod (build tree and install alike), then in
- * ../libexec/cudamod (an install), then $CUDAMOD_PROBE. */
+/* The probe: $CUDAMOD_PROBE, else next to cudamod (a build tree), else
+ * in ../libexec/cudamod relative to cudamod (an install, moved or not),
+ * else where `meson install` put it. */
 static char *find_probe(void)
 {
-        static const char *const rel[] = { "probe/cudamod-probe", "cudamod-probe",
-                                           "../libexec/cudamod/cudamod-probe" };
+        static const char *const rel[] = { "probe/cudamod-probe", "cudamod-probe", CUDAMOD_PROBE_RELATIVE };
         const char *env = getenv("CUDAMOD_PROBE");
         char self[4096];
         ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -1056,6 +1057,8 @@ static char *find_probe(void)
                                 return path_absolute(p);
                 }
         }
+        if (access(CUDAMOD_PROBE_INSTALLED, X_OK) == 0)
+                return xstrdup(CUDAMOD_PROBE_INSTALLED);
         return NULL;
 }
 
@@ -1192,8 +1195,8 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         }
         probe = find_probe();
         if (!probe) {
-                log_error("cudamod-probe was not found next to cudamod nor in ../libexec/cudamod "
-                          "(set CUDAMOD_PROBE to its path)");
+                log_error("cudamod-probe was not found next to cudamod, in %s relative to it, nor in %s "
+                          "(set CUDAMOD_PROBE to its path)", CUDAMOD_PROBE_RELATIVE, CUDAMOD_PROBE_INSTALLED);
                 return EXIT_USAGE;
         }
         v.vo = (struct validate_options){
