@@ -242,8 +242,11 @@ static void print_report(const struct doctor_report *r, const struct strv *mp,
                         _cleanup_free_ char *cuda = d->cuda_major ? xasprintf("CUDA %lu", d->cuda_major)
                                                                   : xstrdup("CUDA ?");
 
-                        printf("  %s %-20s %-8s %s\n", strv_contains(&r->chosen, d->module) ? "*" : " ",
-                               name, cuda, what);
+                        _cleanup_free_ char *lead = xasprintf("  %s %-20s %-8s ",
+                                                              strv_contains(&r->chosen, d->module) ? "*" : " ",
+                                                              name, cuda);
+
+                        print_wrapped(lead, what);
                 }
                 if (!r->n_modules)
                         printf("  (none)\n");
