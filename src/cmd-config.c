@@ -27,8 +27,7 @@ static int run_config(int argc, char **argv, const struct global_options *g)
                         command_print_help(&cmd_config, stdout);
                         return 0;
                 default:
-                        command_print_usage(&cmd_config, stderr);
-                        return EXIT_USAGE;
+                        return command_bad_option(&cmd_config, argv);
                 }
         }
         if (!command_check_args(&cmd_config, argc - optind))
@@ -54,7 +53,8 @@ const struct command cmd_config = {
                 "Options:\n"
                 "  --default    print the built-in default, ignoring --config\n"
                 "\n"
-                "A config error is reported as FILE:LINE:COL: message, with exit status 2.\n",
+                "A config error is reported as FILE:LINE:COL: message, with exit status 2.\n"
+                "Exit status 0 otherwise (1 when stdout cannot be written).\n",
         .min_args = 0,
         .max_args = 0,
         .run = run_config,

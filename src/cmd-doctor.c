@@ -295,8 +295,7 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
                         command_print_help(&cmd_doctor, stdout);
                         return finish_stdout(0);
                 default:
-                        command_print_usage(&cmd_doctor, stderr);
-                        return EXIT_USAGE;
+                        return command_bad_option(&cmd_doctor, argv);
                 }
         }
         if (!command_check_args(&cmd_doctor, argc - optind))
@@ -343,7 +342,8 @@ const struct command cmd_doctor = {
                 "                      directory (R3, R5)\n"
                 "  cudnn-build         the cuDNN found is older than torch's build (R2)\n"
                 "  nccl-build          the NCCL found is older than torch's build (R8)\n"
-                "  cuda-major          cuDNN or NCCL built for another CUDA major (R5)\n"
+                "  cuda-major          cuDNN or NCCL built for another CUDA major, or a\n"
+                "                      CUDA library from another major's toolkit (R5)\n"
                 "  nvjitlink           libnvJitLink older than cuSPARSE's toolkit (R7)\n"
                 "  nvidia-wheels       site-packages/nvidia/* wheels beside a source-built\n"
                 "                      torch, which torch would preload\n"

@@ -380,8 +380,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         command_print_help(&cmd_generate, stdout);
                         return 0;
                 default:
-                        command_print_usage(&cmd_generate, stderr);
-                        return EXIT_USAGE;
+                        return command_bad_option(&cmd_generate, argv);
                 }
         }
         if (!command_check_args(&cmd_generate, argc - optind))
@@ -489,7 +488,11 @@ const struct command cmd_generate = {
                 "\n"
                 "Writes are atomic and the run holds a lock on DIR. Files cudamod did not\n"
                 "write are never touched; generated files edited by hand are left alone\n"
-                "without --force. Identical input gives byte-identical files.\n",
+                "without --force. Identical input gives byte-identical files.\n"
+                "\n"
+                "Exit status: 0 done (with --check: no drift), 1 drift with --check or\n"
+                "the tree could not be written, 2 usage or configuration error (nothing\n"
+                "is written then).\n",
         .min_args = 0,
         .max_args = -1,
         .run = run_generate,

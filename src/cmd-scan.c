@@ -100,8 +100,7 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
                         command_print_help(&cmd_scan, stdout);
                         return 0;
                 default:
-                        command_print_usage(&cmd_scan, stderr);
-                        return EXIT_USAGE;
+                        return command_bad_option(&cmd_scan, argv);
                 }
         }
         if (!command_check_args(&cmd_scan, argc - optind))
@@ -139,7 +138,9 @@ const struct command cmd_scan = {
                 "\n"
                 "Unreadable directories and symlink loops are skipped with a warning on\n"
                 "stderr. The exit status is 0 when the scan ran, even when installations\n"
-                "have problems; they are in the report.\n",
+                "have problems; they are in the report. It is 1 when the scan could not\n"
+                "complete (stdout could not be written), 2 for a usage or configuration\n"
+                "error.\n",
         .min_args = 0,
         .max_args = -1,
         .run = run_scan,

@@ -135,8 +135,7 @@ static int run_show(int argc, char **argv, const struct global_options *g)
                         command_print_help(&cmd_show, stdout);
                         return finish_stdout(0);
                 default:
-                        command_print_usage(&cmd_show, stderr);
-                        return EXIT_USAGE;
+                        return command_bad_option(&cmd_show, argv);
                 }
         }
         if (!command_check_args(&cmd_show, argc - optind))

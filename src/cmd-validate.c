@@ -1177,8 +1177,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                         command_print_help(&cmd_validate, stdout);
                         return finish_stdout(0);
                 default:
-                        command_print_usage(&cmd_validate, stderr);
-                        return EXIT_USAGE;
+                        return command_bad_option(&cmd_validate, argv);
                 }
         }
         if (!command_check_args(&cmd_validate, argc - optind))
@@ -1259,7 +1258,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
 const struct command cmd_validate = {
         .name = "validate",
         .summary = "prove that modules load, link and run (and query the GPUs)",
-        .usage = "validate [--modulepath DIR] [-j N] [--target NAME]... [--launcher CMD]\n"
+        .usage = "validate [--modulepath DIR] [-j N] [--target NAME... | --launcher CMD]\n"
                  "                [--timeout S] [--driver-libdir DIR] [--require-device]\n"
                  "                [--no-compile] [--arch-list] [--json] [MODULE...]",
         .help = "Load every module of the modulepath (and, in a hierarchy, every module\n"
@@ -1299,7 +1298,7 @@ const struct command cmd_validate = {
                 "With several targets the report is a matrix, module x target; a target\n"
                 "whose launcher fails is reported as such, not as a module failure. What\n"
                 "each target showed is kept in the output directory's index, where\n"
-                "`generate` finds it for pytorch.cuda_arch_list: detect.\n"
+                "'generate' finds it for pytorch.cuda_arch_list: detect.\n"
                 "MODULE keeps the modules of that full name, name or partial version\n"
                 "(cudnn/9.7.1, cudnn, cudnn/9). Exit status: 0 nothing failed, 1 a check\n"
                 "or a target's launcher failed, 2 usage or configuration error.\n",

@@ -55,6 +55,9 @@ void log_diag(const struct diag *d);
 /* Usage and help texts (stdout for --help, stderr for usage errors). */
 void command_print_usage(const struct command *cmd, FILE *f);
 void command_print_help(const struct command *cmd, FILE *f);
+/* An option getopt_long refused (after it returned '?'): say which, print
+ * the usage line; returns EXIT_USAGE. */
+int command_bad_option(const struct command *cmd, char **argv);
 /* Check the count of positional arguments; prints the usage error. */
 bool command_check_args(const struct command *cmd, int n);
 /* The main usage line, and with full the whole `cudamod --help` text. */

@@ -1,5 +1,6 @@
 /* output.c: messages, usage texts and stdout handling for the commands. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +68,22 @@ void command_print_help(const struct command *cmd, FILE *f)
 {
         command_print_usage(cmd, f);
         fprintf(f, "\n%s\n\n%s", cmd->summary, cmd->help);
+}
+
+int command_bad_option(const struct command *cmd, char **argv)
+{
+        /* getopt_long leaves optind past the offending word (a long option
+         * or its missing argument) and optopt on a short option. */
+        const char *word = optind > 0 ? argv[optind - 1] : NULL;
+
+        if (word && startswith(word, "--"))
+                log_error("%s: '%s': unknown option, or its argument is missing", cmd->name, word);
+        else if (optopt > ' ' && optopt < 127)
+                log_error("%s: '-%c': unknown option, or its argument is missing", cmd->name, optopt);
+        else
+                log_error("%s: unknown option", cmd->name);
+        command_print_usage(cmd, stderr);
+        return EXIT_USAGE;
 }
 
 bool command_check_args(const struct command *cmd, int n)
