@@ -18,7 +18,7 @@ static int run_config(int argc, char **argv, const struct global_options *g)
         bool builtin = false;
         int c;
 
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
                 switch (c) {
                 case 'd':
                         builtin = true;

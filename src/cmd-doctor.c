@@ -283,7 +283,7 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
         const char *env_mp = getenv("MODULEPATH");
         int c, status;
 
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
                 switch (c) {
                 case 'm':
                         strv_add(&given, optarg);

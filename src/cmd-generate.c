@@ -350,7 +350,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         _cleanup_free_ char *outdir = NULL;
         int c, status = EXIT_FOUND_FAILURE;
 
-        while ((c = getopt_long(argc, argv, "+o:h", options, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
                 switch (c) {
                 case 'o':
                         a.output = optarg;

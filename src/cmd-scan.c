@@ -91,7 +91,7 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
         bool json = false;
         int c;
 
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
                 switch (c) {
                 case 'j':
                         json = true;

@@ -123,7 +123,7 @@ static int run_show(int argc, char **argv, const struct global_options *g)
         bool json = false;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
                 switch (c) {
                 case 'm':
                         strv_add(&given, optarg);

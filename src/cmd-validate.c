@@ -849,7 +849,8 @@ static int targets_choose(struct validate_run *v, const struct config *cfg, cons
                 target_add(v, "launcher", *cli_launcher ? cli_launcher : NULL);
         for (size_t i = 0; !cli_launcher && i < cfg->validate.n_targets; i++)
                 if (!wanted->len || strv_contains(wanted, cfg->validate.targets[i].name))
-                        target_add(v, cfg->validate.targets[i].name, cfg->validate.targets[i].launcher);
+                        target_add(v, cfg->validate.targets[i].name,
+                                   *cfg->validate.targets[i].launcher ? cfg->validate.targets[i].launcher : NULL);
         for (size_t i = 0; i < wanted->len; i++) {
                 bool found = false;
 
@@ -984,8 +985,8 @@ static char *output_dir_of(const struct strv *mp)
 }
 
 /* Keep what the targets showed in the output directory's index, for
- * `generate` (pytorch.cuda_arch_list: detect): the targets that ran
- * replace their earlier entry; the others keep theirs. */
+ * `generate` (pytorch.cuda_arch_list: detect): the targets whose driver
+ * answered replace their earlier entry; the others keep theirs. */
 static void record_validation(const struct validate_run *v, json_t *summary, const struct global_options *g)
 {
         _cleanup_free_ char *out = output_dir_of(&v->mp);
@@ -1005,14 +1006,16 @@ static void record_validation(const struct validate_run *v, json_t *summary, con
         (void)read_index_validation(out, &old, NULL);
         json_array_foreach(json_object_get(summary, "targets"), i, t)
                 if (streq(json_string_value(json_object_get(t, "status")), "ok") &&
-                    json_array_size(json_object_get(t, "devices")))
+                    json_is_integer(json_object_get(t, "driver_version")))
                         json_array_append_new(targets, json_pack("{s:O, s:O, s:O}", "name", json_object_get(t, "name"),
                                                                  "driver_version", json_object_get(t, "driver_version"),
                                                                  "devices", json_object_get(t, "devices")));
-        /* A login node without GPUs has nothing to add: leave the index be. */
+        /* Where no driver answered (a login node) there is nothing to add:
+         * leave the index be. A driver that shows no GPU replaces what the
+         * target showed before. */
         if (!json_array_size(targets)) {
                 json_decref(targets);
-                log_verbose(g, "no target showed a GPU: nothing recorded in '%s'", out);
+                log_verbose(g, "no target's driver answered: nothing recorded in '%s'", out);
                 return;
         }
         json_array_foreach(json_object_get(old, "targets"), i, o) {
@@ -1131,7 +1134,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         char *end;
         int c;
 
-        while ((c = getopt_long(argc, argv, "+hj:", options, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "hj:", options, NULL)) != -1) {
                 switch (c) {
                 case 'm':
                         strv_add(&given, optarg);
@@ -1293,6 +1296,7 @@ const struct command cmd_validate = {
                 "  --require-device     no driver or no GPU fails the device check\n"
                 "  --no-compile         skip the build check\n"
                 "  --arch-list          print only the TORCH_CUDA_ARCH_LIST of the GPUs seen\n"
+                "                       (exit 0 when there is one, whatever else failed)\n"
                 "  --json               print one JSON document (format 1)\n"
                 "\n"
                 "With several targets the report is a matrix, module x target; a target\n"

@@ -76,6 +76,15 @@ int command_bad_option(const struct command *cmd, char **argv)
          * or its missing argument) and optopt on a short option. */
         const char *word = optind > 0 ? argv[optind - 1] : NULL;
 
+        static const char *const globals[] = { "--config", "--quiet", "--verbose", "--color", "-q", "-v" };
+
+        for (size_t i = 0; word && i < ELEMENTSOF(globals); i++)
+                if (streq(word, globals[i]) || (startswith(word, globals[i]) && word[strlen(globals[i])] == '=')) {
+                        log_error("%s: '%s' is a global option: it goes before the command "
+                                  "(cudamod %s ... %s ...)", cmd->name, word, globals[i], cmd->name);
+                        command_print_usage(cmd, stderr);
+                        return EXIT_USAGE;
+                }
         if (word && startswith(word, "--"))
                 log_error("%s: '%s': unknown option, or its argument is missing", cmd->name, word);
         else if (optopt > ' ' && optopt < 127)

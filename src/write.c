@@ -1496,20 +1496,19 @@ int write_index_validation(const char *outdir, json_t *validation, const struct 
         return 0;
 }
 
-int read_index_validation(const char *outdir, json_t **ret, struct diag *d)
+int read_index_validation(const char *outdir, json_t **ret_validation, struct diag *d)
 {
         _cleanup_close_ int outfd = -1;
         _cleanup_(json_decrefp) json_t *files = NULL;
         _cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
         int r;
 
-        *ret = NULL;
         r = open_outdir(outdir, false, &outfd, d);
         if (r < 0)
                 return r;
         r = index_load(outfd, outdir, &files, &raw, d);
         if (r < 0)
                 return r;
-        *ret = index_validation(&raw);
+        *ret_validation = index_validation(&raw);
         return 0;
 }

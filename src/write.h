@@ -95,10 +95,11 @@ void write_result_release(struct write_result *r);
  * write_index_validation takes the lock (o: on_wait, userdata; may be
  * NULL) and replaces the member with validation (a JSON object);
  * -ENOENT when outdir has no index. read_index_validation: a new
- * reference, or NULL when none was recorded. */
+ * reference, or NULL when none was recorded; *ret_validation is not
+ * touched on error (callers initialise it). */
 int write_index_validation(const char *outdir, json_t *validation, const struct write_options *o,
                            struct diag *d);
-int read_index_validation(const char *outdir, json_t **ret, struct diag *d);
+int read_index_validation(const char *outdir, json_t **ret_validation, struct diag *d);
 
 /* A unified diff (3 lines of context) of a and b, with the given file
  * labels, appended to out; nothing when equal. Exposed for tests. */

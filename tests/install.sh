@@ -3,7 +3,7 @@
 # installed cudamod used from there as an admin would:
 #   - the files land under the prefix: bin/cudamod,
 #     libexec/cudamod/cudamod-probe, share/cudamod/templates, modulefiles/cudamod.lua
-#     (and the man pages and the bash completion when they were built);
+#     the examples, the bash completion, and the man pages when scdoc is there;
 #   - the installed cudamod runs: --version, generate on the demo tree;
 #   - validate finds the installed probe relative to itself, also after the
 #     whole prefix is moved elsewhere (no CUDAMOD_PROBE, no build tree);
@@ -31,6 +31,16 @@ for f in bin/cudamod libexec/cudamod/cudamod-probe share/cudamod/templates/lua/c
          share/cudamod/templates/tcl/cuda.tcl.in modulefiles/cudamod.lua; do
         [ -f "$root/$f" ] || fail "$f is not installed under $root"
 done
+for f in share/doc/cudamod/examples/hierarchical-lmod.yaml share/doc/cudamod/examples/cron-check.sh; do
+        [ -f "$root/$f" ] || fail "$f is not installed under $root"
+done
+[ -n "$(find "$root" -path '*/bash-completion/completions/cudamod' -type f)" ] ||
+        fail "the bash completion is not installed under $root"
+if command -v scdoc >/dev/null; then
+        for f in share/man/man1/cudamod.1 share/man/man5/cudamod-site.yaml.5; do
+                [ -f "$root/$f" ] || fail "$f is not installed under $root (scdoc is there)"
+        done
+fi
 [ -x "$root/bin/cudamod" ] || { echo "install: FAIL: no executable bin/cudamod"; exit 1; }
 say "installed: $(cd "$root" && find . -type f | sort | tr '\n' ' ')"
 

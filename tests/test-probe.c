@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <link.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -389,6 +390,134 @@ START_TEST(probe_leaves_out_what_it_is_told_to_skip)
 }
 END_TEST
 
+/* --env: the probe takes the module's environment from its arguments,
+ * keeps what the job step set (CUDA_VISIBLE_DEVICES, SLURM_*), drops the
+ * rest of the caller's, and executes itself again, so that the loader
+ * sees the module's LD_LIBRARY_PATH. The driver answers by partition
+ * (SLURM_JOB_PARTITION=h100: two Fake H100) and CUDA_VISIBLE_DEVICES; a
+ * decoy directory on the caller's LD_LIBRARY_PATH has a driver with
+ * other GPUs. Started directly and through the dynamic loader. */
+START_TEST(probe_env_gives_the_module_environment_and_keeps_the_steps)
+{
+        char *root;
+        _cleanup_free_ char *lib = libdir_new(&root);
+        _cleanup_free_ char *decoy = path_join(root, "decoy");
+        _cleanup_free_ char *caller_path = xasprintf("LD_LIBRARY_PATH=%s", decoy);
+        _cleanup_free_ char *module_path = xasprintf("LD_LIBRARY_PATH=%s", lib);
+        const char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", caller_path, "CUDA_VISIBLE_DEVICES=1",
+                               "SLURM_JOB_ID=7", "SLURM_JOB_PARTITION=h100", "FOO=bar", NULL };
+        const char *probe = getenv("CUDAMOD_PROBE");
+
+        ck_assert_ptr_nonnull(probe);
+        fx_fake_library(lib, "libcudart.so.12", "CUDART12");
+        fx_fake_library(lib, "libcuda.so.1", "CUDA_BY_PARTITION");
+        fx_fake_library(decoy, "libcudart.so.12", "CUDART12");
+        fx_fake_library(decoy, "libcuda.so.1", "CUDA_TWO_GPUS");
+        for (int via_loader = 0; via_loader <= 1; via_loader++) {
+                const char *argv[] = { test_dynamic_loader(), "--inhibit-cache", probe, "--env", module_path,
+                                       "--env", "CUDA_VISIBLE_DEVICES=5", "--cuda-major", "12", "--no-cudnn",
+                                       "--no-nccl", NULL };
+                struct run_result r;
+                json_error_t jerr;
+                json_t *doc;
+
+                run_program(&r, NULL, via_loader ? argv : argv + 2, envp);
+                ck_assert_msg(r.status == 0, "probe exited %d: %s", r.status, r.err);
+                doc = json_loads(r.out, 0, &jerr);
+                ck_assert_msg(doc != NULL, "probe printed no JSON (%s): %s", jerr.text, r.out);
+                run_result_release(&r);
+                ck_assert_msg(json_string_length(jget(doc, "host")) > 0, "no host");
+                /* The step's CUDA_VISIBLE_DEVICES wins over the module's. */
+                expect_str(doc, "visible_devices", "1");
+                /* The module's LD_LIBRARY_PATH, not the caller's. */
+                expect_realpath(doc, "cudart", lib, "libcudart.so.12");
+                expect_int(doc, "cudart.runtime_version", 12040);
+                expect_realpath(doc, "driver", lib, "libcuda.so.1");
+                /* The partition (SLURM_*) kept, and device 1 of it only. */
+                ck_assert_int_eq(json_array_size(jget(doc, "driver.devices")), 1);
+                expect_str(doc, "driver.devices.0.name", "Fake H100");
+                expect_int(doc, "cudart.device_count", 1);
+                json_decref(doc);
+        }
+        fx_free(root);
+}
+END_TEST
+
+static int compare_strings(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* /proc/PID/FILE (NUL-separated strings) one a line, sorted when asked;
+ * NULL when it cannot be read. */
+static char *proc_strings(pid_t pid, const char *file, bool sorted)
+{
+        _cleanup_free_ char *path = xasprintf("/proc/%d/%s", (int)pid, file);
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        _cleanup_(strv_release) struct strv v = { 0 };
+
+        if (strbuf_read_file(&sb, path, 1 << 20) < 0)
+                return NULL;
+        for (size_t i = 0; i < sb.len; i += strlen(sb.buf + i) + 1)
+                strv_add(&v, sb.buf + i);
+        if (sorted)
+                qsort(v.items, v.len, sizeof(*v.items), compare_strings);
+        return strv_join(&v, "\n");
+}
+
+/* The whole environment of the probe once it executed itself again, read
+ * from /proc while the driver hangs in cuInit (partition "hang"): the
+ * module's variables and the step's, nothing else of the caller's. */
+START_TEST(probe_env_leaves_out_the_rest_of_the_callers_environment)
+{
+        char *root;
+        _cleanup_free_ char *lib = libdir_new(&root);
+        _cleanup_free_ char *module_path = xasprintf("LD_LIBRARY_PATH=%s", lib);
+        _cleanup_free_ char *want = xasprintf("BAR=baz\nCUDA_VISIBLE_DEVICES=1\n%s\nSLURM_JOB_ID=7\n"
+                                              "SLURM_JOB_PARTITION=hang",
+                                              module_path);
+        _cleanup_free_ char *env = NULL, *want_cmdline = NULL;
+        const char *probe = getenv("CUDAMOD_PROBE");
+        const char *envp[] = { "PATH=/usr/bin:/bin", "FOO=bar", "CUDA_VISIBLE_DEVICES=1", "SLURM_JOB_ID=7",
+                               "SLURM_JOB_PARTITION=hang", NULL };
+        const char *argv[] = { probe, "--env", module_path, "--env", "CUDA_VISIBLE_DEVICES=5", "--env", "BAR=baz",
+                               "--cuda-major", "12", "--no-cudnn", "--no-nccl", NULL };
+        int status;
+        pid_t pid;
+
+        ck_assert_ptr_nonnull(probe);
+        want_cmdline = xasprintf("%s\n--cuda-major\n12\n--no-cudnn\n--no-nccl", probe);
+        fx_fake_library(lib, "libcudart.so.12", "CUDART12");
+        fx_fake_library(lib, "libcuda.so.1", "CUDA_BY_PARTITION");
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+                if (null < 0 || dup2(null, STDOUT_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0)
+                        _exit(126);
+                execve(probe, (char *const *)argv, (char *const *)envp);
+                _exit(127);
+        }
+        /* Wait for the second execution: its arguments lack the --env. */
+        for (int i = 0; i < 1000; i++) {
+                _cleanup_free_ char *cmdline = proc_strings(pid, "cmdline", false);
+
+                if (cmdline && streq(cmdline, want_cmdline)) {
+                        env = proc_strings(pid, "environ", true);
+                        break;
+                }
+                ck_assert_msg(waitpid(pid, &status, WNOHANG) == 0, "the probe ended (status %#x)", status);
+                usleep(10 * 1000);
+        }
+        kill(pid, SIGKILL);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(env != NULL, "the probe did not execute itself again with its arguments less --env");
+        ck_assert_str_eq(env, want);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(probe_usage_errors_exit_2)
 {
         static const struct {
@@ -401,6 +530,9 @@ START_TEST(probe_usage_errors_exit_2)
                 { { "--cuda-major", "10" }, 2 },
                 { { "--cuda-major", "12x" }, 2 },
                 { { "extra" }, 2 },
+                { { "--env", "=x" }, 2 },
+                { { "--env", "noequals" }, 2 },
+                { { "--env" }, 2 },
                 { { "--help" }, 0 },
                 { { NULL }, -1 },
         };
@@ -488,6 +620,8 @@ int main(void)
         tcase_add_test(tc, probe_with_nothing_to_load_reports_every_library_missing);
         tcase_add_test(tc, probe_names_missing_symbols);
         tcase_add_test(tc, probe_leaves_out_what_it_is_told_to_skip);
+        tcase_add_test(tc, probe_env_gives_the_module_environment_and_keeps_the_steps);
+        tcase_add_test(tc, probe_env_leaves_out_the_rest_of_the_callers_environment);
         tcase_add_test(tc, probe_usage_errors_exit_2);
         tcase_add_test(tc, probe_fails_when_stdout_cannot_be_written);
         tcase_add_test(tc, probe_reads_the_real_cuda_13_install);

@@ -3,7 +3,11 @@
  * checks one by one are test-validate-elf.c and test-validate-probe.c;
  * here a fake toolkit whose libcudart is real code (tests/fakecuda) goes
  * through every check, with the fake drivers, a hand-edited module, a
- * broken launcher, -j, and the real CUDA 13.0 install when there is one. */
+ * broken launcher, -j, and the real CUDA 13.0 install when there is one.
+ * Targets (validate.targets, --target, --arch-list) use `env` as a
+ * launcher, so they are tested where Slurm is not (tests/slurm has the
+ * real one); what validate records, generate reads (cuda_arch_list:
+ * detect). */
 #include <check.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -46,17 +50,31 @@ static char *fake_site(void)
         return root;
 }
 
-/* Run validate on root/mf/Core with extra arguments. */
-static void validate(struct run_result *r, const char *root, const char *const *extra)
+/* Run validate on root/mf/Core with extra arguments, reading the site
+ * config root/CONFIG when config is not NULL. */
+static void validate_with(struct run_result *r, const char *root, const char *config, const char *const *extra)
 {
         _cleanup_free_ char *mp = path_join(root, "mf/Core");
-        const char *argv[24] = { "validate", "--modulepath", mp };
-        size_t n = 3;
+        _cleanup_free_ char *cfg = config ? path_join(root, config) : NULL;
+        const char *argv[26];
+        size_t n = 0;
 
+        if (cfg) {
+                argv[n++] = "--config";
+                argv[n++] = cfg;
+        }
+        argv[n++] = "validate";
+        argv[n++] = "--modulepath";
+        argv[n++] = mp;
         for (; extra && *extra && n < ELEMENTSOF(argv) - 1; extra++)
                 argv[n++] = *extra;
         argv[n] = NULL;
         run_cudamod(r, argv, false);
+}
+
+static void validate(struct run_result *r, const char *root, const char *const *extra)
+{
+        validate_with(r, root, NULL, extra);
 }
 
 static json_t *parse(const struct run_result *r)
@@ -236,6 +254,441 @@ START_TEST(a_launcher_that_cannot_start_fails_run_and_says_so)
         assert_check(module_of(doc, "cuda/12.4"), "run", "pass", NULL);
         json_decref(doc);
         run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* --- targets ------------------------------------------------------------ */
+
+/* Three targets: two whose launcher (env) works, one whose cannot start. */
+static const char TARGETS[] = "validate:\n"
+                              "  targets:\n"
+                              "    - { name: one, launcher: env }\n"
+                              "    - { name: two, launcher: 'env A=1' }\n"
+                              "    - { name: broken, launcher: '/nonexistent/srun -p x' }\n";
+
+/* fake_site with TARGETS in root/targets.yaml. */
+static char *fake_site_with_targets(void)
+{
+        char *root = fake_site();
+
+        fx_write(root, "targets.yaml", TARGETS);
+        return root;
+}
+
+static json_t *target_of(json_t *doc, const char *name)
+{
+        size_t i;
+        json_t *t;
+
+        json_array_foreach(json_object_get(doc, "targets"), i, t)
+                if (streq(json_string_value(json_object_get(t, "name")), name))
+                        return t;
+        ck_abort_msg("no target %s in the report", name);
+        return NULL;
+}
+
+/* The check id of module run through target. */
+static json_t *check_on(json_t *module, const char *id, const char *target)
+{
+        size_t i;
+        json_t *c;
+
+        json_array_foreach(json_object_get(module, "checks"), i, c)
+                if (streq(json_string_value(json_object_get(c, "id")), id) &&
+                    streq(json_string_value(json_object_get(c, "target")), target))
+                        return c;
+        ck_abort_msg("no check %s on target %s", id, target);
+        return NULL;
+}
+
+static void assert_strings(json_t *array, const char *const *want)
+{
+        size_t n = 0;
+
+        for (; want[n]; n++) {
+                const char *got = json_string_value(json_array_get(array, n));
+
+                ck_assert_msg(got && streq(got, want[n]), "word %zu: '%s', not '%s'", n, got, want[n]);
+        }
+        ck_assert_uint_eq(json_array_size(array), n);
+}
+
+/* What a target showed through drv-two: the driver and both GPUs. */
+static void assert_two_gpus(json_t *t)
+{
+        json_t *devs = json_object_get(t, "devices");
+
+        ck_assert_int_eq(json_integer_value(json_object_get(t, "driver_version")), 12080);
+        ck_assert_uint_eq(json_array_size(devs), 2);
+        ck_assert_str_eq(json_string_value(json_object_get(json_array_get(devs, 0), "name")), "Fake H100");
+        ck_assert_str_eq(json_string_value(json_object_get(json_array_get(devs, 0), "compute_capability")), "9.0");
+        ck_assert_str_eq(json_string_value(json_object_get(json_array_get(devs, 1), "name")), "Fake A100");
+        ck_assert_str_eq(json_string_value(json_object_get(json_array_get(devs, 1), "compute_capability")), "8.0");
+}
+
+START_TEST(each_target_gets_a_cell_and_a_broken_launcher_fails_the_target_not_the_module)
+{
+        char *root = fake_site_with_targets();
+        _cleanup_free_ char *drv = path_join(root, "drv-two");
+        static const char *const names[] = { "one", "two", "broken" };
+        static const char *const statuses[] = { "ok", "ok", "launcher-failed" };
+        struct run_result r = { 0 };
+        json_t *doc, *targets, *m, *cells, *c;
+        size_t i;
+
+        validate_with(&r, root, "targets.yaml", (const char *const[]){ "--json", "--no-compile", "--driver-libdir",
+                                                                        drv, NULL });
+        /* Every module passed, but a launcher failed. */
+        ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.err);
+        doc = parse(&r);
+
+        /* The targets, in the config's order. */
+        targets = json_object_get(doc, "targets");
+        ck_assert_uint_eq(json_array_size(targets), 3);
+        for (i = 0; i < ELEMENTSOF(names); i++) {
+                json_t *t = json_array_get(targets, i);
+
+                ck_assert_str_eq(json_string_value(json_object_get(t, "name")), names[i]);
+                ck_assert_msg(streq(json_string_value(json_object_get(t, "status")), statuses[i]),
+                              "target %s is %s", names[i], json_string_value(json_object_get(t, "status")));
+        }
+        assert_strings(json_object_get(target_of(doc, "one"), "launcher"), (const char *const[]){ "env", NULL });
+        assert_strings(json_object_get(target_of(doc, "two"), "launcher"),
+                       (const char *const[]){ "env", "A=1", NULL });
+        assert_strings(json_object_get(target_of(doc, "broken"), "launcher"),
+                       (const char *const[]){ "/nonexistent/srun", "-p", "x", NULL });
+        ck_assert_msg(strstr(json_string_value(json_object_get(target_of(doc, "broken"), "message")) ?: "",
+                             "/nonexistent/srun"),
+                      "broken: %s", json_string_value(json_object_get(target_of(doc, "broken"), "message")));
+        assert_two_gpus(target_of(doc, "one"));
+        assert_two_gpus(target_of(doc, "two"));
+        ck_assert_uint_eq(json_array_size(json_object_get(target_of(doc, "broken"), "devices")), 0);
+        for (i = 0; i < 2; i++) {
+                const char *host = json_string_value(json_object_get(target_of(doc, names[i]), "host"));
+
+                ck_assert_msg(host && *host, "target %s: no host", names[i]);
+        }
+        ck_assert_str_eq(json_string_value(json_object_get(doc, "arch_list")), "8.0;9.0");
+
+        /* The module: one cell per target; the broken target is not the
+         * module's failure. */
+        m = module_of(doc, "cuda/12.4");
+        ck_assert_str_eq(json_string_value(json_object_get(m, "status")), "pass");
+        cells = json_object_get(m, "targets");
+        ck_assert_uint_eq(json_object_size(cells), 3);
+        ck_assert_str_eq(json_string_value(json_object_get(cells, "one")), "pass");
+        ck_assert_str_eq(json_string_value(json_object_get(cells, "two")), "pass");
+        ck_assert_str_eq(json_string_value(json_object_get(cells, "broken")), "launcher-failed");
+
+        /* run and device once per target, saying which; the others once. */
+        for (i = 0; i < 2; i++) {
+                c = check_on(m, "run", names[i]);
+                ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "pass");
+                ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(c, "message")), "12040"));
+                c = check_on(m, "device", names[i]);
+                ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "pass");
+                ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(c, "message")), "Fake A100"));
+        }
+        c = check_on(m, "run", "broken");
+        ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "fail");
+        ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(c, "message")), "/nonexistent/srun"));
+        check_on(m, "device", "broken");
+        ck_assert_uint_eq(json_array_size(json_object_get(m, "checks")), 5 + 2 * 3);
+        json_array_foreach(json_object_get(m, "checks"), i, c) {
+                const char *id = json_string_value(json_object_get(c, "id"));
+
+                ck_assert_msg((streq(id, "run") || streq(id, "device")) == json_is_string(json_object_get(c, "target")),
+                              "check %s: \"target\" where it does not belong, or missing", id);
+        }
+        json_decref(doc);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(target_keeps_the_named_targets_and_rejects_unknown_ones)
+{
+        char *root = fake_site_with_targets();
+        _cleanup_free_ char *drv = path_join(root, "drv-two");
+        struct run_result r = { 0 };
+        json_t *doc, *cells;
+
+        /* One target, whose launcher works: nothing failed. */
+        validate_with(&r, root, "targets.yaml",
+                      (const char *const[]){ "--json", "--no-compile", "--driver-libdir", drv, "--target", "one",
+                                             NULL });
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        doc = parse(&r);
+        ck_assert_uint_eq(json_array_size(json_object_get(doc, "targets")), 1);
+        ck_assert_str_eq(json_string_value(json_object_get(target_of(doc, "one"), "status")), "ok");
+        cells = json_object_get(module_of(doc, "cuda/12.4"), "targets");
+        ck_assert_uint_eq(json_object_size(cells), 1);
+        ck_assert_str_eq(json_string_value(json_object_get(cells, "one")), "pass");
+        json_decref(doc);
+        run_result_release(&r);
+
+        /* A name the config lacks: a usage error naming it and the ones
+         * there are. */
+        validate_with(&r, root, "targets.yaml", (const char *const[]){ "--json", "--target", "nosuch", NULL });
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(strstr(r.err, "nosuch") && strstr(r.err, "one, two, broken"), "%s", r.err);
+        run_result_release(&r);
+
+        /* --launcher is a target of its own: not with --target. */
+        validate_with(&r, root, "targets.yaml",
+                      (const char *const[]){ "--json", "--launcher", "env", "--target", "one", NULL });
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(strstr(r.err, "--launcher") && strstr(r.err, "--target"), "%s", r.err);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(arch_list_prints_the_gpus_compute_capabilities_only)
+{
+        char *root = fake_site_with_targets();
+        _cleanup_free_ char *two = path_join(root, "drv-two"), *none = path_join(root, "drv-none");
+        struct run_result r = { 0 };
+
+        /* This machine, and a configured target: the same list, sorted. */
+        validate(&r, root, (const char *const[]){ "--arch-list", "--no-compile", "--driver-libdir", two, NULL });
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        ck_assert_str_eq(r.out, "8.0;9.0\n");
+        run_result_release(&r);
+        validate_with(&r, root, "targets.yaml",
+                      (const char *const[]){ "--arch-list", "--no-compile", "--driver-libdir", two, "--target", "two",
+                                             NULL });
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        ck_assert_str_eq(r.out, "8.0;9.0\n");
+        run_result_release(&r);
+
+        /* No GPU seen: no list, and a failure saying so. */
+        validate(&r, root, (const char *const[]){ "--arch-list", "--no-compile", "--driver-libdir", none, NULL });
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(strstr(r.err, "no GPU"), "%s", r.err);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* The line of text that starts with prefix, without its newline. */
+static char *line_starting(const char *text, const char *prefix)
+{
+        for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+                if (startswith(p, prefix))
+                        return xstrndup(p, strcspn(p, "\n"));
+        ck_abort_msg("no line starting with '%s' in:\n%s", prefix, text);
+        return NULL;
+}
+
+/* The words of a line, blanks squeezed: "a  b " -> "a b". */
+static char *squeeze(const char *line)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+        for (const char *p = line; *p; p++)
+                if (*p != ' ' || (sb.len && sb.buf[sb.len - 1] != ' '))
+                        strbuf_addch(&sb, *p);
+        if (sb.len && sb.buf[sb.len - 1] == ' ')
+                sb.buf[--sb.len] = '\0';
+        return strbuf_detach(&sb);
+}
+
+START_TEST(several_targets_print_a_matrix_and_what_each_target_saw)
+{
+        char *root = fake_site_with_targets();
+        _cleanup_free_ char *drv = path_join(root, "drv-two");
+        _cleanup_free_ char *header = NULL, *row = NULL, *h = NULL, *w = NULL;
+        struct run_result r = { 0 };
+
+        validate_with(&r, root, "targets.yaml", (const char *const[]){ "--no-compile", "--driver-libdir", drv, NULL });
+        ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.err);
+        header = line_starting(r.out, "module ");
+        row = line_starting(r.out, "cuda/12.4 ");
+        h = squeeze(header);
+        w = squeeze(row);
+        ck_assert_str_eq(h, "module one two broken");
+        ck_assert_str_eq(w, "cuda/12.4 pass pass launcher-failed");
+        /* The matrix's columns line up under the targets' names. */
+        ck_assert_uint_eq(strstr(row, "launcher-failed") - row, strstr(header, "broken") - header);
+        ck_assert_msg(strstr(r.out, "pass  cuda/12.4\n"), "%s", r.out);
+        ck_assert_msg(strstr(r.out, "run@broken"), "%s", r.out);
+        ck_assert_msg(strstr(r.out, "target one (env): driver 12080"), "%s", r.out);
+        ck_assert_msg(strstr(r.out, "target two (env A=1): driver 12080"), "%s", r.out);
+        ck_assert_msg(strstr(r.out, "2 GPUs\n    GPU 0: Fake H100, compute capability 9.0, 81559 MiB\n"
+                                    "    GPU 1: Fake A100, compute capability 8.0, 40536 MiB\n"),
+                      "%s", r.out);
+        ck_assert_msg(strstr(r.out, "target broken (/nonexistent/srun -p x): the launcher failed"), "%s", r.out);
+        ck_assert_msg(strstr(r.out, "TORCH_CUDA_ARCH_LIST for the GPUs seen: 8.0;9.0\n"), "%s", r.out);
+        ck_assert_msg(strstr(r.out, "1 module: 1 pass, 0 warn, 0 fail; 3 targets, 1 whose launcher failed\n"), "%s",
+                      r.out);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* --- what validate records, and generate reads --------------------------- */
+
+/* The "validation" member of root/mf's index (a new reference), or NULL. */
+static json_t *recorded(const char *root)
+{
+        _cleanup_free_ char *path = path_join(root, "mf/.cudamod-index.json");
+        json_error_t e;
+        json_t *index = json_load_file(path, 0, &e), *v;
+
+        ck_assert_msg(index != NULL, "'%s': %s", path, e.text);
+        v = json_incref(json_object_get(index, "validation"));
+        json_decref(index);
+        return v;
+}
+
+static json_t *recorded_target(json_t *v, const char *name)
+{
+        size_t i;
+        json_t *t;
+
+        json_array_foreach(json_object_get(v, "targets"), i, t)
+                if (streq(json_string_value(json_object_get(t, "name")), name))
+                        return t;
+        return NULL;
+}
+
+/* generate into root/mf again, with the site config root/CONFIG. */
+static void generate_with(struct run_result *r, const char *root, const char *config)
+{
+        _cleanup_free_ char *cfg = path_join(root, config);
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+
+        run_cudamod(r, (const char *const[]){ "--config", cfg, "generate", "-o", out, sw, NULL }, false);
+}
+
+static char *cuda_modulefile(const char *root)
+{
+        _cleanup_free_ char *path = path_join(root, "mf/Core/cuda/12.4.lua");
+        struct strbuf sb = STRBUF_INIT;
+
+        ck_assert_int_eq(strbuf_read_file(&sb, path, 1 << 20), 0);
+        return strbuf_detach(&sb);
+}
+
+START_TEST(a_validation_is_recorded_and_generate_detects_the_arch_list_from_it)
+{
+        char *root = fake_site_with_targets();
+        _cleanup_free_ char *two = path_join(root, "drv-two"), *none = path_join(root, "drv-none");
+        _cleanup_free_ char *old = path_join(root, "drv-old"), *text = NULL;
+        struct run_result r = { 0 };
+        json_t *v, *again, *t;
+        const char *time;
+
+        validate_with(&r, root, "targets.yaml", (const char *const[]){ "--json", "--no-compile", "--driver-libdir",
+                                                                        two, NULL });
+        ck_assert_int_eq(r.status, 1);
+        run_result_release(&r);
+
+        /* What the targets that ran showed; not the broken one. */
+        v = recorded(root);
+        ck_assert_msg(json_is_object(v), "no validation recorded in the index");
+        ck_assert_str_eq(json_string_value(json_object_get(v, "arch_list")), "8.0;9.0");
+        time = json_string_value(json_object_get(v, "time"));
+        ck_assert_msg(time && strlen(time) == 20 && time[4] == '-' && time[10] == 'T' && time[19] == 'Z',
+                      "time: '%s'", time);
+        ck_assert_uint_eq(json_array_size(json_object_get(v, "targets")), 2);
+        assert_two_gpus(recorded_target(v, "one"));
+        assert_two_gpus(recorded_target(v, "two"));
+        ck_assert_ptr_null(recorded_target(v, "broken"));
+
+        /* generate with cuda_arch_list: detect takes the list and keeps
+         * the record. */
+        fx_write(root, "detect.yaml", "pytorch:\n  cuda_arch_list: detect\n");
+        generate_with(&r, root, "detect.yaml");
+        ck_assert_msg(r.status == 0, "generate: %s", r.err);
+        run_result_release(&r);
+        text = cuda_modulefile(root);
+        ck_assert_msg(strstr(text, "setenv(\"TORCH_CUDA_ARCH_LIST\", \"8.0;9.0\")"), "%s", text);
+        again = recorded(root);
+        ck_assert_msg(json_equal(v, again), "generate changed or dropped the validation");
+        json_decref(again);
+
+        /* A later validation where no driver answers (a login node)
+         * records nothing: the index is left as it was. */
+        validate_with(&r, root, "targets.yaml", (const char *const[]){ "--json", "--no-compile", "--target", "one",
+                                                                        NULL });
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        run_result_release(&r);
+        again = recorded(root);
+        ck_assert_msg(json_equal(v, again), "a validation where no driver answered changed the record");
+        json_decref(again);
+
+        /* A driver that answers with no GPU replaces that target's entry. */
+        validate_with(&r, root, "targets.yaml", (const char *const[]){ "--json", "--no-compile", "--driver-libdir",
+                                                                        none, "--target", "one", NULL });
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        run_result_release(&r);
+        again = recorded(root);
+        t = recorded_target(again, "one");
+        ck_assert_ptr_nonnull(t);
+        ck_assert_uint_eq(json_array_size(json_object_get(t, "devices")), 0);
+        assert_two_gpus(recorded_target(again, "two"));
+        ck_assert_str_eq(json_string_value(json_object_get(again, "arch_list")), "8.0;9.0");
+        json_decref(again);
+
+        /* One through a target that sees another GPU: that target's entry
+         * is replaced, the other's kept, and the list is of both. */
+        validate_with(&r, root, "targets.yaml", (const char *const[]){ "--json", "--no-compile", "--driver-libdir",
+                                                                        old, "--target", "one", NULL });
+        ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.err); /* the driver is too old */
+        run_result_release(&r);
+        json_decref(v);
+        v = recorded(root);
+        ck_assert_uint_eq(json_array_size(json_object_get(v, "targets")), 2);
+        t = recorded_target(v, "one");
+        ck_assert_ptr_nonnull(t);
+        ck_assert_int_eq(json_integer_value(json_object_get(t, "driver_version")), 11040);
+        ck_assert_uint_eq(json_array_size(json_object_get(t, "devices")), 1);
+        ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(t, "devices"), 0),
+                                                           "compute_capability")),
+                         "6.1");
+        assert_two_gpus(recorded_target(v, "two"));
+        ck_assert_str_eq(json_string_value(json_object_get(v, "arch_list")), "6.1;8.0;9.0");
+        json_decref(v);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(generate_detect_without_a_recorded_gpu_warns_and_sets_no_arch_list)
+{
+        char *root = fake_site();
+        _cleanup_free_ char *none = path_join(root, "drv-none");
+        struct run_result r = { 0 };
+
+        fx_write(root, "detect.yaml", "pytorch:\n  cuda_arch_list: detect\n");
+        for (int validated = 0; validated <= 1; validated++) {
+                _cleanup_free_ char *text = NULL;
+                json_t *v;
+
+                /* First nothing validated; then a validation whose driver
+                 * shows no GPU: recorded, with no arch list. */
+                if (validated) {
+                        validate(&r, root, (const char *const[]){ "--no-compile", "--driver-libdir", none, NULL });
+                        ck_assert_int_eq(r.status, 0);
+                        run_result_release(&r);
+                }
+                v = recorded(root);
+                ck_assert_msg(validated ? v && json_is_null(json_object_get(v, "arch_list")) : !v,
+                              "the record after %s validation", validated ? "a GPU-less" : "no");
+                json_decref(v);
+                generate_with(&r, root, "detect.yaml");
+                ck_assert_msg(r.status == 0, "generate: %s", r.err);
+                ck_assert_msg(strstr(r.err, "cuda_arch_list is 'detect'") && strstr(r.err, "cudamod validate"),
+                              "no warning: '%s'", r.err);
+                run_result_release(&r);
+                text = cuda_modulefile(root);
+                ck_assert_msg(!strstr(text, "TORCH_CUDA_ARCH_LIST"), "%s", text);
+        }
         fx_free(root);
 }
 END_TEST
@@ -506,6 +959,12 @@ int main(void)
         tcase_add_test(tc, device_skips_without_a_driver_and_fails_when_required_or_too_old);
         tcase_add_test(tc, a_hand_edited_module_with_stubs_on_the_loader_path_fails_paths);
         tcase_add_test(tc, a_launcher_that_cannot_start_fails_run_and_says_so);
+        tcase_add_test(tc, each_target_gets_a_cell_and_a_broken_launcher_fails_the_target_not_the_module);
+        tcase_add_test(tc, target_keeps_the_named_targets_and_rejects_unknown_ones);
+        tcase_add_test(tc, arch_list_prints_the_gpus_compute_capabilities_only);
+        tcase_add_test(tc, several_targets_print_a_matrix_and_what_each_target_saw);
+        tcase_add_test(tc, a_validation_is_recorded_and_generate_detects_the_arch_list_from_it);
+        tcase_add_test(tc, generate_detect_without_a_recorded_gpu_warns_and_sets_no_arch_list);
         tcase_add_test(tc, usage_errors_exit_2);
         tcase_add_test(tc, parallel_runs_give_the_same_report);
         tcase_add_test(tc, a_dying_worker_fails_only_its_module);

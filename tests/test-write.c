@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <jansson.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <sys/file.h>
@@ -1063,6 +1064,79 @@ START_TEST(write_index_bytes_are_deterministic)
 }
 END_TEST
 
+/* The "validation" member of dir's index (a new reference), or NULL. */
+static json_t *index_member(const char *dir)
+{
+        _cleanup_free_ char *text = slurp(dir, ".cudamod-index.json");
+        json_error_t e;
+        json_t *index = json_loads(text, 0, &e), *v;
+
+        ck_assert_msg(index != NULL, "the index is not JSON (%s): %s", e.text, text);
+        ck_assert_uint_eq(json_object_size(json_object_get(index, "files")), N_BASE);
+        v = json_incref(json_object_get(index, "validation"));
+        json_decref(index);
+        return v;
+}
+
+START_TEST(write_index_validation_is_kept_by_later_writes)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "out"), *empty = path_join(root, "empty");
+        _cleanup_(json_decrefp) json_t *v = json_pack("{s:s, s:[{s:s}]}", "arch_list", "8.0;9.0", "targets",
+                                                       "name", "a100");
+        _cleanup_(json_decrefp) json_t *v2 = json_pack("{s:s}", "arch_list", "9.0");
+        struct stat before[N_BASE], after;
+        struct write_result res;
+        struct diag d = DIAG_INIT;
+        json_t *got;
+
+        /* Not a directory generate wrote: refused. */
+        fx_mkdir(root, "empty");
+        ck_assert_int_eq(write_index_validation(empty, v, NULL, &d), -ENOENT);
+        ck_assert_ptr_nonnull(strstr(d.message, ".cudamod-index.json"));
+        diag_release(&d);
+        ck_assert(!exists(empty, ".cudamod-index.json"));
+
+        /* Nothing recorded yet. */
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = out }, &res);
+        write_result_release(&res);
+        got = (json_t *)1;
+        ck_assert_int_eq(read_index_validation(out, &got, &d), 0);
+        ck_assert_ptr_null(got);
+
+        /* Recorded: in the index, and no module file touched. */
+        for (size_t i = 0; i < N_BASE; i++)
+                before[i] = stat_of(out, base[i].path);
+        ck_assert_int_eq(write_index_validation(out, v, NULL, &d), 0);
+        for (size_t i = 0; i < N_BASE; i++) {
+                after = stat_of(out, base[i].path);
+                ck_assert_msg(same_file_state(&before[i], &after), "%s was touched", base[i].path);
+        }
+        got = index_member(out);
+        ck_assert_msg(json_equal(got, v), "the index's validation is not the one written");
+        json_decref(got);
+        ck_assert_int_eq(read_index_validation(out, &got, &d), 0);
+        ck_assert_msg(json_equal(got, v), "read_index_validation does not give it back");
+        json_decref(got);
+
+        /* A write that changes the index keeps it. */
+        write_ok(changed, ELEMENTSOF(changed), &(struct write_options){ .outdir = out, .prune = true }, &res);
+        ck_assert_int_eq(res.count[FILE_CREATED], 1);
+        write_result_release(&res);
+        ck_assert_int_eq(read_index_validation(out, &got, &d), 0);
+        ck_assert_msg(json_equal(got, v), "write_tree dropped the validation");
+        json_decref(got);
+
+        /* A new one replaces it. */
+        ck_assert_int_eq(write_index_validation(out, v2, NULL, &d), 0);
+        ck_assert_int_eq(read_index_validation(out, &got, &d), 0);
+        ck_assert_msg(json_equal(got, v2), "the second validation did not replace the first");
+        json_decref(got);
+        diag_release(&d);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(sha256_hex_known_vectors)
 {
         char h[65];
@@ -1456,6 +1530,7 @@ int main(void)
         tcase_add_test(tc, write_removed_index_adopts_identical_files);
         tcase_add_test(tc, write_waits_for_the_lock);
         tcase_add_test(tc, write_index_bytes_are_deterministic);
+        tcase_add_test(tc, write_index_validation_is_kept_by_later_writes);
         tcase_add_test(tc, sha256_hex_known_vectors);
         tcase_add_test(tc, file_status_names);
         tcase_add_test(tc, unified_diff_matches_gnu_diff);

@@ -510,7 +510,8 @@ int main(int argc, char **argv)
         };
         bool cudnn = true, nccl = true, driver = true;
         int cuda_major = 0, c, r;
-        char **env = calloc((size_t)argc + 1, sizeof(*env)), **args = calloc(2 * (size_t)argc + 2, sizeof(*args));
+        _cleanup_free_ char **env = calloc((size_t)argc + 1, sizeof(*env));
+        _cleanup_free_ char **args = calloc(2 * (size_t)argc + 2, sizeof(*args));
         size_t n_env = 0, n_args = 0;
         char host[256];
         json_t *doc;
@@ -520,7 +521,7 @@ int main(int argc, char **argv)
         args[n_args++] = argv[0];
 
         opterr = 0;
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "+:h", options, NULL)) != -1) {
                 switch (c) {
                 case 'm': {
                         char *end;
@@ -561,6 +562,10 @@ int main(int argc, char **argv)
                 case 'h':
                         usage(stdout);
                         return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+                case ':':
+                        fprintf(stderr, "cudamod-probe: option '%s' needs a value\n", argv[optind - 1]);
+                        usage(stderr);
+                        return 2;
                 default:
                         fprintf(stderr, "cudamod-probe: unknown option '%s'\n", argv[optind - 1]);
                         usage(stderr);
@@ -575,8 +580,6 @@ int main(int argc, char **argv)
 
         if (n_env)
                 return reexec(args, n_args, env, n_env);
-        free(env);
-        free(args);
 
         doc = json_object();
         set(doc, "probe", json_integer(1));
