@@ -88,16 +88,24 @@ static json_t *parse(const struct run_result *r)
         return doc;
 }
 
-static json_t *module_of(json_t *doc, const char *name)
+/* The object of the array doc[array] whose member key is name, or NULL. */
+static json_t *find_named(json_t *doc, const char *array, const char *key, const char *name)
 {
         size_t i;
         json_t *m;
 
-        json_array_foreach(json_object_get(doc, "modules"), i, m)
-                if (streq(json_string_value(json_object_get(m, "module")), name))
+        json_array_foreach(json_object_get(doc, array), i, m)
+                if (streq(json_string_value(json_object_get(m, key)), name))
                         return m;
-        ck_abort_msg("no module %s in the report", name);
         return NULL;
+}
+
+static json_t *module_of(json_t *doc, const char *name)
+{
+        json_t *m = find_named(doc, "modules", "module", name);
+
+        ck_assert_msg(m, "no module %s in the report", name);
+        return m;
 }
 
 static json_t *check_of(json_t *module, const char *id)
@@ -278,14 +286,10 @@ static char *fake_site_with_targets(void)
 
 static json_t *target_of(json_t *doc, const char *name)
 {
-        size_t i;
-        json_t *t;
+        json_t *t = find_named(doc, "targets", "name", name);
 
-        json_array_foreach(json_object_get(doc, "targets"), i, t)
-                if (streq(json_string_value(json_object_get(t, "name")), name))
-                        return t;
-        ck_abort_msg("no target %s in the report", name);
-        return NULL;
+        ck_assert_msg(t, "no target %s in the report", name);
+        return t;
 }
 
 /* The check id of module run through target. */
@@ -548,13 +552,7 @@ static json_t *recorded(const char *root)
 
 static json_t *recorded_target(json_t *v, const char *name)
 {
-        size_t i;
-        json_t *t;
-
-        json_array_foreach(json_object_get(v, "targets"), i, t)
-                if (streq(json_string_value(json_object_get(t, "name")), name))
-                        return t;
-        return NULL;
+        return find_named(v, "targets", "name", name);
 }
 
 /* generate into root/mf again, with the site config root/CONFIG. */
