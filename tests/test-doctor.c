@@ -920,16 +920,24 @@ static void assert_module(const struct doctor_report *r, const char *name, const
         ck_assert_msg(strv_contains(&m->provides, soname), "%s provides '%s', not %s", name, provides, soname);
 }
 
-START_TEST(suggestions_choose_one_cuda_major)
+/* TORCH diagnosed in an environment with nothing loaded, against mp. */
+static void diagnose_clean(const struct strv *mp, struct doctor_report *r)
 {
         struct env e;
+
+        env_make(&e, NULL, NULL);
+        diagnose(&e, mp, TORCH, r);
+        env_release(&e);
+}
+
+START_TEST(suggestions_choose_one_cuda_major)
+{
         struct doctor_report r;
         struct strv mp;
         _cleanup_free_ char *chosen = NULL, *unprovided = NULL;
 
         modulepath_tree(&mp, true);
-        env_make(&e, NULL, NULL);
-        diagnose(&e, &mp, TORCH, &r);
+        diagnose_clean(&mp, &r);
 
         chosen = strv_join(&r.chosen, " ");
         unprovided = strv_join(&r.unprovided, " ");
@@ -948,7 +956,6 @@ START_TEST(suggestions_choose_one_cuda_major)
                       "cuda/13.0 provides libcudart.so.12");
 
         doctor_report_release(&r);
-        env_release(&e);
         strv_release(&mp);
 }
 END_TEST
@@ -957,7 +964,6 @@ END_TEST
  * torch was built against (its RUNPATH tells) rather than the highest. */
 START_TEST(suggestions_prefer_the_built_cudnn_version)
 {
-        struct env e;
         struct doctor_report r;
         struct strv mp = { 0 };
         _cleanup_free_ char *chosen = NULL;
@@ -972,29 +978,25 @@ START_TEST(suggestions_prefer_the_built_cudnn_version)
         modulefile("cudnn/9.7.1", CUDNN97_LIB, NULL);
         modulefile("nccl/2.21.5", NCCL_LIB, NULL);
         strv_push(&mp, at("mods"));
-        env_make(&e, NULL, NULL);
-        diagnose(&e, &mp, TORCH, &r);
+        diagnose_clean(&mp, &r);
 
         chosen = strv_join(&r.chosen, " ");
         ck_assert_msg(streq(chosen, "cuda/12.4 cudnn/9.1.0 nccl/2.21.5"), "chosen '%s'", chosen);
         assert_module(&r, "cudnn/9.7.1", "cudnn", 12, "libcudnn.so.9");
 
         doctor_report_release(&r);
-        env_release(&e);
         strv_release(&mp);
 }
 END_TEST
 
 START_TEST(suggestions_without_cudnn_module_leave_it_unprovided)
 {
-        struct env e;
         struct doctor_report r;
         struct strv mp;
         _cleanup_free_ char *chosen = NULL, *unprovided = NULL;
 
         modulepath_tree(&mp, false);
-        env_make(&e, NULL, NULL);
-        diagnose(&e, &mp, TORCH, &r);
+        diagnose_clean(&mp, &r);
 
         chosen = strv_join(&r.chosen, " ");
         unprovided = strv_join(&r.unprovided, " ");
@@ -1004,7 +1006,6 @@ START_TEST(suggestions_without_cudnn_module_leave_it_unprovided)
         ck_assert_msg(find_module(&r, "cudnn/9.1.0") == NULL, "a cudnn module listed");
 
         doctor_report_release(&r);
-        env_release(&e);
         strv_release(&mp);
 }
 END_TEST
