@@ -10,9 +10,10 @@
 #   cudamod generate --format <TAB>    lua tcl; --layout: hierarchical flat
 #   cudamod show|validate <TAB>        module names (NAME/VERSION) of the
 #                                      modulepath: --modulepath given on the
-#                                      line, else $MODULEPATH, else the
-#                                      config's output directory (its Core in
-#                                      the hierarchical layout), as show does
+#                                      line, else the output directory of
+#                                      --config's file (its Core in the
+#                                      hierarchical layout), else
+#                                      $MODULEPATH, as show does
 #   cudamod validate --target <TAB>    the names of the config's
 #                                      validate.targets (needs --config)
 #   --config FILE, -o DIR, --modulepath DIR, --driver-libdir DIR, ROOT and
@@ -287,11 +288,9 @@ _cudamod()
                     IFS=: read -r -a split_dirs <<<"$dir"
                     dirs+=("${split_dirs[@]}")
                 done
-            elif [[ -n ${MODULEPATH-} ]]; then
-                IFS=: read -r -a dirs <<<"$MODULEPATH"
             elif [[ -n $config ]]; then
-                # As show and validate do: the config's output, its Core
-                # in the hierarchical layout.
+                # As show and validate do: the output of the config given,
+                # its Core in the hierarchical layout; then $MODULEPATH.
                 local line output='' layout=''
                 while IFS= read -r line; do
                     case $line in
@@ -302,7 +301,11 @@ _cudamod()
                 if [[ -n $output ]]; then
                     [[ $layout == hierarchical ]] && output+=/Core
                     dirs=("$output")
+                elif [[ -n ${MODULEPATH-} ]]; then
+                    IFS=: read -r -a dirs <<<"$MODULEPATH"
                 fi
+            elif [[ -n ${MODULEPATH-} ]]; then
+                IFS=: read -r -a dirs <<<"$MODULEPATH"
             fi
             while IFS= read -r module; do
                 [[ $module == "$cur"* ]] && COMPREPLY+=("$module")

@@ -38,13 +38,12 @@ case ${1-} in
     ;;
 esac
 
-# validate looks modules up in --modulepath, else in $MODULEPATH, else in
-# the config's output. cron's environment may carry a MODULEPATH of other
-# modules (compilers, MPI): validate the tree the config writes.
+# validate looks modules up in --modulepath, else in the output of the
+# config given (so a MODULEPATH of other modules in cron's environment does
+# not matter).
 if [ -n "${CUDAMOD_MODULEPATH:-}" ]; then
     set -- --modulepath "$CUDAMOD_MODULEPATH"
 else
-    unset MODULEPATH
     set --
 fi
 
@@ -119,10 +118,11 @@ fi
 # refused), 2 for a usage or configuration error.
 "$cudamod" -q --config "$config" validate "$@" --json >"$tmp/validate.json" 2>"$tmp/validate.err"
 rc=$?
-# validate exits 0 for a modulepath without modules (a tree not written
-# yet, a filesystem not mounted, a typo in --modulepath): no modules is no
-# proof.
-if [ "$rc" -eq 0 ] && grep -q '"modules": \[\]' "$tmp/validate.json"; then
+# A modulepath without modules (a tree not written yet, a filesystem not
+# mounted, a typo in --modulepath) is an error of validate's (exit 1 or 2)
+# that says so: report it as such.
+if [ "$rc" -ne 0 ] && grep -q -e 'no modules in the modulepath' -e 'modulepath directory .* does not exist' \
+        "$tmp/validate.err"; then
     {
         echo "cudamod validate found no module to validate in the modulepath."
         echo
@@ -130,8 +130,7 @@ if [ "$rc" -eq 0 ] && grep -q '"modules": \[\]' "$tmp/validate.json"; then
     } >"$tmp/empty.mail"
     report "no modules to validate" "$tmp/empty.mail"
     set_status 1
-fi
-if [ "$rc" -ne 0 ]; then
+elif [ "$rc" -ne 0 ]; then
     {
         if [ "$rc" -eq 1 ] && command -v jq >/dev/null 2>&1; then
             # One line per failed check and per target whose launcher failed.

@@ -353,8 +353,10 @@ const struct command cmd_doctor = {
                 "one CUDA major, and the line that loads it.\n"
                 "\n"
                 "Options:\n"
-                "  --modulepath DIR  where the modules are (repeatable); default:\n"
-                "                    $MODULEPATH, else the config's output directory\n"
+                "  --modulepath DIR  where the modules are (repeatable); default: the\n"
+                "                    output directory of the site config file given,\n"
+                "                    else $MODULEPATH, else the default config's\n"
+                "                    output when it exists\n"
                 "  --json            print one JSON document (format 1)\n"
                 "\n"
                 "Exit status: 0 nothing wrong, 1 a problem found, 2 usage error.\n",

@@ -1228,8 +1228,18 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                         return EXIT_USAGE;
                 }
         }
-        if (!v.n_units)
-                log_warning(g, "no modules in the modulepath");
+        if (!v.n_units) {
+                /* An unmounted or mistyped tree must not look validated. */
+                _cleanup_free_ char *mp = strv_join(&v.mp, ":");
+
+                for (size_t i = 0; i < v.mp.len; i++)
+                        if (!is_dir_at(AT_FDCWD, v.mp.items[i])) {
+                                log_error("the modulepath directory '%s' does not exist", v.mp.items[i]);
+                                return EXIT_USAGE;
+                        }
+                log_error("no modules in the modulepath (%s): nothing was validated", mp);
+                return finish_stdout(EXIT_FOUND_FAILURE);
+        }
         run_units(&v, (unsigned)jobs, g);
         summary = targets_summary(&v);
         record_validation(&v, summary, g);
@@ -1282,8 +1292,9 @@ const struct command cmd_validate = {
                 "           memory). No driver or no GPU: skip\n"
                 "\n"
                 "Options:\n"
-                "  --modulepath DIR     where the modules are (repeatable); default:\n"
-                "                       $MODULEPATH, else the config's output directory\n"
+                "  --modulepath DIR     where the modules are (repeatable); default: the\n"
+                "                       output directory of the site config file given,\n"
+                "                       else $MODULEPATH, else the default config's output\n"
                 "  -j, --jobs N         validate N modules at once (output order is fixed)\n"
                 "  --target NAME        run and device only on this target of the config's\n"
                 "                       validate.targets (repeatable; default: all of them)\n"

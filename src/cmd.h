@@ -75,9 +75,10 @@ int scan_with_progress(struct scan_options *so, struct scan_result *ret,
                        const struct global_options *g);
 
 /* The modulepath of show and validate: the --modulepath options (each may
- * hold several directories separated by ':'), else $MODULEPATH, else the
- * config's output directory (its Core for the hierarchical layout). Prints
- * the error itself. */
+ * hold several directories separated by ':'), else the output directory of
+ * a config file given with --config, else $MODULEPATH, else the built-in
+ * config's output directory (the output's Core for the hierarchical
+ * layout). Prints the error itself. */
 int modulepath_from_options(const struct strv *given, const struct config *cfg, struct strv *ret);
 /* Print doc on stdout (indented, then a newline) and release it. */
 void json_dump_stdout(json_t *doc);

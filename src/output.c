@@ -254,6 +254,13 @@ int modulepath_from_options(const struct strv *given, const struct config *cfg, 
                 log_error("--modulepath names no directory");
                 return -EINVAL;
         }
+        /* A site config named with --config says where its tree is: that
+         * beats the MODULEPATH of whatever shell the admin runs in. */
+        if (cfg->file && cfg->output) {
+                strv_push(ret, cfg->layout == MODULE_LAYOUT_HIERARCHICAL ? path_join(cfg->output, "Core")
+                                                                  : xstrdup(cfg->output));
+                return 0;
+        }
         if (env && *env) {
                 modulepath_split(env, ret);
                 return 0;

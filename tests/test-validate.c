@@ -716,6 +716,46 @@ START_TEST(usage_errors_exit_2)
 }
 END_TEST
 
+/* Without --modulepath: the output of the config file given beats an
+ * unrelated MODULEPATH; a modulepath that does not exist is a usage error
+ * and one without modules a failure, never a silent pass. */
+START_TEST(modulepath_default_and_empty_modulepaths)
+{
+        char *root = fake_site();
+        _cleanup_free_ char *cfg = path_join(root, "out.yaml"), *empty = path_join(root, "empty");
+        _cleanup_free_ char *text = xasprintf("output: %s/mf\n", root);
+        const char *old = getenv("MODULEPATH");
+        _cleanup_free_ char *saved = old ? xstrdup(old) : NULL;
+        struct run_result r = { 0 };
+        json_t *doc;
+
+        fx_write(root, "out.yaml", text);
+        fx_mkdir(root, "empty");
+        ck_assert_int_eq(setenv("MODULEPATH", empty, 1), 0);
+        run_cudamod(&r, (const char *const[]){ "--config", cfg, "validate", "--no-compile", "--json", NULL }, false);
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        doc = parse(&r);
+        module_of(doc, "cuda/12.4");
+        json_decref(doc);
+        run_result_release(&r);
+
+        /* MODULEPATH alone, empty: exit 1 and a message. */
+        run_cudamod(&r, (const char *const[]){ "validate", "--no-compile", NULL }, false);
+        ck_assert_msg(r.status == 1 && strstr(r.err, "no modules in the modulepath"), "status %d: %s", r.status,
+                      r.err);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "validate", "--modulepath", "/nonexistent/mf", NULL }, false);
+        ck_assert_msg(r.status == 2 && strstr(r.err, "'/nonexistent/mf' does not exist"), "status %d: %s",
+                      r.status, r.err);
+        run_result_release(&r);
+        if (saved)
+                setenv("MODULEPATH", saved, 1);
+        else
+                unsetenv("MODULEPATH");
+        fx_free(root);
+}
+END_TEST
+
 /* -j changes the speed, not the report: eight copies of the fake cuda
  * module under other names (one with stubs on LD_LIBRARY_PATH, so that
  * the report is not all alike). */
@@ -964,6 +1004,7 @@ int main(void)
         tcase_add_test(tc, a_validation_is_recorded_and_generate_detects_the_arch_list_from_it);
         tcase_add_test(tc, generate_detect_without_a_recorded_gpu_warns_and_sets_no_arch_list);
         tcase_add_test(tc, usage_errors_exit_2);
+        tcase_add_test(tc, modulepath_default_and_empty_modulepaths);
         tcase_add_test(tc, parallel_runs_give_the_same_report);
         tcase_add_test(tc, a_dying_worker_fails_only_its_module);
         tcase_add_test(tc, the_hierarchy_is_walked);
