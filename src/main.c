@@ -78,7 +78,8 @@ int main(int argc, char **argv)
         else if (streq(color, "never"))
                 g.color = false;
         else if (streq(color, "auto"))
-                g.color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
+                /* no-color.org: a NO_COLOR that is set and not empty. */
+                g.color = isatty(STDOUT_FILENO) && !(getenv("NO_COLOR") && *getenv("NO_COLOR")) &&
                           !(getenv("TERM") && streq(getenv("TERM"), "dumb"));
         else {
                 log_error("--color: '%s' is not one of auto, always, never", color);
