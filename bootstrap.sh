@@ -13,8 +13,9 @@ cd "$(dirname "$0")"
 
 packages=(meson ninja-build pkg-config gcc libc6-dev libelf-dev libjansson-dev liblua5.4-dev
           libyaml-dev nettle-dev check valgrind binutils scdoc
-          lmod lua5.1 tcl python3)
+          lmod lua5.1 tcl python3 bash-completion)
 # scdoc builds the man pages (doc/); without it they are not built.
+# bash-completion is what completion/test-completion.sh drives.
 # lmod, lua5.1 (luac5.1) and tcl (tclsh) are for the module-tool tests
 # (tests/modules); so is Environment Modules, which is unpacked, not
 # installed: see provide_environment_modules. python3 builds the big
