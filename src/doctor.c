@@ -331,36 +331,12 @@ static unsigned long needed_major(const struct doctor *doc, const char *stem, ch
         return 0;
 }
 
-/* The RUNPATH/RPATH entries of the libraries, $ORIGIN expanded, each once. */
+/* The RUNPATH/RPATH directories of the libraries, as ld.so expands them,
+ * each once. */
 static void runpath_dirs(const struct doctor *doc, struct strv *ret)
 {
-        for (size_t i = 0; i < doc->libs.n; i++) {
-                const struct libset_entry *e = &doc->libs.items[i];
-                _cleanup_free_ char *origin = path_dirname(e->path);
-                const char *lists[] = { e->info.runpath, e->info.rpath };
-
-                for (size_t l = 0; l < ELEMENTSOF(lists); l++) {
-                        struct strv entries = { 0 };
-
-                        modulepath_split(lists[l], &entries);
-                        for (size_t k = 0; k < entries.len; k++) {
-                                const char *it = entries.items[k];
-                                char *dir;
-
-                                if (startswith(it, "$ORIGIN"))
-                                        dir = xasprintf("%s%s", origin, it + strlen("$ORIGIN"));
-                                else if (startswith(it, "${ORIGIN}"))
-                                        dir = xasprintf("%s%s", origin, it + strlen("${ORIGIN}"));
-                                else
-                                        dir = xstrdup(it);
-                                if (strv_contains(ret, dir))
-                                        free(dir);
-                                else
-                                        strv_push(ret, dir);
-                        }
-                        strv_release(&entries);
-                }
-        }
+        for (size_t i = 0; i < doc->libs.n; i++)
+                resolve_object_dirs(doc->libs.items[i].path, &doc->libs.items[i].info, ret);
 }
 
 /* The version of stem.so.N's real file in one of dirs, as a string. */

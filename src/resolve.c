@@ -498,6 +498,26 @@ static char *expand_entry(const struct search *s, const char *entry, size_t len)
         return strbuf_detach(&sb);
 }
 
+void resolve_object_dirs(const char *obj_path, const struct elf_info *obj, struct strv *ret)
+{
+        _cleanup_free_ char *abs = path_absolute(obj_path);
+        struct search s = { .obj = obj, .origin = path_dirname(abs) };
+        const char *lists[] = { obj->runpath ? NULL : obj->rpath, obj->runpath };
+
+        for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+                for (const char *p = lists[l]; p;) {
+                        size_t n = strcspn(p, ":");
+                        char *dir = expand_entry(&s, p, n);
+
+                        if (dir && !strv_contains(ret, dir))
+                                strv_push(ret, dir);
+                        else
+                                free(dir);
+                        p = p[n] ? p + n + 1 : NULL;
+                }
+        free(s.origin);
+}
+
 /* Take dir/soname when it is a candidate; dir is owned. */
 static bool try_dir(struct search *s, char *dir, enum resolve_source source)
 {

@@ -98,6 +98,11 @@ int resolve_closure(const struct resolve_env *e, const char *obj_path, struct re
                     struct diag *d);
 void resolve_list_release(struct resolve_list *l);
 
+/* The directories obj_path's own RPATH (when it has no RUNPATH) and
+ * RUNPATH name, expanded as ld.so expands them ($ORIGIN, $LIB, $PLATFORM;
+ * entries it would drop left out), each once, added to ret. */
+void resolve_object_dirs(const char *obj_path, const struct elf_info *obj, struct strv *ret);
+
 /* libcuda.so.1, libnvidia-ml.so.1, libnvidia-ptxjitcompiler.so.1, … : the
  * driver's libraries, which a module must not provide and which only the
  * driver install (or --driver-libdir) supplies. */

@@ -664,6 +664,39 @@ START_TEST(resolve_through_real_cache)
 }
 END_TEST
 
+/* The directories an object's RUNPATH (or RPATH, without RUNPATH) names,
+ * expanded as ld.so does (a '$' that starts no known token is literal),
+ * each once. */
+START_TEST(object_dirs_expand_origin_once)
+{
+        _cleanup_free_ char *obj = at("a/lib/libx.so"), *up = at("a/lib/../deps"), *origin = at("a/lib");
+        _cleanup_free_ char *joined = NULL;
+        struct elf_info info = { 0 };
+        struct strv dirs = { 0 };
+
+        lib("a/lib/libx.so", NULL, "$ORIGIN/../deps:/abs/dir:${ORIGIN}:$ORIGIN:$NOSUCH/x", false);
+        ck_assert_int_eq(elf_read_info(AT_FDCWD, obj, &info, NULL), 0);
+        resolve_object_dirs(obj, &info, &dirs);
+        joined = strv_join(&dirs, " ");
+        ck_assert_msg(dirs.len == 4 && streq(dirs.items[0], up) && streq(dirs.items[1], "/abs/dir") &&
+                      streq(dirs.items[2], origin) && streq(dirs.items[3], "$NOSUCH/x"),
+                      "dirs: %s", joined);
+        strv_release(&dirs);
+        elf_info_release(&info);
+
+        /* An RPATH counts only without a RUNPATH. */
+        lib("b/libr.so", NULL, "/only/rpath", true);
+        free(obj);
+        obj = at("b/libr.so");
+        ck_assert_int_eq(elf_read_info(AT_FDCWD, obj, &info, NULL), 0);
+        resolve_object_dirs(obj, &info, &dirs);
+        ck_assert_uint_eq(dirs.len, 1);
+        ck_assert_str_eq(dirs.items[0], "/only/rpath");
+        strv_release(&dirs);
+        elf_info_release(&info);
+}
+END_TEST
+
 static Suite *resolve_suite(void)
 {
         Suite *s = suite_create("resolve");
@@ -672,6 +705,7 @@ static Suite *resolve_suite(void)
         TCase *ca = tcase_create("ldcache");
 
         tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, object_dirs_expand_origin_once);
         tcase_add_test(tc, resolve_rpath_beats_ld_library_path);
         tcase_add_test(tc, resolve_ld_library_path_beats_runpath);
         tcase_add_test(tc, resolve_runpath_disables_rpath);
