@@ -128,7 +128,7 @@ static enum check_status check_added_dir(const char *name, const char *p, bool i
                 strbuf_addf(bad, "\n%s: %s does not exist", name, p);
                 return CHECK_FAIL;
         }
-        if (streq(name, "LD_LIBRARY_PATH") && streq(path_basename(p), "stubs")) {
+        if (streq(name, "LD_LIBRARY_PATH") && path_has_component(p, "stubs")) {
                 strbuf_addf(bad, "\nLD_LIBRARY_PATH: %s is a stubs directory: programs would load "
                                  "the stub libcuda.so.1 instead of the driver's and fail with 'CUDA "
                                  "driver version is insufficient'; stubs belong on LIBRARY_PATH only",

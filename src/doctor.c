@@ -763,23 +763,13 @@ static void report_unresolved(struct doctor *doc, const struct strv *missing, co
         strbuf_release(&what);
 }
 
-static bool is_stubs(const char *dir)
-{
-        _cleanup_free_ char *d = xstrdup(dir);
-        size_t n = strlen(d);
-
-        while (n > 1 && d[n - 1] == '/')
-                d[--n] = '\0';
-        return streq(path_basename(d), "stubs");
-}
-
 static void find_stubs(struct doctor *doc)
 {
         struct doctor_report *r = doc->r;
         struct strv where = { 0 }, fixes = { 0 };
 
         for (size_t i = 0; i < r->ld_library_path.len; i++)
-                if (is_stubs(r->ld_library_path.items[i])) {
+                if (path_has_component(r->ld_library_path.items[i], "stubs")) {
                         strv_push(&where, xasprintf("'%s' is on LD_LIBRARY_PATH", r->ld_library_path.items[i]));
                         strv_push(&fixes, xasprintf("remove '%s' from LD_LIBRARY_PATH (unload the module "
                                                     "that puts it there; stubs belong on LIBRARY_PATH only)",
@@ -795,7 +785,7 @@ static void find_stubs(struct doctor *doc)
 
                         modulepath_split(lists[l], &entries);
                         for (size_t k = 0; k < entries.len; k++)
-                                if (is_stubs(entries.items[k])) {
+                                if (path_has_component(entries.items[k], "stubs")) {
                                         strv_push(&where, xasprintf("%s has '%s' in its %s", e->name,
                                                                     entries.items[k], what[l]));
                                         strv_push(&fixes, xasprintf("rebuild torch so that the stubs stay out of its "
@@ -811,7 +801,7 @@ static void find_stubs(struct doctor *doc)
                         const struct doctor_need *n = &r->libs[i].needs[k];
                         _cleanup_free_ char *dir = n->path ? path_dirname(n->path) : NULL;
 
-                        if (n->driver && dir && is_stubs(dir) && !strv_contains(&where, n->path)) {
+                        if (n->driver && dir && path_has_component(dir, "stubs") && !strv_contains(&where, n->path)) {
                                 _cleanup_free_ char *w = xasprintf("%s resolves to the stub '%s'", n->soname, n->path);
                                 if (!strv_contains(&where, w))
                                         strv_add(&where, w);

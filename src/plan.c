@@ -45,18 +45,6 @@ bool path_is_system_dir(const char *dir)
         return false;
 }
 
-static bool has_stubs_component(const char *dir)
-{
-        const char *s = dir;
-
-        while ((s = strstr(s, "stubs"))) {
-                if ((s == dir || s[-1] == '/') && (s[5] == '\0' || s[5] == '/'))
-                        return true;
-                s += 5;
-        }
-        return false;
-}
-
 /* The operations of one module, gathered by variable so that several
  * directories prepended to one variable keep the order they are listed in:
  * the first listed ends up first (so it is prepended last). */
@@ -94,7 +82,7 @@ static void plan_op_release(struct plan_op *op)
 /* A list of directories for one path variable, in the order wanted. */
 static void path_add(struct strv *v, const char *dir)
 {
-        if (!dir || !is_dir_at(AT_FDCWD, dir) || path_is_system_dir(dir) || has_stubs_component(dir) ||
+        if (!dir || !is_dir_at(AT_FDCWD, dir) || path_is_system_dir(dir) || path_has_component(dir, "stubs") ||
             strv_contains(v, dir))
                 return;
         strv_add(v, dir);

@@ -184,6 +184,16 @@ char *path_join(const char *a, const char *b)
         return xasprintf("%s/%s", a, b);
 }
 
+bool path_has_component(const char *path, const char *name)
+{
+        size_t n = strlen(name);
+
+        for (const char *s = path; (s = strstr(s, name)); s += n)
+                if ((s == path || s[-1] == '/') && (s[n] == '\0' || s[n] == '/'))
+                        return true;
+        return false;
+}
+
 const char *path_basename(const char *path)
 {
         const char *s = strrchr(path, '/');

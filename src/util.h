@@ -116,6 +116,8 @@ const char *env_get(char *const *env, const char *name);
 /* Path helpers: join two components without doubling '/'. */
 char *path_join(const char *a, const char *b);
 const char *path_basename(const char *path);
+/* Whether one of path's components is name ("/a/stubs", "stubs/x/"). */
+bool path_has_component(const char *path, const char *name);
 /* Parent directory of path, newly allocated ("/" for "/x", "." for "x"). */
 char *path_dirname(const char *path);
 /* path made absolute against the working directory (symlinks and ".."

@@ -528,6 +528,10 @@ START_TEST(stubs_on_ld_library_path_is_r9)
 
         doctor_report_release(&r);
         env_release(&e);
+
+        /* Spelt with a trailing '/', it is the same directory. */
+        expect_finding(WORDS(NCCL_LIB, CUDNN91_LIB, CUDA12_LIB, CUDA12_STUBS "/"), CUDA12, DOCTOR_STUBS, "R9", NULL,
+                       WORDS("stubs/"));
 }
 END_TEST
 
