@@ -222,28 +222,36 @@ bool path_has_control_char(const char *s)
  * newline in a value raw into the shell code they print, where it ends the
  * command and the rest of the name runs as code (tests/modules/hostile.sh),
  * so control characters are refused however well we escape them. */
-static const char *path_problem(const char *path)
+static const char *path_problem(const char *path, enum module_format format)
 {
         if (strchr(path, ':'))
                 return "holds ':', which a path variable cannot carry";
         if (path_has_control_char(path))
                 return "holds a control character (a newline, …), which Lmod and Environment "
                        "Modules would pass to the shell unquoted";
+        /* Lua strings are bytes, and the Lua literal escapes every byte. A
+         * Tcl string holds characters: Environment Modules decodes the
+         * modulefile in the locale's encoding and encodes the value back,
+         * so in a UTF-8 locale a byte that is not UTF-8 comes back as two
+         * (tests/fuzz/fuzz-escape.c checks both with tclsh). */
+        if (format == FORMAT_TCL && !utf8_valid(path))
+                return "is not valid UTF-8, which Environment Modules would change into other "
+                       "bytes in a UTF-8 locale";
         return NULL;
 }
 
-static char *unusable_path(const struct install *in)
+static char *unusable_path(const struct install *in, enum module_format format)
 {
         const char *paths[] = { in->prefix, in->bin_dir, in->include_dir, in->lib_dir };
         const struct strv *lists[] = { &in->extra_lib_dirs, &in->extra_include_dirs };
         const char *why;
 
         for (size_t i = 0; i < ELEMENTSOF(paths); i++)
-                if (paths[i] && (why = path_problem(paths[i])))
+                if (paths[i] && (why = path_problem(paths[i], format)))
                         return xasprintf("'%s' %s", paths[i], why);
         for (size_t k = 0; k < ELEMENTSOF(lists); k++)
                 for (size_t i = 0; i < lists[k]->len; i++)
-                        if ((why = path_problem(lists[k]->items[i])))
+                        if ((why = path_problem(lists[k]->items[i], format)))
                                 return xasprintf("'%s' %s", lists[k]->items[i], why);
         return NULL;
 }
@@ -277,7 +285,7 @@ static char *skip_reason(const struct install *in, const struct config *cfg)
                 return xstrdup("its library directory was not found");
         if (install_has_problem(in, "missing-library"))
                 return xstrdup("a library it needs is missing (see 'cudamod scan')");
-        if ((bad = unusable_path(in)))
+        if ((bad = unusable_path(in, cfg->format)))
                 return bad;
         if (in->component != COMPONENT_CUDA && install_cuda_major(in) < 0 &&
             cfg->layout == MODULE_LAYOUT_HIERARCHICAL)

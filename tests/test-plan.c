@@ -489,6 +489,26 @@ START_TEST(plan_leaves_out_installs_it_cannot_serve)
 }
 END_TEST
 
+/* A prefix that is not UTF-8 gets a Lua module (Lua strings are bytes), and
+ * no Tcl one: Environment Modules in a UTF-8 locale would export other bytes. */
+START_TEST(plan_refuses_non_utf8_paths_for_tcl_only)
+{
+        for (int f = FORMAT_LUA; f <= FORMAT_TCL; f++) {
+                struct planned p = { .root = fx_new() };
+
+                config_init_default(&p.cfg);
+                p.cfg.format = (enum module_format)f;
+                fx_cuda_toolkit(p.root, "sw/cuda-\xff" "12.8",
+                                &(struct fx_cuda){ .version = "12.8", .release = "12.8.1",
+                                                   .cudart = "12.8.90", .nvcc = "12.8.93" });
+                plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+                ck_assert_uint_eq(p.plan.n_modules, (f == FORMAT_LUA ? 1 : 0));
+                ck_assert(has_warning(&p.plan, "Environment Modules would change") == (f == FORMAT_TCL));
+                planned_release(&p);
+        }
+}
+END_TEST
+
 START_TEST(plan_naming_templates_name_the_modules)
 {
         struct planned p = { .root = fx_new() };
@@ -548,6 +568,7 @@ int main(void)
         tcase_add_test(tc, plan_equal_versions_default_to_the_first_in_scan_order);
         tcase_add_test(tc, plan_defaults_follow_the_config);
         tcase_add_test(tc, plan_leaves_out_installs_it_cannot_serve);
+        tcase_add_test(tc, plan_refuses_non_utf8_paths_for_tcl_only);
         tcase_add_test(tc, plan_naming_templates_name_the_modules);
         tcase_add_test(tc, plan_system_directories_are_recognised);
         suite_add_tcase(s, tc);

@@ -65,11 +65,19 @@ cases=(
         "backslash|a\\b\\"
         "space-and-tab|a b$(printf '\t')c"
         "utf8|aé漢b"
-        "invalid-utf8|a$(printf '\377')b"
 )
 all=
 for c in "${cases[@]}"; do all+=${c#*|}; done
 cases+=("all-but-newline|$all")
+# Bytes that are not UTF-8: carried exactly by Lmod (Lua strings are
+# bytes). Environment Modules decodes a modulefile in the locale's encoding
+# and encodes the values back, so in a UTF-8 locale (this file runs in C)
+# they come back as other bytes; cudamod refuses them for Tcl modulefiles.
+invalid_cases=(
+        "invalid-utf8|a$(printf '\377')b"
+        "all-and-invalid-utf8|$all$(printf '\377\303')"
+)
+cases+=("${invalid_cases[@]}")
 # With a newline: carried exactly, or refused by cudamod (no module, with a
 # warning), as it refuses ':' (see the report in the header of this file).
 newline_cases=(
@@ -99,7 +107,19 @@ for c in "${cases[@]}"; do
                         fail "$what: cudamod generate failed: $(cat "$log")"
                         continue
                 fi
-                if [[ $bytes == *"$nl"* ]] && ! [ -e "$X_OUT/$([ $layout = hier ] && echo Core/)cuda" ]; then
+                refusable=false
+                [[ $bytes == *"$nl"* ]] && refusable=true
+                if [[ $name == *invalid-utf8 ]] && [ "$(tool_format "$tool")" = tcl ]; then
+                        # Must be refused, with the reason.
+                        if [ -e "$X_OUT/$([ $layout = hier ] && echo Core/)cuda" ] ||
+                           ! grep -q 'not valid UTF-8' "$log"; then
+                                fail "$what: a Tcl module was written, or no warning says why: $(cat "$log")"
+                        else
+                                say "$what: refused by cudamod: $(grep -m1 'not valid UTF-8' "$log" | cut -c1-160)"
+                        fi
+                        continue
+                fi
+                if $refusable && ! [ -e "$X_OUT/$([ $layout = hier ] && echo Core/)cuda" ]; then
                         # Refused: acceptable only with a warning that says so.
                         if grep -q 'gets no module' "$log"; then
                                 say "$what: refused by cudamod: $(grep -m1 'gets no module' "$log" | cut -c1-160)"
