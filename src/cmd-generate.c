@@ -400,6 +400,13 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 status = EXIT_USAGE;
                 goto out;
         }
+        if (cfg.format == FORMAT_TCL && !utf8_valid(outdir)) {
+                /* The hierarchy's Tcl modulefiles put it on MODULEPATH. */
+                log_error("the output directory '%s' is not valid UTF-8, which Environment Modules "
+                          "would change into other bytes in a UTF-8 locale", outdir);
+                status = EXIT_USAGE;
+                goto out;
+        }
         /* Templates first: a broken site template is a configuration error,
          * found before any scanning. */
         if (templates_load(&t, &cfg, &d) < 0) {

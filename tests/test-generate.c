@@ -238,6 +238,22 @@ START_TEST(generate_usage_and_config_errors_write_nothing)
                 run_result_release(&r);
                 ck_assert_int_eq(access(nl, F_OK), -1);
         }
+        {
+                /* Environment Modules would re-encode it in a UTF-8 locale;
+                 * Lmod carries the bytes. */
+                _cleanup_free_ char *bad = path_join(root, "mf\xff");
+                run_cudamod(&r, (const char *const[]){ "generate", "--format", "tcl", "-o", bad, root, NULL },
+                            false);
+                ck_assert_int_eq(r.status, 2);
+                ck_assert_ptr_nonnull(strstr(r.err, "is not valid UTF-8"));
+                run_result_release(&r);
+                ck_assert_int_eq(access(bad, F_OK), -1);
+                run_cudamod(&r, (const char *const[]){ "generate", "--format", "lua", "-o", bad, root, NULL },
+                            false);
+                ck_assert_int_eq(r.status, 0);
+                run_result_release(&r);
+                ck_assert_int_eq(access(bad, F_OK), 0);
+        }
 
         fx_write(root, "site.yaml", "format: lua\nlayuot: flat\n");
         run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", "-o", out, root, NULL }, false);
