@@ -14,13 +14,20 @@
 #include <lualib.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "lmod-sandbox.h"
 #include "strbuf.h"
 
 #define SANDBOX_DEFAULT_INSTRUCTIONS 10000000UL
 #define SANDBOX_DEFAULT_MEMORY ((size_t)64 << 20)
+#define SANDBOX_DEFAULT_CPU_MS 10000
 #define SANDBOX_HOOK_STEP 1000
+/* Work done inside library functions, which the count hook cannot see,
+ * charged to the instruction budget: an instruction per this many bytes
+ * allocated, per this many (worst-case) pattern-matching steps. */
+#define SANDBOX_BYTES_PER_INSTRUCTION 64
+#define SANDBOX_MATCH_STEPS_PER_INSTRUCTION 256
 /* Lua call depth at which the hook ends the run with "stack overflow",
  * long before Lua's own limit (a million stack slots) would need more
  * memory than the cap allows. */
@@ -34,6 +41,8 @@ struct sandbox {
         unsigned long instructions, max_instructions;
         int hook_step;
         bool budget_exhausted;
+        const char *exhausted; /* "instruction budget exhausted", "CPU time limit exceeded" */
+        uint64_t cpu_deadline_ns;
         struct sandbox_result res;
 };
 
@@ -98,6 +107,18 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         if (nsize > osize && nsize - osize > s->mem_max - s->mem_used) {
                 s->mem_exceeded = true;
                 return NULL; /* Lua raises a memory error */
+        }
+        if (nsize > osize) {
+                /* Bytes allocated are work done (string.rep, .., gsub, …):
+                 * charged to the instruction budget, which the hook then
+                 * enforces. Past the budget nothing more is allocated. */
+                s->instructions += (nsize - osize) / SANDBOX_BYTES_PER_INSTRUCTION;
+                if (s->instructions >= s->max_instructions && s->hook_step) {
+                        s->budget_exhausted = true;
+                        if (!s->exhausted)
+                                s->exhausted = "instruction budget exhausted";
+                        return NULL;
+                }
         }
         p = realloc(ptr, nsize);
         if (!p)
@@ -626,6 +647,190 @@ static void copy_lib(lua_State *L, int env, const char *lib)
         lua_setfield(L, env, lib);
 }
 
+/* --- library functions whose work the count hook cannot see --- */
+
+static _Noreturn void budget_raise(lua_State *L, struct sandbox *s, const char *why);
+
+/* Charge cost instructions; past the budget, end the run. */
+static void charge(lua_State *L, double cost)
+{
+        struct sandbox *s = sandbox_of(L);
+
+        if (s->instructions >= s->max_instructions ||
+            cost >= (double)(s->max_instructions - s->instructions)) {
+                s->instructions = s->max_instructions;
+                budget_raise(L, s, "instruction budget exhausted");
+        }
+        s->instructions += (unsigned long)cost;
+}
+
+/* A worst-case count of the steps of a Lua pattern match over n bytes:
+ * each start position (one when anchored), times n + 1 for each item that
+ * can backtrack over the subject (x* x+ x- %b %1), plus a plain scan. The
+ * matcher has no hook, so `("a"):rep(3000):find(".-.-.-.-b")` would run for
+ * hours; priced here, it ends with "instruction budget exhausted". */
+static double pattern_steps(const char *p, size_t m, size_t n, bool anchor_allowed)
+{
+        bool anchored = anchor_allowed && m > 0 && p[0] == '^';
+        double steps = anchored ? 1 : (double)n + 1;
+        unsigned k = 0;
+
+        for (size_t i = anchored; i < m; i++) {
+                if (p[i] == '%' && i + 1 < m) {
+                        char c = p[++i];
+                        if (c == 'b' || ascii_isdigit(c))
+                                k++;
+                        if (c == 'b')
+                                i += 2;
+                } else if (p[i] == '[') {
+                        /* Skip the set: a leading ^ and ] are literal, %x escapes. */
+                        i++;
+                        if (i < m && p[i] == '^')
+                                i++;
+                        if (i < m && p[i] == ']')
+                                i++;
+                        while (i < m && p[i] != ']')
+                                i += p[i] == '%' ? 2 : 1;
+                } else if (p[i] == '*' || p[i] == '+' || p[i] == '-') {
+                        k++;
+                }
+        }
+        for (unsigned j = 0; j < k && steps < 1e30; j++)
+                steps *= (double)n + 1;
+        return steps + (double)n * (double)m;
+}
+
+enum wrapped {
+        WRAP_FIND,
+        WRAP_MATCH,
+        WRAP_GMATCH,
+        WRAP_GSUB,
+        WRAP_REP,
+        WRAP_TABLE_N,    /* insert, remove: the length of table 1 */
+        WRAP_TABLE_SORT, /* n log n of table 1 */
+        WRAP_TABLE_MOVE, /* e - f + 1 (arguments 2, 3) */
+        WRAP_TABLE_RANGE, /* concat, unpack: j - i + 1, j defaulting to the length */
+        WRAP_SETMETATABLE, /* refuses __gc */
+};
+
+/* Price the call, then call the library function (upvalue 1) with the
+ * same arguments. */
+static int l_wrapped(lua_State *L)
+{
+        enum wrapped w = (enum wrapped)lua_tointeger(L, lua_upvalueindex(2));
+        struct sandbox *s = sandbox_of(L);
+        size_t n = 0, m = 0;
+        const char *p;
+        double cost = 0;
+
+        switch (w) {
+        case WRAP_SETMETATABLE:
+                /* Lua runs finalizers with hooks off: a __gc could loop
+                 * for ever, in the run or in lua_close. Modulefiles have
+                 * no use for them. */
+                lua_pushliteral(L, "__gc");
+                if (lua_type(L, 2) == LUA_TTABLE && lua_rawget(L, 2) != LUA_TNIL)
+                        return luaL_error(L, "__gc metamethods are not available in a modulefile");
+                lua_settop(L, 2);
+                break;
+        case WRAP_FIND:
+        case WRAP_MATCH:
+        case WRAP_GMATCH:
+        case WRAP_GSUB: {
+                lua_Integer init;
+                luaL_checklstring(L, 1, &n);
+                p = luaL_checklstring(L, 2, &m);
+                if (w == WRAP_FIND || w == WRAP_MATCH) {
+                        init = luaL_optinteger(L, 3, 1);
+                        if (init > 1 && (lua_Unsigned)init <= n)
+                                n -= (size_t)init - 1;
+                }
+                if (w == WRAP_FIND && lua_toboolean(L, 4))
+                        cost = (double)n * (double)m;
+                else
+                        cost = pattern_steps(p, m, n, w != WRAP_GMATCH);
+                cost /= SANDBOX_MATCH_STEPS_PER_INSTRUCTION;
+                break;
+        }
+        case WRAP_REP: {
+                size_t sep = 0;
+                lua_Integer count;
+                double total;
+                luaL_checklstring(L, 1, &n);
+                count = luaL_checkinteger(L, 2);
+                luaL_optlstring(L, 3, "", &sep);
+                if (count <= 0 || n + sep == 0) {
+                        /* Lua would loop count times to build "". */
+                        lua_pushliteral(L, "");
+                        return 1;
+                }
+                total = (double)count * (double)n + ((double)count - 1) * (double)sep;
+                /* Over the memory limit, the allocation of the result
+                 * fails before any copying: a memory error, as it should. */
+                if (total <= (double)s->mem_max)
+                        cost = total / SANDBOX_BYTES_PER_INSTRUCTION;
+                break;
+        }
+        case WRAP_TABLE_N:
+        case WRAP_TABLE_SORT:
+                /* luaL_len: the functions use # with its __len. */
+                cost = (double)luaL_len(L, 1);
+                if (w == WRAP_TABLE_SORT)
+                        for (double k = cost; k > 1; k /= 2)
+                                cost += (double)luaL_len(L, 1);
+                break;
+        case WRAP_TABLE_MOVE:
+                cost = (double)luaL_checkinteger(L, 3) - (double)luaL_checkinteger(L, 2) + 1;
+                break;
+        case WRAP_TABLE_RANGE: {
+                int first = w == WRAP_TABLE_RANGE && lua_tointeger(L, lua_upvalueindex(3)) ? 3 : 2;
+                lua_Integer i = luaL_optinteger(L, first, 1);
+                lua_Integer j = lua_isnoneornil(L, first + 1) ? luaL_len(L, 1)
+                                                              : luaL_checkinteger(L, first + 1);
+                cost = (double)j - (double)i + 1;
+                break;
+        }
+        }
+        if (cost > 0)
+                charge(L, cost);
+        lua_pushvalue(L, lua_upvalueindex(1));
+        lua_insert(L, 1);
+        lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+        return lua_gettop(L);
+}
+
+/* Replace lib[name] (the table on top of the stack) by its priced wrapper. */
+static void wrap(lua_State *L, const char *name, enum wrapped w, int range_first)
+{
+        lua_getfield(L, -1, name);
+        lua_pushinteger(L, w);
+        lua_pushinteger(L, range_first);
+        lua_pushcclosure(L, l_wrapped, 3);
+        lua_setfield(L, -2, name);
+}
+
+static void wrap_libraries(lua_State *L)
+{
+        lua_getglobal(L, LUA_STRLIBNAME); /* also the strings' __index */
+        wrap(L, "find", WRAP_FIND, 0);
+        wrap(L, "match", WRAP_MATCH, 0);
+        wrap(L, "gmatch", WRAP_GMATCH, 0);
+        wrap(L, "gsub", WRAP_GSUB, 0);
+        wrap(L, "rep", WRAP_REP, 0);
+        lua_pop(L, 1);
+        lua_pushglobaltable(L);
+        wrap(L, "setmetatable", WRAP_SETMETATABLE, 0);
+        lua_pop(L, 1);
+        lua_getglobal(L, LUA_TABLIBNAME);
+        wrap(L, "insert", WRAP_TABLE_N, 0);
+        wrap(L, "remove", WRAP_TABLE_N, 0);
+        wrap(L, "sort", WRAP_TABLE_SORT, 0);
+        wrap(L, "move", WRAP_TABLE_MOVE, 0);
+        wrap(L, "concat", WRAP_TABLE_RANGE, 1); /* concat(t, sep, i, j) */
+        wrap(L, "unpack", WRAP_TABLE_RANGE, 0); /* unpack(t, i, j) */
+        lua_pop(L, 1);
+}
+
 /* Runs under lua_pcall: open the libraries, build the environment, leave
  * it on the stack. */
 static int build_env(lua_State *L)
@@ -642,6 +847,7 @@ static int build_env(lua_State *L)
         lua_pushnil(L);
         lua_setfield(L, -2, "dump");
         lua_settop(L, 0);
+        wrap_libraries(L);
 
         lua_newtable(L);
         env = lua_gettop(L);
@@ -672,6 +878,15 @@ static int build_env(lua_State *L)
 
 /* --- running --- */
 
+static uint64_t cpu_time_ns(void)
+{
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+                return 0;
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void budget_hook(lua_State *L, lua_Debug *ar)
 {
         struct sandbox *s = sandbox_of(L);
@@ -689,16 +904,29 @@ static void budget_hook(lua_State *L, lua_Debug *ar)
                         lua_concat(L, 2);
                         lua_error(L);
                 }
+                /* A single instruction can be slow (== on two long
+                 * strings), so time is bounded too. */
+                if (cpu_time_ns() > s->cpu_deadline_ns)
+                        budget_raise(L, s, "CPU time limit exceeded");
                 return;
         }
-        if (!s->budget_exhausted) {
+        budget_raise(L, s, "instruction budget exhausted");
+}
+
+static _Noreturn void budget_raise(lua_State *L, struct sandbox *s, const char *why)
+{
+        if (!s->exhausted)
+                s->exhausted = why;
+        if (!s->budget_exhausted || s->hook_step != 1) {
                 s->budget_exhausted = true;
                 /* From now on every instruction fails, so a pcall in the
                  * file cannot swallow the error and go on. */
+                s->hook_step = 1;
                 lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
         }
-        lua_pushliteral(L, "instruction budget exhausted");
+        lua_pushstring(L, s->exhausted);
         lua_error(L);
+        abort(); /* lua_error does not return */
 }
 
 /* The message handler: keeps the message as it is. */
@@ -751,10 +979,14 @@ static int fail_status(struct sandbox *s, lua_State *L, int status, const char *
 {
         const char *msg;
 
-        if (status == LUA_ERRMEM || (s->mem_exceeded && status == LUA_ERRERR))
+        if (s->mem_exceeded && (status == LUA_ERRMEM || status == LUA_ERRERR))
                 return diag_set(d, -EINVAL, s->path, 0, 0, "memory limit exceeded");
+        /* Past the budget, allocations fail too: a memory error then. */
         if (s->budget_exhausted)
-                return diag_set(d, -EINVAL, s->path, 0, 0, "instruction budget exhausted");
+                return diag_set(d, -EINVAL, s->path, 0, 0, "%s",
+                                s->exhausted ? s->exhausted : "instruction budget exhausted");
+        if (status == LUA_ERRMEM)
+                return diag_set(d, -EINVAL, s->path, 0, 0, "memory limit exceeded");
         if (status == LUA_ERRSYNTAX && len > 0 && text[0] == LUA_SIGNATURE[0])
                 return diag_set(d, -EINVAL, s->path, 0, 0, "binary chunks are not accepted");
         msg = lua_tostring(L, -1);
@@ -803,9 +1035,10 @@ int sandbox_eval(const char *text, size_t len, const char *path, const struct sa
                 lua_pop(L, 1);
 
         s.hook_step = s.max_instructions < SANDBOX_HOOK_STEP ? (int)s.max_instructions : SANDBOX_HOOK_STEP;
+        s.cpu_deadline_ns = cpu_time_ns() +
+                            (uint64_t)(s.o->max_cpu_ms ? s.o->max_cpu_ms : SANDBOX_DEFAULT_CPU_MS) * 1000000u;
         lua_sethook(L, budget_hook, LUA_MASKCOUNT, s.hook_step);
         status = lua_pcall(L, 0, 0, 1);
-        lua_sethook(L, NULL, 0, 0);
         if (status != LUA_OK) {
                 r = fail_status(&s, L, status, text, len, d);
                 goto out;
@@ -815,6 +1048,12 @@ int sandbox_eval(const char *text, size_t len, const char *path, const struct sa
         s.res = (struct sandbox_result){ 0 };
         r = 0;
 out:
+        /* Finalizers (__gc) run in lua_close: with the budget spent, each
+         * fails at its first instruction instead of running unbounded. */
+        s.instructions = s.max_instructions;
+        s.budget_exhausted = true;
+        s.hook_step = 1;
+        lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
         lua_close(L);
         sandbox_result_release(&s.res);
         return r;

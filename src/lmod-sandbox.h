@@ -7,7 +7,12 @@
  * name "@<path>", run under lua_pcall with an instruction-count hook (the
  * budget) and an allocator capped at a byte limit, so an endless loop, a
  * huge allocation or a deep recursion ends with an error, never a hang or
- * a crash. Naming what is left out (io, require, loadstring, dofile, os.execute,
+ * a crash. Work the hook cannot see is charged to the same budget: bytes
+ * allocated, the worst-case steps of a pattern match (find, match, gmatch,
+ * gsub), the loops of string.rep and the table functions; finalizers
+ * (__gc, which Lua runs with hooks off) are refused; and the hook also
+ * ends a run past its CPU time (an instruction such as == on two long
+ * strings is slow without allocating). Naming what is left out (io, require, loadstring, dofile, os.execute,
  * …) is an error that says it is not available, with the file and line.
  *
  * What the file does is recorded, not applied: struct sandbox_result holds
@@ -70,12 +75,13 @@ struct sandbox_options {
         const char *const *environ;
         unsigned long max_instructions; /* 0: the default (10 million) */
         size_t max_memory;              /* bytes; 0: the default (64 MiB) */
+        unsigned max_cpu_ms;            /* CPU time; 0: the default (10 s) */
 };
 
 /* Evaluate text (len bytes; path names it in messages). Returns 0, or
  * -EINVAL with d set: a syntax error or run-time error at PATH:LINE (Lua's
  * own message, and the column unknown), "LmodError: msg" for LmodError,
- * "instruction budget exhausted", "memory limit exceeded", "binary chunks
+ * "instruction budget exhausted", "CPU time limit exceeded", "memory limit exceeded", "binary chunks
  * are not accepted". On error ret is left untouched. */
 int sandbox_eval(const char *text, size_t len, const char *path, const struct sandbox_options *o,
                  struct sandbox_result *ret, struct diag *d);

@@ -451,6 +451,102 @@ START_TEST(sandbox_endless_loop_exhausts_the_instruction_budget)
 }
 END_TEST
 
+/* Work the count hook cannot see: library functions that loop in C, and
+ * finalizers, which Lua runs with hooks off. Each of these ran for hours
+ * (or for ever) before it was priced; fuzz-sandbox found the first. */
+START_TEST(sandbox_library_work_counts_against_the_budget)
+{
+        static const struct {
+                const char *text, *message;
+        } cases[] = {
+                /* Allocation churn: a 6 KB string.rep per iteration. */
+                { "for i = 1, 1e9 do string.rep(\"x\", 6380) end", "instruction budget exhausted" },
+                { "local s = (\"x\"):rep(4096) for i = 1, 1e9 do local t = s .. i end",
+                  "instruction budget exhausted" },
+                /* string.rep building "" loops count times in C. */
+                { "string.rep(\"\", 1e15)", NULL },
+                { "string.rep(\"\", 1e15, \"\")", NULL },
+                /* Backtracking patterns: n^5 steps without a hook. */
+                { "local s = string.rep(\"a\", 3000) s:find(\".-.-.-.-b\")", "instruction budget exhausted" },
+                { "local s = string.rep(\"a\", 3000) s:match(\"(.-)(.-)(.-)(.-)b\")",
+                  "instruction budget exhausted" },
+                { "local s = string.rep(\"a\", 3000) for w in s:gmatch(\"a*a*a*a*b\") do end",
+                  "instruction budget exhausted" },
+                { "local s = string.rep(\"a\", 3000) s:gsub(\"%b()a-a-a-b\", \"\")",
+                  "instruction budget exhausted" },
+                { "local s = string.rep(\"a\", 3000) s:find(\"[%a]-[^b]-.-.-b\", 1)",
+                  "instruction budget exhausted" },
+                /* table.move over an empty table loops e - f + 1 times in C. */
+                { "table.move({}, 1, 1e12, 2)", "instruction budget exhausted" },
+                { "local t = setmetatable({}, {__len = function() return 1e12 end}) table.insert(t, 1, 1)",
+                  "instruction budget exhausted" },
+                { "table.concat({}, \"\", 1, 1e12)", "instruction budget exhausted" },
+                { "table.unpack({}, 1, 1e12)", "instruction budget exhausted" },
+                /* A finalizer runs with hooks off, in the run or in lua_close. */
+                { "setmetatable({}, {__gc = function() while true do end end})",
+                  "__gc metamethods are not available in a modulefile" },
+                { "pcall(setmetatable, {}, {__gc = function() while true do end end}) while true do end",
+                  "instruction budget exhausted" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                struct sandbox_result r = { 0 };
+
+                if (!cases[i].message) {
+                        eval_ok(cases[i].text, NULL, &r);
+                        sandbox_result_release(&r);
+                        continue;
+                }
+                eval_fail(cases[i].text, strlen(cases[i].text), NULL, &d);
+                ck_assert_msg(strstr(d.message, cases[i].message), "%s: %s", cases[i].text, d.message);
+        }
+}
+END_TEST
+
+/* An instruction can be slow without allocating: == on two long strings
+ * compares them whole. Time is bounded too. */
+START_TEST(sandbox_slow_instructions_hit_the_cpu_time_limit)
+{
+        static const char *const text =
+                "local a = (\"x\"):rep(8 << 20)\n"
+                "local b = a:sub(1, -2) .. \"y\"\n"
+                "while true do local _ = a == b end\n";
+        struct sandbox_options o = { .max_cpu_ms = 200, .max_memory = 64 << 20 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+
+        eval_fail(text, strlen(text), &o, &d);
+        ck_assert_str_eq(d.message, "CPU time limit exceeded");
+}
+END_TEST
+
+/* What modulefiles do with these functions still works, priced or not. */
+START_TEST(sandbox_priced_functions_keep_their_results)
+{
+        static const char *const text =
+                "local v = myModuleVersion()\n"
+                "local major, minor = v:match(\"^(%d+)%.(%d+)\")\n"
+                "local base = (\"/sw/cuda-12.9/\"):gsub(\"/+$\", \"\")\n"
+                "local parts = {}\n"
+                "for p in (\"a:b:c\"):gmatch(\"[^:]+\") do table.insert(parts, p) end\n"
+                "table.sort(parts, function(x, y) return x > y end)\n"
+                "table.insert(parts, 1, (\"-\"):rep(3, \"+\"))\n"
+                "table.remove(parts)\n"
+                "local m = table.move({1, 2, 3}, 1, 3, 2)\n"
+                "setmetatable(parts, {__index = function() return \"?\" end})\n"
+                "setenv(\"X\", major .. \".\" .. minor .. \" \" .. base .. \" \" .. table.concat(parts, \",\") ..\n"
+                "       \" \" .. select(\"#\", table.unpack(m)) .. \" \" .. tostring(base:find(\".\", 1, true)) ..\n"
+                "       \" \" .. (\"x\"):rep(0) .. parts[99])\n";
+        struct sandbox_options o = { .module_name = "cuda", .module_version = "12.9" };
+        struct sandbox_result r = { 0 };
+
+        eval_ok(text, &o, &r);
+        ck_assert_uint_eq(r.n_ops, 1);
+        ck_assert_str_eq(r.ops[0].value, "12.9 /sw/cuda-12.9 -+-+-,c,b 4 12 ?");
+        sandbox_result_release(&r);
+}
+END_TEST
+
 START_TEST(sandbox_huge_allocation_exceeds_the_memory_limit)
 {
         static const char *const texts[] = {
@@ -552,6 +648,9 @@ int main(void)
         tcase_add_test(tc, sandbox_records_help_messages_and_module_lists);
         tcase_add_loop_test(tc, sandbox_refuses_what_is_not_in_the_sandbox, 0, (int)ELEMENTSOF(hostile));
         tcase_add_test(tc, sandbox_endless_loop_exhausts_the_instruction_budget);
+        tcase_add_test(tc, sandbox_library_work_counts_against_the_budget);
+        tcase_add_test(tc, sandbox_priced_functions_keep_their_results);
+        tcase_add_test(tc, sandbox_slow_instructions_hit_the_cpu_time_limit);
         tcase_add_test(tc, sandbox_huge_allocation_exceeds_the_memory_limit);
         tcase_add_test(tc, sandbox_errors_name_the_file_and_line);
         tcase_add_test(tc, sandbox_long_paths_still_give_file_and_line);

@@ -21,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 .environ = env,
                 .max_instructions = 200000,
                 .max_memory = 16 << 20,
+                .max_cpu_ms = 1000,
         };
         struct sandbox_result res = { 0 };
         struct diag d = DIAG_INIT;
