@@ -324,6 +324,39 @@ START_TEST(render_nesting_is_limited_to_32_sections)
 }
 END_TEST
 
+/* 20 sections nested over a list of two items: 2^20 copies of 12 bytes.
+ * Refused at the text whose copy crosses 1 MiB, not rendered in full (the
+ * render fuzzer found a template that took 10 s); 16 levels (768 KiB)
+ * still render. */
+START_TEST(render_output_is_bounded)
+{
+        struct render_ctx *c = render_ctx_new();
+        struct strbuf deep = STRBUF_INIT, fits = STRBUF_INIT;
+        _cleanup_free_ char *err = NULL, *out = NULL;
+
+        render_ctx_set_list(c, "l");
+        render_ctx_add_item(c, "l");
+        render_ctx_add_item(c, "l");
+        for (int i = 0; i < 20; i++)
+                strbuf_addstr(&deep, "{{#l}}");
+        strbuf_addstr(&deep, "\n0123456789a");
+        for (int i = 0; i < 20; i++)
+                strbuf_addstr(&deep, "{{/l}}");
+        err = render_fails(deep.buf, FORMAT_LUA, c);
+        ck_assert_str_eq(err, "t:1:121: the output is larger than 1 MiB (a section that repeats too often?)");
+        for (int i = 0; i < 16; i++)
+                strbuf_addstr(&fits, "{{#l}}");
+        strbuf_addstr(&fits, "0123456789ab");
+        for (int i = 0; i < 16; i++)
+                strbuf_addstr(&fits, "{{/l}}");
+        out = render_ok(fits.buf, FORMAT_TCL, c);
+        ck_assert_uint_eq(strlen(out), 12u << 16);
+        strbuf_release(&deep);
+        strbuf_release(&fits);
+        render_ctx_free(c);
+}
+END_TEST
+
 /* ---- the standalone rule and comments ---- */
 
 START_TEST(render_removes_standalone_tag_lines_exactly)
@@ -1091,6 +1124,7 @@ int main(void)
         tcase_add_test(tc, render_nested_lists_look_up_outer_contexts);
         tcase_add_test(tc, render_ctx_set_replaces_and_set_list_keeps_items);
         tcase_add_test(tc, render_nesting_is_limited_to_32_sections);
+        tcase_add_test(tc, render_output_is_bounded);
         tcase_add_test(tc, render_removes_standalone_tag_lines_exactly);
         tcase_add_test(tc, render_drops_comment_tags);
         tcase_add_test(tc, render_errors_report_template_position);
