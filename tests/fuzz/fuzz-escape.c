@@ -51,7 +51,65 @@ static const char tcl_script[] =
         "  flush stdout\n"
         "}\n";
 
-static FILE *tcl_in, *tcl_out;
+/* The pipes to and from tclsh, as raw descriptors: libFuzzer's timeout
+ * alarm interrupts a blocking read (EINTR), which stdio would take for an
+ * error; these retry. */
+static int tcl_in = -1, tcl_out = -1;
+
+static void tcl_write(const void *buf, size_t len)
+{
+        for (const char *p = buf; len > 0;) {
+                ssize_t k = write(tcl_in, p, len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        fprintf(stderr, "fuzz-escape: cannot write to tclsh: %s\n", strerror(errno));
+                        abort();
+                }
+                p += k;
+                len -= (size_t)k;
+        }
+}
+
+static void tcl_read(void *buf, size_t len)
+{
+        for (char *p = buf; len > 0;) {
+                ssize_t k = read(tcl_out, p, len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        fprintf(stderr, "fuzz-escape: tclsh stopped answering: %s\n",
+                                k < 0 ? strerror(errno) : "end of file");
+                        abort();
+                }
+                p += k;
+                len -= (size_t)k;
+        }
+}
+
+/* A decimal number (maybe negative) and a newline. */
+static long tcl_read_number(void)
+{
+        char c;
+        long n = 0;
+        bool neg = false, digits = false;
+
+        for (;;) {
+                tcl_read(&c, 1);
+                if (c == '-' && !digits && !neg) {
+                        neg = true;
+                } else if (c >= '0' && c <= '9' && n < 100000000) {
+                        n = n * 10 + (c - '0');
+                        digits = true;
+                } else if (c == '\n' && digits) {
+                        return neg ? -n : n;
+                } else {
+                        fprintf(stderr, "fuzz-escape: tclsh answered out of step (byte 0x%02x)\n",
+                                (unsigned char)c);
+                        abort();
+                }
+        }
+}
 
 static char *tcl_answer(size_t *len, char **err);
 
@@ -82,13 +140,10 @@ static void tcl_start(void)
         posix_spawn_file_actions_destroy(&fa);
         close(to[0]);
         close(from[1]);
-        tcl_in = fdopen(to[1], "w");
-        tcl_out = fdopen(from[0], "r");
-        if (!tcl_in || !tcl_out)
-                abort();
+        tcl_in = to[1];
+        tcl_out = from[0];
         /* Once tclsh answers, it has read the script. */
-        fputs("0\n", tcl_in);
-        fflush(tcl_in);
+        tcl_write("0\n", 2);
         for (int i = 0; i < 2; i++) {
                 size_t len;
                 char *err, *got = tcl_answer(&len, &err);
@@ -102,26 +157,21 @@ static void tcl_start(void)
  * error text in *err. */
 static char *tcl_answer(size_t *len, char **err)
 {
-        long n;
+        long n = tcl_read_number();
         char *buf;
 
         *err = NULL;
-        if (fscanf(tcl_out, "%ld", &n) != 1 || fgetc(tcl_out) != '\n') {
-                fprintf(stderr, "fuzz-escape: tclsh stopped answering\n");
-                abort();
-        }
         if (n < 0) {
-                long m;
-                if (fscanf(tcl_out, "%ld", &m) != 1 || fgetc(tcl_out) != '\n' || m < 0)
+                long m = tcl_read_number();
+                if (m < 0 || !(*err = calloc(1, (size_t)m + 1)))
                         abort();
-                *err = calloc(1, (size_t)m + 1);
-                if (!*err || fread(*err, 1, (size_t)m, tcl_out) != (size_t)m)
-                        abort();
+                tcl_read(*err, (size_t)m);
                 return NULL;
         }
         buf = malloc((size_t)n + 1);
-        if (!buf || fread(buf, 1, (size_t)n, tcl_out) != (size_t)n)
+        if (!buf)
                 abort();
+        tcl_read(buf, (size_t)n);
         buf[n] = '\0';
         *len = (size_t)n;
         return buf;
@@ -176,9 +226,12 @@ static void check_tcl(const char *value)
         bool utf8 = utf8_valid(value);
 
         rendered(FORMAT_TCL, "{{v}}", value, &lit);
-        fprintf(tcl_in, "%zu\n", lit.len);
-        fwrite(lit.buf, 1, lit.len, tcl_in);
-        fflush(tcl_in);
+        {
+                char head[32];
+                int k = snprintf(head, sizeof(head), "%zu\n", lit.len);
+                tcl_write(head, (size_t)k);
+                tcl_write(lit.buf, lit.len);
+        }
         for (int i = 0; i < 2; i++) {
                 size_t len = 0;
                 char *err, *got = tcl_answer(&len, &err);
