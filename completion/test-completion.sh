@@ -8,6 +8,12 @@ set -u
 
 completion=${1:?usage: test-completion.sh COMPLETION_FILE CUDAMOD}
 cudamod=${2:?usage: test-completion.sh COMPLETION_FILE CUDAMOD}
+# Under `meson test --setup=valgrind`: natively, with cudamod run under
+# valgrind (tests/valgrind.sh).
+[ -n "${CUDAMOD_VALGRIND_LOGS:-}" ] || CUDAMOD_BIN=$cudamod
+# shellcheck disable=SC1091 # (tests/valgrind.sh is checked on its own)
+. "$(dirname "$0")/../tests/valgrind.sh"
+[ -z "${CUDAMOD_VALGRIND_LOGS:-}" ] || cudamod=$CUDAMOD_BIN
 bash_completion=${BASH_COMPLETION_SCRIPT:-/usr/share/bash-completion/bash_completion}
 
 if [[ ! -r $bash_completion ]]; then

@@ -20,6 +20,12 @@ if [ $# -ne 3 ]; then
         exit 2
 fi
 cudamod=$1 man1=$2 man5=$3
+# Under `meson test --setup=valgrind`: natively, with cudamod run under
+# valgrind (tests/valgrind.sh).
+[ -n "${CUDAMOD_VALGRIND_LOGS:-}" ] || CUDAMOD_BIN=$cudamod
+# shellcheck disable=SC1091 # (tests/valgrind.sh is checked on its own)
+. "$(dirname "$0")/../tests/valgrind.sh"
+[ -z "${CUDAMOD_VALGRIND_LOGS:-}" ] || cudamod=$CUDAMOD_BIN
 name1=${man1##*/} name5=${man5##*/}
 for f in "$man1" "$man5"; do
         [ -r "$f" ] || { echo "check-coverage: cannot read '$f'" >&2; exit 2; }

@@ -16,6 +16,12 @@ set -u
 
 cudamod=${1:?usage: test-examples.sh CUDAMOD EXAMPLES_DIR}
 examples=${2:?usage: test-examples.sh CUDAMOD EXAMPLES_DIR}
+# Under `meson test --setup=valgrind`: natively, with cudamod run under
+# valgrind (tests/valgrind.sh).
+[ -n "${CUDAMOD_VALGRIND_LOGS:-}" ] || CUDAMOD_BIN=$cudamod
+# shellcheck disable=SC1091 # (tests/valgrind.sh is checked on its own)
+. "$(dirname "$0")/../tests/valgrind.sh"
+[ -z "${CUDAMOD_VALGRIND_LOGS:-}" ] || cudamod=$CUDAMOD_BIN
 mkfixture=${MKFIXTURE:-}
 
 export LC_ALL=C

@@ -11,7 +11,7 @@
 #     (PATH gets the prefix's bin) when Lmod is there.
 # Environment (tests/meson.build): CUDAMOD_BUILD_ROOT, MKFIXTURE, CUDAMOD_PREFIX.
 set -euo pipefail
-[ "${CUDAMOD_UNDER_VALGRIND:-}" = 1 ] && exec sh -c 'echo "skipped under valgrind"; exit 77'
+. "$(dirname "$0")/valgrind.sh"
 : "${CUDAMOD_BUILD_ROOT:?}" "${MKFIXTURE:?}" "${CUDAMOD_PREFIX:?}"
 unset CUDAMOD_PROBE
 
@@ -44,17 +44,30 @@ fi
 [ -x "$root/bin/cudamod" ] || { echo "install: FAIL: no executable bin/cudamod"; exit 1; }
 say "installed: $(cd "$root" && find . -type f | sort | tr '\n' ' ')"
 
+# installed BIN ARGS...: run an installed cudamod (under valgrind in the
+# valgrind setup, see tests/valgrind.sh).
+installed() {
+        local bin=$1
+        shift
+        if [ -n "${CUDAMOD_VALGRIND_LOGS:-}" ]; then
+                CUDAMOD_VALGRIND_REAL=$bin "$CUDAMOD_VALGRIND_WRAPPER" "$@"
+        else
+                "$bin" "$@"
+        fi
+}
+
 # The installed binary, from a directory unrelated to the build tree.
 cd "$work"
-"$root/bin/cudamod" --version >"$work/version.out" || fail "cudamod --version exits $?"
+installed "$root/bin/cudamod" --version >"$work/version.out" || fail "cudamod --version exits $?"
 "$MKFIXTURE" demo "$work/site" >/dev/null
-"$root/bin/cudamod" generate -o "$work/mf" "$work/site" >"$work/gen.out" 2>&1 || fail "generate: $(cat "$work/gen.out")"
+installed "$root/bin/cudamod" generate -o "$work/mf" "$work/site" >"$work/gen.out" 2>&1 || fail "generate: $(cat "$work/gen.out")"
 [ -f "$work/mf/Core/cuda/12.9.lua" ] || fail "generate wrote no Core/cuda/12.9.lua: $(ls -R "$work/mf" | head -20)"
 
 # validate needs the probe: found relative to the installed cudamod.
 probe_found() { # PREFIX_ROOT
         local rc=0
-        env -u CUDAMOD_PROBE PATH=/usr/bin:/bin HOME="$work" "$1/bin/cudamod" validate --no-compile --json \
+        env -u CUDAMOD_PROBE PATH=/usr/bin:/bin HOME="$work" bash -c "$(declare -f installed); installed \"\$@\"" - \
+                "$1/bin/cudamod" validate --no-compile --json \
                 --modulepath "$work/mf/Core" cuda/12.9 >"$work/val.out" 2>"$work/val.err" || rc=$?
         if [ $rc = 2 ]; then
                 fail "validate from $1 exits 2: $(cat "$work/val.err")"

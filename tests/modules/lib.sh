@@ -19,14 +19,9 @@
 set -euo pipefail
 export LC_ALL=C
 
-# Under `meson test --setup=valgrind` this script itself runs under
-# valgrind, and so would every subshell it forks. Re-exec natively (valgrind
-# does not follow exec with --trace-children=no) and run cudamod itself
-# under valgrind instead (see run_cudamod).
-if [ "${CUDAMOD_UNDER_VALGRIND:-}" = 1 ] && [ -z "${MT_NATIVE:-}" ]; then
-        export MT_NATIVE=1
-        exec bash "$0" "$@"
-fi
+# Under `meson test --setup=valgrind`: natively, with every cudamod run
+# under valgrind (tests/valgrind.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/../valgrind.sh"
 
 # MT_TRACE=1: trace with timestamps (bash ignores PS4 from the environment
 # when run as root).
@@ -137,14 +132,9 @@ trap mt_cleanup EXIT
 mkdir -p "$MT_TMP/home" "$MT_TMP/cwd"
 cd "$MT_TMP/cwd"
 
-# cudamod, under valgrind in the valgrind setup (this script is not).
+# cudamod (under valgrind in the valgrind setup, see tests/valgrind.sh).
 run_cudamod() {
-        if [ "${CUDAMOD_UNDER_VALGRIND:-}" = 1 ] && command -v valgrind >/dev/null; then
-                valgrind --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=definite,indirect \
-                        --track-fds=no --quiet "$CUDAMOD_BIN" "$@"
-        else
-                "$CUDAMOD_BIN" "$@"
-        fi
+        "$CUDAMOD_BIN" "$@"
 }
 
 # generate TOOL LAYOUT OUT ROOT...: write the tree with the built-in

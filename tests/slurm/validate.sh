@@ -32,11 +32,13 @@
 #
 # Skips (77) without root (mknod of the fake GPUs), CAP_MKNOD, the Slurm and
 # munge programs or python3, unless CUDAMOD_REQUIRE_SLURM=1 (CI, after the
-# packages were installed), which makes that a failure. Not under valgrind
-# (the daemons and srun are not ours to check). CUDAMOD_KEEP_TMP=1 keeps the
+# packages were installed), which makes that a failure. CUDAMOD_KEEP_TMP=1 keeps the
 # scratch directory and the cluster's (logs included).
 set -euo pipefail
 export LC_ALL=C
+# Under `meson test --setup=valgrind`: natively, with every cudamod run
+# under valgrind (tests/valgrind.sh); the daemons and srun are not ours.
+. "$(dirname "$0")/../valgrind.sh"
 
 SELF=slurm-validate
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -67,7 +69,6 @@ skip() {
 now() { date +%s.%N; }
 dt() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
-[ "${CUDAMOD_UNDER_VALGRIND:-}" != 1 ] || { say "SKIP: not under valgrind (the daemons and srun are not ours)"; exit 77; }
 : "${CUDAMOD_BIN:?CUDAMOD_BIN is not set (run through meson test)}"
 : "${MKFIXTURE:?MKFIXTURE is not set (run through meson test)}"
 for v in CUDART12 CUDART13 CUDNN91 NCCL2 CUDA_BY_PARTITION; do
