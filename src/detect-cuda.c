@@ -401,7 +401,13 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         unsigned machine = 0;
         enum layout layout = LAYOUT_TOOLKIT;
 
-        has_cudart = find_lib_dir(dir->fd, "libcudart", &ld) >= 0;
+        {
+                int r = find_lib_dir(dir->fd, "libcudart", &ld);
+
+                if (r == -E2BIG)
+                        libdir_warn_too_big(dir);
+                has_cudart = r >= 0;
+        }
         has_nvcc = is_file_at(dir->fd, "bin/nvcc");
         has_version_file = walk_dir_find(dir, "version.json") || walk_dir_find(dir, "version.txt");
         include_rel = choose_include(dir->fd, ld.triple);

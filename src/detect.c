@@ -32,9 +32,16 @@ int dir_list(int dirfd, const char *rel, struct strv *ret)
                 close(fd);
                 return r;
         }
-        while ((de = readdir(d)))
-                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                        strv_add(&v, de->d_name);
+        while ((de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (v.len == WALK_MAX_ENTRIES) {
+                        strv_release(&v);
+                        closedir(d);
+                        return -E2BIG;
+                }
+                strv_add(&v, de->d_name);
+        }
         closedir(d);
         strv_sort_uniq(&v);
         *ret = v;
@@ -145,7 +152,7 @@ int find_lib_dir(int prefix_fd, const char *stem, struct libdir *ret)
         struct strv triples = { 0 }, rels = { 0 }, triple_of = { 0 };
         struct libdir best = { 0 };
         bool best_real = false;
-        int r = -ENOENT;
+        int r = -ENOENT, too_big = 0;
 
         /* Candidates in order of preference when equally real. */
         if (dir_list(prefix_fd, "targets", &triples) >= 0)
@@ -161,8 +168,11 @@ int find_lib_dir(int prefix_fd, const char *stem, struct libdir *ret)
         for (size_t i = 0; i < rels.len; i++) {
                 struct libdir ld;
                 bool real;
+                int k = libdir_in(prefix_fd, rels.items[i], stem, &ld);
 
-                if (libdir_in(prefix_fd, rels.items[i], stem, &ld) < 0)
+                if (k == -E2BIG)
+                        too_big = k;
+                if (k < 0)
                         continue;
                 real = !is_symlink_at(prefix_fd, rels.items[i]);
                 if (best.rel && (best_real || !real)) {
@@ -181,7 +191,15 @@ int find_lib_dir(int prefix_fd, const char *stem, struct libdir *ret)
         strv_release(&triple_of);
         if (r == 0)
                 *ret = best;
-        return r;
+        return r == 0 ? 0 : too_big ? too_big : r;
+}
+
+void libdir_warn_too_big(const struct walk_dir *dir)
+{
+        walk_dir_warn(dir,
+                      "cannot look for libraries in '%s': a library directory there holds more "
+                      "than %d entries (no install's holds that many), skipping",
+                      dir->path, WALK_MAX_ENTRIES);
 }
 
 bool libdir_has(const struct libdir *ld, int prefix_fd, const char *stem)
@@ -408,7 +426,11 @@ int library_find(const struct walk_dir *dir, const char *stem, const char *const
         if (f.usr) {
                 _cleanup_free_ char *tinc = triple ? xasprintf("include/%s", triple) : NULL;
 
-                if (libdir_in(dir->fd, ".", stem, &f.ld) < 0) {
+                int r = libdir_in(dir->fd, ".", stem, &f.ld);
+
+                if (r < 0) {
+                        if (r == -E2BIG)
+                                libdir_warn_too_big(dir);
                         library_find_release(&f);
                         return -ENOENT;
                 }
@@ -425,8 +447,14 @@ int library_find(const struct walk_dir *dir, const char *stem, const char *const
         if (!walk_dir_find(dir, "include") ||
             !(walk_dir_find(dir, "lib") || walk_dir_find(dir, "lib64") || walk_dir_find(dir, "targets")))
                 return -ENOENT;
-        if (find_lib_dir(dir->fd, stem, &f.ld) < 0)
-                return -ENOENT;
+        {
+                int r = find_lib_dir(dir->fd, stem, &f.ld);
+
+                if (r == -E2BIG)
+                        libdir_warn_too_big(dir);
+                if (r < 0)
+                        return -ENOENT;
+        }
         f.include_fd = dir->fd;
         /* In a CUDA prefix, the real directory behind include/. */
         if (f.ld.triple) {

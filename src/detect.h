@@ -35,7 +35,8 @@ extern const struct detector *const detectors[];
 #define DETECT_MAX_VERSION_FILE (1024 * 1024)
 #define DETECT_MAX_HEADER_HEAD (512 * 1024)
 
-/* The sorted names in dirfd/rel (a directory), or -errno. */
+/* The sorted names in dirfd/rel (a directory), or -errno: -E2BIG for a
+ * directory of more than WALK_MAX_ENTRIES entries, as the walk skips. */
 int dir_list(int dirfd, const char *rel, struct strv *ret);
 bool is_dir_at(int dirfd, const char *rel);
 bool is_file_at(int dirfd, const char *rel);
@@ -55,6 +56,9 @@ struct libdir {
         char *soname_file;  /* the file to read ELF facts from */
 };
 int find_lib_dir(int prefix_fd, const char *stem, struct libdir *ret);
+/* The warning for a find_lib_dir or libdir_in of dir that gave -E2BIG: a
+ * library directory of more than WALK_MAX_ENTRIES entries. */
+void libdir_warn_too_big(const struct walk_dir *dir);
 /* The same, in one given directory (relative to prefix_fd; "." for itself). */
 int libdir_in(int prefix_fd, const char *rel, const char *stem, struct libdir *ret);
 void libdir_release(struct libdir *ld);

@@ -235,6 +235,11 @@ static int add_path(struct doctor *doc, const char *given, struct diag *d)
                                 added += r;
                 } else
                         added = add_dir(doc, path, NULL);
+                if (added == -E2BIG)
+                        return diag_errorf(d, added,
+                                           "'%s': more than %d entries in a directory, more than "
+                                           "cudamod reads from one; name the library files instead",
+                                           given, WALK_MAX_ENTRIES);
                 if (added < 0)
                         return diag_errorf(d, added, "'%s': %s", given, strerror(-added));
                 if (!added)

@@ -12,10 +12,28 @@
 #include "strbuf.h"
 #include "banned.h"
 
-/* A modulefile is read whole; Lmod's own files are a few KiB. */
-#define MODULEFILE_MAX ((size_t)16 << 20)
+/* A modulefile is read whole. Real ones are a few KiB (cudamod's own
+ * about 3 KiB, EasyBuild's with long help texts tens of KiB); 1 MiB, as
+ * for the site config and the templates, leaves a wide margin. */
+#define MODULEFILE_MAX ((size_t)1 << 20)
 /* Modules loaded by one evaluation, dependencies included. */
 #define LOAD_MAX 256
+/* Calls to modulefile functions (setenv, prepend_path, …) that the
+ * modulefiles of one load make together: each is applied in time that
+ * grows with the environment, so millions of them would take hours. A
+ * real load (cuda, cudnn, nccl) makes about 120. */
+#define LOAD_MAX_CALLS SANDBOX_DEFAULT_MAX_CALLS
+/* The longest "NAME=value" a load may make, with its NUL: the kernel's
+ * MAX_ARG_STRLEN (32 pages). execve() refuses a longer one with E2BIG, so
+ * no command could run in that environment. It also bounds the work of
+ * each prepend_path on a variable. */
+#define ENV_ENTRY_MAX ((size_t)32 * 4096)
+/* The most entries a path variable (PATH, LD_LIBRARY_PATH, …) may get
+ * from a load. A shell searches PATH entry by entry for every command;
+ * real ones hold tens, a large Spack environment a few hundred. Each
+ * prepend_path goes through the whole variable, so this with
+ * LOAD_MAX_CALLS bounds the work of a load to about a second. */
+#define PATH_MAX_ENTRIES 4096
 #define TOOL_TIMEOUT 60
 
 void modulefile_release(struct modulefile *m)
@@ -565,40 +583,147 @@ static void split_entries(const char *value, char delim, bool keep_empty, struct
 
 enum path_how { PATH_PREPEND, PATH_APPEND, PATH_REMOVE };
 
-static void path_apply(struct strv *env, const char *name, const char *value, char delim,
-                       enum path_how how)
+/* A set of borrowed strings (open addressing), so that a path of n entries
+ * is merged in O(n), not O(n²): a value of ENV_ENTRY_MAX bytes can hold
+ * 65,000 entries. */
+struct str_set {
+        const char **slots;
+        size_t size; /* a power of two, at least twice the items */
+};
+
+static void str_set_init(struct str_set *set, size_t max_items)
 {
-        struct strv old = { 0 }, add = { 0 }, out = { 0 };
+        set->size = 16;
+        while (set->size < 2 * max_items)
+                set->size *= 2;
+        set->slots = xcalloc(set->size, sizeof(*set->slots));
+}
+
+/* Add s; false when it was there already. */
+static bool str_set_add(struct str_set *set, const char *s)
+{
+        size_t h = 14695981039346656037ULL;
+
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+                h = (h ^ *p) * 1099511628211ULL;
+        for (size_t i = h & (set->size - 1);; i = (i + 1) & (set->size - 1)) {
+                if (!set->slots[i]) {
+                        set->slots[i] = s;
+                        return true;
+                }
+                if (streq(set->slots[i], s))
+                        return false;
+        }
+}
+
+static bool str_set_has(const struct str_set *set, const char *s)
+{
+        size_t h = 14695981039346656037ULL;
+
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+                h = (h ^ *p) * 1099511628211ULL;
+        for (size_t i = h & (set->size - 1); set->slots[i]; i = (i + 1) & (set->size - 1))
+                if (streq(set->slots[i], s))
+                        return true;
+        return false;
+}
+
+/* The entries of a copy of value, split at delim and regularised in
+ * place (as path_regularize does): pointers into buf, which the caller
+ * frees with the array. */
+struct entries {
+        char *buf;
+        const char **items;
+        size_t len;
+};
+
+static void entries_split(const char *value, char delim, bool keep_empty, struct entries *ret)
+{
+        size_t cap = 1;
+
+        ret->buf = xstrdup(value);
+        for (const char *p = value; *p; p++)
+                cap += *p == delim;
+        ret->items = xreallocarray(NULL, cap, sizeof(*ret->items));
+        ret->len = 0;
+        for (char *p = ret->buf; p;) {
+                char *end = strchr(p, delim), *w = p;
+                size_t n;
+
+                if (end)
+                        *end = '\0';
+                for (const char *q = p; *q; q++)
+                        if (!(*q == '/' && w > p && w[-1] == '/'))
+                                *w++ = *q;
+                while (w - p > 1 && w[-1] == '/')
+                        w--;
+                *w = '\0';
+                n = (size_t)(w - p);
+                if (n || keep_empty)
+                        ret->items[ret->len++] = p;
+                p = end ? end + 1 : NULL;
+        }
+}
+
+static void entries_release(struct entries *e)
+{
+        free(e->buf);
+        free(e->items);
+}
+
+/* Apply a path operation to name; -E2BIG (nothing changed) when the
+ * result would be longer than ENV_ENTRY_MAX or hold more than
+ * PATH_MAX_ENTRIES entries, its length and entries in *ret_len and
+ * *ret_entries. Linear in the length of the variable and of value. */
+static int path_apply(struct strv *env, const char *name, const char *value, char delim,
+                      enum path_how how, size_t *ret_len, size_t *ret_entries)
+{
+        struct entries old = { 0 }, add = { 0 };
+        struct str_set in_add, in_out;
         const char *cur = env_get(env->items, name);
         _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        size_t n_out = 0;
+        int r = 0;
 
-        if (cur && *cur)
-                split_entries(cur, delim, true, &old);
-        split_entries(value, delim, false, &add);
+        entries_split(cur && *cur ? cur : "", delim, cur && *cur, &old);
+        entries_split(value, delim, false, &add);
+        str_set_init(&in_add, add.len);
+        str_set_init(&in_out, old.len + add.len);
+        for (size_t i = 0; i < add.len; i++)
+                str_set_add(&in_add, add.items[i]);
+#define OUT(e)                                      \
+        do {                                        \
+                if (n_out++)                        \
+                        strbuf_addch(&sb, delim);   \
+                strbuf_addstr(&sb, (e));            \
+        } while (0)
         if (how == PATH_PREPEND)
                 for (size_t i = 0; i < add.len; i++)
-                        if (!strv_contains(&out, add.items[i]))
-                                strv_add(&out, add.items[i]);
+                        if (str_set_add(&in_out, add.items[i]))
+                                OUT(add.items[i]);
         for (size_t i = 0; i < old.len; i++)
-                if (!strv_contains(&add, old.items[i]) &&
-                    (!*old.items[i] || !strv_contains(&out, old.items[i])))
-                        strv_add(&out, old.items[i]);
+                if (!str_set_has(&in_add, old.items[i]) &&
+                    (!*old.items[i] || str_set_add(&in_out, old.items[i])))
+                        OUT(old.items[i]);
         if (how == PATH_APPEND)
                 for (size_t i = 0; i < add.len; i++)
-                        if (!strv_contains(&out, add.items[i]))
-                                strv_add(&out, add.items[i]);
-        for (size_t i = 0; i < out.len; i++) {
-                if (i)
-                        strbuf_addch(&sb, delim);
-                strbuf_addstr(&sb, out.items[i]);
-        }
-        if (how == PATH_REMOVE && out.len == 0)
+                        if (str_set_add(&in_out, add.items[i]))
+                                OUT(add.items[i]);
+#undef OUT
+        if (how != PATH_REMOVE &&
+            (strlen(name) + 1 + sb.len + 1 > ENV_ENTRY_MAX || n_out > PATH_MAX_ENTRIES)) {
+                *ret_len = sb.len;
+                *ret_entries = n_out;
+                r = -E2BIG;
+        } else if (how == PATH_REMOVE && n_out == 0)
                 env_unset(env, name);
-        else if (out.len || cur)
+        else if (n_out || cur)
                 env_set(env, name, sb.buf);
-        strv_release(&old);
-        strv_release(&add);
-        strv_release(&out);
+        free(in_add.slots);
+        free(in_out.slots);
+        entries_release(&old);
+        entries_release(&add);
+        return r;
 }
 
 /* --- loading Lua modulefiles ------------------------------------------- */
@@ -612,6 +737,9 @@ struct loader {
         struct strv in_progress; /* fullnames being loaded (cycle detection) */
         struct strv last_done;   /* env after the last completed module */
         struct strv before_last; /* env after the one before */
+        size_t n_calls;          /* recorded calls of the modulefiles loaded so far */
+        size_t call_bytes;       /* and the memory they and the path entries took */
+        size_t mem_max;          /* the cap on that and each file's Lua state */
 };
 
 static void loaded_modules_free(struct loaded_module *m, size_t n)
@@ -806,15 +934,80 @@ static int apply_family(struct loader *l, const struct modulefile *mf, const cha
         return 0;
 }
 
+/* The error for a variable that would be too long for execve(). */
+static int too_long(const struct modulefile *mf, const struct sandbox_op *op, size_t value_len,
+                    struct diag *d)
+{
+        size_t overhead = strlen(op->name) + 2; /* '=' and the NUL */
+
+        return diag_set(d, -E2BIG, mf->path, op->line, 0,
+                        "%s would make '%s' %zu bytes long, more than the %zu that Linux passes "
+                        "to a program (MAX_ARG_STRLEN): no command could run after this load",
+                        sandbox_op_kind_to_string(op->kind), op->name, value_len,
+                        overhead < ENV_ENTRY_MAX ? ENV_ENTRY_MAX - overhead : 0);
+}
+
+static int too_many_entries(const struct modulefile *mf, const struct sandbox_op *op,
+                            size_t entries, struct diag *d)
+{
+        return diag_set(d, -E2BIG, mf->path, op->line, 0,
+                        "%s would give '%s' %zu entries, more than the %d cudamod evaluates (a "
+                        "shell searches PATH entry by entry; real ones hold tens)",
+                        sandbox_op_kind_to_string(op->kind), op->name, entries, PATH_MAX_ENTRIES);
+}
+
+/* prepend_path, append_path, remove_path; the entries a module names are
+ * also kept (for evaluation_own_entries), and charged to the load's
+ * memory cap with the calls, since NAME is copied into each. */
+static int apply_path_op(struct loader *l, const struct modulefile *mf, const struct sandbox_op *op,
+                         struct loaded_module *self, struct diag *d)
+{
+        char delim = op->delim ? op->delim : ':';
+        size_t len = strlen(op->value), n_entries = 1;
+        _cleanup_(strv_release) struct strv named = { 0 };
+
+        if (op->kind != SANDBOX_REMOVE_PATH) {
+                /* Checked first, so that splitting it costs no more than
+                 * a value that may be set. */
+                if (strlen(op->name) + 1 + len + 1 > ENV_ENTRY_MAX)
+                        return too_long(mf, op, len, d);
+                for (const char *p = op->value; *p; p++)
+                        n_entries += *p == delim;
+                if (n_entries > PATH_MAX_ENTRIES)
+                        return too_many_entries(mf, op, n_entries, d);
+        }
+        if (path_apply(&l->env, op->name, op->value, delim,
+                       op->kind == SANDBOX_PREPEND_PATH  ? PATH_PREPEND
+                       : op->kind == SANDBOX_APPEND_PATH ? PATH_APPEND
+                                                         : PATH_REMOVE,
+                       &len, &n_entries) < 0)
+                return n_entries > PATH_MAX_ENTRIES ? too_many_entries(mf, op, n_entries, d)
+                                                    : too_long(mf, op, len, d);
+        if (op->kind == SANDBOX_REMOVE_PATH)
+                return 0;
+        split_entries(op->value, delim, false, &named);
+        for (size_t i = 0; i < named.len; i++) {
+                l->call_bytes += strlen(op->name) + strlen(named.items[i]) + 2 + sizeof(char *);
+                if (l->call_bytes > l->mem_max)
+                        return diag_set(d, -EINVAL, mf->path, op->line, 0, "memory limit exceeded");
+                strv_push(&self->path_entries, xasprintf("%s=%s", op->name, named.items[i]));
+        }
+        return 0;
+}
+
 static int apply_op(struct loader *l, const struct modulefile *mf, const struct sandbox_op *op,
                     struct loaded_module *self, struct diag *d)
 {
         _cleanup_free_ char *list = NULL;
+        size_t len;
         int r;
 
         switch (op->kind) {
         case SANDBOX_SETENV:
         case SANDBOX_PUSHENV:
+                len = op->value ? strlen(op->value) : 0;
+                if (strlen(op->name) + 1 + len + 1 > ENV_ENTRY_MAX)
+                        return too_long(mf, op, len, d);
                 env_set(&l->env, op->name, op->value);
                 return 0;
         case SANDBOX_UNSETENV:
@@ -823,19 +1016,7 @@ static int apply_op(struct loader *l, const struct modulefile *mf, const struct 
         case SANDBOX_PREPEND_PATH:
         case SANDBOX_APPEND_PATH:
         case SANDBOX_REMOVE_PATH:
-                path_apply(&l->env, op->name, op->value, op->delim ? op->delim : ':',
-                           op->kind == SANDBOX_PREPEND_PATH  ? PATH_PREPEND
-                           : op->kind == SANDBOX_APPEND_PATH ? PATH_APPEND
-                                                             : PATH_REMOVE);
-                if (op->kind != SANDBOX_REMOVE_PATH) {
-                        _cleanup_(strv_release) struct strv entries = { 0 };
-
-                        split_entries(op->value, op->delim ? op->delim : ':', false, &entries);
-                        for (size_t i = 0; i < entries.len; i++)
-                                strv_push(&self->path_entries,
-                                          xasprintf("%s=%s", op->name, entries.items[i]));
-                }
-                return 0;
+                return apply_path_op(l, mf, op, self, d);
         case SANDBOX_FAMILY:
                 return apply_family(l, mf, op->value, d);
         case SANDBOX_DEPENDS_ON:
@@ -885,7 +1066,6 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
                 .module_version = mf->version,
                 .mode = "load",
                 .max_instructions = l->o->max_instructions,
-                .max_memory = l->o->max_memory,
         };
         struct sandbox_result res = { 0 };
         struct loaded_module self = { 0 };
@@ -902,14 +1082,32 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
         if (l->n_mods >= LOAD_MAX)
                 return diag_errorf(d, -E2BIG, "more than %d modules to load", LOAD_MAX);
         r = strbuf_read_file(&text, mf->path, MODULEFILE_MAX);
+        if (r == -EFBIG)
+                return diag_set(d, r, mf->path, 0, 0,
+                                "larger than 1 MiB, too large for a modulefile (real ones are a "
+                                "few KiB)");
         if (r < 0)
-                return diag_errorf(d, r, "%s: %s", mf->path,
-                                   r == -EFBIG ? "larger than 16 MiB" : strerror(-r));
+                return diag_errorf(d, r, "%s: %s", mf->path, strerror(-r));
+        /* What the modulefiles loaded before this one recorded is kept
+         * until the load ends: they all share one memory cap. */
+        if (l->call_bytes >= l->mem_max)
+                return diag_set(d, -EINVAL, mf->path, 0, 0, "memory limit exceeded");
+        so.max_memory = l->mem_max - l->call_bytes;
         env_copy(&start_env, l->env.items);
         so.environ = (const char *const *)start_env.items;
         r = sandbox_eval(text.buf, text.len, mf->path, &so, &res, d);
         if (r < 0)
                 return r;
+        l->n_calls += res.n_ops;
+        l->call_bytes += res.bytes;
+        if (l->n_calls > LOAD_MAX_CALLS) {
+                sandbox_result_release(&res);
+                return diag_set(d, -E2BIG, mf->path, 0, 0,
+                                "the modulefiles of this load make more than %d calls to "
+                                "modulefile functions (setenv, prepend_path, …) together; a real "
+                                "load makes about a hundred",
+                                LOAD_MAX_CALLS);
+        }
         strv_add(&l->in_progress, mf->fullname);
         for (size_t i = 0; i < res.n_ops && r >= 0; i++)
                 r = apply_op(l, mf, &res.ops[i], &self, d);
@@ -1138,7 +1336,10 @@ void evaluate_start_env(const struct evaluate_options *o, struct strv *ret)
 int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n_specs,
                   struct evaluation *ret, struct diag *d)
 {
-        _cleanup_(loader_release) struct loader l = { .o = o };
+        _cleanup_(loader_release) struct loader l = {
+                .o = o,
+                .mem_max = o->max_memory ? o->max_memory : SANDBOX_DEFAULT_MEMORY,
+        };
         int r = 0;
 
         evaluate_start_env(o, &l.env);
@@ -1153,11 +1354,15 @@ int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n
                         modulefile_release(&m);
                         return evaluate_tcl(&l, specs, n_specs, ret, d);
                 }
-                if (r >= 0 && !loaded_named(&l, m.name))
-                        r = load_file(&l, &m, NULL, d);
-                else if (r >= 0 && !streq(loaded_named(&l, m.name)->file.fullname, m.fullname))
-                        r = diag_errorf(d, -EINVAL, "%s is loaded already; %s would replace it",
-                                        loaded_named(&l, m.name)->file.fullname, m.fullname);
+                if (r >= 0) {
+                        const struct loaded_module *had = loaded_named(&l, m.name);
+
+                        if (!had)
+                                r = load_file(&l, &m, NULL, d);
+                        else if (!streq(had->file.fullname, m.fullname))
+                                r = diag_errorf(d, -EINVAL, "%s is loaded already; %s would replace it",
+                                                had->file.fullname, m.fullname);
+                }
                 modulefile_release(&m);
         }
         if (r < 0)
@@ -1300,17 +1505,22 @@ void evaluation_own_entries(const struct evaluation *e, const char *name, struct
 {
         const struct loaded_module *m = &e->modules[e->n_modules - 1];
         size_t n = strlen(name);
+        struct str_set seen;
 
         if (!m->path_entries.len) {
                 added_entries(&e->env_before_last, &e->env, name, ret);
                 return;
         }
+        str_set_init(&seen, ret->len + m->path_entries.len);
+        for (size_t i = 0; i < ret->len; i++)
+                str_set_add(&seen, ret->items[i]);
         for (size_t i = 0; i < m->path_entries.len; i++) {
                 const char *it = m->path_entries.items[i];
 
-                if (strncmp(it, name, n) == 0 && it[n] == '=' && !strv_contains(ret, it + n + 1))
+                if (strncmp(it, name, n) == 0 && it[n] == '=' && str_set_add(&seen, it + n + 1))
                         strv_add(ret, it + n + 1);
         }
+        free(seen.slots);
 }
 
 void evaluate_basic_env(struct strv *env)

@@ -88,7 +88,9 @@ struct evaluate_options {
          * these directories. */
         const struct strv *modulepath;
         unsigned long max_instructions; /* per modulefile; 0: the sandbox's default */
-        size_t max_memory;              /* per modulefile; 0: the sandbox's default */
+        /* Per load: each modulefile's Lua state and the calls recorded by
+         * the modulefiles of the load so far; 0: the sandbox's default. */
+        size_t max_memory;
 };
 
 /* The environment a load starts from: o->environ (or the process's) with

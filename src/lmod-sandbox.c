@@ -19,9 +19,6 @@
 #include "lmod-sandbox.h"
 #include "strbuf.h"
 
-#define SANDBOX_DEFAULT_INSTRUCTIONS 10000000UL
-#define SANDBOX_DEFAULT_MEMORY ((size_t)64 << 20)
-#define SANDBOX_DEFAULT_CPU_MS 10000
 #define SANDBOX_HOOK_STEP 1000
 /* Work done inside library functions, which the count hook cannot see,
  * charged to the instruction budget: an instruction per this many bytes
@@ -43,6 +40,10 @@ struct sandbox {
         bool budget_exhausted;
         const char *exhausted; /* "instruction budget exhausted", "CPU time limit exceeded" */
         uint64_t cpu_deadline_ns;
+        unsigned max_calls;
+        size_t ops_alloc;
+        unsigned exhausted_line; /* where a call limit was hit (0: unknown) */
+        char limit_message[128];
         struct sandbox_result res;
 };
 
@@ -166,12 +167,45 @@ static char *dup_arg(lua_State *L, int idx)
         return xstrndup(s, len);
 }
 
+static _Noreturn void budget_raise(lua_State *L, struct sandbox *s, const char *why);
+
+/* A new op, once its (checked) arguments are on the stack: the call is
+ * counted and the bytes its copies will take charged to the memory cap
+ * first, so that a loop of calls ends with an error, not with gigabytes
+ * of copies outside the cap. Like the budget, either limit ends the run
+ * for good: a pcall in the file cannot catch it and go on. */
 static struct sandbox_op *push_op(lua_State *L, enum sandbox_op_kind kind, unsigned line)
 {
         struct sandbox *s = sandbox_of(L);
+        size_t bytes = sizeof(struct sandbox_op);
         struct sandbox_op *op;
 
-        s->res.ops = xreallocarray(s->res.ops, s->res.n_ops + 1, sizeof(*s->res.ops));
+        for (int i = 1; i <= lua_gettop(L); i++)
+                if (lua_type(L, i) == LUA_TSTRING)
+                        bytes += lua_rawlen(L, i) + 1 + sizeof(char *);
+        if (s->res.n_ops >= s->max_calls || bytes > s->mem_max - s->mem_used) {
+                /* As for the budget: every instruction fails from now on. */
+                s->instructions = s->max_instructions;
+                if (!s->exhausted)
+                        s->exhausted_line = line;
+        }
+        if (s->res.n_ops >= s->max_calls) {
+                snprintf(s->limit_message, sizeof(s->limit_message),
+                         "more than %u calls to modulefile functions (setenv, prepend_path, …); "
+                         "a modulefile makes tens",
+                         s->max_calls);
+                budget_raise(L, s, s->limit_message);
+        }
+        if (bytes > s->mem_max - s->mem_used) {
+                s->mem_exceeded = true;
+                budget_raise(L, s, "memory limit exceeded");
+        }
+        s->mem_used += bytes;
+        s->res.bytes += bytes;
+        if (s->res.n_ops == s->ops_alloc) {
+                s->ops_alloc = s->ops_alloc ? s->ops_alloc * 2 : 16;
+                s->res.ops = xreallocarray(s->res.ops, s->ops_alloc, sizeof(*s->res.ops));
+        }
         op = &s->res.ops[s->res.n_ops++];
         *op = (struct sandbox_op){ .kind = kind, .delim = ':', .line = line };
         return op;
@@ -649,8 +683,6 @@ static void copy_lib(lua_State *L, int env, const char *lib)
 
 /* --- library functions whose work the count hook cannot see --- */
 
-static _Noreturn void budget_raise(lua_State *L, struct sandbox *s, const char *why);
-
 /* Charge cost instructions; past the budget, end the run. */
 static void charge(lua_State *L, double cost)
 {
@@ -980,10 +1012,10 @@ static int fail_status(struct sandbox *s, lua_State *L, int status, const char *
         const char *msg;
 
         if (s->mem_exceeded && (status == LUA_ERRMEM || status == LUA_ERRERR))
-                return diag_set(d, -EINVAL, s->path, 0, 0, "memory limit exceeded");
+                return diag_set(d, -EINVAL, s->path, s->exhausted_line, 0, "memory limit exceeded");
         /* Past the budget, allocations fail too: a memory error then. */
         if (s->budget_exhausted)
-                return diag_set(d, -EINVAL, s->path, 0, 0, "%s",
+                return diag_set(d, -EINVAL, s->path, s->exhausted_line, 0, "%s",
                                 s->exhausted ? s->exhausted : "instruction budget exhausted");
         if (status == LUA_ERRMEM)
                 return diag_set(d, -EINVAL, s->path, 0, 0, "memory limit exceeded");
@@ -1007,6 +1039,7 @@ int sandbox_eval(const char *text, size_t len, const char *path, const struct sa
 
         s.mem_max = s.o->max_memory ? s.o->max_memory : SANDBOX_DEFAULT_MEMORY;
         s.max_instructions = s.o->max_instructions ? s.o->max_instructions : SANDBOX_DEFAULT_INSTRUCTIONS;
+        s.max_calls = s.o->max_calls ? s.o->max_calls : SANDBOX_DEFAULT_MAX_CALLS;
 
         if (len >= strlen(LUA_SIGNATURE) && memcmp(text, LUA_SIGNATURE, strlen(LUA_SIGNATURE)) == 0)
                 return diag_set(d, -EINVAL, s.path, 0, 0, "binary chunks are not accepted");

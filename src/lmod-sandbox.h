@@ -18,8 +18,10 @@
  * What the file does is recorded, not applied: struct sandbox_result holds
  * the calls in order (setenv, prepend_path, …), which the caller turns into
  * an environment. The sandbox resolves nothing in a modulepath; depends_on,
- * load and prereq are recorded with their arguments. A result owns its
- * strings; sandbox_result_release frees them. */
+ * load and prereq are recorded with their arguments. The recorded calls
+ * are counted (at most max_calls) and their bytes charged to the same
+ * memory cap as the Lua state, so a short loop cannot record gigabytes.
+ * A result owns its strings; sandbox_result_release frees them. */
 #ifndef CUDAMOD_LMOD_SANDBOX_H
 #define CUDAMOD_LMOD_SANDBOX_H
 
@@ -64,7 +66,17 @@ struct sandbox_op {
 struct sandbox_result {
         struct sandbox_op *ops;
         size_t n_ops;
+        size_t bytes; /* what the ops hold, as charged to the memory cap */
 };
+
+/* The defaults of struct sandbox_options. A modulefile makes tens of calls
+ * (cudamod's own about 40) and needs kilobytes: the limits are far above
+ * that, and keep a hostile or broken file from using more than 64 MiB or
+ * making millions of calls for the caller to apply. */
+#define SANDBOX_DEFAULT_INSTRUCTIONS 10000000UL
+#define SANDBOX_DEFAULT_MEMORY ((size_t)64 << 20)
+#define SANDBOX_DEFAULT_CPU_MS 10000
+#define SANDBOX_DEFAULT_MAX_CALLS 10000
 
 struct sandbox_options {
         const char *module_name;    /* myModuleName(): "cuda" */
@@ -74,15 +86,19 @@ struct sandbox_options {
          * NULL: the process environment. */
         const char *const *environ;
         unsigned long max_instructions; /* 0: the default (10 million) */
-        size_t max_memory;              /* bytes; 0: the default (64 MiB) */
+        /* Bytes, for the Lua state and the recorded calls together; 0:
+         * the default (64 MiB). */
+        size_t max_memory;
         unsigned max_cpu_ms;            /* CPU time; 0: the default (10 s) */
+        unsigned max_calls;             /* recorded calls; 0: the default (10,000) */
 };
 
 /* Evaluate text (len bytes; path names it in messages). Returns 0, or
  * -EINVAL with d set: a syntax error or run-time error at PATH:LINE (Lua's
  * own message, and the column unknown), "LmodError: msg" for LmodError,
  * "instruction budget exhausted", "CPU time limit exceeded", "memory limit exceeded", "binary chunks
- * are not accepted". On error ret is left untouched. */
+ * are not accepted", or at PATH:LINE "more than N calls to modulefile functions …". On error ret is
+ * left untouched. */
 int sandbox_eval(const char *text, size_t len, const char *path, const struct sandbox_options *o,
                  struct sandbox_result *ret, struct diag *d);
 void sandbox_result_release(struct sandbox_result *r);

@@ -60,7 +60,9 @@ static void warning(const char *message, void *userdata)
 {
         struct scan_result *r = ((struct scan_ctx *)userdata)->result;
 
-        strv_add(&r->warnings, message);
+        /* Detectors looking at one directory may meet one problem each. */
+        if (!strv_contains(&r->warnings, message))
+                strv_add(&r->warnings, message);
 }
 
 /* What no single directory could tell: a system install seen only through

@@ -73,18 +73,34 @@ bool walk_dir_is_dir(const struct walk_dir *dir, const char *name)
         return fstatat(dir->fd, name, &st, 0) == 0 && S_ISDIR(st.st_mode);
 }
 
-_printf_(2, 3) static void warn(struct walker *w, const char *fmt, ...)
+__attribute__((format(printf, 2, 0))) static void vwarn(struct walker *w, const char *fmt,
+                                                         va_list ap)
 {
         struct strbuf sb = STRBUF_INIT;
-        va_list ap;
 
-        if (!w->ops->warning)
+        if (!w || !w->ops->warning)
                 return;
-        va_start(ap, fmt);
         strbuf_vaddf(&sb, fmt, ap);
-        va_end(ap);
         w->ops->warning(sb.buf, w->userdata);
         strbuf_release(&sb);
+}
+
+_printf_(2, 3) static void warn(struct walker *w, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vwarn(w, fmt, ap);
+        va_end(ap);
+}
+
+void walk_dir_warn(const struct walk_dir *dir, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vwarn(dir->walker, fmt, ap);
+        va_end(ap);
 }
 
 static size_t hash_key(dev_t dev, ino_t ino)
@@ -265,6 +281,14 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
         while ((de = readdir(d))) {
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
+                if (n == WALK_MAX_ENTRIES) {
+                        warn(w, "cannot scan '%s': more than %d entries (no install directory "
+                                "holds that many; 'exclude:' in the config leaves it out), skipping",
+                             path, WALK_MAX_ENTRIES);
+                        entries_free(entries, n);
+                        closedir(d);
+                        return;
+                }
                 if (n == alloc) {
                         alloc = alloc ? alloc * 2 : 32;
                         entries = xreallocarray(entries, alloc, sizeof(*entries));
@@ -282,7 +306,7 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
                 struct walk_dir wd = {
                         .fd = dirfd(d), .path = path, .realpath = realpath,
                         .parent_realpath = parent_realpath, .depth = depth,
-                        .entries = entries, .n_entries = n,
+                        .entries = entries, .n_entries = n, .walker = w,
                 };
                 struct walk_verdict verdict = { 0 };
                 int r = w->ops->visit(&wd, &verdict, w->userdata);

@@ -6,8 +6,13 @@
  * the symlinks (and every link of their chains, such as
  * /usr/local/cuda -> /etc/alternatives/cuda -> /usr/local/cuda-12.4) are
  * reported as aliases. A directory is identified by (st_dev, st_ino): loops
- * and links to a parent end there. Unreadable directories and symlink loops
- * are skipped with a warning; nothing is ever written or executed. */
+ * and links to a parent end there. Unreadable directories, symlink loops and
+ * directories of more than WALK_MAX_ENTRIES entries are skipped with a
+ * warning; nothing is ever written or executed.
+ *
+ * Memory: the entries of each directory on the way down (at most
+ * max_depth + 1 of them at once, each of at most WALK_MAX_ENTRIES), and
+ * about 100 bytes for every directory walked (the loop check). */
 #ifndef CUDAMOD_WALK_H
 #define CUDAMOD_WALK_H
 
@@ -17,6 +22,15 @@
 
 #define WALK_DEFAULT_MAX_DEPTH 8
 #define WALK_MAX_DEPTH_LIMIT 64
+/* The most entries read from one directory: a directory with more is
+ * skipped with a warning. An install directory holds tens or hundreds
+ * (a CUDA lib/ about 200, a conda lib/ a few thousand), the largest
+ * system one (/usr/lib/x86_64-linux-gnu, /usr/lib64) some 20,000; a
+ * directory of millions (a scratch area, a mail spool) would cost about
+ * 65 bytes an entry to list, for nothing. */
+#define WALK_MAX_ENTRIES 100000
+
+struct walker;
 
 struct walk_entry {
         char *name;
@@ -32,12 +46,16 @@ struct walk_dir {
         unsigned depth;       /* 0 for a root */
         struct walk_entry *entries; /* sorted by name, without "." and ".." */
         size_t n_entries;
+        struct walker *walker;       /* for walk_dir_warn; may be NULL */
 };
 
 /* Look up an entry of dir by name (binary search); NULL when absent. */
 const struct walk_entry *walk_dir_find(const struct walk_dir *dir, const char *name);
 /* Whether dir/name is a directory (following symlinks). */
 bool walk_dir_is_dir(const struct walk_dir *dir, const char *name);
+/* Report a non-fatal problem met while looking into dir, as the walk
+ * reports its own (ops->warning); nothing when dir has no walker. */
+_printf_(2, 3) void walk_dir_warn(const struct walk_dir *dir, const char *fmt, ...);
 
 /* What the visitor tells the walker about a directory. */
 struct walk_verdict {

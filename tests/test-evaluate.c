@@ -436,6 +436,26 @@ static const struct {
         { "local function f() return f() + 1 end f()\n", "stack overflow" },
         { "load(string.dump(function() end))()\n", "dump" },
         { "loadstring('os.execute(\"touch @PWNED@\")')()\n", "loadstring is not available" },
+        /* Resource bounds: 44 bytes that would make a million calls to
+         * apply (hours), copies outside the Lua heap (gigabytes), and
+         * variables no program could be started with. */
+        { "for i = 1, 1e6 do setenv('V' .. i, 'x') end\n",
+          "more than 10000 calls to modulefile functions (setenv, prepend_path, …)" },
+        { "local s = string.rep('x', 1 << 20) for i = 1, 200 do whatis(s) end\n", "memory limit exceeded" },
+        { "setenv('A', string.rep('x', 200000))\n",
+          "setenv would make 'A' 200000 bytes long, more than the 131069 that Linux passes to a "
+          "program (MAX_ARG_STRLEN): no command could run after this load" },
+        { "local t = {} for i = 1, 3000 do t[i] = string.rep('d', 60) .. i end "
+          "prepend_path('P', table.concat(t, ':', 1, 1500)) prepend_path('P', table.concat(t, ':', 1501, 3000))\n",
+          "prepend_path would make 'P' 193892 bytes long" },
+        { "local t = {} for i = 1, 5000 do t[i] = '/p' .. i end prepend_path('P', table.concat(t, ':'))\n",
+          "prepend_path would give 'P' 5000 entries, more than the 4096 cudamod evaluates" },
+        { "local t = {} for i = 1, 6000 do t[i] = '/p' .. i end "
+          "append_path('P', table.concat(t, ':', 1, 3000)) append_path('P', table.concat(t, ':', 3001, 6000))\n",
+          "append_path would give 'P' 6000 entries" },
+        /* NAME is copied into every entry a module names: 120 MB a call. */
+        { "local n, v = string.rep('N', 60000), string.rep('a:', 2000) for i = 1, 3 do prepend_path(n, v) end\n",
+          "memory limit exceeded" },
 };
 
 START_TEST(show_refuses_hostile_modulefiles)
@@ -455,6 +475,70 @@ START_TEST(show_refuses_hostile_modulefiles)
         ck_assert_str_eq(r.out, "");
         ck_assert_int_ne(stat(pwned, &st), 0);
         run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* A modulefile is read whole: over 1 MiB it is refused before anything
+ * is read beyond the limit; exactly 1 MiB is evaluated. */
+START_TEST(show_refuses_modulefiles_over_1_mib)
+{
+        const size_t max = (size_t)1 << 20;
+        char *root = fx_new();
+        _cleanup_free_ char *body = xmalloc(max + 2);
+        struct run_result r = { 0 };
+
+        memset(body, 'x', max + 1);
+        memcpy(body, "setenv('A', '1') --", 19);
+        body[max + 1] = '\0';
+        fx_write(root, "mp/big/1.lua", body);
+        show(&r, root, (const char *const[]){ "big", NULL }, false);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "big/1.lua: larger than 1 MiB, too large for a modulefile"));
+        ck_assert_str_eq(r.out, "");
+        run_result_release(&r);
+
+        body[max] = '\0';
+        fx_write(root, "mp/big/1.lua", body);
+        show(&r, root, (const char *const[]){ "big", NULL }, false);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_ptr_nonnull(strstr(r.out, "A "));
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* The modulefiles of one load share the bounds: a module may make 6,000
+ * calls or record 40 MB, but not two of them together. */
+START_TEST(load_bounds_are_shared_by_the_modules_of_a_load)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+
+        fx_write(root, "mp/a/1.lua", "depends_on('b') for i = 1, 6000 do setenv('A' .. i, 'x') end\n");
+        fx_write(root, "mp/b/1.lua", "for i = 1, 6000 do setenv('B' .. i, 'x') end\n");
+        fx_write(root, "mp/c/1.lua",
+                 "depends_on('d') local s = string.rep('x', 100000) for i = 1, 400 do whatis(s) end\n");
+        fx_write(root, "mp/d/1.lua", "local s = string.rep('y', 100000) for i = 1, 400 do whatis(s) end\n");
+        load_ok(root, "mp", NULL, (const char *const[]){ "b", NULL }, &e);
+        evaluation_release(&e);
+        load_ok(root, "mp", NULL, (const char *const[]){ "d", NULL }, &e);
+        evaluation_release(&e);
+        {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                ck_assert_int_eq(load(root, "mp", NULL, (const char *const[]){ "a", NULL }, &e, &d), -E2BIG);
+                ck_assert_msg(strstr(d.message, "make more than 10000 calls to modulefile functions "
+                                                "(setenv, prepend_path, …) together"),
+                              "%s", d.message);
+        }
+        {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                ck_assert_int_lt(load(root, "mp", NULL, (const char *const[]){ "c", NULL }, &e, &d), 0);
+                ck_assert_msg(streq(d.message, "memory limit exceeded"), "%s", d.message);
+                ck_assert_ptr_nonnull(strstr(d.file, "d/1.lua"));
+        }
         fx_free(root);
 }
 END_TEST
@@ -491,6 +575,8 @@ int main(void)
         tcase_add_test(tc, show_prints_the_environment);
         tcase_add_loop_test(tc, show_refuses_hostile_modulefiles, 0, (int)ELEMENTSOF(hostile));
         tcase_add_test(tc, show_binary_chunk_is_refused);
+        tcase_add_test(tc, show_refuses_modulefiles_over_1_mib);
+        tcase_add_test(tc, load_bounds_are_shared_by_the_modules_of_a_load);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

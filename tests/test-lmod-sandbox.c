@@ -489,16 +489,20 @@ START_TEST(sandbox_library_work_counts_against_the_budget)
                   "instruction budget exhausted" },
         };
 
+        /* The budget, not the CPU time limit, must end these (under
+         * valgrind too): a smaller budget, a CPU limit far away. */
+        struct sandbox_options o = { .max_instructions = 1000000, .max_cpu_ms = 600000 };
+
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 _cleanup_diag_ struct diag d = DIAG_INIT;
                 struct sandbox_result r = { 0 };
 
                 if (!cases[i].message) {
-                        eval_ok(cases[i].text, NULL, &r);
+                        eval_ok(cases[i].text, &o, &r);
                         sandbox_result_release(&r);
                         continue;
                 }
-                eval_fail(cases[i].text, strlen(cases[i].text), NULL, &d);
+                eval_fail(cases[i].text, strlen(cases[i].text), &o, &d);
                 ck_assert_msg(strstr(d.message, cases[i].message), "%s: %s", cases[i].text, d.message);
         }
 }
@@ -562,6 +566,58 @@ START_TEST(sandbox_huge_allocation_exceeds_the_memory_limit)
                 eval_fail(texts[i], strlen(texts[i]), &o, &d);
                 ck_assert_msg(streq(d.message, "memory limit exceeded"), "%s: %s", texts[i], d.message);
         }
+}
+END_TEST
+
+/* The calls a file makes are recorded outside Lua's heap: without a
+ * count, `for i = 1, 1e6 do setenv(...) end` (44 bytes) records a million
+ * of them for the caller to apply, and with a long string each copy is
+ * megabytes. The count and the bytes are bounded, the line is named, and
+ * a pcall in the file cannot catch the error and go on. */
+START_TEST(sandbox_recorded_calls_are_bounded)
+{
+        static const struct {
+                const char *text;
+                struct sandbox_options o;
+                const char *message;
+        } cases[] = {
+                { "\nfor i = 1, 1e6 do setenv(\"V\" .. i, \"x\") end", { 0 },
+                  "more than 10000 calls to modulefile functions (setenv, prepend_path, …); "
+                  "a modulefile makes tens" },
+                { "\nfor i = 1, 1e6 do pcall(prepend_path, \"P\", \"/x\" .. i) end setenv(\"A\", \"1\")",
+                  { 0 }, "more than 10000 calls" },
+                { "\nfor i = 1, 10 do whatis(\"x\") end", { .max_calls = 5 }, "more than 5 calls" },
+                /* 100 copies of 1 MiB: 100 MiB outside the Lua heap uncharged. */
+                { "local s = string.rep(\"x\", 1 << 20)\nfor i = 1, 100 do setenv(\"A\", s) end",
+                  { .max_memory = 8 << 20 }, "memory limit exceeded" },
+                { "local s = string.rep(\"x\", 1 << 20)\nfor i = 1, 100 do pcall(help, s, s) end",
+                  { .max_memory = 8 << 20 }, "memory limit exceeded" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                eval_fail(cases[i].text, strlen(cases[i].text), &cases[i].o, &d);
+                ck_assert_msg(strstr(d.message, cases[i].message) != NULL, "%s: %s", cases[i].text,
+                              d.message);
+                /* Called through pcall, the caller is pcall: no line. */
+                if (!strstr(cases[i].text, "pcall"))
+                        ck_assert_msg(d.line == 2, "%s: line %u", cases[i].text, d.line);
+        }
+}
+END_TEST
+
+/* Up to the limits everything is recorded, and the bytes are reported. */
+START_TEST(sandbox_records_up_to_the_call_limit)
+{
+        static const char text[] = "for i = 1, 10000 do setenv(\"V\" .. i, \"x\") end";
+        struct sandbox_result r = { 0 };
+
+        eval_ok(text, NULL, &r);
+        ck_assert_uint_eq(r.n_ops, SANDBOX_DEFAULT_MAX_CALLS);
+        ck_assert_str_eq(r.ops[9999].name, "V10000");
+        ck_assert_uint_ge(r.bytes, 10000 * (sizeof(struct sandbox_op) + 4));
+        sandbox_result_release(&r);
 }
 END_TEST
 
@@ -652,6 +708,8 @@ int main(void)
         tcase_add_test(tc, sandbox_priced_functions_keep_their_results);
         tcase_add_test(tc, sandbox_slow_instructions_hit_the_cpu_time_limit);
         tcase_add_test(tc, sandbox_huge_allocation_exceeds_the_memory_limit);
+        tcase_add_test(tc, sandbox_recorded_calls_are_bounded);
+        tcase_add_test(tc, sandbox_records_up_to_the_call_limit);
         tcase_add_test(tc, sandbox_errors_name_the_file_and_line);
         tcase_add_test(tc, sandbox_long_paths_still_give_file_and_line);
         tcase_add_test(tc, sandbox_environment_holds_only_the_safe_functions);

@@ -2,6 +2,8 @@
  * every layout fixture against its golden file, the table, hostile trees,
  * and the real CUDA 13.0 install when the machine has one. */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -11,6 +13,7 @@
 #include "layouts.h"
 #include "testutil.h"
 #include "util.h"
+#include "walk.h"
 
 /* Run scan --json on the fixture's roots; return the output with the
  * fixture root replaced by @ROOT@. */
@@ -288,6 +291,82 @@ END_TEST
 /* Prefix names with spaces, quotes, ]], $(...), a newline and non-ASCII
  * bytes come out unchanged in JSON (valid UTF-8) or marked (invalid), and
  * escaped in the table; nothing is executed. */
+/* Add n empty files to dir (hard links, a new file every 60,000: ext4
+ * allows 65,000 links to one). */
+static void fill_dir(const char *dir, size_t n)
+{
+        _cleanup_free_ char *src = NULL;
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *p = xasprintf("%s/f%07zu", dir, i);
+
+                if (!src || i % 60000 == 0) {
+                        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+                        ck_assert_msg(fd >= 0, "create '%s': %s", p, strerror(errno));
+                        close(fd);
+                        free(src);
+                        src = xstrdup(p);
+                } else
+                        ck_assert_msg(link(src, p) == 0, "link '%s': %s", p, strerror(errno));
+        }
+}
+
+/* What scan reads is bounded: a 1 GiB version.json (sparse) is a problem
+ * on its install and is not read past 1 MiB; a library directory of more
+ * than WALK_MAX_ENTRIES entries is not listed (a warning names the
+ * prefix), and the walk skips it when it gets there (here through a
+ * symlink). The installs beside them are found as usual. */
+START_TEST(scan_bounds_what_it_reads)
+{
+        char *root = fx_new();
+        struct run_result r = { 0 };
+        _cleanup_free_ char *out = NULL, *json = NULL, *lib = NULL, *want = NULL;
+        const char *const roots[] = { "apps", NULL };
+        const json_t *in;
+        json_t *j;
+
+        fx_cuda_toolkit(root, "apps/good-12.4", &(struct fx_cuda){ .version = "12.4", .release = "12.4.1",
+                                                                  .cudart = "12.4.127", .nvcc = "12.4.131" });
+        fx_cuda_toolkit(root, "apps/huge-json", &(struct fx_cuda){ .version = "12.5", .release = "12.5.0",
+                                                                  .cudart = "12.5.39", .nvcc = "12.5.40" });
+        json = path_join(root, "apps/huge-json/version.json");
+        ck_assert_int_eq(truncate(json, (off_t)1 << 30), 0);
+        fx_cuda_toolkit(root, "apps/huge-lib", &(struct fx_cuda){ .version = "12.6", .release = "12.6.0",
+                                                                 .cudart = "12.6.37", .nvcc = "12.6.20" });
+        lib = path_join(root, "apps/huge-lib/targets/x86_64-linux/lib");
+        fill_dir(lib, WALK_MAX_ENTRIES);
+        fx_symlink(root, "apps/scratch", "huge-lib/targets/x86_64-linux/lib");
+
+        out = scan_json(root, roots, &r);
+        ck_assert_msg(r.status == 0, "exit %d: %.2000s", r.status, r.err);
+        j = parse(out);
+        in = find_install(j, "cuda", "/apps/good-12.4");
+        ck_assert(in && json_array_size(json_object_get(in, "problems")) == 0);
+        in = find_install(j, "cuda", "/apps/huge-json");
+        ck_assert(in && has_problem(in, "bad-version-file"));
+        ck_assert_str_eq(json_string_value(json_object_get(in, "version")), "12.5");
+        ck_assert_msg(strstr(out, "'@ROOT@/apps/huge-json/version.json' is larger than 1048576 bytes"),
+                      "%.3000s", out);
+        in = find_install(j, "cuda", "/apps/huge-lib");
+        ck_assert(in && has_problem(in, "missing-library"));
+        want = xasprintf("cudamod: cannot look for libraries in '%s/apps/huge-lib': a library "
+                         "directory there holds more than 100000 entries (no install's holds that "
+                         "many), skipping\n",
+                         root);
+        ck_assert_msg(strstr(r.err, want), "'%s' not in: %s", want, r.err);
+        free(want);
+        want = xasprintf("cudamod: cannot scan '%s/apps/scratch': more than 100000 entries (no "
+                         "install directory holds that many; 'exclude:' in the config leaves it "
+                         "out), skipping\n",
+                         root);
+        ck_assert_msg(strstr(r.err, want), "'%s' not in: %s", want, r.err);
+        json_decref(j);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(scan_hostile_prefix_names)
 {
         static const char *const names[] = {
@@ -477,6 +556,11 @@ static Suite *scan_suite(void)
         tcase_add_test(tc, scan_skips_unreadable_directories);
         tcase_add_test(tc, scan_reports_broken_installs_as_problems);
         tcase_add_test(tc, scan_hostile_prefix_names);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("bounds");
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, scan_bounds_what_it_reads);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("real");

@@ -1,7 +1,9 @@
 /* test-walk.c: the directory walk: each directory once, symlinks as
- * aliases, loops and unreadable directories skipped with a warning, depth
+ * aliases, loops, unreadable and huge directories skipped with a warning, depth
  * and exclusion bounds, pseudo filesystems left alone. */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -315,6 +317,62 @@ START_TEST(path_absolute_normalises)
 }
 END_TEST
 
+/* Add n empty files to dir (hard links, a new file every 60,000: ext4
+ * allows 65,000 links to one). */
+static void fill_dir(const char *dir, size_t first, size_t n)
+{
+        _cleanup_free_ char *src = NULL;
+
+        for (size_t i = first; i < first + n; i++) {
+                _cleanup_free_ char *p = xasprintf("%s/f%07zu", dir, i);
+
+                if (!src || (i - first) % 60000 == 0) {
+                        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+                        ck_assert_msg(fd >= 0, "create '%s': %s", p, strerror(errno));
+                        close(fd);
+                        free(src);
+                        src = xstrdup(p);
+                } else
+                        ck_assert_msg(link(src, p) == 0, "link '%s': %s", p, strerror(errno));
+        }
+}
+
+/* A directory of more than WALK_MAX_ENTRIES entries (a scratch area of
+ * millions of files) is not listed whole: it is skipped, with a warning
+ * naming it, the limit and 'exclude:', and the walk goes on beside it.
+ * One of exactly WALK_MAX_ENTRIES is walked. */
+START_TEST(walk_huge_directory_is_skipped_with_a_warning)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *big = path_join(root, "scratch/big");
+        _cleanup_free_ char *want = NULL;
+        struct seen s = { 0 };
+
+        fx_mkdir(root, "scratch/big/sub");
+        fx_mkdir(root, "apps/x");
+        fill_dir(big, 0, WALK_MAX_ENTRIES - 1);
+        walk(root, &(struct walk_options){ 0 }, &s);
+        ck_assert(visited(&s, root, "scratch/big/sub"));
+        ck_assert_int_eq(s.warnings.len, 0);
+        seen_release(&s);
+
+        s = (struct seen){ 0 };
+        fill_dir(big, WALK_MAX_ENTRIES, 1);
+        walk(root, &(struct walk_options){ 0 }, &s);
+        ck_assert(visited(&s, root, "scratch"));
+        ck_assert(!visited(&s, root, "scratch/big"));
+        ck_assert(!visited(&s, root, "scratch/big/sub"));
+        ck_assert(visited(&s, root, "apps/x"));
+        ck_assert_int_eq(s.warnings.len, 1);
+        want = xasprintf("cannot scan '%s': more than 100000 entries (no install directory holds "
+                         "that many; 'exclude:' in the config leaves it out), skipping", big);
+        ck_assert_str_eq(s.warnings.items[0], want);
+        seen_release(&s);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(walk_missing_root)
 {
         struct seen s = { 0 };
@@ -346,6 +404,11 @@ int main(void)
         tcase_add_test(tc, walk_missing_root);
         tcase_add_test(tc, walk_roots_are_made_absolute);
         tcase_add_test(tc, path_absolute_normalises);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("bounds");
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, walk_huge_directory_is_skipped_with_a_warning);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
