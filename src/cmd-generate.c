@@ -1,6 +1,7 @@
 /* cmd-generate.c: `cudamod generate`: scan, plan, render, write. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -172,6 +173,72 @@ static void on_wait(const char *lock_path, void *userdata)
         const struct global_options *g = userdata;
 
         log_warning(g, "'%s' is locked by another cudamod run; waiting", lock_path);
+}
+
+/* SIGTERM, SIGINT and SIGHUP while the tree is written: the handler only
+ * records the signal; write_tree stops between two files, removes its
+ * temporary files and writes an index that describes what is on disk, and
+ * the run then ends by the same signal, as a shell expects. Before that
+ * (scanning, rendering) nothing is written and the default action stays. */
+static const struct {
+        int sig;
+        const char *name;
+} stop_signals[] = {
+        { SIGTERM, "SIGTERM" },
+        { SIGINT, "SIGINT" },
+        { SIGHUP, "SIGHUP" },
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+        stop_signal = sig;
+}
+
+struct saved_signals {
+        struct sigaction old[ELEMENTSOF(stop_signals)];
+        bool caught[ELEMENTSOF(stop_signals)];
+};
+
+/* A signal that is ignored (nohup) stays ignored. No SA_RESTART: a wait for
+ * the lock returns, and write_tree sees the flag. */
+static void catch_stop_signals(struct saved_signals *s)
+{
+        struct sigaction sa = { .sa_handler = on_stop_signal };
+
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+                sigaddset(&sa.sa_mask, stop_signals[i].sig);
+        for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++) {
+                s->caught[i] = false;
+                if (sigaction(stop_signals[i].sig, NULL, &s->old[i]) < 0 || s->old[i].sa_handler == SIG_IGN)
+                        continue;
+                s->caught[i] = sigaction(stop_signals[i].sig, &sa, NULL) == 0;
+        }
+}
+
+static void restore_stop_signals(const struct saved_signals *s)
+{
+        for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+                if (s->caught[i])
+                        (void)sigaction(stop_signals[i].sig, &s->old[i], NULL);
+}
+
+/* Say what a stop signal left behind and die of it. */
+_noreturn_ static void die_of_stop_signal(int sig)
+{
+        const char *name = "a signal";
+
+        for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+                if (stop_signals[i].sig == sig)
+                        name = stop_signals[i].name;
+        log_error("interrupted by %s; every modulefile is old or new, and the index describes what is "
+                  "on disk (run generate again to complete the tree)", name);
+        fflush(stdout);
+        signal(sig, SIG_DFL);
+        raise(sig);
+        _exit(128 + sig);
 }
 
 static bool drift(const struct write_result *w)
@@ -444,13 +511,26 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         .prune = a.prune, .force = a.force, .diff_out = stdout,
                         .on_wait = on_wait, .userdata = (void *)g,
                 };
+                struct saved_signals ss;
+                bool writes = !a.dry_run && !a.check;
+                int r;
+
                 /* With --json the diffs would break the document. */
                 if (a.json)
                         wo.diff_out = NULL;
-                if (write_tree(rd.files, rd.n, &wo, &w, &d) < 0) {
-                        log_diag(&d);
-                        goto out;
+                if (writes) {
+                        wo.interrupted = &stop_signal;
+                        catch_stop_signals(&ss);
                 }
+                r = write_tree(rd.files, rd.n, &wo, &w, &d);
+                if (writes)
+                        restore_stop_signals(&ss);
+                if (r < 0 && !(r == -EINTR && stop_signal))
+                        log_diag(&d);
+                if (stop_signal)
+                        die_of_stop_signal(stop_signal);
+                if (r < 0)
+                        goto out;
         }
         if (a.json) {
                 json_t *doc = report_json(&w, &p, &a, drift(&w), &warns);

@@ -27,7 +27,10 @@
 #define LOCK_NAME ".cudamod.lock"
 #define TMP_PREFIX ".cudamod-tmp."
 #define INDEX_MAX ((size_t)64 * 1024 * 1024)
-#define CURRENT_MAX ((size_t)256 * 1024 * 1024)
+/* A file at a generated path is read to compare it with the new content;
+ * cudamod writes nothing over 1 MiB (render.c), so a bigger one is not
+ * what it wrote. */
+#define CURRENT_MAX ((size_t)16 * 1024 * 1024)
 #define DIFF_CONTEXT 3
 /* Above this many cells in the LCS table (after the common prefix and
  * suffix are taken off) the middle is shown replaced as a whole. */
@@ -419,6 +422,14 @@ static int validate_files(const struct gen_file *files, size_t n, struct diag *d
         return 0;
 }
 
+/* Some filesystems cannot sync a directory; the rename stands. */
+static int sync_dir(int dirfd)
+{
+        if (fsync(dirfd) < 0 && errno != EINVAL)
+                return -errno;
+        return 0;
+}
+
 /* The directory reldir ("" for the output directory itself) below outfd,
  * each component opened with O_NOFOLLOW and, with create, made (0755 less
  * the umask) when missing. -ENOENT without a diag when a component is
@@ -446,7 +457,13 @@ static int open_dir(int outfd, const char *outdir, const char *reldir, bool crea
                                 return diag_set(d, -errno, outdir, 0, 0, "cannot create directory '%s': %s",
                                                 dir, strerror(errno));
                         /* Make the new entry durable before anything lands in it. */
-                        (void)fsync(fd);
+                        err = sync_dir(fd);
+                        if (err < 0) {
+                                _cleanup_free_ char *parent = xstrndup(dir, c > dir ? (size_t)(c - dir - 1) : 0);
+                                return diag_set(d, err, outdir, 0, 0,
+                                                "cannot sync directory '%s' after creating '%s' in it: %s",
+                                                *parent ? parent : ".", dir, strerror(-err));
+                        }
                         next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 }
                 if (next < 0) {
@@ -608,6 +625,11 @@ static int read_current(int outfd, const char *outdir, const char *rel, enum cur
                 *ret = CURRENT_OTHER;
                 return 0;
         }
+        /* Refused before reading: a huge file costs nothing. */
+        if ((uint64_t)st.st_size > CURRENT_MAX)
+                return diag_set(d, -EFBIG, outdir, 0, 0,
+                                "'%s' is %jd bytes, larger than any modulefile cudamod writes; move it away",
+                                rel, (intmax_t)st.st_size);
         r = read_fd(fd, content, CURRENT_MAX);
         if (r == -EFBIG)
                 return diag_set(d, r, outdir, 0, 0, "'%s' is too large (more than %zu bytes)", rel,
@@ -695,14 +717,6 @@ static int write_temp(int dirfd, const char *name, const char *data, size_t len,
                 return r;
         }
         memcpy(ret_tmp, tmp, sizeof(tmp));
-        return 0;
-}
-
-/* Some filesystems cannot sync a directory; the rename stands. */
-static int sync_dir(int dirfd)
-{
-        if (fsync(dirfd) < 0 && errno != EINVAL)
-                return -errno;
         return 0;
 }
 
@@ -804,6 +818,57 @@ static int open_outdir(const char *outdir, bool create, int *ret_fd, struct diag
         return 0;
 }
 
+static bool interrupted(const struct write_options *o)
+{
+        return o->interrupted && *o->interrupted;
+}
+
+/* "a directory", "a symlink"...: what a path that should be a regular file
+ * is instead. */
+static const char *file_kind(mode_t mode)
+{
+        if (S_ISDIR(mode))
+                return "a directory";
+        if (S_ISLNK(mode))
+                return "a symlink";
+        if (S_ISFIFO(mode))
+                return "a FIFO";
+        if (S_ISSOCK(mode))
+                return "a socket";
+        if (S_ISCHR(mode) || S_ISBLK(mode))
+                return "a device";
+        return S_ISREG(mode) ? "a regular file" : "not a regular file";
+}
+
+/* After the lock is held: outdir must still name the directory that was
+ * opened and locked. An admin who moved it away or put something else in
+ * its place while this run waited did not mean it to write there (and a
+ * run started now would lock the new one: the two would not exclude each
+ * other). */
+static int check_outdir_unchanged(int outfd, const char *outdir, struct diag *d)
+{
+        struct stat locked, now, link;
+        const char *what;
+
+        if (fstat(outfd, &locked) < 0)
+                return diag_errorf(d, -errno, "cannot stat output directory '%s': %s", outdir, strerror(errno));
+        if (stat(outdir, &now) == 0 && S_ISDIR(now.st_mode) && now.st_dev == locked.st_dev &&
+            now.st_ino == locked.st_ino)
+                return 0;
+        if (lstat(outdir, &link) < 0)
+                what = errno == ENOENT ? "gone" : strerror(errno);
+        else if (S_ISLNK(link.st_mode))
+                what = stat(outdir, &now) == 0 && S_ISDIR(now.st_mode) ? "a symlink to another directory"
+                                                                       : "a symlink to something that is not a directory";
+        else if (S_ISDIR(link.st_mode))
+                what = "another directory";
+        else
+                what = file_kind(link.st_mode);
+        return diag_errorf(d, -ESTALE,
+                           "'%s' was moved or replaced while this run waited for its lock (it is now %s); "
+                           "nothing written", outdir, what);
+}
+
 /* Hold the lock for the run. A run that writes nothing does not create the
  * lock file, so it takes no lock when there is none yet. */
 static int take_lock(int outfd, const struct write_options *o, bool readonly, int *ret_fd,
@@ -811,28 +876,49 @@ static int take_lock(int outfd, const struct write_options *o, bool readonly, in
 {
         _cleanup_free_ char *lock_path = path_join(o->outdir, LOCK_NAME);
         _cleanup_close_ int fd = -1;
+        struct stat st;
+        int r;
 
-        fd = openat(outfd, LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | (readonly ? 0 : O_CREAT),
-                    0644);
+        /* O_NONBLOCK: a FIFO in its place must not hang the open (flock
+         * itself ignores it). */
+        fd = openat(outfd, LOCK_NAME,
+                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (readonly ? 0 : O_CREAT), 0644);
         if (fd < 0) {
-                if (readonly && (errno == ENOENT || errno == EACCES)) {
+                int err = errno;
+
+                if (readonly && (err == ENOENT || err == EACCES)) {
                         *ret_fd = -1;
                         return 0;
                 }
-                return diag_errorf(d, -errno, "cannot %s lock file '%s': %s",
-                                   errno == EACCES || errno == EROFS ? "create" : "open", lock_path,
-                                   strerror(errno));
+                if ((err == ELOOP || err == EISDIR) && fstatat(outfd, LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        return diag_errorf(d, -err, "lock file '%s' is %s, not a regular file; remove it", lock_path,
+                                           file_kind(st.st_mode));
+                return diag_errorf(d, -err, "cannot %s lock file '%s': %s",
+                                   err == EACCES || err == EROFS ? "create" : "open", lock_path, strerror(err));
         }
+        if (fstat(fd, &st) < 0)
+                return diag_errorf(d, -errno, "cannot stat lock file '%s': %s", lock_path, strerror(errno));
+        if (!S_ISREG(st.st_mode))
+                return diag_errorf(d, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL,
+                                   "lock file '%s' is %s, not a regular file; remove it", lock_path,
+                                   file_kind(st.st_mode));
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
                 if (errno != EWOULDBLOCK)
                         return diag_errorf(d, -errno, "cannot lock '%s': %s", lock_path, strerror(errno));
                 if (o->on_wait)
                         o->on_wait(lock_path, o->userdata);
-                while (flock(fd, LOCK_EX) < 0)
+                while (flock(fd, LOCK_EX) < 0) {
                         if (errno != EINTR)
                                 return diag_errorf(d, -errno, "cannot lock '%s': %s", lock_path,
                                                    strerror(errno));
+                        if (interrupted(o))
+                                return diag_errorf(d, -EINTR, "interrupted while waiting for the lock '%s'",
+                                                   lock_path);
+                }
         }
+        r = check_outdir_unchanged(outfd, o->outdir, d);
+        if (r < 0)
+                return r;
         *ret_fd = TAKE_FD(fd);
         return 0;
 }
@@ -942,6 +1028,9 @@ static int index_load(int outfd, const char *outdir, json_t **ret_files, struct 
                 return diag_set(d, -errno, path, 0, 0, "cannot stat the index: %s", strerror(errno));
         if (!S_ISREG(st.st_mode))
                 return diag_set(d, -EBADMSG, path, 0, 0, "the index is not a regular file" START_OVER);
+        if ((uint64_t)st.st_size > INDEX_MAX)
+                return diag_set(d, -EFBIG, path, 0, 0, "the index is larger than 64 MiB (%jd bytes)" START_OVER,
+                                (intmax_t)st.st_size);
         r = read_fd(fd, raw, INDEX_MAX);
         if (r < 0)
                 return diag_set(d, r, path, 0, 0, "cannot read the index: %s", strerror(-r));
@@ -1179,11 +1268,45 @@ static void actions_diff(const struct actions *p, FILE *out)
         strbuf_release(&sb);
 }
 
+/* outdir itself as "." in messages that name directories below it. */
+static const char *dir_label(const char *reldir)
+{
+        return *reldir ? reldir : ".";
+}
+
+/* 1 when the directory name in dirfd holds anything, 0 when it is empty,
+ * a negative errno when it cannot be read. */
+static int dir_has_entries(int dirfd, const char *name)
+{
+        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct dirent *de;
+        DIR *dir;
+        int r = 0;
+
+        if (fd < 0)
+                return -errno;
+        dir = fdopendir(fd);
+        if (!dir) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        while ((de = readdir(dir)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, "..")) {
+                        r = 1;
+                        break;
+                }
+        closedir(dir);
+        return r;
+}
+
 /* Remove the directories that held pruned files, deepest first, when they
- * are empty now (never the output directory). */
-static void remove_empty_dirs(int outfd, const char *outdir, struct strv *dirs)
+ * are empty now (never the output directory). One still holding files is
+ * kept; any other failure is reported (the first; the rest are tried). */
+static int remove_empty_dirs(int outfd, const char *outdir, struct strv *dirs, struct diag *d)
 {
         struct strv all = { 0 };
+        int r = 0;
 
         for (size_t i = 0; i < dirs->len; i++)
                 for (char *p = xstrdup(dirs->items[i]); p;) {
@@ -1200,34 +1323,35 @@ static void remove_empty_dirs(int outfd, const char *outdir, struct strv *dirs)
         for (size_t i = all.len; i-- > 0;) {
                 _cleanup_close_ int pfd = -1;
                 const char *dir = all.items[i];
+                int k;
 
-                if (open_parent(outfd, outdir, dir, false, &pfd, NULL) < 0)
+                k = open_parent(outfd, outdir, dir, false, &pfd, r == 0 ? d : NULL);
+                if (k == -ENOENT)
                         continue;
-                if (unlinkat(pfd, path_basename(dir), AT_REMOVEDIR) == 0)
-                        (void)fsync(pfd);
+                if (k < 0) {
+                        if (r == 0)
+                                r = k;
+                        continue;
+                }
+                if (unlinkat(pfd, path_basename(dir), AT_REMOVEDIR) < 0) {
+                        int err = errno;
+                        /* The permission is checked before the emptiness:
+                         * a directory that holds files is not an error. */
+                        if (err != ENOTEMPTY && err != EEXIST && err != ENOENT && r == 0 &&
+                            dir_has_entries(pfd, path_basename(dir)) != 1)
+                                r = diag_set(d, -err, outdir, 0, 0, "cannot remove directory '%s': %s", dir,
+                                             strerror(err));
+                        continue;
+                }
+                k = sync_dir(pfd);
+                if (k < 0 && r == 0) {
+                        _cleanup_free_ char *parent = path_dirname(dir);
+                        r = diag_set(d, k, outdir, 0, 0, "cannot sync directory '%s' after removing '%s': %s",
+                                     dir_label(streq(parent, ".") ? "" : parent), dir, strerror(-k));
+                }
         }
         strv_release(&all);
-}
-
-/* Write or prune one file; a pruned file's directory is remembered in
- * emptied. */
-static int remove_one(int outfd, const char *outdir, const struct action *a, struct strv *emptied,
-                      struct diag *d)
-{
-        _cleanup_close_ int dfd = -1;
-        int r;
-
-        r = open_parent(outfd, outdir, a->path, false, &dfd, d);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-        if (unlinkat(dfd, path_basename(a->path), 0) < 0 && errno != ENOENT)
-                return diag_set(d, -errno, outdir, 0, 0, "cannot remove '%s': %s", a->path,
-                                strerror(errno));
-        (void)fsync(dfd);
-        add_parent_dir(emptied, a->path);
-        return 0;
+        return r;
 }
 
 static void index_action(json_t *index, const struct action *a)
@@ -1238,82 +1362,157 @@ static void index_action(json_t *index, const struct action *a)
                 json_check(json_object_del(index, a->path));
 }
 
+/* Prune one file, and drop it from the index once it is gone; its
+ * directory is remembered in emptied. */
+static int remove_one(int outfd, const char *outdir, const struct action *a, json_t *index,
+                      struct strv *emptied, struct diag *d)
+{
+        _cleanup_close_ int dfd = -1;
+        int r;
+
+        r = open_parent(outfd, outdir, a->path, false, &dfd, d);
+        if (r == -ENOENT) {
+                index_action(index, a);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (unlinkat(dfd, path_basename(a->path), 0) < 0 && errno != ENOENT)
+                return diag_set(d, -errno, outdir, 0, 0, "cannot remove '%s': %s", a->path,
+                                strerror(errno));
+        index_action(index, a);
+        add_parent_dir(emptied, a->path);
+        r = sync_dir(dfd);
+        if (r < 0) {
+                _cleanup_free_ char *dir = xstrndup(a->path, parent_len(a->path));
+                return diag_set(d, r, outdir, 0, 0, "cannot sync directory '%s' after removing '%s': %s",
+                                dir_label(dir), a->path, strerror(-r));
+        }
+        return 0;
+}
+
+/* Sync the cached directory once renames into it are done. */
+static int parent_sync(const struct parent_cache *c, const char *outdir, struct diag *d)
+{
+        int r = sync_dir(c->fd);
+
+        if (r < 0)
+                return diag_set(d, r, outdir, 0, 0, "cannot sync directory '%s': %s", dir_label(c->dir),
+                                strerror(-r));
+        return 0;
+}
+
+static int interrupted_error(struct diag *d)
+{
+        return diag_errorf(d, -EINTR, "interrupted");
+}
+
 /* Carry out the plan in three phases, so that a tree of thousands of files
  * costs a few syncs, not two per file:
  *   1. every new content goes to a temporary file beside its target;
- *   2. one syncfs makes them all durable (an fsync each where syncfs fails);
+ *   2. one syncfs makes them all durable (an fsync each where syncfs fails:
+ *      it also reports errors of other files on the filesystem);
  *   3. each is renamed over its target, and each directory synced once.
  * A kill at any point leaves every target old or new (temporary files are
- * removed by the next run). The index is updated entry by entry, so an
- * index written after a failure still describes what is on disk. */
-static int actions_apply(const struct actions *p, int outfd, const char *outdir, mode_t file_mode,
-                         json_t *index, struct diag *d)
+ * removed by the next run). On a failure or when interrupted (checked
+ * between two files) nothing more is put in place and the temporary files
+ * are removed. The index is updated entry by entry, as each change is made
+ * (and at once for the entries that need no change on disk), so an index
+ * written after a failure describes what is on disk. */
+static int actions_apply(const struct actions *p, int outfd, const struct write_options *o,
+                         mode_t file_mode, json_t *index, struct diag *d)
 {
+        const char *outdir = o->outdir;
         char (*tmp)[NAME_MAX + 1] = xcalloc(p->n + 1, sizeof(*tmp));
         struct parent_cache pc = PARENT_CACHE_INIT;
         struct strv emptied = { 0 };
-        bool staged_all = true;
-        int r = 0, dfd;
+        size_t staged = 0;
+        bool renamed = false; /* into pc's directory since it was last synced */
+        int r = 0, dfd, k;
 
         for (size_t i = 0; i < p->n && r == 0; i++) {
                 const struct action *a = &p->actions[i];
 
                 if (!a->write)
                         continue;
+                if (interrupted(o)) {
+                        r = interrupted_error(d);
+                        break;
+                }
                 r = dfd = parent_get(&pc, outfd, outdir, a->path, true, d);
                 if (r < 0)
                         break;
                 r = write_temp(dfd, path_basename(a->path), a->gen->content, a->gen->len, file_mode, tmp[i]);
                 if (r < 0)
                         r = diag_set(d, r, outdir, 0, 0, "cannot write '%s': %s", a->path, strerror(-r));
+                else
+                        staged++;
         }
-        if (r < 0)
-                staged_all = false;
-        if (staged_all && syncfs(outfd) < 0) {
+        if (r == 0 && staged > 0 && syncfs(outfd) < 0) {
                 for (size_t i = 0; i < p->n && r == 0; i++) {
                         _cleanup_close_ int fd = -1;
 
-                        if (!p->actions[i].write)
+                        if (!tmp[i][0])
                                 continue;
+                        if (interrupted(o)) {
+                                r = interrupted_error(d);
+                                break;
+                        }
                         r = dfd = parent_get(&pc, outfd, outdir, p->actions[i].path, false, d);
                         if (r < 0)
                                 break;
+                        r = 0;
                         fd = openat(dfd, tmp[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
                         if (fd < 0 || fsync(fd) < 0)
                                 r = diag_set(d, -errno, outdir, 0, 0, "cannot sync '%s': %s",
                                              p->actions[i].path, strerror(errno));
                 }
-                if (r < 0)
-                        staged_all = false;
         }
+        if (r == 0 && interrupted(o))
+                r = interrupted_error(d);
         for (size_t i = 0; i < p->n; i++) {
                 const struct action *a = &p->actions[i];
 
-                if (!a->write) {
-                        if (!staged_all)
-                                continue;
-                        if (a->remove && r == 0)
-                                r = remove_one(outfd, outdir, a, &emptied, d);
+                if (!a->write && !a->remove) {
+                        /* Nothing changes on disk: unchanged, already gone,
+                         * or not ours any more. */
+                        index_action(index, a);
+                        continue;
+                }
+                if (a->remove) {
+                        if (r == 0 && interrupted(o))
+                                r = interrupted_error(d);
                         if (r == 0)
-                                index_action(index, a);
+                                r = remove_one(outfd, outdir, a, index, &emptied, d);
                         continue;
                 }
                 if (!tmp[i][0])
                         continue;
-                if (!staged_all || r < 0) {
+                if (r == 0 && interrupted(o))
+                        r = interrupted_error(d);
+                /* A directory is synced when the renames move on from it
+                 * (and the last one at the end), not after each rename. */
+                if (renamed && !parent_cached(&pc, a->path)) {
+                        k = parent_sync(&pc, outdir, r == 0 ? d : NULL);
+                        if (r == 0)
+                                r = k;
+                        renamed = false;
+                }
+                if (r < 0) {
                         /* Nothing of a failed run is put in place. */
                         dfd = parent_get(&pc, outfd, outdir, a->path, false, NULL);
                         if (dfd >= 0)
                                 (void)unlinkat(dfd, tmp[i], 0);
                         continue;
                 }
-                /* A directory is synced when the renames move on from it
-                 * (and the last one at the end), not after each rename. */
-                if (pc.fd >= 0 && !parent_cached(&pc, a->path))
-                        (void)sync_dir(pc.fd);
                 r = dfd = parent_get(&pc, outfd, outdir, a->path, false, d);
-                if (r < 0)
+                if (r < 0) {
+                        /* Once more, only to remove the temporary file. */
+                        dfd = parent_get(&pc, outfd, outdir, a->path, false, NULL);
+                        if (dfd >= 0)
+                                (void)unlinkat(dfd, tmp[i], 0);
                         continue;
+                }
                 r = 0;
                 if (renameat(dfd, tmp[i], dfd, path_basename(a->path)) < 0) {
                         r = diag_set(d, -errno, outdir, 0, 0, "cannot write '%s': %s", a->path,
@@ -1321,12 +1520,18 @@ static int actions_apply(const struct actions *p, int outfd, const char *outdir,
                         (void)unlinkat(dfd, tmp[i], 0);
                         continue;
                 }
+                renamed = true;
                 index_action(index, a);
         }
-        if (pc.fd >= 0)
-                (void)sync_dir(pc.fd);
+        if (renamed) {
+                k = parent_sync(&pc, outdir, r == 0 ? d : NULL);
+                if (r == 0)
+                        r = k;
+        }
         parent_cache_release(&pc);
-        remove_empty_dirs(outfd, outdir, &emptied);
+        k = remove_empty_dirs(outfd, outdir, &emptied, r == 0 ? d : NULL);
+        if (r == 0)
+                r = k;
         strv_release(&emptied);
         free(tmp);
         return r;
@@ -1418,7 +1623,7 @@ int write_tree(const struct gen_file *files, size_t n_files, const struct write_
                 index = json_copy(old);
                 if (!index)
                         die_oom();
-                r = actions_apply(&p, outfd, o->outdir, file_mode, index, d);
+                r = actions_apply(&p, outfd, o, file_mode, index, d);
                 if (r < 0) {
                         /* Keep the first error; the index is best effort now. */
                         struct diag ignored = DIAG_INIT;

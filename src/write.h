@@ -26,6 +26,17 @@
  *     called once first), so two runs never interleave;
  *   - removes temporary files a killed run left behind (.cudamod-tmp.*);
  *   - rewrites the index last, atomically, when it changed.
+ * After taking the lock it checks that outdir still names the directory it
+ * locked (an admin may have moved or replaced it while the run waited) and
+ * refuses to write anything when it does not.
+ *
+ * When a write, sync, rename or removal fails, or *interrupted becomes
+ * non-zero (a signal handler of the caller's sets it), write_tree stops
+ * between two files: nothing more is put in place, its own temporary files
+ * are removed, and the index is rewritten to describe what is on disk (every
+ * file in it holds the recorded hash), unless writing the index is what
+ * fails; it then returns the first error (-EINTR when interrupted). Every
+ * file is then old or new, never partial.
  * dry_run and check write nothing (and take the lock only if the directory
  * exists); dry_run prints a unified diff per changed file to diff_out.
  *
@@ -36,6 +47,7 @@
 #define CUDAMOD_WRITE_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -71,6 +83,9 @@ struct write_options {
         FILE *diff_out;      /* dry_run: where the diffs go */
         void (*on_wait)(const char *lock_path, void *userdata); /* may be NULL */
         void *userdata;
+        /* May be NULL. Non-zero: stop at the next file (also ends a wait
+         * for the lock, when the signal that set it interrupted the wait). */
+        const volatile sig_atomic_t *interrupted;
 };
 
 struct file_report {

@@ -149,6 +149,18 @@ expect out-gen 0
 contains out-gen out "edited       Core/cuda/12.9.lua"
 cmp -s mp/big/1.0.lua mf-out/Core/cuda/12.9.lua || fail "out-gen: the edited file changed"
 note "10 MiB file in the output tree: left as edited, peak RSS $rss KiB"
+# A 1 GiB (sparse) file there, and a 1 GiB index: refused before reading.
+cp -a mf mf-huge
+truncate -s 1G mf-huge/Core/cuda/12.9.lua
+run out-huge "$CUDAMOD_BIN" generate -o mf-huge demo
+expect out-huge 1
+contains out-huge err "Core/cuda/12.9.lua' is 1073741824 bytes, larger than any modulefile cudamod writes"
+cp -a mf mf-index
+truncate -s 1G mf-index/.cudamod-index.json
+run out-index "$CUDAMOD_BIN" generate -o mf-index demo
+expect out-index 1
+contains out-index err "the index is larger than 64 MiB (1073741824 bytes)"
+note "1 GiB file and 1 GiB index in the output tree: refused, peak RSS $rss KiB"
 
 # 5. A directory of 100,001 entries: the library directory of a CUDA
 # prefix, and reached through a symlink as a plain directory.

@@ -1,34 +1,42 @@
 #!/usr/bin/env bash
-# tests/stress/kill9.sh: `cudamod generate` killed with SIGKILL at random
-# moments never leaves a partial or mixed modulefile.
+# tests/stress/kill9.sh: `cudamod generate` killed with SIGKILL or SIGTERM
+# at random moments never leaves a partial or mixed modulefile.
 #
-# Tree: the demo installs plus 100 synthetic prefixes (about 110 modulefiles).
+# Tree: the demo installs plus 40 synthetic prefixes (about 50 modulefiles:
+# enough to land kills among the writes, few enough for 1,000 kills).
 # State A: config a.yaml (SITE_X=a on every module), with one extra cuDNN.
 # State B: config b.yaml (SITE_X=b, so every modulefile differs from A), the
 # extra cuDNN removed and another one added. A's and B's trees are generated
 # into the same OUT path (the files name it) and kept as copies.
-# Then KILLS times (default 200): start `cudamod --config b.yaml generate
-# --prune -o OUT ROOT` on OUT, SIGKILL it after a random 0..T ms (T ~ 1.3 x a
-# full run), and check that every file in OUT is byte-identical to its A or
-# B version (or absent when B does not have it, or a .cudamod-tmp.* left by
-# the kill), that every .lua parses (luac5.1 -p), and that the index is A's
-# or B's, byte for byte. OUT is rewound to A after about half the kills
-# (always when it already is B), so that kills land in every phase. At the
-# end a run to completion must leave exactly B (index included) and no
-# temporary file.
+# Then KILLS times (STRESS_KILLS, default 1000): start `cudamod --config
+# b.yaml generate --prune -o OUT ROOT` on OUT, send it SIGKILL or SIGTERM
+# (at random, half each) after a random 0..T ms (T ~ 1.3 x a full run), and
+# check (tests/stress/treecheck.py) that every file in OUT is byte-identical
+# to its A or B version (or absent when B does not have it, or a
+# .cudamod-tmp.* left by a SIGKILL; A and B parse with luac5.1, so each file
+# does) and that the index lets the next run finish the job (each file it
+# lists holds the recorded sha256 or B's version; each it does not list is
+# B's version). After a SIGKILL the index is the one before the run or B's,
+# byte for byte. After a SIGTERM the run exits by SIGTERM (status 143); when
+# the signal came while the tree was written, generate says so, no
+# temporary file is left at all, and the index lists exactly the files on
+# disk with their sha256; when it came before (scanning), nothing changed.
+# OUT is rewound to A after about half the kills (always when it already is
+# B), else the next kill starts from what this one left. At the end a run
+# to completion must leave exactly B (index included) and no temporary file.
 set -euo pipefail
 # Under `meson test --setup valgrind`, bash itself would be the program
 # checked (and it leaks): leave at once, without a leak check (exec).
 [ "${CUDAMOD_UNDER_VALGRIND:-}" = 1 ] && exec sh -c 'echo "skipped under valgrind" >&2; exit 77'
 . "$(dirname "$0")/lib.sh"
 
-kills=${STRESS_KILLS:-200}
+kills=${STRESS_KILLS:-1000}
 root=$work/root out=$work/out
 write_ab_configs "$work/cfg"
 
 removed=cudnn-linux-x86_64-9.5.0.50_cuda12-archive
 added=cudnn-linux-x86_64-9.6.0.74_cuda12-archive
-mktree "$root" demo synth:100 "cudnn:9.5.0:12@sw/$removed"
+mktree "$root" demo synth:40 "cudnn:9.5.0:12@sw/$removed"
 gen() { # CONFIG [ARGS...]
         local cfg=$1
         shift
@@ -44,7 +52,7 @@ mv "$out" "$work/B"
 manifest "$work/A" >"$work/A.sums"
 manifest "$work/B" >"$work/B.sums"
 nA=$(wc -l <"$work/A.sums") nB=$(wc -l <"$work/B.sums")
-[ "$nA" -gt 100 ] || fail "state A has only $nA files"
+[ "$nA" -gt 40 ] || fail "state A has only $nA files"
 grep -q 'SITE_X' "$work/A/Core/cuda/12.9.lua" || fail "the config's SITE_X is not in Core/cuda/12.9.lua"
 lua_syntax "$work/A" || fail "state A does not parse"
 lua_syntax "$work/B" || fail "state B does not parse"
@@ -54,13 +62,12 @@ same=$(LC_ALL=C join -j2 <(awk '{print $1, $2}' "$work/A.sums") <(awk '{print $1
 [ "$same" -eq 0 ] || note "note: $same modulefiles are equal in A and B"
 note "A: $nA files, B: $nB files"
 
-declare -A sumA sumB
-while read -r s p; do sumA[$p]=$s; done <"$work/A.sums"
-while read -r s p; do sumB[$p]=$s; done <"$work/B.sums"
+treecheck_start
+tc load A "$work/A" || fail "loading A: $tc_reply"
+tc load B "$work/B" || fail "loading B: $tc_reply"
 
 rewind() {
-        rm -rf "$out"
-        cp -a "$work/A" "$out"
+        tc rewind "$out" A || fail "rewinding to A: $tc_reply"
 }
 
 # How long a full A -> B run takes.
@@ -87,79 +94,60 @@ done
 [ $S -lt $T ] || S=0
 note "a full A -> B run takes $best ms, a --check run $S ms; killing after 0..$T ms (every other kill after $S..$T ms), $kills times"
 
-# check_state: every file A's or B's version, .lua parse, index A's or B's.
-# Sets state to A, B or mixed, and tmp to the count of temporary files.
-check_state() {
-        local s p nA=0 nB=0
-        tmp=0
-        manifest "$out" >"$work/cur.all"
-        grep -v '\.cudamod-tmp\.' "$work/cur.all" >"$work/cur.sums" || true
-        while read -r s p; do
-                case "$p" in
-                .cudamod-tmp.* | */.cudamod-tmp.*)
-                        tmp=$((tmp + 1))
-                        continue
-                        ;;
-                esac
-                if [ "$s" = OTHER ]; then
-                        fail "kill $i: '$p' is not a regular file"
-                elif [ "${sumA[$p]:-}" = "$s" ] && [ "${sumB[$p]:-}" = "$s" ]; then
-                        :
-                elif [ "${sumA[$p]:-}" = "$s" ]; then
-                        nA=$((nA + 1))
-                elif [ "${sumB[$p]:-}" = "$s" ]; then
-                        nB=$((nB + 1))
-                else
-                        cp -a "$out" "$work/failed-state"
-                        fail "kill $i: '$p' is neither A's nor B's version (sha256 $s; kept in $work/failed-state, run with STRESS_KEEP_ON_FAIL=1)"
-                fi
-        done <"$work/cur.all"
-        lua_syntax "$out" || fail "kill $i: a .lua file does not parse"
-        if [ -e "$out/.cudamod-index.json" ]; then
-                s=$(sha256sum <"$out/.cudamod-index.json" | cut -d' ' -f1)
-                [ "$s" = "${sumA[.cudamod-index.json]}" ] || [ "$s" = "${sumB[.cudamod-index.json]}" ] ||
-                        fail "kill $i: the index is neither A's nor B's"
-        fi
-        if cmp -s "$work/cur.sums" "$work/B.sums"; then
-                state=B
-        elif cmp -s "$work/cur.sums" "$work/A.sums"; then
-                state=A
-        else
-                state=mixed
-        fi
-}
-
+# A sleep without a process: a read that times out on a FIFO this shell
+# holds open at both ends.
+mkfifo "$work/never"
+exec {never}<>"$work/never"
 declare -A outcome
 rewind
-cp "$work/A.sums" "$work/before.sums"
-tmp_seen=0 rewinds=0
+rewinds=0 tmp_seen=0 terms_in_write=0
+loop_t0=$(ms)
 for ((i = 1; i <= kills; i++)); do
         if [ $((i % 2)) -eq 0 ]; then
                 delay=$((S + RANDOM % (T - S + 1)))
         else
                 delay=$((RANDOM % (T + 1)))
         fi
+        if [ $((RANDOM % 2)) -eq 0 ]; then sig=KILL; else sig=TERM; fi
         "$cudamod" --config "$work/cfg/b.yaml" generate --prune -o "$out" "$root" >/dev/null 2>"$work/kill.err" &
         pid=$!
-        sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
-        kill -9 "$pid" 2>/dev/null || true
+        printf -v secs '%d.%03d' $((delay / 1000)) $((delay % 1000))
+        read -r -t "$secs" -u $never _ || true
+        kill -s $sig "$pid" 2>/dev/null || true
         rc=0
         { wait "$pid"; } 2>/dev/null || rc=$?
-        if [ $rc -ne 0 ] && [ $rc -ne 137 ]; then
-                cat "$work/kill.err" >&2
-                fail "kill $i: generate exited $rc before the kill"
-        fi
-        check_state
-        [ "$tmp" -gt 0 ] && tmp_seen=$((tmp_seen + 1))
         if [ $rc -eq 0 ]; then
-                [ "$state" = B ] || fail "kill $i: generate finished (exit 0) but OUT is not B"
-                what="finished before the kill"
-        elif cmp -s "$work/cur.all" "$work/before.sums"; then
-                what="killed before writing anything"
-        elif [ "$state" = B ]; then
-                what="killed after writing everything"
+                mode=done
+        elif [ $sig = KILL ] && [ $rc -eq 137 ]; then
+                mode=kill
+        elif [ $sig = TERM ] && [ $rc -eq 143 ]; then
+                kerr=
+                IFS= read -r -d '' kerr <"$work/kill.err" || true
+                if [[ $kerr == *"interrupted by SIGTERM"* ]]; then
+                        mode=term-strict
+                        terms_in_write=$((terms_in_write + 1))
+                else
+                        mode=term
+                fi
         else
-                what="killed mid-run (tree changed, incomplete)"
+                cat "$work/kill.err" >&2
+                fail "kill $i (SIG$sig): generate exited $rc"
+        fi
+        if ! tc check "$out" $mode; then
+                [ -e "$work/failed-state" ] || cp -a "$out" "$work/failed-state"
+                cat "$work/kill.err" >&2
+                fail "kill $i (SIG$sig after $delay ms, exit $rc): $tc_reply (OUT kept in $work/failed-state, run with STRESS_KEEP_ON_FAIL=1)"
+        fi
+        state=${tcf[state]} same=${tcf[same]}
+        [ "${tcf[tmp]}" -eq 0 ] || tmp_seen=$((tmp_seen + 1))
+        if [ $rc -eq 0 ]; then
+                what="finished before the signal"
+        elif [ "$same" = 1 ]; then
+                what="SIG$sig before anything was written"
+        elif [ "$state" = B ]; then
+                what="SIG$sig after everything was written"
+        else
+                what="SIG$sig mid-run (tree changed, incomplete)"
         fi
         outcome[$what]=$((${outcome[$what]:-0} + 1))
         # Runs get faster or slower with the machine's load: shorten the
@@ -167,25 +155,25 @@ for ((i = 1; i <= kills; i++)); do
         # nothing written.
         if [ $rc -eq 0 ]; then
                 T=$((T * 4 / 5 + 1))
-        elif [ "$what" = "killed before writing anything" ] && [ $delay -ge $S ]; then
+        elif [ "$same" = 1 ] && [ $delay -ge $S ]; then
                 T=$((T * 11 / 10 + 1))
         fi
         [ $S -lt $((T / 2)) ] || S=$((T / 2))
         if [ "$state" = B ] || [ $((RANDOM % 2)) -eq 0 ]; then
                 rewind
                 rewinds=$((rewinds + 1))
-                cp "$work/A.sums" "$work/before.sums"
-        else
-                cp "$work/cur.all" "$work/before.sums"
         fi
 done
 
+note "$kills kills took $((($(ms) - loop_t0) / 1000)) s"
 note "kill window at the end: 0..$T ms (late kills after $S ms)"
 note "outcomes of $kills kills (start state A $rewinds+1 times, else the state the last kill left):"
 for k in "${!outcome[@]}"; do printf '  %4d  %s\n' "${outcome[$k]}" "$k"; done | sort -k2
-note "kills that left .cudamod-tmp.* files: $tmp_seen"
-[ "${outcome["killed mid-run (tree changed, incomplete)"]:-0}" -gt 0 ] ||
-        fail "no kill landed mid-run: the runs are too short for this test to mean anything"
+note "kills that left .cudamod-tmp.* files: $tmp_seen; SIGTERMs that generate caught while writing (and said so): $terms_in_write"
+for sig in KILL TERM; do
+        [ "${outcome["SIG$sig mid-run (tree changed, incomplete)"]:-0}" -gt 0 ] ||
+                fail "no SIG$sig landed mid-run: the runs are too short for this test to mean anything"
+done
 
 # A run to completion leaves exactly B and no temporary file.
 gen b --prune >"$work/final.log" 2>&1 || { cat "$work/final.log" >&2; fail "the final run failed"; }

@@ -117,3 +117,24 @@ env:
 EOF
         done
 }
+
+# treecheck_start: start tests/stress/treecheck.py as a co-process (one
+# python for the whole script: a check is then a few milliseconds).
+# tc CMD ARG...: send it a command (see treecheck.py); the reply is in
+# $tc_reply and its NAME=VALUE fields in ${tcf[NAME]}; returns 1 when the
+# reply is not "ok ...". (No subshell: on a busy machine each costs.)
+treecheck_start() {
+        coproc TREECHECK { exec python3 -u "$here/treecheck.py"; }
+}
+declare -A tcf
+tc() {
+        local IFS=$'\t' f
+        printf '%s\n' "$*" >&"${TREECHECK[1]}"
+        IFS= read -r tc_reply <&"${TREECHECK[0]}" || fail "treecheck.py is gone"
+        tcf=()
+        IFS=' '
+        for f in $tc_reply; do
+                case $f in *=*) tcf[${f%%=*}]=${f#*=} ;; esac
+        done
+        [ "${tc_reply%% *}" = ok ]
+}
