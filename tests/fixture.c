@@ -481,3 +481,22 @@ void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
                 fx_write(root, p = path_join(dir, "version.py"), py);
         }
 }
+
+void fx_many_files(const char *dir, size_t first, size_t n)
+{
+        _cleanup_free_ char *src = NULL;
+
+        for (size_t i = first; i < first + n; i++) {
+                _cleanup_free_ char *p = xasprintf("%s/f%07zu", dir, i);
+
+                if (!src || (i - first) % 60000 == 0) {
+                        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+                        ck_assert_msg(fd >= 0, "create '%s': %s", p, strerror(errno));
+                        close(fd);
+                        free(src);
+                        src = xstrdup(p);
+                } else
+                        ck_assert_msg(link(src, p) == 0, "link '%s': %s", p, strerror(errno));
+        }
+}

@@ -9,6 +9,7 @@
 #define CUDAMOD_FIXTURE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "elfstub.h"
 
@@ -18,6 +19,9 @@ void fx_free(char *root);
 void fx_mkdir(const char *root, const char *rel);
 void fx_write(const char *root, const char *rel, const char *content);
 void fx_symlink(const char *root, const char *rel, const char *target);
+/* Add n empty files f<first>…f<first+n-1> to dir (hard links, a new file
+ * every 60,000: ext4 allows 65,000 links to one): a huge directory, cheaply. */
+void fx_many_files(const char *dir, size_t first, size_t n);
 void fx_elf(const char *root, const char *rel, const struct elfstub *s);
 /* A shared library stub: real file lib.so.FULL (or only the soname file
  * when full is NULL, as wheels ship), soname link, and the dev link. */

@@ -288,30 +288,6 @@ START_TEST(scan_reports_broken_installs_as_problems)
 }
 END_TEST
 
-/* Prefix names with spaces, quotes, ]], $(...), a newline and non-ASCII
- * bytes come out unchanged in JSON (valid UTF-8) or marked (invalid), and
- * escaped in the table; nothing is executed. */
-/* Add n empty files to dir (hard links, a new file every 60,000: ext4
- * allows 65,000 links to one). */
-static void fill_dir(const char *dir, size_t n)
-{
-        _cleanup_free_ char *src = NULL;
-
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *p = xasprintf("%s/f%07zu", dir, i);
-
-                if (!src || i % 60000 == 0) {
-                        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-
-                        ck_assert_msg(fd >= 0, "create '%s': %s", p, strerror(errno));
-                        close(fd);
-                        free(src);
-                        src = xstrdup(p);
-                } else
-                        ck_assert_msg(link(src, p) == 0, "link '%s': %s", p, strerror(errno));
-        }
-}
-
 /* What scan reads is bounded: a 1 GiB version.json (sparse) is a problem
  * on its install and is not read past 1 MiB; a library directory of more
  * than WALK_MAX_ENTRIES entries is not listed (a warning names the
@@ -335,7 +311,7 @@ START_TEST(scan_bounds_what_it_reads)
         fx_cuda_toolkit(root, "apps/huge-lib", &(struct fx_cuda){ .version = "12.6", .release = "12.6.0",
                                                                  .cudart = "12.6.37", .nvcc = "12.6.20" });
         lib = path_join(root, "apps/huge-lib/targets/x86_64-linux/lib");
-        fill_dir(lib, WALK_MAX_ENTRIES);
+        fx_many_files(lib, 0, WALK_MAX_ENTRIES);
         fx_symlink(root, "apps/scratch", "huge-lib/targets/x86_64-linux/lib");
 
         out = scan_json(root, roots, &r);
@@ -367,6 +343,9 @@ START_TEST(scan_bounds_what_it_reads)
 }
 END_TEST
 
+/* Prefix names with spaces, quotes, ]], $(...), a newline and non-ASCII
+ * bytes come out unchanged in JSON (valid UTF-8) or marked (invalid), and
+ * escaped in the table; nothing is executed. */
 START_TEST(scan_hostile_prefix_names)
 {
         static const char *const names[] = {

@@ -317,26 +317,6 @@ START_TEST(path_absolute_normalises)
 }
 END_TEST
 
-/* Add n empty files to dir (hard links, a new file every 60,000: ext4
- * allows 65,000 links to one). */
-static void fill_dir(const char *dir, size_t first, size_t n)
-{
-        _cleanup_free_ char *src = NULL;
-
-        for (size_t i = first; i < first + n; i++) {
-                _cleanup_free_ char *p = xasprintf("%s/f%07zu", dir, i);
-
-                if (!src || (i - first) % 60000 == 0) {
-                        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-
-                        ck_assert_msg(fd >= 0, "create '%s': %s", p, strerror(errno));
-                        close(fd);
-                        free(src);
-                        src = xstrdup(p);
-                } else
-                        ck_assert_msg(link(src, p) == 0, "link '%s': %s", p, strerror(errno));
-        }
-}
 
 /* A directory of more than WALK_MAX_ENTRIES entries (a scratch area of
  * millions of files) is not listed whole: it is skipped, with a warning
@@ -351,14 +331,14 @@ START_TEST(walk_huge_directory_is_skipped_with_a_warning)
 
         fx_mkdir(root, "scratch/big/sub");
         fx_mkdir(root, "apps/x");
-        fill_dir(big, 0, WALK_MAX_ENTRIES - 1);
+        fx_many_files(big, 0, WALK_MAX_ENTRIES - 1);
         walk(root, &(struct walk_options){ 0 }, &s);
         ck_assert(visited(&s, root, "scratch/big/sub"));
         ck_assert_int_eq(s.warnings.len, 0);
         seen_release(&s);
 
         s = (struct seen){ 0 };
-        fill_dir(big, WALK_MAX_ENTRIES, 1);
+        fx_many_files(big, WALK_MAX_ENTRIES, 1);
         walk(root, &(struct walk_options){ 0 }, &s);
         ck_assert(visited(&s, root, "scratch"));
         ck_assert(!visited(&s, root, "scratch/big"));
