@@ -43,7 +43,21 @@ stress_cleanup() {
 }
 trap stress_cleanup EXIT
 mkdir -p "$work/bin"
-cp "$CUDAMOD_BIN" "$work/bin/cudamod"
+if [ -n "${CUDAMOD_VALGRIND_LOGS:-}" ]; then
+        # Under valgrind (tests/valgrind.sh): the binary and the wrapper are
+        # copied too, so that another user can run them from here.
+        cp "$CUDAMOD_VALGRIND_REAL" "$work/bin/cudamod.real"
+        cp "$CUDAMOD_VALGRIND_WRAPPER" "$work/bin/valgrind-cudamod.sh"
+        {
+                echo "#!$(command -v bash)"
+                printf 'export CUDAMOD_VALGRIND_REAL=%q CUDAMOD_VALGRIND_LOGS=%q\n' \
+                        "$work/bin/cudamod.real" "$CUDAMOD_VALGRIND_LOGS"
+                printf 'exec %q "$@"\n' "$work/bin/valgrind-cudamod.sh"
+        } >"$work/bin/cudamod"
+        chmod 755 "$work/bin/cudamod.real" "$work/bin/valgrind-cudamod.sh"
+else
+        cp "$CUDAMOD_BIN" "$work/bin/cudamod"
+fi
 chmod 755 "$work/bin" "$work/bin/cudamod"
 cudamod=$work/bin/cudamod
 
