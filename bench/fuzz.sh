@@ -32,12 +32,16 @@ ninja -C "$build" "tests/fuzz/fuzz-$target" >/dev/null
 work="$build/fuzz-corpus/$target" artifacts="$build/fuzz-artifacts"
 mkdir -p "$work" "$artifacts"
 log="$build/fuzz-$target.log"
+# The sandbox also starts from the generated reference trees (read
+# recursively), rather than from copies of them.
+extra_seeds=()
+[ "$target" != sandbox ] || extra_seeds=(modulefiles/lua-flat modulefiles/lua-hierarchical)
 rc=0 start=$(date +%s)
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
         "$build/tests/fuzz/fuzz-$target" -max_total_time="$seconds" \
         -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix="$artifacts/$target-" \
-        "$work" "tests/fuzz/corpus/$target" >"$log" 2>&1 || rc=$?
+        "$work" "tests/fuzz/corpus/$target" "${extra_seeds[@]}" >"$log" 2>&1 || rc=$?
 elapsed=$(($(date +%s) - start))
 grep -E '^stat::|ERROR|SUMMARY|^fuzz-|Test unit written' "$log" || true
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
