@@ -10,7 +10,7 @@
 # into the same OUT path (the files name it) and kept as copies.
 # Then KILLS times (STRESS_KILLS, default 1000): start `cudamod --config
 # b.yaml generate --prune -o OUT ROOT` on OUT, send it SIGKILL or SIGTERM
-# (at random, half each) after a random 0..T ms (T ~ 1.3 x a full run), and
+# (at random, half each) after a random delay, and
 # check (tests/stress/treecheck.py) that every file in OUT is byte-identical
 # to its A or B version (or absent when B does not have it, or a
 # .cudamod-tmp.* left by a SIGKILL; A and B parse with luac5.1, so each file
@@ -24,6 +24,15 @@
 # OUT is rewound to A after about half the kills (always when it already is
 # B), else the next kill starts from what this one left. At the end a run
 # to completion must leave exactly B (index included) and no temporary file.
+# Delays: odd kills wait 0..W ms (W ~ 1.3 x a full run), anywhere in the
+# run; even kills aim at the writes, which are a few per cent of a run,
+# after S..T ms, a window that starts at the length of a --check run and
+# closes in on the writes from what each aimed kill found (nothing written
+# yet: S moves up; everything written: T moves down) and widens by 1 ms
+# at each end after every aimed kill, so it follows the machine's load. If after KILLS kills a
+# signal has not yet landed while files were being written, kills go on
+# (at most 4 x KILLS in all) until it has: without that the test proves
+# nothing, and it fails.
 set -euo pipefail
 # Under `meson test --setup valgrind`, bash itself would be the program
 # checked (and it leaks): leave at once, without a leak check (exec).
@@ -80,7 +89,7 @@ for _ in 1 2 3; do
         [ $((t1 - t0)) -lt $best ] && best=$((t1 - t0))
 done
 manifest "$out" | cmp -s - "$work/B.sums" || fail "an A -> B run does not give B"
-T=$((best * 13 / 10 + 2))
+W=$((best * 13 / 10 + 2)) T=$W
 # Scanning, planning and comparing take most of a run (a --check run does
 # just that): every other kill lands after that, while files are written.
 rewind
@@ -92,7 +101,7 @@ for _ in 1 2 3; do
         [ $((t1 - t0)) -lt $S ] && S=$((t1 - t0))
 done
 [ $S -lt $T ] || S=0
-note "a full A -> B run takes $best ms, a --check run $S ms; killing after 0..$T ms (every other kill after $S..$T ms), $kills times"
+note "a full A -> B run takes $best ms, a --check run $S ms; killing after 0..$W ms (every other kill after $S..$T to begin with), $kills times"
 
 # A sleep without a process: a read that times out on a FIFO this shell
 # holds open at both ends.
@@ -100,13 +109,18 @@ mkfifo "$work/never"
 exec {never}<>"$work/never"
 declare -A outcome
 rewind
-rewinds=0 tmp_seen=0 terms_in_write=0
+rewinds=0 tmp_seen=0 terms_in_write=0 mid_run_ok=0
 loop_t0=$(ms)
-for ((i = 1; i <= kills; i++)); do
+# Has each signal landed while files were written?
+mid_run() {
+        [ "${outcome["SIGKILL mid-run (tree changed, incomplete)"]:-0}" -gt 0 ] &&
+                [ "${outcome["SIGTERM mid-run (tree changed, incomplete)"]:-0}" -gt 0 ]
+}
+for ((i = 1; i <= kills || (i <= 4 * kills && !mid_run_ok); i++)); do
         if [ $((i % 2)) -eq 0 ]; then
                 delay=$((S + RANDOM % (T - S + 1)))
         else
-                delay=$((RANDOM % (T + 1)))
+                delay=$((RANDOM % (W + 1)))
         fi
         if [ $((RANDOM % 2)) -eq 0 ]; then sig=KILL; else sig=TERM; fi
         "$cudamod" --config "$work/cfg/b.yaml" generate --prune -o "$out" "$root" >/dev/null 2>"$work/kill.err" &
@@ -150,23 +164,34 @@ for ((i = 1; i <= kills; i++)); do
                 what="SIG$sig mid-run (tree changed, incomplete)"
         fi
         outcome[$what]=$((${outcome[$what]:-0} + 1))
-        # Runs get faster or slower with the machine's load: shorten the
-        # window when a run finished first, widen it when a late kill found
-        # nothing written.
-        if [ $rc -eq 0 ]; then
-                T=$((T * 4 / 5 + 1))
-        elif [ "$same" = 1 ] && [ $delay -ge $S ]; then
-                T=$((T * 11 / 10 + 1))
+        # Runs get faster or slower with the machine's load: the whole
+        # window shrinks when a run finished first, grows when a kill at
+        # its end found nothing written; the aimed window closes in on the
+        # writes and widens a little every time.
+        if [ $rc -eq 0 ] && [ $delay -lt $W ]; then
+                W=$(((W + delay) / 2 + 1))
+        elif [ "$same" = 1 ] && [ $delay -ge $((W * 9 / 10)) ]; then
+                W=$((W * 11 / 10 + 1))
         fi
-        [ $S -lt $((T / 2)) ] || S=$((T / 2))
+        if [ $((i % 2)) -eq 0 ]; then
+                if [ "$same" = 1 ] && [ $delay -gt $S ]; then
+                        S=$(((S + delay + 1) / 2))
+                elif { [ $rc -eq 0 ] || [ "$state" = B ]; } && [ $delay -lt $T ]; then
+                        T=$(((T + delay) / 2))
+                fi
+                S=$((S > 0 ? S - 1 : 0)) T=$((T + 1))
+                [ $S -lt $T ] || S=$((T - 1))
+        fi
+        mid_run && mid_run_ok=1
         if [ "$state" = B ] || [ $((RANDOM % 2)) -eq 0 ]; then
                 rewind
                 rewinds=$((rewinds + 1))
         fi
 done
 
+kills=$((i - 1))
 note "$kills kills took $((($(ms) - loop_t0) / 1000)) s"
-note "kill window at the end: 0..$T ms (late kills after $S ms)"
+note "kill windows at the end: 0..$W ms, aimed $S..$T ms"
 note "outcomes of $kills kills (start state A $rewinds+1 times, else the state the last kill left):"
 for k in "${!outcome[@]}"; do printf '  %4d  %s\n' "${outcome[$k]}" "$k"; done | sort -k2
 note "kills that left .cudamod-tmp.* files: $tmp_seen; SIGTERMs that generate caught while writing (and said so): $terms_in_write"
