@@ -11,7 +11,7 @@
  * decide or what only might break: a library of the module we cannot read,
  * a driver library shipped inside the module, an unreadable ld.so.cache,
  * two copies of the same cuDNN version, a CUDA major or a file version we
- * cannot tell. */
+ * cannot tell, a library directory too large to list (WALK_MAX_ENTRIES). */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -82,9 +82,13 @@ static void own_libs_collect(const struct validate_target *t, struct libset *ret
 {
         for (size_t i = 0; i < t->own_libdirs.len; i++) {
                 struct strv names = { 0 };
+                int r = dir_list(AT_FDCWD, t->own_libdirs.items[i], &names);
 
-                if (dir_list(AT_FDCWD, t->own_libdirs.items[i], &names) < 0)
-                        continue;  /* the paths check reports it */
+                if (r == -E2BIG)
+                        findings_add(f, CHECK_WARN, "'%s' holds more than %d entries, its libraries not checked",
+                                     t->own_libdirs.items[i], WALK_MAX_ENTRIES);
+                if (r < 0)
+                        continue;  /* the paths check reports any other error */
                 for (size_t k = 0; k < names.len; k++) {
                         struct diag d = DIAG_INIT;
 
@@ -162,8 +166,7 @@ void check_closure(const struct validate_target *t, struct check *ret)
         ret->id = "closure";
         own_libs_collect(t, &libs, &f);
         if (libs.n == 0) {
-                check_set(ret, CHECK_SKIP, "no shared library in the module's library directories");
-                findings_release(&f);
+                findings_skip(&f, "no shared library in the module's library directories", ret);
                 return;
         }
         elf_context_init(&c, t, &f);

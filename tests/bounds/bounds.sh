@@ -21,7 +21,9 @@
 #     read_current path): left alone as edited, the rest written.
 #  5. A directory of WALK_MAX_ENTRIES + 1 (100,001) entries, as the library
 #     directory of a CUDA prefix and as a plain directory: scan skips it
-#     with a warning naming it and the limit; doctor refuses it (exit 2).
+#     with a warning naming it and the limit; doctor refuses it (exit 2);
+#     validate of a module with it on LD_LIBRARY_PATH warns that its
+#     libraries were not checked.
 #  6. A chain of directories 50 deep (with 1,000 siblings): scan stops at
 #     max_depth (8 by default), and with `max_depth: 64` finds the install
 #     at the bottom.
@@ -180,6 +182,13 @@ contains widelib-scan out "widelib/sw/cuda-11.8"
 run widelib-doctor "$CUDAMOD_BIN" doctor "$lib"
 expect widelib-doctor 2
 contains widelib-doctor err "more than 100000 entries in a directory"
+# A module that puts it on LD_LIBRARY_PATH: validate says its libraries
+# were not checked, and checks the rest.
+mkdir -p mp-wide/wide
+printf 'prepend_path("LD_LIBRARY_PATH", "%s")\n' "$work/$lib" >mp-wide/wide/1.0.lua
+run wide-validate "$CUDAMOD_BIN" validate --no-compile --modulepath mp-wide wide/1.0
+[ "$rc" -le 1 ] || { cat wide-validate.err >&2; fail "wide-validate: exit $rc"; }
+contains wide-validate out "'$work/$lib' holds more than 100000 entries, its libraries not checked"
 
 # 6. 50 levels deep, beside 1,000 siblings.
 deep=tree/$(printf 'd%02d/' $(seq 1 49))
