@@ -29,6 +29,7 @@
 #include "evaluate.h"
 #include "install.h"
 #include "plan.h"
+#include "process.h"
 #include "strbuf.h"
 #include "validate.h"
 #include "write.h"
@@ -522,8 +523,7 @@ static void worker_died(struct validate_run *v, struct worker *w, size_t n, size
         int status = 0;
 
         worker_stop(&w[k], &status);
-        why = WIFSIGNALED(status) ? xasprintf("killed by signal %d", WTERMSIG(status))
-                                  : xasprintf("exit status %d", WEXITSTATUS(status));
+        why = wait_status_string(status);
         v->results[w[k].unit] = crashed_result(u, why);
         (void)worker_start(v, w, n, k);
 }

@@ -271,16 +271,23 @@ char *process_find_program(const char *name, char *const *env, int *ret_err)
         return NULL;
 }
 
-/* "exit status 3", "killed by signal 9": how a reaped child ended. */
+char *wait_status_string(int status)
+{
+        if (WIFEXITED(status))
+                return xasprintf("exit status %d", WEXITSTATUS(status));
+        if (WIFSIGNALED(status)) {
+                int sig = WTERMSIG(status);
+                const char *abbrev = sigabbrev_np(sig);
+
+                return abbrev ? xasprintf("killed by signal %d (SIG%s)", sig, abbrev)
+                              : xasprintf("killed by signal %d", sig);
+        }
+        return xstrdup("ended abnormally");
+}
+
 char *child_ending(const struct child *c)
 {
-        if (!c->reaped)
-                return xstrdup("could not be waited for");
-        if (WIFEXITED(c->wait_status))
-                return xasprintf("exit status %d", WEXITSTATUS(c->wait_status));
-        if (WIFSIGNALED(c->wait_status))
-                return xasprintf("killed by signal %d", WTERMSIG(c->wait_status));
-        return xstrdup("ended abnormally");
+        return c->reaped ? wait_status_string(c->wait_status) : xstrdup("could not be waited for");
 }
 
 bool child_succeeded(const struct child *c)

@@ -50,7 +50,9 @@ int process_run(const char *path, char *const *argv, char *const *envp, const ch
  * it has none), made absolute; a name holding '/' is taken as it is. NULL
  * with *ret_err (ENOENT, EACCES) when there is none. */
 char *process_find_program(const char *name, char *const *env, int *ret_err);
-/* "exit status 3", "killed by signal 9": how a reaped child ended. */
+/* "exit status 3", "killed by signal 9 (SIGKILL)": how a process ended,
+ * from its wait status, or how a reaped child did. */
+char *wait_status_string(int status);
 char *child_ending(const struct child *c);
 /* Reaped, in time, started, and exit status 0. */
 bool child_succeeded(const struct child *c);

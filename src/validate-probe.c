@@ -662,6 +662,7 @@ static void probe_finish(struct probe_job *job, struct probe_report *ret)
                 r->launcher_failed = launcher;
                 goto done;
         }
+        r->started = true;
         if (c.timed_out) {
                 if (launcher)
                         r->launch_error = xasprintf("the launcher '%s' timed out after %u s, killed",
@@ -845,6 +846,14 @@ static void run_cudnn_runtime(const struct probe_report *p, struct findings *f)
                             dnn->cudart_version, rt_v);
 }
 
+/* For a report that did not run: "failed" when the probe itself was
+ * started and ended badly (a crash, an exit status, unreadable output),
+ * "did not run" when it, or the launcher before it, never got that far. */
+static const char *probe_outcome(const struct probe_report *p)
+{
+        return p->started && !p->launcher_failed ? "failed" : "did not run";
+}
+
 void check_run(const struct validate_target *t, const struct probe_report *p, struct check *ret)
 {
         struct findings f = FINDINGS_INIT;
@@ -861,7 +870,7 @@ void check_run(const struct validate_target *t, const struct probe_report *p, st
                                   "the launcher failed, so the probe did not run and the module was not checked (fix the launcher command or the target): %s",
                                   p->launch_error ? p->launch_error : "no reason given");
                 else
-                        check_set(ret, CHECK_FAIL, "the probe did not run: %s",
+                        check_set(ret, CHECK_FAIL, "the probe %s: %s", probe_outcome(p),
                                   p->launch_error ? p->launch_error : "no reason given");
                 return;
         }
@@ -894,7 +903,7 @@ void check_device(const struct validate_target *t, const struct validate_options
                 return;
         }
         if (!p->ran) {
-                check_set(ret, absent, "the probe did not run, so no device was queried: %s",
+                check_set(ret, absent, "the probe %s, so no device was queried: %s", probe_outcome(p),
                           p->launch_error ? p->launch_error : "no reason given");
                 return;
         }

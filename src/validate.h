@@ -137,6 +137,7 @@ struct probe_device {
 };
 
 struct probe_report {
+        bool started;              /* the probe (or its launcher) was started */
         bool ran;                  /* the probe printed its JSON and exited 0 */
         char *launch_error;        /* why not: "the launcher 'srun' could not be started: …",
                                     * "timed out after 120 s", "exit status 3: <stderr tail>",

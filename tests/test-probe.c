@@ -314,6 +314,30 @@ START_TEST(probe_without_driver_still_loads_the_runtime)
 }
 END_TEST
 
+/* A library that crashes the probe: it dies by the same signal and says on
+ * stderr which call into which file it was in. */
+START_TEST(probe_crashing_in_a_library_says_where)
+{
+        static const char *const args[] = { "--no-cudnn", "--no-nccl", NULL };
+        char *root;
+        _cleanup_free_ char *lib = libdir_new(&root);
+        _cleanup_free_ char *want = NULL;
+        struct run_result r;
+
+        fx_fake_library(lib, "libcudart.so.12", "CUDART12");
+        fx_fake_library(lib, "libcuda.so.1", "CUDA_CRASH");
+        want = xasprintf("cudamod-probe: SIGSEGV while calling cuDeviceGetName in %s/libcuda.so.1\n", lib);
+        /* Not under valgrind: a process killed by a signal has no leak
+         * report to give. */
+        run_probe(&r, lib, args, true);
+        ck_assert_msg(r.status == 128 + SIGSEGV, "probe exited %d, not by SIGSEGV: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.err, want), "'%s' not in its stderr: %s", want, r.err);
+        ck_assert_str_eq(r.out, "");
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(probe_with_nothing_to_load_reports_every_library_missing)
 {
         char *root;
@@ -618,6 +642,7 @@ int main(void)
         tcase_add_test(tc, probe_reports_a_driver_without_devices);
         tcase_add_test(tc, probe_without_driver_still_loads_the_runtime);
         tcase_add_test(tc, probe_with_nothing_to_load_reports_every_library_missing);
+        tcase_add_test(tc, probe_crashing_in_a_library_says_where);
         tcase_add_test(tc, probe_names_missing_symbols);
         tcase_add_test(tc, probe_leaves_out_what_it_is_told_to_skip);
         tcase_add_test(tc, probe_env_gives_the_module_environment_and_keeps_the_steps);

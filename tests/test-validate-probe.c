@@ -689,6 +689,34 @@ START_TEST(device_fails_with_a_driver_older_than_the_runtime)
 }
 END_TEST
 
+/* A driver that crashes the probe: run fails and says the probe failed,
+ * how (SIGSEGV) and in which call into which file; device names the same. */
+START_TEST(probe_crashed_by_a_library_says_where)
+{
+        char *root = root_new();
+        _cleanup_free_ char *driver = path_join(root, "crash-driver");
+        _cleanup_free_ char *where = NULL;
+        struct validate_options o = options(driver);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_standard(root);
+        fx_fake_library(root, "crash-driver/libcuda.so.1", "CUDA_CRASH");
+        where = xasprintf("cudamod-probe: SIGSEGV while calling cuDeviceGetName in %s/libcuda.so.1", driver);
+        o.require_device = true;
+        target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+        probe_checks(&g, &o, &p, &run, &dev);
+        ck_assert(!p.ran);
+        ck_assert(p.started);
+        ck_assert(!p.launcher_failed);
+        assert_check(&run, CHECK_FAIL, "the probe failed: killed by signal 11 (SIGSEGV)", where);
+        assert_check(&dev, CHECK_FAIL, "the probe failed, so no device was queried", where);
+        probe_checks_release(&g, &p, &run, &dev);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(device_without_driver_or_gpu_skips_unless_required)
 {
         static const struct {
@@ -962,6 +990,7 @@ int main(void)
         tcase_add_test(tc, device_without_driver_or_gpu_skips_unless_required);
         tcase_add_test(tc, launcher_that_cannot_start_is_reported_as_the_launchers);
         tcase_add_test(tc, probe_that_cannot_start_is_not_the_launchers);
+        tcase_add_test(tc, probe_crashed_by_a_library_says_where);
         tcase_add_test(tc, working_launchers_pass_the_environment_through);
         tcase_add_test(tc, hung_launcher_is_killed_at_the_timeout);
         tcase_add_test(tc, failing_or_garbled_runs_are_reported);

@@ -15,6 +15,13 @@
  * LD_LIBRARY_PATH only when a program starts. The document records the
  * CUDA_VISIBLE_DEVICES it saw and the host it ran on.
  *
+ * A library can crash the probe: glibc's loader faults on some truncated
+ * or corrupt libraries, and a library can fault in its own code. Before
+ * each dlopen and each call into a library the probe notes what it is
+ * doing; on SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT it writes that to
+ * stderr ("cudamod-probe: SIGSEGV while loading libcudart.so.12") and dies
+ * by the same signal, so that validate can say where it crashed.
+ *
  * Exit status: 0 whenever the document was printed (the findings are in
  * it), 2 for usage errors, 1 when stdout cannot be written, 127 when the
  * re-execution fails. */
@@ -24,6 +31,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <link.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -46,6 +54,79 @@ typedef int (*cu_device_get_attribute_fn)(int *, int, int);
 typedef int (*cu_device_total_mem_v2_fn)(size_t *, int);
 typedef int (*cu_device_total_mem_fn)(unsigned int *, int);
 typedef size_t (*get_size_fn)(void);
+
+/* --- crashes ----------------------------------------------------------- */
+
+/* What the probe is doing ("loading libcudart.so.12", "calling cuInit in
+ * /usr/lib/x86_64-linux-gnu/libcuda.so.1"), for the crash handler. It is
+ * written only between library calls, so the handler never sees it half
+ * written. The library's path is that of the last successful load. */
+static char step[PATH_MAX + 128];
+static char loaded_path[PATH_MAX];
+
+_printf_(1, 2) static void step_set(const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(step, sizeof(step), fmt, ap);
+        va_end(ap);
+}
+
+static void step_call(const char *name)
+{
+        step_set("calling %s in %s", name, loaded_path);
+}
+
+static void write_all(int fd, const char *s)
+{
+        size_t len = strlen(s);
+
+        while (len > 0) {
+                ssize_t n = write(fd, s, len);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return;
+                s += n;
+                len -= (size_t)n;
+        }
+}
+
+static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+
+/* Only async-signal-safe calls: write, strlen, raise. The handler was
+ * reset to the default on entry (SA_RESETHAND) and the signal is not
+ * blocked (SA_NODEFER), so raise ends the process with it. */
+static void on_crash(int sig)
+{
+        const char *name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS"
+                         : sig == SIGILL ? "SIGILL" : sig == SIGFPE ? "SIGFPE" : "SIGABRT";
+        int saved = errno;
+
+        write_all(STDERR_FILENO, "cudamod-probe: ");
+        write_all(STDERR_FILENO, name);
+        write_all(STDERR_FILENO, step[0] ? " while " : " outside any library call");
+        write_all(STDERR_FILENO, step);
+        write_all(STDERR_FILENO, "\n");
+        errno = saved;
+        raise(sig);
+}
+
+/* On its own stack, so that a stack overflow is reported too. */
+static void crash_handler_install(void)
+{
+        static char altstack[64 * 1024];
+        stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+        struct sigaction sa = { .sa_handler = on_crash, .sa_flags = SA_RESETHAND | SA_NODEFER };
+
+        if (sigaltstack(&ss, NULL) == 0)
+                sa.sa_flags |= SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < ELEMENTSOF(crash_signals); i++)
+                (void)sigaction(crash_signals[i], &sa, NULL);
+}
 
 /* The errors met for one library, joined with "; " (truncated when long). */
 struct errors {
@@ -117,6 +198,7 @@ static void *load(json_t *obj, const char *const *sonames, bool with_soname, str
                 const char *msg;
 
                 tried = sonames[i];
+                step_set("loading %s", sonames[i]);
                 dlerror();
                 h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
                 if (h)
@@ -134,8 +216,11 @@ static void *load(json_t *obj, const char *const *sonames, bool with_soname, str
         /* A failed attempt before the one that loaded is no error. */
         e->len = 0;
         e->text[0] = '\0';
+        snprintf(loaded_path, sizeof(loaded_path), "%s", tried);
         if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0]) {
                 char *real = realpath(lm->l_name, NULL);
+
+                snprintf(loaded_path, sizeof(loaded_path), "%s", lm->l_name);
 
                 set(obj, "path", json_text(lm->l_name));
                 set(obj, "realpath", json_text(real));
@@ -150,6 +235,7 @@ static void *sym(void *h, const char *name, bool required, struct errors *e)
 {
         void *p;
 
+        step_set("looking up %s in %s", name, loaded_path);
         dlerror();
         p = dlsym(h, name);
         if (!p && required)
@@ -159,9 +245,11 @@ static void *sym(void *h, const char *name, bool required, struct errors *e)
 
 static void cudart_error(struct errors *e, cuda_error_string_fn describe, const char *call, int rc)
 {
-        const char *text = describe ? describe(rc) : NULL;
+        const char *text;
         char bounded[256];
 
+        step_call("cudaGetErrorString");
+        text = describe ? describe(rc) : NULL;
         if (text) {
                 snprintf(bounded, sizeof(bounded), "%s", text);
                 errors_add(e, "%s failed: error %d (%s)", call, rc, bounded);
@@ -178,6 +266,7 @@ static json_t *cudart_int(void *h, const char *name, cuda_error_string_fn descri
 
         if (!f)
                 return json_null();
+        step_call(name);
         rc = f(&v);
         if (rc != 0) {
                 cudart_error(e, describe, name, rc);
@@ -225,6 +314,7 @@ static void cu_error(struct errors *e, const struct driver *d, const char *call,
         const char *text = NULL;
         char bounded[256];
 
+        step_call("cuGetErrorString");
         if (d->describe && d->describe(rc, &text) != 0)
                 text = NULL;
         if (text) {
@@ -244,6 +334,7 @@ static json_t *probe_device(const struct driver *d, int index, struct errors *e)
         int cu = 0, major = -1, minor = -1, rc;
 
         set(dev, "index", json_integer(index));
+        step_call("cuDeviceGet");
         rc = d->device_get(&cu, index);
         if (rc != 0) {
                 cu_error(e, d, "cuDeviceGet", rc);
@@ -254,6 +345,7 @@ static json_t *probe_device(const struct driver *d, int index, struct errors *e)
         }
 
         memset(name, 0, sizeof(name));
+        step_call("cuDeviceGetName");
         if (!d->get_name)
                 set(dev, "name", json_null());
         else if ((rc = d->get_name(name, (int)sizeof(name) - 1, cu)) != 0) {
@@ -265,6 +357,7 @@ static json_t *probe_device(const struct driver *d, int index, struct errors *e)
         }
 
         if (d->get_attribute) {
+                step_call("cuDeviceGetAttribute");
                 rc = d->get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu);
                 if (rc == 0)
                         rc = d->get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu);
@@ -283,6 +376,7 @@ static json_t *probe_device(const struct driver *d, int index, struct errors *e)
         if (d->total_mem_v2) {
                 size_t bytes = 0;
 
+                step_call("cuDeviceTotalMem_v2");
                 rc = d->total_mem_v2(&bytes, cu);
                 if (rc != 0)
                         cu_error(e, d, "cuDeviceTotalMem_v2", rc);
@@ -290,6 +384,7 @@ static json_t *probe_device(const struct driver *d, int index, struct errors *e)
         } else if (d->total_mem) {
                 unsigned int bytes = 0;
 
+                step_call("cuDeviceTotalMem");
                 rc = d->total_mem(&bytes, cu);
                 if (rc != 0)
                         cu_error(e, d, "cuDeviceTotalMem", rc);
@@ -328,9 +423,11 @@ static json_t *probe_driver(void)
                 d.total_mem = (cu_device_total_mem_fn)sym(h, "cuDeviceTotalMem", true, &e);
 
         /* A failing cuInit is recorded; the version needs no init. */
+        step_call("cuInit");
         if (init && (rc = init(0)) != 0)
                 cu_error(&e, &d, "cuInit", rc);
 
+        step_call("cuDriverGetVersion");
         if (version && (rc = version(&v)) == 0)
                 set(obj, "version", json_integer(v));
         else {
@@ -340,6 +437,7 @@ static json_t *probe_driver(void)
         }
 
         devices = json_array();
+        step_call("cuDeviceGetCount");
         if (count && (rc = count(&n)) != 0) {
                 cu_error(&e, &d, "cuDeviceGetCount", rc);
                 n = 0;
@@ -360,6 +458,7 @@ static json_t *size_value(void *h, const char *name, struct errors *e)
 {
         get_size_fn f = (get_size_fn)sym(h, name, true, e);
 
+        step_call(name);
         return f ? json_integer((json_int_t)f()) : json_null();
 }
 
@@ -389,6 +488,7 @@ static json_t *probe_nccl(void)
                 get_int_fn f = (get_int_fn)sym(h, "ncclGetVersion", true, &e);
                 int v = 0, rc = 0;
 
+                step_call("ncclGetVersion");
                 if (f && (rc = f(&v)) != 0)
                         errors_add(&e, "ncclGetVersion failed: error %d", rc);
                 set(obj, "version", f && rc == 0 ? json_integer(v) : json_null());
@@ -581,6 +681,7 @@ int main(int argc, char **argv)
         if (n_env)
                 return reexec(args, n_args, env, n_env);
 
+        crash_handler_install();
         doc = json_object();
         set(doc, "probe", json_integer(1));
         set(doc, "host", json_text(gethostname(host, sizeof(host)) == 0 ? (host[sizeof(host) - 1] = '\0', host) : NULL));
@@ -592,6 +693,7 @@ int main(int argc, char **argv)
                 set(doc, "cudnn", probe_cudnn());
         if (nccl)
                 set(doc, "nccl", probe_nccl());
+        step[0] = '\0';
 
         r = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         json_decref(doc);

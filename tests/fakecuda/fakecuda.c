@@ -9,7 +9,11 @@
  * or unset: no device) and then, like the real driver, CUDA_VISIBLE_DEVICES
  * (unset: all; otherwise a comma list of ordinals, renumbered from 0; the
  * list stops at the first entry that is not a valid ordinal, so "" hides
- * every device). */
+ * every device).
+ *
+ * With FAKE_CRASH_IN_GET_NAME cuDeviceGetName dies of SIGSEGV, as a broken
+ * driver would. */
+#include <signal.h>
 #include <stddef.h>
 #include <string.h>
 #ifdef FAKE_BY_PARTITION
@@ -143,6 +147,9 @@ int cuDeviceGetName(char *name, int len, int dev)
 {
         size_t n;
 
+#ifdef FAKE_CRASH_IN_GET_NAME
+        raise(SIGSEGV);
+#endif
         if (dev < 0 || dev >= count() || len <= 0)
                 return CUDA_ERROR_INVALID_VALUE;
         n = strlen(devices[dev].name);
