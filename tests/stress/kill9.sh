@@ -29,10 +29,10 @@
 # after S..T ms, a window that starts at the length of a --check run and
 # closes in on the writes from what each aimed kill found (nothing written
 # yet: S moves up; everything written: T moves down) and widens by 1 ms
-# at each end after every aimed kill, so it follows the machine's load. If after KILLS kills a
-# signal has not yet landed while files were being written, kills go on
-# (at most 4 x KILLS in all) until it has: without that the test proves
-# nothing, and it fails.
+# at each end after every aimed kill, so it follows the machine's load.
+# If after KILLS kills a signal has not yet landed while files were being
+# written, kills go on (at most 4 x KILLS in all) until it has: without
+# that the test proves nothing, and it fails.
 set -euo pipefail
 # Under `meson test --setup valgrind`, bash itself would be the program
 # checked (and it leaks): leave at once, without a leak check (exec).
