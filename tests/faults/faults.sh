@@ -62,17 +62,10 @@ asan=$(ldd "$cudamod" 2>/dev/null | awk '/libasan/ { print $3; exit }')
 root=$work/root out=$work/out
 write_ab_configs "$work/cfg"
 mktree "$root" demo "cudnn:9.5.0:12@sw/cudnn-9.5.0" "nccl:2.18.3:11.0@sw/nccl-2.18.3"
-gen() { # CONFIG [ARGS...]
-        local cfg=$1
-        shift
-        "$cudamod" --config "$work/cfg/$cfg.yaml" generate "$@" -o "$out" "$root"
-}
-gen a >"$work/a.log" 2>&1 || { cat "$work/a.log" >&2; fail "generate A failed"; }
-mv "$out" "$work/A"
+gen_state a A
 rm -rf "$root/sw/cudnn-9.5.0" "$root/sw/nccl-2.18.3"
 mktree "$root" "cuda:13.0.0@sw/cuda-13.0.0" "nccl:2.27.3:13.0@sw/nccl-2.27.3"
-gen b >"$work/b.log" 2>&1 || { cat "$work/b.log" >&2; fail "generate B failed"; }
-mv "$out" "$work/B"
+gen_state b B
 lua_syntax "$work/A" || fail "state A does not parse"
 lua_syntax "$work/B" || fail "state B does not parse"
 treecheck_start
@@ -351,21 +344,7 @@ lock_release() {
 }
 
 # --- 2. a read-only output directory, and subdirectory, mid-run
-as=()
-ro_ok=1
-if [ "$(id -u)" -eq 0 ]; then
-        if command -v setpriv >/dev/null 2>&1 && setpriv --reuid=nobody --regid=nogroup --clear-groups true 2>/dev/null; then
-                as=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-        elif command -v runuser >/dev/null 2>&1 && runuser -u nobody -- true 2>/dev/null; then
-                as=(runuser -u nobody --)
-        else
-                ro_ok=0
-        fi
-        if [ $ro_ok = 1 ] && ! "${as[@]}" test -x "$cudamod"; then
-                ro_ok=0
-        fi
-fi
-if [ $ro_ok = 0 ]; then
+if ! unprivileged; then
         note "running as root and cannot run as an unprivileged user: the read-only cases are skipped"
 else
         chmod -R a+rX "$root" "$work/cfg"

@@ -46,18 +46,10 @@ write_ab_configs "$work/cfg"
 removed=cudnn-linux-x86_64-9.5.0.50_cuda12-archive
 added=cudnn-linux-x86_64-9.6.0.74_cuda12-archive
 mktree "$root" demo synth:40 "cudnn:9.5.0:12@sw/$removed"
-gen() { # CONFIG [ARGS...]
-        local cfg=$1
-        shift
-        "$cudamod" --config "$work/cfg/$cfg.yaml" generate "$@" -o "$out" "$root"
-}
-
-gen a >"$work/a.log" 2>&1 || { cat "$work/a.log" >&2; fail "generate A failed"; }
-mv "$out" "$work/A"
+gen_state a A
 rm -rf "$root/sw/$removed"
 mktree "$root" "cudnn:9.6.0:12@sw/$added"
-gen b >"$work/b.log" 2>&1 || { cat "$work/b.log" >&2; fail "generate B failed"; }
-mv "$out" "$work/B"
+gen_state b B
 manifest "$work/A" >"$work/A.sums"
 manifest "$work/B" >"$work/B.sums"
 nA=$(wc -l <"$work/A.sums") nB=$(wc -l <"$work/B.sums")

@@ -132,6 +132,39 @@ EOF
         done
 }
 
+# gen CONFIG [ARGS...]: `cudamod --config $work/cfg/CONFIG.yaml generate
+# ARGS... -o $out $root` (the configs of write_ab_configs $work/cfg; $root
+# and $out are the script's).
+gen() {
+        local cfg=$1
+        shift
+        "$cudamod" --config "$work/cfg/$cfg.yaml" generate "$@" -o "$out" "$root"
+}
+
+# gen_state CONFIG NAME: generate $out with CONFIG and keep it as
+# $work/NAME (fails the test when generate fails).
+gen_state() {
+        gen "$1" >"$work/$1.log" 2>&1 || { cat "$work/$1.log" >&2; fail "generate $2 failed"; }
+        mv "$out" "$work/$2"
+}
+
+# unprivileged: set the array `as` to the command prefix that runs a
+# command as a user whom file permissions stop: none when not root, else
+# setpriv or runuser to nobody, who must be able to run $cudamod. Returns 1
+# (with `as` empty) when root has no such way.
+unprivileged() {
+        as=()
+        [ "$(id -u)" -eq 0 ] || return 0
+        if command -v setpriv >/dev/null 2>&1 && setpriv --reuid=nobody --regid=nogroup --clear-groups true 2>/dev/null; then
+                as=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+        elif command -v runuser >/dev/null 2>&1 && runuser -u nobody -- true 2>/dev/null; then
+                as=(runuser -u nobody --)
+        else
+                return 1
+        fi
+        "${as[@]}" test -x "$cudamod" || { as=(); return 1; }
+}
+
 # treecheck_start: start tests/stress/treecheck.py as a co-process (one
 # python for the whole script: a check is then a few milliseconds).
 # tc CMD ARG...: send it a command (see treecheck.py); the reply is in

@@ -65,23 +65,11 @@ run_fail "-o a symlink to a regular file" "$work/link-to-file" -- generate -o "$
 [ "$(cat "$work/file")" = precious ] || fail "the regular file was changed"
 
 # Read-only directories: as root, only a user without privileges is stopped.
-as=()
-if [ "$(id -u)" -eq 0 ]; then
-        if command -v setpriv >/dev/null 2>&1 && setpriv --reuid=nobody --regid=nogroup --clear-groups true 2>/dev/null; then
-                as=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-        elif command -v runuser >/dev/null 2>&1 && runuser -u nobody -- true 2>/dev/null; then
-                as=(runuser -u nobody --)
-        else
-                note "running as root and cannot drop privileges: read-only cases skipped"
-        fi
-        if [ ${#as[@]} -gt 0 ] && ! "${as[@]}" test -x "$cudamod"; then
-                note "user nobody cannot run $cudamod: read-only cases skipped"
-                as=()
-        fi
-        ro_ok=${#as[@]}
-else
+if unprivileged; then
         ro_ok=1
-        as=(env)
+else
+        ro_ok=0
+        note "running as root and no unprivileged user can run $cudamod: read-only cases skipped"
 fi
 if [ "$ro_ok" -gt 0 ]; then
         mkdir -p "$work/ro"
