@@ -31,6 +31,7 @@
 #   Needs bash, python3 and /usr/bin/time (apt-get install time). Building
 #   the trees takes about a minute; the runs a few seconds.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 builddir=build keep= limit=300
 while [ $# -gt 0 ]; do
@@ -41,22 +42,13 @@ while [ $# -gt 0 ]; do
         *) echo "usage: bench/bounds.sh [--builddir DIR] [--timeout S] [--keep]" >&2; exit 2 ;;
         esac
 done
-src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-case $builddir in /*) ;; *) builddir=$src/$builddir ;; esac
-cudamod=$builddir/src/cudamod
+bench_paths
 mkfixture=$builddir/tests/mkfixture
-for f in "$cudamod" "$mkfixture"; do
-        [ -x "$f" ] || { echo "$f is missing: build first (ninja -C $builddir)" >&2; exit 2; }
-done
+bench_need "$cudamod" "$mkfixture"
 [ -x /usr/bin/time ] || { echo "/usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "python3 is missing" >&2; exit 2; }
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/cudamod-bench-bounds-XXXXXX")
-if [ -z "$keep" ]; then
-        trap 'rm -rf "$work"' EXIT
-else
-        echo "keeping $work"
-fi
+bench_scratch bounds
 cd "$work"
 
 echo "building the trees in $work ..." >&2

@@ -4,6 +4,10 @@
 # to the source tree), --runs N (default RUNS) and --keep; check that
 # hyperfine and python3 are there; set src, builddir, runs, cudamod and work
 # (a scratch directory, removed at exit unless --keep).
+# bench_paths: set src, and builddir (made absolute) and cudamod from
+# $builddir (for a script that parses its own options).
+# bench_scratch NAME: set work, a scratch directory removed at exit unless
+# $keep is set.
 # bench_need FILE...: each built file is there and executable.
 
 bench_setup() {
@@ -18,12 +22,20 @@ bench_setup() {
                 *) echo "usage: bench/$name.sh [--builddir DIR] [--runs N] [--keep]" >&2; exit 2 ;;
                 esac
         done
+        bench_paths
+        command -v hyperfine >/dev/null || { echo "hyperfine is missing (Debian package hyperfine)" >&2; exit 1; }
+        command -v python3 >/dev/null || { echo "python3 is missing" >&2; exit 1; }
+        bench_scratch "$name"
+}
+
+bench_paths() {
         src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
         case $builddir in /*) ;; *) builddir=$src/$builddir ;; esac
         cudamod=$builddir/src/cudamod
-        command -v hyperfine >/dev/null || { echo "hyperfine is missing (Debian package hyperfine)" >&2; exit 1; }
-        command -v python3 >/dev/null || { echo "python3 is missing" >&2; exit 1; }
-        work=$(mktemp -d "${TMPDIR:-/tmp}/cudamod-bench-$name-XXXXXX")
+}
+
+bench_scratch() {
+        work=$(mktemp -d "${TMPDIR:-/tmp}/cudamod-bench-$1-XXXXXX")
         if [ -z "$keep" ]; then
                 trap 'rm -rf "$work"' EXIT
         else
