@@ -8,6 +8,7 @@
 
 #include "detect.h"
 #include "elf-file.h"
+#include "util-file.h"
 #include "banned.h"
 
 /* The per-component folders of CUDA 12 wheels (site-packages/nvidia/…). */
@@ -44,7 +45,8 @@ static struct version version_from_code(long code)
 }
 
 /* CUDA_VERSION from cuda.h, else CUDART_VERSION from cuda_runtime_api.h. */
-static struct version header_version(int fd, const char *include_rel)
+static struct version header_version(struct install *in, int fd, const char *dir_path,
+                                     const char *include_rel)
 {
         static const char *const files[][2] = {
                 { "cuda.h", "CUDA_VERSION" },
@@ -57,7 +59,7 @@ static struct version header_version(int fd, const char *include_rel)
                 struct strbuf sb = STRBUF_INIT;
                 long code;
 
-                if (read_head_at(fd, rel, DETECT_MAX_HEADER_HEAD, &sb) >= 0 &&
+                if (read_head_at(fd, dir_path, rel, DETECT_MAX_HEADER_HEAD, in, &sb) >= 0 &&
                     header_define_long(sb.buf, sb.len, files[i][1], &code) >= 0 && code >= 1000 &&
                     code < 1000000)
                         v = version_from_code(code);
@@ -67,7 +69,7 @@ static struct version header_version(int fd, const char *include_rel)
 }
 
 /* The release and nvcc version carried by the nvcc (or ptxas) binary. */
-static void nvcc_strings(struct install *in, int fd, const char *bin_rel,
+static void nvcc_strings(struct install *in, int fd, const char *dir_path, const char *bin_rel,
                          struct version *ret_release)
 {
         static const char *const tools[] = { "nvcc", "ptxas" };
@@ -78,7 +80,7 @@ static void nvcc_strings(struct install *in, int fd, const char *bin_rel,
                 struct diag d = DIAG_INIT;
                 struct version release, nvcc;
 
-                if (!is_file_at(fd, rel))
+                if (check_regular_at(in, fd, dir_path, rel) < 0)
                         continue;
                 if (elf_find_strings(fd, rel, "Cuda compilation tools, release ", &found, &d) >= 0 &&
                     found.len > 0 && nvcc_release_parse(found.items[0], &release, &nvcc) >= 0) {
@@ -234,7 +236,8 @@ static void detect_cu12_wheels(const struct walk_dir *dir, struct install_list *
         cudart = cudart_version_of(in);
         votes[0] = (struct version_vote){ cudart, "the nvidia-cuda-runtime wheel" };
         if (in->include_dir)
-                votes[1] = (struct version_vote){ header_version(dir->fd, "cuda_runtime/include"),
+                votes[1] = (struct version_vote){ header_version(in, dir->fd, dir->path,
+                                                                 "cuda_runtime/include"),
                                                   "cuda_runtime/include/cuda_runtime_api.h" };
         votes[2] = (struct version_vote){ cudart_soname_vote(&ld.soname), "the libcudart soname" };
         version_votes_settle(in, votes, ELEMENTSOF(votes), 2);
@@ -297,10 +300,10 @@ static void detect_system(const struct walk_dir *dir, const char *usr, const cha
                                 in->include_dir = path_join(usr, tinc);
                 }
                 if (in->include_dir)
-                        header = header_version(usr_fd, in->include_dir + strlen(usr) + 1);
+                        header = header_version(in, usr_fd, usr, in->include_dir + strlen(usr) + 1);
                 if (is_file_at(usr_fd, "bin/nvcc"))
                         in->bin_dir = path_join(usr, "bin");
-                nvcc_strings(in, usr_fd, "lib/nvidia-cuda-toolkit/bin", &nvcc_release);
+                nvcc_strings(in, usr_fd, usr, "lib/nvidia-cuda-toolkit/bin", &nvcc_release);
         }
         if (ld.full.count) {
                 full = version_to_string(&ld.full, 0);
@@ -329,14 +332,13 @@ static struct version read_version_json(struct install *in, const struct walk_di
         struct version_json vj = { 0 };
         struct diag d = DIAG_INIT;
         struct version ret = { 0 };
-        int r = strbuf_read_fileat(&sb, dir->fd, "version.json", DETECT_MAX_VERSION_FILE);
+        int r = file_read_regular_at(dir->fd, "version.json", file, DETECT_MAX_VERSION_FILE, false,
+                                     &sb, &d);
 
-        if (r == -EFBIG)
-                install_add_problem(in, "bad-version-file", "'%s' is larger than %d bytes", file,
-                                    DETECT_MAX_VERSION_FILE);
+        if (r == -EINVAL || r == -EISDIR || r == -ESTALE)
+                install_add_file_problem(in, r, &d);
         else if (r < 0)
-                install_add_problem(in, "bad-version-file", "cannot read '%s': %s", file,
-                                    strerror(-r));
+                install_add_problem(in, "bad-version-file", "%s", d.message);
         else if (version_json_parse(sb.buf, sb.len, file, &vj, &d) < 0) {
                 _cleanup_free_ char *msg = diag_format(&d);
                 install_add_problem(in, "bad-version-file", "%s", msg);
@@ -361,8 +363,11 @@ static struct version read_version_txt(struct install *in, const struct walk_dir
         struct diag d = DIAG_INIT;
         struct version rel, ret = { 0 };
 
-        if (read_head_at(dir->fd, "version.txt", 4096, &sb) < 0 ||
-            version_txt_parse(sb.buf, sb.len, file, &rel, &d) < 0) {
+        int r = read_head_at(dir->fd, dir->path, "version.txt", 4096, in, &sb);
+
+        if (r == -EINVAL || r == -EISDIR || r == -ESTALE)
+                ; /* not a regular file: read_head_at recorded the problem */
+        else if (r < 0 || version_txt_parse(sb.buf, sb.len, file, &rel, &d) < 0) {
                 _cleanup_free_ char *msg = d.message ? diag_format(&d) : xasprintf("cannot read '%s'", file);
                 install_add_problem(in, "bad-version-file", "%s", msg);
         } else {
@@ -489,9 +494,12 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         components_from_dist_infos(in, &di);
         meta_ver = cudart_version_of(in);
         if (include_rel)
-                header = header_version(dir->fd, include_rel);
+                header = header_version(in, dir->fd, dir->path, include_rel);
         if (has_nvcc)
-                nvcc_strings(in, dir->fd, "bin", &nvcc_release);
+                nvcc_strings(in, dir->fd, dir->path, "bin", &nvcc_release);
+        else
+                /* A bin/nvcc that is a device or FIFO is a problem, not a read. */
+                (void)check_regular_at(in, dir->fd, dir->path, "bin/nvcc");
         if (name_hint_parse("cuda", path_basename(dir->realpath), NULL, &hint) >= 0 ||
             (!hint.version.count && dir->parent_realpath &&
              name_hint_parse("cuda", path_basename(dir->realpath),
@@ -562,7 +570,7 @@ static void detect_cuda(const struct walk_dir *dir, struct install_list *l,
                 in->prefix = xstrdup(usr);
                 in->realpath = xstrdup(usr);
                 strv_add(&in->aliases, dir->path);
-                nvcc_strings(in, dir->fd, "bin", &rel);
+                nvcc_strings(in, dir->fd, dir->path, "bin", &rel);
                 if (rel.count)
                         in->version = version_truncate(&rel, 2);
                 install_list_add(l, in);

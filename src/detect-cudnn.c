@@ -24,7 +24,8 @@ const char *const *cudnn_sublibraries(unsigned long major)
 
 /* The version in cudnn_version.h (cuDNN >= 8) or cudnn.h (<= 7), looking
  * also in include/<triple> where the distribution packages put them. */
-static int header_version(int fd, const char *include_rel, struct version *ret)
+static int header_version(struct install *in, int fd, const char *dir_path,
+                          const char *include_rel, struct version *ret)
 {
         static const char *const files[] = {
                 "cudnn_version.h", "cudnn_version_v9.h", "cudnn_version_v8.h", "cudnn.h",
@@ -35,7 +36,7 @@ static int header_version(int fd, const char *include_rel, struct version *ret)
                 struct strbuf sb = STRBUF_INIT;
                 int r = -ENOENT;
 
-                if (read_head_at(fd, rel, DETECT_MAX_HEADER_HEAD, &sb) >= 0)
+                if (read_head_at(fd, dir_path, rel, DETECT_MAX_HEADER_HEAD, in, &sb) >= 0)
                         r = cudnn_header_parse(sb.buf, sb.len, ret);
                 strbuf_release(&sb);
                 if (r >= 0)
@@ -185,7 +186,8 @@ static void detect_cudnn(const struct walk_dir *dir, struct install_list *l,
                 return;
         in = library_install_new(COMPONENT_CUDNN, dir, &f, cudnn_headers);
         if (f.include_rel)
-                (void)header_version(f.include_fd, f.include_rel, &header);
+                (void)header_version(in, f.include_fd, f.usr ? f.usr : dir->path, f.include_rel,
+                                     &header);
 
         if (f.site)
                 dist_infos_read_path(f.site, &di);

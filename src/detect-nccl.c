@@ -85,7 +85,8 @@ static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
                 _cleanup_free_ char *h = path_join(f.include_rel, "nccl.h");
                 struct strbuf sb = STRBUF_INIT;
 
-                if (read_head_at(f.include_fd, h, DETECT_MAX_HEADER_HEAD, &sb) >= 0 &&
+                if (read_head_at(f.include_fd, f.usr ? f.usr : dir->path, h, DETECT_MAX_HEADER_HEAD, in,
+                                 &sb) >= 0 &&
                     nccl_header_parse(sb.buf, sb.len, &header) == -EBADMSG)
                         install_add_problem(in, "version-mismatch",
                                             "'%s/nccl.h': NCCL_VERSION_CODE disagrees with NCCL_MAJOR, NCCL_MINOR and NCCL_PATCH",

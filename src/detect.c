@@ -7,6 +7,7 @@
 
 #include "detect.h"
 #include "elf-file.h"
+#include "util-file.h"
 #include "banned.h"
 
 const struct detector *const detectors[] = {
@@ -69,33 +70,44 @@ bool is_symlink_at(int dirfd, const char *rel)
         return fstatat(dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
 }
 
-int read_head_at(int dirfd, const char *rel, size_t max, struct strbuf *ret)
+void install_add_file_problem(struct install *in, int r, const struct diag *d)
 {
-        _cleanup_close_ int fd = -1;
+        if (!in || !d || !d->message)
+                return;
+        if (r == -EINVAL || r == -EISDIR)
+                install_add_problem(in, "not-regular-file", "%s", d->message);
+        else if (r == -ESTALE)
+                install_add_problem(in, "file-changed", "%s", d->message);
+}
+
+int check_regular_at(struct install *in, int dirfd, const char *dir_path, const char *rel)
+{
         struct stat st;
 
-        fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
+        /* stat, never open: the type decides whether it is opened at all. */
+        if (fstatat(dirfd, rel, &st, 0) < 0)
                 return -errno;
-        /* Never block on a FIFO or read a device named like a header. */
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        strbuf_grow(ret, max);
-        while (ret->len < max) {
-                ssize_t n = read(fd, ret->buf + ret->len, max - ret->len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                ret->len += (size_t)n;
+        if (S_ISREG(st.st_mode))
+                return 0;
+        if (in) {
+                _cleanup_free_ char *display = path_join(dir_path, rel);
+                install_add_problem(in, "not-regular-file", "'%s' is %s, not a regular file, not opened",
+                                    display, file_mode_describe(st.st_mode));
         }
-        ret->buf[ret->len] = '\0';
-        return 0;
+        return -EINVAL;
+}
+
+int read_head_at(int dirfd, const char *dir_path, const char *rel, size_t max, struct install *in,
+                 struct strbuf *ret)
+{
+        _cleanup_free_ char *display = dir_path ? path_join(dir_path, rel) : NULL;
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        int r;
+
+        r = file_read_regular_at(dirfd, rel, display, max, true, ret, &d);
+        if (r < 0)
+                install_add_file_problem(in, r, &d);
+        return r;
 }
 
 void libdir_release(struct libdir *ld)
@@ -226,6 +238,11 @@ int check_library(struct install *in, int prefix_fd, const char *rel, const char
                 diag_release(&d);
                 return r;
         }
+        if (r == -ESTALE) {
+                install_add_problem(in, "file-changed", "'%s' changed while it was read", display);
+                diag_release(&d);
+                return r;
+        }
         if (r < 0) {
                 install_add_problem(in, "bad-library", "cannot read '%s': %s", display,
                                     d.message ? d.message : strerror(-r));
@@ -332,7 +349,7 @@ void dist_infos_read(int dirfd, const char *rel, struct dist_infos *ret)
                 if (!endswith(names.items[i], ".dist-info") || !startswith(names.items[i], "nvidia"))
                         continue;
                 meta = xasprintf("%s/%s/METADATA", rel, names.items[i]);
-                if (read_head_at(dirfd, meta, 64 * 1024, &sb) >= 0 &&
+                if (read_head_at(dirfd, NULL, meta, 64 * 1024, NULL, &sb) >= 0 &&
                     metadata_parse(sb.buf, sb.len, &name, &version) >= 0) {
                         strv_push(&ret->names, normalise_dist_name(name));
                         strv_push(&ret->versions, TAKE_PTR(version));

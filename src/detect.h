@@ -8,6 +8,7 @@
 #ifndef CUDAMOD_DETECT_H
 #define CUDAMOD_DETECT_H
 
+#include "diag.h"
 #include "install.h"
 #include "strbuf.h"
 #include "walk.h"
@@ -41,8 +42,22 @@ int dir_list(int dirfd, const char *rel, struct strv *ret);
 bool is_dir_at(int dirfd, const char *rel);
 bool is_file_at(int dirfd, const char *rel);
 bool is_symlink_at(int dirfd, const char *rel);
-/* Read at most max bytes of dirfd/rel: the head of a longer file. */
-int read_head_at(int dirfd, const char *rel, size_t max, struct strbuf *ret);
+/* Read at most max bytes of dirfd/rel (the head of a longer file); dir_path
+ * is dirfd's path, for messages (NULL: rel alone). Only a regular file is
+ * opened (file_open_regular_at: a device or FIFO is never opened); with in,
+ * one that is there but not a regular file, or that is replaced as it is
+ * opened, is a problem on in naming dir_path/rel (install_add_file_problem). */
+int read_head_at(int dirfd, const char *dir_path, const char *rel, size_t max, struct install *in,
+                 struct strbuf *ret);
+/* The problem for an error r of file_open_regular_at and its diag:
+ * not-regular-file (-EINVAL, -EISDIR) or file-changed (-ESTALE); nothing
+ * for other errors (a missing file is the caller's business) or no in. */
+void install_add_file_problem(struct install *in, int r, const struct diag *d);
+/* 0 when dirfd/rel (symlinks followed) is a regular file; -EINVAL, and a
+ * not-regular-file problem on in (when not NULL) naming dir_path/rel, when
+ * it is something else; the errno of stat (-ENOENT) otherwise. Never
+ * opens it. */
+int check_regular_at(struct install *in, int dirfd, const char *dir_path, const char *rel);
 
 /* Where a library lives in a prefix: the directory (relative to the prefix)
  * holding `stem`.so*, preferring a real directory to a symlink, and
