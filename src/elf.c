@@ -3,8 +3,11 @@
  * Bytes are only ever reached through libelf's bounds-checked accessors
  * (gelf_getehdr, gelf_getphdr, elf_getdata, elf_getdata_rawchunk), and every
  * string offset taken from the file is checked against its table here, so a
- * hostile file yields -EBADMSG instead of a crash. The file is mapped, never
- * read whole, when it has section headers. */
+ * hostile file yields -EBADMSG instead of a crash. The file is never mapped:
+ * libelf reads (pread) only the headers and the sections asked for, and
+ * .rodata is searched in bounded chunks, so a library truncated while we
+ * read it is an error ("changed while it was read"), not a SIGBUS, and a
+ * 500 MB library costs what its headers and .rodata weigh. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -17,21 +20,30 @@
 
 #include "elf-file.h"
 #include "strbuf.h"
+#include "util-file.h"
 #include "banned.h"
 
 #define FIND_STRINGS_MAX_LEN 256
 #define FIND_STRINGS_WHOLE_FILE_MAX ((uint64_t)64 << 20)
+/* The chunk .rodata is read in (small enough to stay in cache while
+ * memmem runs over it), and the most libelf may read for one piece
+ * of the dynamic linking data (a real .dynstr is a few MiB). */
+#define FIND_STRINGS_CHUNK ((size_t)256 << 10)
+#define DYNAMIC_PART_MAX ((uint64_t)64 << 20)
 
-/* An open ELF file: the descriptor, the libelf handle over it (mapped) and
- * the file size, which bounds everything we allocate on its behalf. */
+/* An open ELF file: the descriptor, the libelf handle over it (reading
+ * with pread, never mapping), the file size, which bounds everything we
+ * allocate on its behalf, and its stat when opened, to tell a file that
+ * changed under us from a malformed one. */
 struct elf_file {
         int fd;
         Elf *elf;
         uint64_t size;
         GElf_Ehdr ehdr;
+        struct stat st;
 };
 
-#define ELF_FILE_INIT { .fd = -1, .elf = NULL, .size = 0, .ehdr = { { 0 } } }
+#define ELF_FILE_INIT { .fd = -1, .elf = NULL, .size = 0, .ehdr = { { 0 } }, .st = { 0 } }
 
 static void elf_file_close(struct elf_file *f)
 {
@@ -80,6 +92,15 @@ static void libelf_init(void)
         }
 }
 
+/* An error r met reading f becomes -ESTALE when the file changed since it
+ * was opened (truncated, rewritten): that, not its contents, is the news. */
+static int elf_file_changed(const struct elf_file *f, const char *path, int r, struct diag *d)
+{
+        if (r >= 0 || f->fd < 0 || !file_changed(f->fd, &f->st))
+                return r;
+        return diag_errorf(d, -ESTALE, "'%s' changed while it was read", path);
+}
+
 /* Read the ELF header, and refuse a section header table that does not
  * lie in the file: libelf would quietly report no sections at all. */
 static int elf_file_check_headers(struct elf_file *f, const char *path, struct diag *d)
@@ -102,35 +123,25 @@ static int elf_file_check_headers(struct elf_file *f, const char *path, struct d
 }
 
 /* Open dirfd/path and hand it to libelf. Anything that is not a regular
- * file starting with an ELF identification is -ENOEXEC. */
+ * file starting with an ELF identification is -ENOEXEC; a device or FIFO
+ * is never opened (file_open_regular_at). */
 static int elf_file_open(int dirfd, const char *path, struct elf_file *ret, struct diag *d)
 {
         struct elf_file f = ELF_FILE_INIT;
         unsigned char magic[SELFMAG];
-        struct stat st;
         ssize_t n;
         int r;
 
         libelf_init();
 
-        /* O_NONBLOCK: opening a FIFO must not hang the scan. */
-        f.fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (f.fd < 0) {
-                r = -errno;
-                return diag_errorf(d, r, "cannot open '%s': %s", path, strerror(-r));
-        }
-        if (fstat(f.fd, &st) < 0) {
-                r = -errno;
-                elf_file_close(&f);
-                return diag_errorf(d, r, "cannot stat '%s': %s", path, strerror(-r));
-        }
-        if (S_ISDIR(st.st_mode)) {
-                elf_file_close(&f);
-                return diag_errorf(d, -EISDIR, "cannot read '%s': %s", path, strerror(EISDIR));
-        }
-        if (!S_ISREG(st.st_mode) || st.st_size < (off_t)SELFMAG)
+        r = file_open_regular_at(dirfd, path, NULL, &f.fd, &f.st, d);
+        if (r == -EINVAL)
+                return -ENOEXEC; /* diag: "'F' is a FIFO, not a regular file" */
+        if (r < 0)
+                return r;
+        if (f.st.st_size < (off_t)SELFMAG)
                 goto not_elf;
-        f.size = (uint64_t)st.st_size;
+        f.size = (uint64_t)f.st.st_size;
 
         do
                 n = pread(f.fd, magic, sizeof(magic), 0);
@@ -143,37 +154,43 @@ static int elf_file_open(int dirfd, const char *path, struct elf_file *ret, stru
         if ((size_t)n != sizeof(magic) || memcmp(magic, ELFMAG, SELFMAG) != 0)
                 goto not_elf;
 
-        f.elf = elf_begin(f.fd, ELF_C_READ_MMAP, NULL);
+        /* ELF_C_READ, not ELF_C_READ_MMAP: a mapping of a file that shrinks
+         * faults (SIGBUS) where a read just comes back short. */
+        f.elf = elf_begin(f.fd, ELF_C_READ, NULL);
         if (!f.elf) {
                 r = malformed(d, path, "%s", libelf_error());
-                elf_file_close(&f);
-                return r;
+                goto fail;
         }
         if (elf_kind(f.elf) != ELF_K_ELF)
                 goto not_elf;
         r = elf_file_check_headers(&f, path, d);
-        if (r < 0) {
-                elf_file_close(&f);
-                return r;
-        }
+        if (r < 0)
+                goto fail;
 
         *ret = f;
         return 0;
 
 not_elf:
+        r = diag_errorf(d, -ENOEXEC, "'%s' is not an ELF file", path);
+fail:
+        r = elf_file_changed(&f, path, r, d);
         elf_file_close(&f);
-        return diag_errorf(d, -ENOEXEC, "'%s' is not an ELF file", path);
+        return r;
 }
 
 int elf_read_ident(int dirfd, const char *path, struct elf_info *ret)
 {
-        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        _cleanup_close_ int fd = -1;
         unsigned char h[20];
         ssize_t n;
         bool le;
+        int r;
 
-        if (fd < 0)
-                return -errno;
+        r = file_open_regular_at(dirfd, path, NULL, &fd, NULL, NULL);
+        if (r == -EINVAL)
+                return -ENOEXEC;
+        if (r < 0)
+                return r;
         do
                 n = pread(fd, h, sizeof(h), 0);
         while (n < 0 && errno == EINTR);
@@ -256,6 +273,9 @@ static int find_dynamic(Elf *elf, const char *path, Elf_Data **ret_dyn, Elf_Scn 
                         return malformed(d, path, "%s", libelf_error());
                 if (sh.sh_type != SHT_DYNAMIC)
                         continue;
+                if (sh.sh_size > DYNAMIC_PART_MAX)
+                        return malformed(d, path, "the dynamic section is %" PRIu64 " bytes",
+                                         (uint64_t)sh.sh_size);
                 data = elf_getdata(scn, NULL);
                 if (!data)
                         return malformed(d, path, "cannot read the dynamic section: %s",
@@ -266,6 +286,9 @@ static int find_dynamic(Elf *elf, const char *path, Elf_Data **ret_dyn, Elf_Scn 
                                          "the dynamic section links to section %" PRIu32
                                          ", which is not a string table",
                                          (uint32_t)sh.sh_link);
+                if (strsh.sh_size > DYNAMIC_PART_MAX)
+                        return malformed(d, path, "the dynamic string table is %" PRIu64 " bytes",
+                                         (uint64_t)strsh.sh_size);
                 *ret_dyn = data;
                 *ret_strscn = strscn;
                 return 0;
@@ -285,6 +308,9 @@ static int find_dynamic(Elf *elf, const char *path, Elf_Data **ret_dyn, Elf_Scn 
                 if (ph.p_offset > INT64_MAX)
                         return malformed(d, path, "PT_DYNAMIC offset %" PRIu64
                                          " beyond the end of the file", (uint64_t)ph.p_offset);
+                if (ph.p_filesz > DYNAMIC_PART_MAX)
+                        return malformed(d, path, "PT_DYNAMIC is %" PRIu64 " bytes",
+                                         (uint64_t)ph.p_filesz);
                 data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_DYN);
                 if (!data)
                         return malformed(d, path,
@@ -347,6 +373,8 @@ static int dynamic_strtab(Elf *elf, const char *path, Elf_Data *dyn, Elf_Scn *st
                 *ret = (struct strtab){ .buf = NULL, .size = 0 };
                 return 0;
         }
+        if (size > DYNAMIC_PART_MAX)
+                return malformed(d, path, "DT_STRSZ %" PRIu64 " is too large", size);
         if (off > INT64_MAX)
                 return malformed(d, path, "DT_STRTAB offset %" PRIu64
                                  " beyond the end of the file", off);
@@ -453,6 +481,7 @@ int elf_read_info(int dirfd, const char *path, struct elf_info *ret, struct diag
         info = (struct elf_info){ 0 };
         r = 0;
 out:
+        r = elf_file_changed(&f, path, r, d);
         elf_info_release(&info);
         elf_file_close(&f);
         return r;
@@ -474,47 +503,152 @@ static bool is_printable(unsigned char c)
         return c >= 0x20 && c <= 0x7e;
 }
 
-/* Add to found each NUL-terminated run of printable bytes in buf that starts
- * with prefix, cut at FIND_STRINGS_MAX_LEN; a prefix met in the middle of a
- * longer run does not count. Copies are charged against *budget. */
-static int scan_strings(const char *buf, size_t size, const char *prefix, uint64_t *budget,
-                        struct strv *found)
+/* The search for NUL-terminated runs of printable bytes that start with
+ * prefix, over a region read in chunks. A match is a maximal printable run
+ * (the byte before it is not printable, or it starts the region) that
+ * begins with prefix and ends at a NUL; it is kept cut at
+ * FIND_STRINGS_MAX_LEN. What is carried from one chunk to the next: whether
+ * the chunk starts inside a run that cannot match (skip) or inside a match
+ * still open (cand, its head so far). */
+struct string_search {
+        const char *prefix;
+        size_t plen;
+        uint64_t budget;    /* bytes we may still copy: the file size */
+        struct strv *found;
+        enum { SEARCH_OUTSIDE, SEARCH_SKIP, SEARCH_CAND } state;
+        bool start_ok;      /* a match may begin at the chunk's first byte */
+        size_t cand_len;
+        char cand[FIND_STRINGS_MAX_LEN];
+};
+
+static int search_keep(struct string_search *s, const char *str, size_t len)
 {
-        size_t plen = strlen(prefix);
-        const char *p = buf, *end = buf + size;
+        if (len > FIND_STRINGS_MAX_LEN)
+                len = FIND_STRINGS_MAX_LEN;
+        if (len + 1 + 2 * sizeof(char *) > s->budget)
+                return -EBADMSG;
+        s->budget -= len + 1 + 2 * sizeof(char *);
+        strv_push(s->found, xstrndup(str, len));
+        return 0;
+}
 
-        while ((size_t)(end - p) >= plen) {
-                const char *q = memmem(p, (size_t)(end - p), prefix, plen), *e;
-                size_t len;
+/* Search buf[0, n), the next chunk of the region (the last when final).
+ * Returns how many bytes at the end of buf must be carried to the front of
+ * the next chunk (fewer than the prefix: the start of a prefix cut by the
+ * chunk's end), or -EBADMSG when too many strings were found. */
+static ssize_t search_chunk(struct string_search *s, const char *buf, size_t n, bool final)
+{
+        size_t p = 0;
 
-                if (!q)
-                        break;
-                e = q;
-                while (e < end && is_printable((unsigned char)*e))
-                        e++;
-                /* Whatever the outcome, no later match can start inside [q, e). */
-                p = e > q ? e : q + 1;
-                if (q > buf && is_printable((unsigned char)q[-1]))
-                        continue;
-                if (e == end || *e != '\0' || (size_t)(e - q) < plen)
-                        continue;
-                len = (size_t)(e - q);
-                if (len > FIND_STRINGS_MAX_LEN)
-                        len = FIND_STRINGS_MAX_LEN;
-                if (len + 1 + 2 * sizeof(char *) > *budget)
+        if (s->state == SEARCH_SKIP) {
+                while (p < n && is_printable((unsigned char)buf[p]))
+                        p++;
+                if (p == n)
+                        return 0;
+                s->state = SEARCH_OUTSIDE;
+        } else if (s->state == SEARCH_CAND) {
+                for (; p < n && is_printable((unsigned char)buf[p]); p++)
+                        if (s->cand_len < FIND_STRINGS_MAX_LEN)
+                                s->cand[s->cand_len++] = buf[p];
+                if (p == n)
+                        return 0;
+                s->state = SEARCH_OUTSIDE;
+                if (buf[p] == '\0' && search_keep(s, s->cand, s->cand_len) < 0)
                         return -EBADMSG;
-                *budget -= len + 1 + 2 * sizeof(char *);
-                strv_push(found, xstrndup(q, len));
+        }
+
+        while (p < n) {
+                const char *q = memmem(buf + p, n - p, s->prefix, s->plen);
+                size_t at, e;
+
+                if (!q) {
+                        /* A prefix may begin in the last plen - 1 bytes. */
+                        size_t tail = n - p >= s->plen ? n - (s->plen - 1) : p;
+
+                        if (final)
+                                return 0;
+                        s->start_ok = tail == 0 ? s->start_ok
+                                                : !is_printable((unsigned char)buf[tail - 1]);
+                        return (ssize_t)(n - tail);
+                }
+                at = (size_t)(q - buf);
+                e = at;
+                while (e < n && is_printable((unsigned char)buf[e]))
+                        e++;
+                if (at > 0 ? is_printable((unsigned char)buf[at - 1]) : !s->start_ok) {
+                        /* Inside a run that began earlier: no match in it. */
+                        if (e == n) {
+                                s->state = SEARCH_SKIP;
+                                return 0;
+                        }
+                        p = e;
+                        continue;
+                }
+                if (e == n) {
+                        s->state = SEARCH_CAND;
+                        s->cand_len = e - at < FIND_STRINGS_MAX_LEN ? e - at : FIND_STRINGS_MAX_LEN;
+                        memcpy(s->cand, q, s->cand_len);
+                        return 0;
+                }
+                if (buf[e] == '\0' && e - at >= s->plen && search_keep(s, q, e - at) < 0)
+                        return -EBADMSG;
+                p = e + (e == at);
         }
         return 0;
 }
 
-/* Scan the .rodata and .lrodata sections, or the whole file (when small
+/* Search [off, off + size) of the file in chunks read with pread. A read
+ * that comes back short means the file shrank: -ESTALE. */
+static int search_region(const struct elf_file *f, const char *path, uint64_t off, uint64_t size,
+                         struct string_search *s, struct diag *d)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t carry = 0;
+        uint64_t done = 0;
+
+        if (off > f->size || size > f->size - off)
+                return malformed(d, path, "a section (offset %" PRIu64 ", size %" PRIu64
+                                 ") does not lie in the file", off, size);
+        buf = xmalloc(FIND_STRINGS_CHUNK + FIND_STRINGS_MAX_LEN);
+        s->state = SEARCH_OUTSIDE;
+        s->start_ok = true;
+        while (done < size) {
+                size_t want = size - done < FIND_STRINGS_CHUNK ? (size_t)(size - done) : FIND_STRINGS_CHUNK;
+                size_t got = 0;
+                ssize_t keep;
+
+                while (got < want) {
+                        ssize_t n = pread(f->fd, buf + carry + got, want - got,
+                                          (off_t)(off + done + got));
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n < 0) {
+                                int r = -errno;
+                                return diag_errorf(d, r, "cannot read '%s': %s", path, strerror(-r));
+                        }
+                        if (n == 0)
+                                return diag_errorf(d, -ESTALE, "'%s' changed while it was read",
+                                                   path);
+                        got += (size_t)n;
+                }
+                done += want;
+                keep = search_chunk(s, buf, carry + want, done == size);
+                if (keep < 0)
+                        return malformed(d, path, "too many strings starting with '%s'", s->prefix);
+                memmove(buf, buf + carry + want - (size_t)keep, (size_t)keep);
+                carry = (size_t)keep;
+        }
+        return 0;
+}
+
+/* Search the .rodata and .lrodata sections, or the whole file (when small
  * enough) if there are no section headers. */
 static int find_strings_in(const struct elf_file *f, const char *path, const char *prefix,
                            struct strv *found, struct diag *d)
 {
-        uint64_t budget = f->size;
+        struct string_search s = {
+                .prefix = prefix, .plen = strlen(prefix), .budget = f->size, .found = found,
+        };
         Elf_Scn *scn = NULL;
         size_t shnum, shstrndx;
 
@@ -522,25 +656,17 @@ static int find_strings_in(const struct elf_file *f, const char *path, const cha
                 return malformed(d, path, "%s", libelf_error());
 
         if (shnum == 0) {
-                const char *image;
-                size_t n;
-
                 if (f->size > FIND_STRINGS_WHOLE_FILE_MAX)
                         return 0;
-                image = elf_rawfile(f->elf, &n);
-                if (!image)
-                        return malformed(d, path, "%s", libelf_error());
-                if (scan_strings(image, n, prefix, &budget, found) < 0)
-                        return malformed(d, path, "too many strings starting with '%s'", prefix);
-                return 0;
+                return search_region(f, path, 0, f->size, &s, d);
         }
 
         if (elf_getshdrstrndx(f->elf, &shstrndx) < 0)
                 return malformed(d, path, "%s", libelf_error());
         while ((scn = elf_nextscn(f->elf, scn))) {
                 const char *name;
-                Elf_Data *data;
                 GElf_Shdr sh;
+                int r;
 
                 if (!gelf_getshdr(scn, &sh))
                         return malformed(d, path, "%s", libelf_error());
@@ -552,14 +678,11 @@ static int find_strings_in(const struct elf_file *f, const char *path, const cha
                                          elf_ndxscn(scn), libelf_error());
                 if (!streq(name, ".rodata") && !streq(name, ".lrodata"))
                         continue;
-                data = elf_getdata(scn, NULL);
-                if (!data)
-                        return malformed(d, path, "cannot read section %s: %s", name,
-                                         libelf_error());
-                if (!data->d_buf || data->d_size == 0)
+                if (sh.sh_size == 0)
                         continue;
-                if (scan_strings(data->d_buf, data->d_size, prefix, &budget, found) < 0)
-                        return malformed(d, path, "too many strings starting with '%s'", prefix);
+                r = search_region(f, path, sh.sh_offset, sh.sh_size, &s, d);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -573,11 +696,15 @@ int elf_find_strings(int dirfd, const char *path, const char *prefix, struct str
 
         if (!prefix || !*prefix)
                 return diag_errorf(d, -EINVAL, "cannot search '%s' for an empty prefix", path);
+        if (strlen(prefix) > FIND_STRINGS_MAX_LEN)
+                return diag_errorf(d, -EINVAL, "cannot search '%s' for a prefix of more than %d bytes",
+                                   path, FIND_STRINGS_MAX_LEN);
 
         r = elf_file_open(dirfd, path, &f, d);
         if (r < 0)
                 return r;
         r = find_strings_in(&f, path, prefix, &found, d);
+        r = elf_file_changed(&f, path, r, d);
         elf_file_close(&f);
         if (r < 0) {
                 strv_release(&found);
