@@ -16,6 +16,7 @@
 #include "libfile.h"
 #include "process.h"
 #include "strbuf.h"
+#include "util-file.h"
 #include "validate.h"
 #include "version.h"
 #include "banned.h"
@@ -204,7 +205,10 @@ static int add_dir(struct doctor *doc, const char *dir, const char *prefix)
                 diag_release(&d);
         }
         strv_release(&names);
-        qsort(doc->libs.items + first, doc->libs.n - first, sizeof(*doc->libs.items), entry_compare);
+        /* qsort of nothing: items may still be NULL (an empty directory). */
+        if (doc->libs.n > first)
+                qsort(doc->libs.items + first, doc->libs.n - first, sizeof(*doc->libs.items),
+                      entry_compare);
         return added;
 }
 
@@ -370,10 +374,10 @@ static void read_built(struct doctor *doc)
                 _cleanup_free_ char *file = path_join(doc->r->torch_dir, "version.py");
                 struct strbuf sb = STRBUF_INIT;
                 struct diag d = DIAG_INIT;
-                int r = strbuf_read_file(&sb, file, VERSION_PY_MAX);
+                int r = file_read_regular_at(AT_FDCWD, file, NULL, VERSION_PY_MAX, false, &sb, &d);
 
                 if (r < 0 && r != -ENOENT)
-                        add_note(doc->r, "%s: %s", file, strerror(-r));
+                        add_note(doc->r, "%s", d.message);
                 else if (r == -ENOENT)
                         add_note(doc->r, "%s does not exist: the CUDA torch was built for is taken "
                                  "from the libcudart.so.N it needs", file);
@@ -421,16 +425,16 @@ static char *toolkit_version(const char *prefix)
         struct version v = { .count = 0 };
         struct version_json vj = { 0 };
 
-        if (strbuf_read_file(&sb, json, (size_t)1 << 20) >= 0 &&
+        if (file_read_regular_at(AT_FDCWD, json, NULL, (size_t)1 << 20, false, &sb, NULL) >= 0 &&
             version_json_parse(sb.buf, sb.len, json, &vj, NULL) >= 0)
                 v = vj.cuda;
         version_json_release(&vj);
         strbuf_reset(&sb);
-        if (!v.count && strbuf_read_file(&sb, txt, (size_t)1 << 16) >= 0 &&
+        if (!v.count && file_read_regular_at(AT_FDCWD, txt, NULL, (size_t)1 << 16, false, &sb, NULL) >= 0 &&
             version_txt_parse(sb.buf, sb.len, txt, &v, NULL) < 0)
                 v.count = 0;
         strbuf_reset(&sb);
-        if (!v.count && strbuf_read_file(&sb, header, (size_t)4 << 20) >= 0 &&
+        if (!v.count && file_read_regular_at(AT_FDCWD, header, NULL, (size_t)4 << 20, false, &sb, NULL) >= 0 &&
             cuda_header_parse(sb.buf, sb.len, &v) < 0)
                 v.count = 0;
         strbuf_release(&sb);
@@ -839,7 +843,7 @@ static struct version cudnn_version_of(const char *path, const char *dir)
                 _cleanup_free_ char *h = path_join(dir, headers[i]);
                 struct strbuf sb = STRBUF_INIT;
 
-                if (strbuf_read_file(&sb, h, (size_t)1 << 20) < 0 || cudnn_header_parse(sb.buf, sb.len, &v) < 0)
+                if (file_read_regular_at(AT_FDCWD, h, NULL, (size_t)1 << 20, false, &sb, NULL) < 0 || cudnn_header_parse(sb.buf, sb.len, &v) < 0)
                         v.count = 0;
                 strbuf_release(&sb);
         }
@@ -1194,7 +1198,7 @@ static char *dist_name(const char *sp, const char *entry)
         char *name = NULL, *version = NULL;
         const char *dash;
 
-        if (strbuf_read_file(&sb, meta, (size_t)1 << 20) >= 0 &&
+        if (file_read_regular_at(AT_FDCWD, meta, NULL, (size_t)1 << 20, false, &sb, NULL) >= 0 &&
             metadata_parse(sb.buf, sb.len, &name, &version) >= 0 && name) {
                 free(version);
                 strbuf_release(&sb);

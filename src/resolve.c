@@ -25,6 +25,7 @@
 
 #include "resolve.h"
 #include "strbuf.h"
+#include "util-file.h"
 #include "banned.h"
 
 #define LDCACHE_DEFAULT "/etc/ld.so.cache"
@@ -229,7 +230,7 @@ int ldcache_load(const char *path, struct ldcache **ret, struct diag *d)
 
         path = path ? path : LDCACHE_DEFAULT;
         strbuf_init(&c->data);
-        err = strbuf_read_file(&c->data, path, LDCACHE_MAX_SIZE);
+        err = file_read_regular_at(AT_FDCWD, path, NULL, LDCACHE_MAX_SIZE, false, &c->data, NULL);
         r = (struct ldcache_reader){ .buf = (const unsigned char *)c->data.buf, .size = c->data.len,
                                      .path = path };
         if (err == -ENOENT) {
