@@ -173,17 +173,24 @@ static void print_libraries(const struct doctor_report *r, const struct global_o
 static void print_report(const struct doctor_report *r, const struct strv *mp,
                          const struct global_options *g)
 {
+        /* Every string below that came from a file (version.py, sonames,
+         * version files) is escaped: a terminal never sees its control bytes. */
         if (r->torch_dir) {
                 _cleanup_free_ char *t = term_escape(r->torch_dir);
+                _cleanup_free_ char *v = term_escape(r->built.torch_version ? r->built.torch_version
+                                                                           : "(version unknown)");
 
-                printf("torch %s", r->built.torch_version ? r->built.torch_version : "(version unknown)");
-                if (r->built.git_version)
-                        printf(" (git %.12s)", r->built.git_version);
+                printf("torch %s", v);
+                if (r->built.git_version) {
+                        _cleanup_free_ char *gv = term_escape(r->built.git_version);
+                        printf(" (git %.12s)", gv);
+                }
                 printf(" at %s\n", t);
         }
-        if (r->built.cuda)
-                printf("  built for CUDA %s\n", r->built.cuda);
-        else if (r->built.cuda_major)
+        if (r->built.cuda) {
+                _cleanup_free_ char *c = term_escape(r->built.cuda);
+                printf("  built for CUDA %s\n", c);
+        } else if (r->built.cuda_major)
                 printf("  built for CUDA %lu (from the libcudart it needs)\n", r->built.cuda_major);
         else if (r->torch_dir)
                 printf("  needs no CUDA runtime (a CPU build?)\n");
@@ -191,10 +198,13 @@ static void print_report(const struct doctor_report *r, const struct strv *mp,
                 _cleanup_free_ char *s = strv_join(&r->built.sonames, " ");
                 print_wrapped(r->torch_dir ? "  needs " : "the libraries need ", s);
         }
-        if (r->built.cudnn || r->built.nccl)
+        if (r->built.cudnn || r->built.nccl) {
+                _cleanup_free_ char *cudnn = term_escape(r->built.cudnn ? r->built.cudnn : "");
+                _cleanup_free_ char *nccl = term_escape(r->built.nccl ? r->built.nccl : "");
+
                 printf("  linked against%s%s%s%s (beside its RUNPATH)\n", r->built.cudnn ? " cuDNN " : "",
-                       r->built.cudnn ? r->built.cudnn : "", r->built.nccl ? " NCCL " : "",
-                       r->built.nccl ? r->built.nccl : "");
+                       cudnn, r->built.nccl ? " NCCL " : "", nccl);
+        }
         printf("environment\n");
         {
                 _cleanup_free_ char *loaded = strv_join(&r->loaded, " ");
@@ -217,8 +227,9 @@ static void print_report(const struct doctor_report *r, const struct strv *mp,
                        g->color ? "\033[0m" : "");
                 for (size_t i = 0; i < r->n_findings; i++) {
                         const struct doctor_finding *f = &r->findings[i];
-                        _cleanup_free_ char *head = xasprintf("  %zu. [%s%s%s] ", i + 1, f->ref ? f->ref : "",
-                                                              f->ref ? " " : "", f->id);
+                        _cleanup_free_ char *ref = f->ref ? term_escape(f->ref) : NULL;
+                        _cleanup_free_ char *head = xasprintf("  %zu. [%s%s%s] ", i + 1, ref ? ref : "",
+                                                              ref ? " " : "", f->id);
 
                         print_folded(head, 5, f->what);
                         print_wrapped("     why: ", f->why);
