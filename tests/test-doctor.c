@@ -1111,6 +1111,46 @@ START_TEST(input_text_file_is_enoexec)
 }
 END_TEST
 
+START_TEST(input_empty_directory_is_enoent)
+{
+        _cleanup_free_ char *p = at("empty");
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct doctor_report r = { 0 };
+        struct doctor_options o;
+        struct env e;
+
+        /* Under UBSan this used to stop at a qsort of a NULL array. */
+        ck_assert_int_eq(mkdir(p, 0755), 0);
+        env_make(&e, NULL, NULL);
+        o = (struct doctor_options){ .environ = e.items.items, .ldcache = "/nonexistent" };
+        ck_assert_int_eq(doctor_run(&o, (char *[]){ p }, 1, &r, &d), -ENOENT);
+        ck_assert_msg(d.message && strstr(d.message, "no shared library"), "message '%s'",
+                      d.message ? d.message : "NULL");
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
+START_TEST(input_fifo_version_py_is_not_opened)
+{
+        _cleanup_free_ char *vp = at(TORCH "/version.py");
+        struct doctor_report r;
+        struct env e;
+        bool noted = false;
+
+        healthy_tree();
+        ck_assert_int_eq(unlink(vp), 0);
+        ck_assert_int_eq(mkfifo(vp, 0644), 0);
+        env_healthy(&e);
+        diagnose(&e, NULL, TORCH, &r);
+        for (size_t i = 0; i < r.notes.len; i++)
+                noted |= strstr(r.notes.items[i], "version.py' is a FIFO, not a regular file") != NULL;
+        ck_assert_msg(noted, "no note on the FIFO:\n%s", dump(&r));
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
 /* --- version.py -------------------------------------------------------------------- */
 
 static bool streq_null(const char *a, const char *b)
@@ -1203,6 +1243,34 @@ static void doctor_cli(struct run_result *r, struct env *e, const char *const *a
         strv_add(&e->items, "LC_ALL=C");
         run_program(r, root, argv, (const char *const *)e->items.items);
 }
+
+/* A version.py carrying terminal escapes: the text report shows them as
+ * \x1b, never the raw bytes; JSON keeps the value (jansson escapes it). */
+START_TEST(command_escapes_control_bytes_from_files)
+{
+        _cleanup_free_ char *torch_dir = at(TORCH), *vp = at(TORCH "/version.py");
+        struct run_result r = { 0 };
+        struct env e;
+        FILE *f;
+
+        healthy_tree();
+        f = fopen(vp, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("__version__ = '2.5.1\x1b]0;owned\x07\x1b[2J'\ngit_version = '\x1b[31mabc'\n"
+              "cuda = '12.4\x1b[0m'\n", f);
+        ck_assert_int_eq(fclose(f), 0);
+        env_init(&e);
+        env_dirs(&e, "LD_LIBRARY_PATH", WORDS(NCCL_LIB, CUDNN91_LIB, CUDA12_LIB));
+        doctor_cli(&r, &e, WORDS(torch_dir));
+        ck_assert_msg(r.status == 0 || r.status == 1, "exit %d: %.2000s", r.status, r.err);
+        ck_assert_msg(!strchr(r.out, '\x1b') && !strchr(r.out, '\x07'), "raw escapes in:\n%.2000s", r.out);
+        ck_assert_msg(strstr(r.out, "torch 2.5.1\\x1b]0;owned\\x07\\x1b[2J (git \\x1b[31mab"),
+                      "%.2000s", r.out);
+        ck_assert_msg(strstr(r.out, "built for CUDA 12.4\\x1b[0m\n"), "%.2000s", r.out);
+        run_result_release(&r);
+        env_release(&e);
+}
+END_TEST
 
 START_TEST(command_exit_status_and_json)
 {
@@ -1298,6 +1366,9 @@ static Suite *doctor_suite(void)
         tcase_add_test(tc, input_other_directory_takes_its_libraries);
         tcase_add_test(tc, input_missing_path_is_enoent);
         tcase_add_test(tc, input_text_file_is_enoexec);
+        tcase_add_test(tc, input_empty_directory_is_enoent);
+        tcase_add_test(tc, input_fifo_version_py_is_not_opened);
+        tcase_add_test(tc, command_escapes_control_bytes_from_files);
         tcase_add_test(tc, command_exit_status_and_json);
         suite_add_tcase(s, tc);
 

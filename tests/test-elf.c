@@ -864,6 +864,57 @@ START_TEST(elf_find_strings_cuts_long_strings)
 }
 END_TEST
 
+/* .rodata is read in 256 KiB chunks: a string cut by a chunk's end, a
+ * long one that runs into the next chunk and a prefix inside a longer run
+ * that crosses it are found (or not) exactly as in one piece. */
+START_TEST(elf_find_strings_across_read_chunks)
+{
+        static const size_t chunk = 256 << 10;
+        static const size_t before[] = { 300, 200, 14, 13, 12, 7, 1, 0 };
+        static const char prefix[] = "NCCL version ";
+
+        for (size_t b = 1; b <= 2; b++)
+                for (size_t i = 0; i < ELEMENTSOF(before) + 1; i++) {
+                        /* The string starts at k within .rodata (i past the table: k after the boundary). */
+                        size_t k = i < ELEMENTSOF(before) ? b * chunk - before[i] : b * chunk + 1;
+                        _cleanup_free_ char *filler = xmalloc(k + 64), *longs = xmalloc(320);
+                        _cleanup_diag_ struct diag d = DIAG_INIT;
+                        struct strv found = { 0 };
+
+                        memset(filler, 'y', k - 1);
+                        filler[k - 1] = '\0';
+                        memcpy(longs, prefix, strlen(prefix));
+                        memset(longs + strlen(prefix), 'x', 300);
+                        longs[strlen(prefix) + 300] = '\0';
+
+                        /* Whole, at k. */
+                        write_stub("libnccl.so.2", &(struct elfstub){
+                                .strings = (const char *const[]){ filler, "NCCL version 2.1+cuda12.0", NULL } });
+                        ck_assert_int_eq(elf_find_strings(tmp_fd, "libnccl.so.2", prefix, &found, &d), 0);
+                        ck_assert_msg(found.len == 1 && streq(found.items[0], "NCCL version 2.1+cuda12.0"),
+                                      "k %zu: %zu found", k, found.len);
+                        strv_release(&found);
+
+                        /* Long, from k into the next chunk: cut at 256. */
+                        write_stub("libnccl.so.2", &(struct elfstub){
+                                .strings = (const char *const[]){ filler, longs, NULL } });
+                        ck_assert_int_eq(elf_find_strings(tmp_fd, "libnccl.so.2", prefix, &found, &d), 0);
+                        ck_assert_msg(found.len == 1 && strlen(found.items[0]) == 256 &&
+                                      memcmp(found.items[0], longs, 256) == 0, "k %zu: %zu found", k, found.len);
+                        strv_release(&found);
+
+                        /* Inside a run that began before: no match. */
+                        filler[k - 1] = 'y';
+                        memcpy(filler + k, "NCCL version 9", 15);
+                        write_stub("libnccl.so.2", &(struct elfstub){
+                                .strings = (const char *const[]){ filler, NULL } });
+                        ck_assert_int_eq(elf_find_strings(tmp_fd, "libnccl.so.2", prefix, &found, &d), 0);
+                        ck_assert_msg(found.len == 0, "k %zu: '%s' found", k, found.len ? found.items[0] : "");
+                        strv_release(&found);
+                }
+}
+END_TEST
+
 START_TEST(elf_find_strings_rejects_empty_prefix)
 {
         _cleanup_diag_ struct diag d = DIAG_INIT;
@@ -1130,6 +1181,7 @@ static Suite *elf_suite(void)
         tcase_add_test(tc, elf_find_strings_reads_lrodata_but_not_other_sections);
         tcase_add_test(tc, elf_find_strings_sorts_dedups_and_appends);
         tcase_add_test(tc, elf_find_strings_cuts_long_strings);
+        tcase_add_test(tc, elf_find_strings_across_read_chunks);
         tcase_add_test(tc, elf_find_strings_rejects_empty_prefix);
         tcase_add_test(tc, elf_find_strings_in_elf32);
         suite_add_tcase(s, tc);

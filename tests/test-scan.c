@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -288,6 +289,77 @@ START_TEST(scan_reports_broken_installs_as_problems)
 }
 END_TEST
 
+/* Replace root/rel with a special file: 'c' a character device like
+ * /dev/null (1:3), 'p' a FIFO, 'l' a symlink to /dev/null. */
+static void fx_special(const char *root, const char *rel, char kind)
+{
+        _cleanup_free_ char *p = path_join(root, rel);
+
+        ck_assert(unlink(p) == 0 || errno == ENOENT);
+        if (kind == 'c')
+                ck_assert_msg(mknod(p, S_IFCHR | 0644, makedev(1, 3)) == 0, "mknod '%s': %s", p,
+                              strerror(errno));
+        else if (kind == 'p')
+                ck_assert_int_eq(mkfifo(p, 0644), 0);
+        else
+                ck_assert_int_eq(symlink("/dev/null", p), 0);
+}
+
+/* A version.json, cuda.h or bin/nvcc that is a device, a FIFO or a link to
+ * one is a not-regular-file problem naming it (opening a device can act;
+ * tests/readers/readers.sh shows under strace that none is opened). */
+START_TEST(scan_reports_special_files_without_reading_them)
+{
+        static const struct {
+                const char *prefix, *file;
+                char kind;
+                const char *says;
+        } cases[] = {
+                { "apps/chr-json", "version.json", 'c', "is a character device, not a regular file" },
+                { "apps/fifo-json", "version.json", 'p', "is a FIFO, not a regular file" },
+                { "apps/link-json", "version.json", 'l', "is a character device, not a regular file" },
+                { "apps/fifo-header", "targets/x86_64-linux/include/cuda.h", 'p',
+                  "is a FIFO, not a regular file" },
+                { "apps/chr-nvcc", "bin/nvcc", 'c', "is a character device, not a regular file" },
+                { "apps/link-nvcc", "bin/nvcc", 'l', "is a character device, not a regular file" },
+                { NULL, NULL, 0, NULL },
+        };
+        char *root = fx_new();
+        struct run_result r = { 0 };
+        _cleanup_free_ char *out = NULL;
+        const char *const roots[] = { "apps", NULL };
+        json_t *j;
+
+        if (geteuid() != 0)
+                return; /* mknod needs root */
+        for (size_t i = 0; cases[i].prefix; i++) {
+                _cleanup_free_ char *rel = path_join(cases[i].prefix, cases[i].file);
+
+                fx_cuda_toolkit(root, cases[i].prefix, &(struct fx_cuda){ .version = "12.4", .release = "12.4.1",
+                                                                         .cudart = "12.4.127", .nvcc = "12.4.131" });
+                fx_special(root, rel, cases[i].kind);
+        }
+        out = scan_json(root, roots, &r);
+        ck_assert_msg(r.status == 0, "exit %d: %.2000s", r.status, r.err);
+        j = parse(out);
+        for (size_t i = 0; cases[i].prefix; i++) {
+                _cleanup_free_ char *prefix = xasprintf("/%s", cases[i].prefix);
+                _cleanup_free_ char *want = xasprintf("'@ROOT@/%s/%s' %s", cases[i].prefix, cases[i].file,
+                                                      cases[i].says);
+                const json_t *in = find_install(j, "cuda", prefix);
+
+                ck_assert_msg(in, "no install %s in %.3000s", prefix, out);
+                ck_assert_msg(has_problem(in, "not-regular-file"), "%s: %.3000s", prefix, out);
+                ck_assert_msg(strstr(out, want), "no \"%s\" in %.4000s", want, out);
+                /* The other files still tell the version. */
+                ck_assert_str_eq(json_string_value(json_object_get(in, "version")), "12.4");
+        }
+        json_decref(j);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 /* What scan reads is bounded: a 1 GiB version.json (sparse) is a problem
  * on its install and is not read past 1 MiB; a library directory of more
  * than WALK_MAX_ENTRIES entries is not listed (a warning names the
@@ -535,6 +607,7 @@ static Suite *scan_suite(void)
         tcase_add_test(tc, scan_skips_unreadable_directories);
         tcase_add_test(tc, scan_reports_broken_installs_as_problems);
         tcase_add_test(tc, scan_hostile_prefix_names);
+        tcase_add_test(tc, scan_reports_special_files_without_reading_them);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("bounds");
