@@ -1,0 +1,135 @@
+#!/bin/bash
+# readers.sh: what scan, generate and doctor open, and what they do when a
+# file changes under them (README "Reliability").
+#
+# 1. A version.json that is a character device (a FIFO without root), an
+#    include/cuda.h that is a FIFO and a bin/nvcc that is a symlink to
+#    /dev/null: scan reports each as not-regular-file, and strace shows that
+#    none of them is ever opened but with O_PATH (which acts on nothing).
+# 2. A library truncated right after cudamod first reads or maps it
+#    (shrinkinject.so, an LD_PRELOAD library: certain, not a race): scan
+#    reports file-changed, generate still writes the module, doctor notes
+#    it; none dies by a signal (SIGBUS was exit 135).
+# 3. The same as a race, bounded: a loop truncates and restores the library
+#    and a big nvcc while scan runs 30 times, generate and doctor 10 times
+#    each; no run ends by a signal.
+#
+# Needs CUDAMOD_BIN, MKELFSTUB and SHRINKINJECT (meson sets them); strace
+# for part 1 (skipped without it).
+
+# shellcheck source=../stress/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../stress/lib.sh"
+
+[ -n "${SHRINKINJECT:-}" ] && [ -f "$SHRINKINJECT" ] || skip "SHRINKINJECT is not set"
+
+root=$work/root
+mktree "$root" cuda:12.4.1@cuda-12.4 cuda:12.6.2@special
+
+# --- 1. special files are not opened -------------------------------------------
+sp=$root/special
+rm -f "$sp/version.json" "$sp/targets/x86_64-linux/include/cuda.h" "$sp/bin/nvcc"
+if [ "$(id -u)" -eq 0 ]; then
+        mknod "$sp/version.json" c 1 3
+        json_kind="a character device"
+else
+        mkfifo "$sp/version.json"
+        json_kind="a FIFO"
+fi
+mkfifo "$sp/targets/x86_64-linux/include/cuda.h"
+ln -s /dev/null "$sp/bin/nvcc"
+
+if command -v strace >/dev/null 2>&1; then
+        timeout 60 strace -f -qq -e trace=open,openat,openat2 -o "$work/strace.log" \
+                "$cudamod" scan --json "$root" >"$work/scan.json" 2>"$work/scan.err" ||
+                fail "scan under strace: exit $?: $(cat "$work/scan.err")"
+        # Every open of these names (or of what they lead to) is an O_PATH one.
+        opened=$(grep -E '"([^"]*/)?(version\.json|cuda\.h|nvcc|/dev/null)"' "$work/strace.log" |
+                 grep -v 'O_PATH' || true)
+        [ -z "$opened" ] || fail "special files opened for reading:
+$opened"
+        grep -q 'O_PATH' "$work/strace.log" || fail "no O_PATH open in the trace: the check is not looking"
+else
+        note "no strace: the not-opened check is skipped"
+        timeout 60 "$cudamod" scan --json "$root" >"$work/scan.json" 2>"$work/scan.err" ||
+                fail "scan: exit $?: $(cat "$work/scan.err")"
+fi
+for want in "'$sp/version.json' is $json_kind, not a regular file" \
+            "'$sp/targets/x86_64-linux/include/cuda.h' is a FIFO, not a regular file" \
+            "'$sp/bin/nvcc' is a character device, not a regular file"; do
+        grep -qF "$want" "$work/scan.json" || fail "scan does not say \"$want\": $(cat "$work/scan.json")"
+done
+rm -rf "$sp"
+note "special files: reported, never opened"
+
+# --- 2. a library truncated while it is read (certain) ----------------------------
+libdir=$root/cuda-12.4/targets/x86_64-linux/lib
+lib=$(readlink -f "$libdir/libcudart.so.12")
+orig=$work/libcudart.orig
+# Bigger than a page: a mapping of it truncated to 64 bytes faults.
+"$MKELFSTUB" --soname libcudart.so.12 --pad 1000000 "$orig"
+cp "$orig" "$lib"
+
+shrunk() {
+        cp "$orig" "$lib"
+        LD_PRELOAD=$SHRINKINJECT CUDAMOD_SHRINK_FILE=$lib "$@"
+}
+signalled() {
+        [ "$1" -ge 128 ] && [ "$1" -ne 255 ]
+}
+
+rc=0
+shrunk "$cudamod" scan --json "$root" >"$work/s.json" 2>"$work/s.err" || rc=$?
+signalled $rc && fail "scan of a shrinking library: exit $rc (signal $((rc - 128)))"
+[ $rc -eq 0 ] || fail "scan of a shrinking library: exit $rc: $(cat "$work/s.err")"
+grep -q '"file-changed"' "$work/s.json" || fail "no file-changed problem: $(cat "$work/s.json")"
+grep -qF "'$libdir/libcudart.so.12' changed while it was read" "$work/s.json" ||
+        fail "the problem does not name the library: $(cat "$work/s.json")"
+
+rc=0
+shrunk "$cudamod" generate -o "$work/out" "$root" >"$work/g.out" 2>"$work/g.err" || rc=$?
+signalled $rc && fail "generate over a shrinking library: exit $rc (signal $((rc - 128)))"
+[ $rc -eq 0 ] || fail "generate over a shrinking library: exit $rc: $(cat "$work/g.err")"
+grep -qF "changed while it was read" "$work/g.err" || fail "generate does not warn: $(cat "$work/g.err")"
+
+rc=0
+shrunk "$cudamod" doctor "$libdir" >"$work/d.out" 2>"$work/d.err" || rc=$?
+signalled $rc && fail "doctor of a shrinking library: exit $rc (signal $((rc - 128)))"
+[ $rc -le 1 ] || fail "doctor of a shrinking library: exit $rc: $(cat "$work/d.err")"
+grep -qF "changed while it was read" "$work/d.out" || fail "doctor does not note it: $(cat "$work/d.out")"
+note "a library truncated while read: a problem, no signal"
+
+# --- 3. the race, bounded ---------------------------------------------------------------
+# nvcc with 8 MB of .rodata (scan searches it for its release string): the
+# old mapping reader died in some 1 run of 10 here.
+nvcc=$root/cuda-12.4/bin/nvcc
+nvcc_orig=$work/nvcc.orig
+"$MKELFSTUB" --string "Cuda compilation tools, release 12.4, V12.4.131" --pad 8000000 "$nvcc_orig"
+cp "$orig" "$lib"
+(
+        while :; do
+                cat "$orig" >"$lib"
+                cat "$nvcc_orig" >"$nvcc"
+                sleep 0.003
+                truncate -s 100 "$lib" "$nvcc"
+        done
+) &
+racer=$!
+runs=0
+for i in $(seq 30); do
+        rc=0
+        "$cudamod" scan "$root" >/dev/null 2>&1 || rc=$?
+        signalled $rc && { kill "$racer"; fail "scan run $i: exit $rc (signal $((rc - 128)))"; }
+        runs=$((runs + 1))
+done
+for i in $(seq 10); do
+        rc=0
+        "$cudamod" generate -o "$work/race-out" "$root" >/dev/null 2>&1 || rc=$?
+        signalled $rc && { kill "$racer"; fail "generate run $i: exit $rc (signal $((rc - 128)))"; }
+        rc=0
+        "$cudamod" doctor "$libdir" >/dev/null 2>&1 || rc=$?
+        signalled $rc && { kill "$racer"; fail "doctor run $i: exit $rc (signal $((rc - 128)))"; }
+        runs=$((runs + 2))
+done
+kill "$racer"
+wait "$racer" 2>/dev/null || true
+note "$runs runs against a library truncated and restored in a loop: no signal"
