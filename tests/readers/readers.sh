@@ -39,7 +39,9 @@ mkfifo "$sp/targets/x86_64-linux/include/cuda.h"
 ln -s /dev/null "$sp/bin/nvcc"
 
 if command -v strace >/dev/null 2>&1; then
-        timeout 60 strace -f -qq -e trace=open,openat,openat2 -o "$work/strace.log" \
+        # LeakSanitizer cannot run under ptrace (the ASan build).
+        ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+                timeout 60 strace -f -qq -e trace=open,openat,openat2 -o "$work/strace.log" \
                 "$cudamod" scan --json "$root" >"$work/scan.json" 2>"$work/scan.err" ||
                 fail "scan under strace: exit $?: $(cat "$work/scan.err")"
         # Every open of these names (or of what they lead to) is an O_PATH one.
@@ -69,9 +71,13 @@ orig=$work/libcudart.orig
 "$MKELFSTUB" --soname libcudart.so.12 --pad 1000000 "$orig"
 cp "$orig" "$lib"
 
+# Under ASan its runtime must come first among the preloaded libraries.
+preload=$SHRINKINJECT
+asan=$(ldd "$cudamod" 2>/dev/null | awk '/libasan/ { print $3; exit }')
+[ -z "$asan" ] || preload="$asan $SHRINKINJECT"
 shrunk() {
         cp "$orig" "$lib"
-        LD_PRELOAD=$SHRINKINJECT CUDAMOD_SHRINK_FILE=$lib "$@"
+        LD_PRELOAD=$preload CUDAMOD_SHRINK_FILE=$lib "$@"
 }
 signalled() {
         [ "$1" -ge 128 ] && [ "$1" -ne 255 ]
