@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "detect.h"
 #include "evaluate.h"
@@ -740,7 +741,33 @@ struct loader {
         size_t n_calls;          /* recorded calls of the modulefiles loaded so far */
         size_t call_bytes;       /* and the memory they and the path entries took */
         size_t mem_max;          /* the cap on that and each file's Lua state */
+        unsigned cpu_ms;         /* the CPU time of the whole load */
+        size_t n_evaluated;      /* modulefiles evaluated so far */
+        long long cpu_deadline_ns; /* this thread's CPU clock when it is spent */
 };
+
+static long long thread_cpu_ns(void)
+{
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+                return 0;
+        return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The sandbox's "CPU time limit exceeded" (at line) is the load's: say
+ * so, and how many files shared it. */
+static int cpu_limit_error(const struct loader *l, const struct modulefile *mf, unsigned line,
+                           struct diag *d)
+{
+        _cleanup_free_ char *where = l->n_evaluated
+                                             ? xasprintf(", shared by its modulefiles: %zu evaluated before this one",
+                                                         l->n_evaluated)
+                                             : xstrdup("");
+
+        return diag_set(d, -EINVAL, mf->path, line, 0,
+                        "CPU time limit exceeded (%.1f s for the whole load%s)", l->cpu_ms / 1000.0, where);
+}
 
 static void loaded_modules_free(struct loaded_module *m, size_t n)
 {
@@ -1093,9 +1120,21 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
         if (l->call_bytes >= l->mem_max)
                 return diag_set(d, -EINVAL, mf->path, 0, 0, "memory limit exceeded");
         so.max_memory = l->mem_max - l->call_bytes;
+        /* And one CPU budget: each file gets what the ones before it left
+         * (a chain of depends_on would otherwise get 10 s per file). */
+        {
+                long long left = l->cpu_deadline_ns - thread_cpu_ns();
+
+                if (left <= 0)
+                        return cpu_limit_error(l, mf, 0, d);
+                so.max_cpu_ms = (unsigned)((left + 999999) / 1000000);
+        }
         env_copy(&start_env, l->env.items);
         so.environ = (const char *const *)start_env.items;
         r = sandbox_eval(text.buf, text.len, mf->path, &so, &res, d);
+        if (r < 0 && d && d->message && streq(d->message, "CPU time limit exceeded"))
+                return cpu_limit_error(l, mf, d->line, d);
+        l->n_evaluated++;
         if (r < 0)
                 return r;
         l->n_calls += res.n_ops;
@@ -1339,9 +1378,11 @@ int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n
         _cleanup_(loader_release) struct loader l = {
                 .o = o,
                 .mem_max = o->max_memory ? o->max_memory : SANDBOX_DEFAULT_MEMORY,
+                .cpu_ms = o->max_cpu_ms ? o->max_cpu_ms : SANDBOX_DEFAULT_CPU_MS,
         };
         int r = 0;
 
+        l.cpu_deadline_ns = thread_cpu_ns() + (long long)l.cpu_ms * 1000000;
         evaluate_start_env(o, &l.env);
         env_copy(&l.last_done, l.env.items);
         for (size_t i = 0; i < n_specs && r >= 0; i++) {

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <errno.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "evaluate.h"
 #include "fixture.h"
@@ -543,6 +544,75 @@ START_TEST(load_bounds_are_shared_by_the_modules_of_a_load)
 }
 END_TEST
 
+static int load_with_cpu(const char *root, const char *spec, unsigned max_cpu_ms, struct evaluation *e,
+                         struct diag *d)
+{
+        _cleanup_(strv_release) struct strv mp = { 0 };
+        const char *specs[] = { spec, NULL };
+
+        mp_of(&mp, root, "mp");
+        return evaluate_load(&(struct evaluate_options){ .environ = (char *const *)clean_env,
+                                                         .modulepath = &mp, .max_cpu_ms = max_cpu_ms },
+                             (char *const *)specs, 1, e, d);
+}
+
+static double thread_cpu_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A chain of depends_on shares one CPU budget: four files, each well
+ * within it alone, together exceed it (they took 10 s each before). */
+START_TEST(load_cpu_time_is_shared_by_the_modules_of_a_load)
+{
+        /* Slow instructions: == compares 4 MiB each time. */
+        static const char burn[] = "local a = ('x'):rep(4 << 20)\nlocal b = a:sub(1, -2) .. 'y'\n"
+                                   "for i = 1, 300 do local _ = a == b end\n";
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+        double t0, one;
+        unsigned budget;
+
+        for (int i = 1; i <= 4; i++) {
+                _cleanup_free_ char *rel = xasprintf("mp/w%d/1.lua", i);
+                _cleanup_free_ char *text = i < 4 ? xasprintf("depends_on('w%d')\n%s", i + 1, burn) : xstrdup(burn);
+
+                fx_write(root, rel, text);
+        }
+        /* What one file costs here, then a budget of 2.5 files. */
+        t0 = thread_cpu_ms();
+        {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                ck_assert_msg(load_with_cpu(root, "w4", 60000, &e, &d) == 0, "%s", d.message);
+                evaluation_release(&e);
+        }
+        one = thread_cpu_ms() - t0;
+        budget = (unsigned)(one * 2.5) + 1;
+        {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                ck_assert_msg(load_with_cpu(root, "w4", budget, &e, &d) == 0, "one file in %u ms: %s", budget,
+                              d.message);
+                evaluation_release(&e);
+        }
+        {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                ck_assert_int_eq(load_with_cpu(root, "w1", budget, &e, &d), -EINVAL);
+                ck_assert_msg(strstr(d.message, "CPU time limit exceeded") &&
+                                      strstr(d.message, "for the whole load, shared by its modulefiles"),
+                              "%s", d.message);
+                ck_assert_ptr_nonnull(d.file);
+                ck_assert_msg(!strstr(d.file, "w1/") && !strstr(d.file, "w2/"), "%s: %s", d.file, d.message);
+        }
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(show_binary_chunk_is_refused)
 {
         char *root = fx_new();
@@ -577,6 +647,7 @@ int main(void)
         tcase_add_test(tc, show_binary_chunk_is_refused);
         tcase_add_test(tc, show_refuses_modulefiles_over_1_mib);
         tcase_add_test(tc, load_bounds_are_shared_by_the_modules_of_a_load);
+        tcase_add_test(tc, load_cpu_time_is_shared_by_the_modules_of_a_load);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
