@@ -673,11 +673,11 @@ static void entries_release(struct entries *e)
 }
 
 /* Apply a path operation to name; -E2BIG (nothing changed) when the
- * result would be longer than ENV_ENTRY_MAX or hold more than
- * PATH_MAX_ENTRIES entries, its length and entries in *ret_len and
- * *ret_entries. Linear in the length of the variable and of value. */
+ * result would be longer than ENV_ENTRY_MAX or hold more than max_entries
+ * entries, its length and entries in *ret_len and *ret_entries. Linear in
+ * the length of the variable and of value. */
 static int path_apply(struct strv *env, const char *name, const char *value, char delim,
-                      enum path_how how, size_t *ret_len, size_t *ret_entries)
+                      enum path_how how, size_t max_entries, size_t *ret_len, size_t *ret_entries)
 {
         struct entries old = { 0 }, add = { 0 };
         struct str_set in_add, in_out;
@@ -712,7 +712,7 @@ static int path_apply(struct strv *env, const char *name, const char *value, cha
                                 OUT(add.items[i]);
 #undef OUT
         if (how != PATH_REMOVE &&
-            (strlen(name) + 1 + sb.len + 1 > ENV_ENTRY_MAX || n_out > PATH_MAX_ENTRIES)) {
+            (strlen(name) + 1 + sb.len + 1 > ENV_ENTRY_MAX || n_out > max_entries)) {
                 *ret_len = sb.len;
                 *ret_entries = n_out;
                 r = -E2BIG;
@@ -732,6 +732,7 @@ static int path_apply(struct strv *env, const char *name, const char *value, cha
 struct loader {
         const struct evaluate_options *o;
         struct strv env;
+        struct strv start;       /* env when the load started */
         struct loaded_module *mods;
         size_t n_mods;
         struct strv families;   /* "family\tfullname" of the loaded modules */
@@ -783,6 +784,7 @@ static void loaded_modules_free(struct loaded_module *m, size_t n)
 static void loader_release(struct loader *l)
 {
         strv_release(&l->env);
+        strv_release(&l->start);
         loaded_modules_free(l->mods, l->n_mods);
         strv_release(&l->families);
         strv_release(&l->in_progress);
@@ -974,9 +976,30 @@ static int too_long(const struct modulefile *mf, const struct sandbox_op *op, si
                         overhead < ENV_ENTRY_MAX ? ENV_ENTRY_MAX - overhead : 0);
 }
 
-static int too_many_entries(const struct modulefile *mf, const struct sandbox_op *op,
-                            size_t entries, struct diag *d)
+/* The entries of name in env, split at delim. */
+static size_t count_entries(char *const *env, const char *name, char delim)
 {
+        const char *v = env_get(env, name);
+        size_t n = v && *v ? 1 : 0;
+
+        for (; v && *v; v++)
+                n += *v == delim;
+        return n;
+}
+
+/* The cap is on what the load adds: the entries the variable had when it
+ * started (a caller's MODULEPATH of 10,000 directories, say) are not the
+ * module's doing. */
+static int too_many_entries(const struct modulefile *mf, const struct sandbox_op *op,
+                            size_t entries, size_t had, struct diag *d)
+{
+        if (had)
+                return diag_set(d, -E2BIG, mf->path, op->line, 0,
+                                "%s would give '%s' %zu entries, %zu more than the %zu it had "
+                                "before this load, more than the %d cudamod evaluates (a shell "
+                                "searches PATH entry by entry; real ones hold tens)",
+                                sandbox_op_kind_to_string(op->kind), op->name, entries, entries - had,
+                                had, PATH_MAX_ENTRIES);
         return diag_set(d, -E2BIG, mf->path, op->line, 0,
                         "%s would give '%s' %zu entries, more than the %d cudamod evaluates (a "
                         "shell searches PATH entry by entry; real ones hold tens)",
@@ -990,7 +1013,7 @@ static int apply_path_op(struct loader *l, const struct modulefile *mf, const st
                          struct loaded_module *self, struct diag *d)
 {
         char delim = op->delim ? op->delim : ':';
-        size_t len = strlen(op->value), n_entries = 1;
+        size_t len = strlen(op->value), n_entries = 1, had = 0;
         _cleanup_(strv_release) struct strv named = { 0 };
 
         if (op->kind != SANDBOX_REMOVE_PATH) {
@@ -1001,15 +1024,16 @@ static int apply_path_op(struct loader *l, const struct modulefile *mf, const st
                 for (const char *p = op->value; *p; p++)
                         n_entries += *p == delim;
                 if (n_entries > PATH_MAX_ENTRIES)
-                        return too_many_entries(mf, op, n_entries, d);
+                        return too_many_entries(mf, op, n_entries, 0, d);
+                had = count_entries(l->start.items, op->name, delim);
         }
         if (path_apply(&l->env, op->name, op->value, delim,
                        op->kind == SANDBOX_PREPEND_PATH  ? PATH_PREPEND
                        : op->kind == SANDBOX_APPEND_PATH ? PATH_APPEND
                                                          : PATH_REMOVE,
-                       &len, &n_entries) < 0)
-                return n_entries > PATH_MAX_ENTRIES ? too_many_entries(mf, op, n_entries, d)
-                                                    : too_long(mf, op, len, d);
+                       had + PATH_MAX_ENTRIES, &len, &n_entries) < 0)
+                return n_entries > had + PATH_MAX_ENTRIES ? too_many_entries(mf, op, n_entries, had, d)
+                                                          : too_long(mf, op, len, d);
         if (op->kind == SANDBOX_REMOVE_PATH)
                 return 0;
         split_entries(op->value, delim, false, &named);
@@ -1385,6 +1409,7 @@ int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n
         l.cpu_deadline_ns = thread_cpu_ns() + (long long)l.cpu_ms * 1000000;
         evaluate_start_env(o, &l.env);
         env_copy(&l.last_done, l.env.items);
+        env_copy(&l.start, l.env.items);
         for (size_t i = 0; i < n_specs && r >= 0; i++) {
                 _cleanup_(strv_release) struct strv mp = { 0 };
                 struct modulefile m = { 0 };
