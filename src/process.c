@@ -341,8 +341,7 @@ void process_finish(struct process *p, struct child *ret)
                                 hold_until = now + OUTPUT_HOLD_MS < deadline ? now + OUTPUT_HOLD_MS
                                                                              : deadline;
                         } else if (w < 0 && errno != EINTR) {
-                                ret->timed_out = true; /* cannot wait for it: end it */
-                                break;
+                                break; /* not ours to wait for (ECHILD): "could not be waited for" */
                         }
                 }
                 if (ret->reaped && open_fds == 0)
