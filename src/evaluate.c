@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "detect.h"
 #include "evaluate.h"
@@ -672,11 +673,11 @@ static void entries_release(struct entries *e)
 }
 
 /* Apply a path operation to name; -E2BIG (nothing changed) when the
- * result would be longer than ENV_ENTRY_MAX or hold more than
- * PATH_MAX_ENTRIES entries, its length and entries in *ret_len and
- * *ret_entries. Linear in the length of the variable and of value. */
+ * result would be longer than ENV_ENTRY_MAX or hold more than max_entries
+ * entries, its length and entries in *ret_len and *ret_entries. Linear in
+ * the length of the variable and of value. */
 static int path_apply(struct strv *env, const char *name, const char *value, char delim,
-                      enum path_how how, size_t *ret_len, size_t *ret_entries)
+                      enum path_how how, size_t max_entries, size_t *ret_len, size_t *ret_entries)
 {
         struct entries old = { 0 }, add = { 0 };
         struct str_set in_add, in_out;
@@ -711,7 +712,7 @@ static int path_apply(struct strv *env, const char *name, const char *value, cha
                                 OUT(add.items[i]);
 #undef OUT
         if (how != PATH_REMOVE &&
-            (strlen(name) + 1 + sb.len + 1 > ENV_ENTRY_MAX || n_out > PATH_MAX_ENTRIES)) {
+            (strlen(name) + 1 + sb.len + 1 > ENV_ENTRY_MAX || n_out > max_entries)) {
                 *ret_len = sb.len;
                 *ret_entries = n_out;
                 r = -E2BIG;
@@ -731,6 +732,7 @@ static int path_apply(struct strv *env, const char *name, const char *value, cha
 struct loader {
         const struct evaluate_options *o;
         struct strv env;
+        struct strv start;       /* env when the load started */
         struct loaded_module *mods;
         size_t n_mods;
         struct strv families;   /* "family\tfullname" of the loaded modules */
@@ -740,7 +742,33 @@ struct loader {
         size_t n_calls;          /* recorded calls of the modulefiles loaded so far */
         size_t call_bytes;       /* and the memory they and the path entries took */
         size_t mem_max;          /* the cap on that and each file's Lua state */
+        unsigned cpu_ms;         /* the CPU time of the whole load */
+        size_t n_evaluated;      /* modulefiles evaluated so far */
+        long long cpu_deadline_ns; /* this thread's CPU clock when it is spent */
 };
+
+static long long thread_cpu_ns(void)
+{
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+                return 0;
+        return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The sandbox's "CPU time limit exceeded" (at line) is the load's: say
+ * so, and how many files shared it. */
+static int cpu_limit_error(const struct loader *l, const struct modulefile *mf, unsigned line,
+                           struct diag *d)
+{
+        _cleanup_free_ char *where = l->n_evaluated
+                                             ? xasprintf(", shared by its modulefiles: %zu evaluated before this one",
+                                                         l->n_evaluated)
+                                             : xstrdup("");
+
+        return diag_set(d, -EINVAL, mf->path, line, 0,
+                        "CPU time limit exceeded (%.1f s for the whole load%s)", l->cpu_ms / 1000.0, where);
+}
 
 static void loaded_modules_free(struct loaded_module *m, size_t n)
 {
@@ -756,6 +784,7 @@ static void loaded_modules_free(struct loaded_module *m, size_t n)
 static void loader_release(struct loader *l)
 {
         strv_release(&l->env);
+        strv_release(&l->start);
         loaded_modules_free(l->mods, l->n_mods);
         strv_release(&l->families);
         strv_release(&l->in_progress);
@@ -947,9 +976,30 @@ static int too_long(const struct modulefile *mf, const struct sandbox_op *op, si
                         overhead < ENV_ENTRY_MAX ? ENV_ENTRY_MAX - overhead : 0);
 }
 
-static int too_many_entries(const struct modulefile *mf, const struct sandbox_op *op,
-                            size_t entries, struct diag *d)
+/* The entries of name in env, split at delim. */
+static size_t count_entries(char *const *env, const char *name, char delim)
 {
+        const char *v = env_get(env, name);
+        size_t n = v && *v ? 1 : 0;
+
+        for (; v && *v; v++)
+                n += *v == delim;
+        return n;
+}
+
+/* The cap is on what the load adds: the entries the variable had when it
+ * started (a caller's MODULEPATH of 10,000 directories, say) are not the
+ * module's doing. */
+static int too_many_entries(const struct modulefile *mf, const struct sandbox_op *op,
+                            size_t entries, size_t had, struct diag *d)
+{
+        if (had)
+                return diag_set(d, -E2BIG, mf->path, op->line, 0,
+                                "%s would give '%s' %zu entries, %zu more than the %zu it had "
+                                "before this load, more than the %d cudamod evaluates (a shell "
+                                "searches PATH entry by entry; real ones hold tens)",
+                                sandbox_op_kind_to_string(op->kind), op->name, entries, entries - had,
+                                had, PATH_MAX_ENTRIES);
         return diag_set(d, -E2BIG, mf->path, op->line, 0,
                         "%s would give '%s' %zu entries, more than the %d cudamod evaluates (a "
                         "shell searches PATH entry by entry; real ones hold tens)",
@@ -963,7 +1013,7 @@ static int apply_path_op(struct loader *l, const struct modulefile *mf, const st
                          struct loaded_module *self, struct diag *d)
 {
         char delim = op->delim ? op->delim : ':';
-        size_t len = strlen(op->value), n_entries = 1;
+        size_t len = strlen(op->value), n_entries = 1, had = 0;
         _cleanup_(strv_release) struct strv named = { 0 };
 
         if (op->kind != SANDBOX_REMOVE_PATH) {
@@ -974,15 +1024,16 @@ static int apply_path_op(struct loader *l, const struct modulefile *mf, const st
                 for (const char *p = op->value; *p; p++)
                         n_entries += *p == delim;
                 if (n_entries > PATH_MAX_ENTRIES)
-                        return too_many_entries(mf, op, n_entries, d);
+                        return too_many_entries(mf, op, n_entries, 0, d);
+                had = count_entries(l->start.items, op->name, delim);
         }
         if (path_apply(&l->env, op->name, op->value, delim,
                        op->kind == SANDBOX_PREPEND_PATH  ? PATH_PREPEND
                        : op->kind == SANDBOX_APPEND_PATH ? PATH_APPEND
                                                          : PATH_REMOVE,
-                       &len, &n_entries) < 0)
-                return n_entries > PATH_MAX_ENTRIES ? too_many_entries(mf, op, n_entries, d)
-                                                    : too_long(mf, op, len, d);
+                       had + PATH_MAX_ENTRIES, &len, &n_entries) < 0)
+                return n_entries > had + PATH_MAX_ENTRIES ? too_many_entries(mf, op, n_entries, had, d)
+                                                          : too_long(mf, op, len, d);
         if (op->kind == SANDBOX_REMOVE_PATH)
                 return 0;
         split_entries(op->value, delim, false, &named);
@@ -1093,9 +1144,21 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
         if (l->call_bytes >= l->mem_max)
                 return diag_set(d, -EINVAL, mf->path, 0, 0, "memory limit exceeded");
         so.max_memory = l->mem_max - l->call_bytes;
+        /* And one CPU budget: each file gets what the ones before it left
+         * (a chain of depends_on would otherwise get 10 s per file). */
+        {
+                long long left = l->cpu_deadline_ns - thread_cpu_ns();
+
+                if (left <= 0)
+                        return cpu_limit_error(l, mf, 0, d);
+                so.max_cpu_ms = (unsigned)((left + 999999) / 1000000);
+        }
         env_copy(&start_env, l->env.items);
         so.environ = (const char *const *)start_env.items;
         r = sandbox_eval(text.buf, text.len, mf->path, &so, &res, d);
+        if (r < 0 && d && d->message && streq(d->message, "CPU time limit exceeded"))
+                return cpu_limit_error(l, mf, d->line, d);
+        l->n_evaluated++;
         if (r < 0)
                 return r;
         l->n_calls += res.n_ops;
@@ -1339,11 +1402,14 @@ int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n
         _cleanup_(loader_release) struct loader l = {
                 .o = o,
                 .mem_max = o->max_memory ? o->max_memory : SANDBOX_DEFAULT_MEMORY,
+                .cpu_ms = o->max_cpu_ms ? o->max_cpu_ms : SANDBOX_DEFAULT_CPU_MS,
         };
         int r = 0;
 
+        l.cpu_deadline_ns = thread_cpu_ns() + (long long)l.cpu_ms * 1000000;
         evaluate_start_env(o, &l.env);
         env_copy(&l.last_done, l.env.items);
+        env_copy(&l.start, l.env.items);
         for (size_t i = 0; i < n_specs && r >= 0; i++) {
                 _cleanup_(strv_release) struct strv mp = { 0 };
                 struct modulefile m = { 0 };

@@ -91,6 +91,10 @@ struct evaluate_options {
         /* Per load: each modulefile's Lua state and the calls recorded by
          * the modulefiles of the load so far; 0: the sandbox's default. */
         size_t max_memory;
+        /* Per load: the CPU time of all its modulefiles together (each
+         * gets what the ones before it left); 0: the sandbox's default
+         * (10 s). */
+        unsigned max_cpu_ms;
 };
 
 /* The environment a load starts from: o->environ (or the process's) with

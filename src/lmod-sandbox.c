@@ -158,6 +158,22 @@ static const char *check_str(lua_State *L, int arg, size_t *ret_len)
         return s;
 }
 
+/* A variable name: a string (check_str) that is not empty and holds no
+ * '=', which an environment entry cannot carry ("A=B" set to "x" is the
+ * entry "A=B=x", variable A). Real Lmod (8.6) prints such a name raw into
+ * the shell code it writes: `=x;`, `A=B=x; export A=B;`. */
+static const char *check_var_name(lua_State *L, int arg)
+{
+        size_t len;
+        const char *s = check_str(L, arg, &len);
+
+        if (len == 0)
+                luaL_argerror(L, arg, "the variable name is empty");
+        if (memchr(s, '=', len))
+                luaL_argerror(L, arg, "a variable name cannot hold '='");
+        return s;
+}
+
 /* An already checked string on the stack: no conversion, cannot raise. */
 static char *dup_arg(lua_State *L, int idx)
 {
@@ -238,7 +254,10 @@ static int name_value_op(lua_State *L, enum sandbox_op_kind kind, bool value_may
         struct sandbox_op *op;
         bool cleared = false;
 
-        check_str(L, 1, NULL);
+        if (kind == SANDBOX_PROPERTY)
+                check_str(L, 1, NULL);
+        else
+                check_var_name(L, 1);
         if (value_may_be_false && lua_isboolean(L, 2) && !lua_toboolean(L, 2))
                 cleared = true;
         else
@@ -270,7 +289,7 @@ static int l_unsetenv(lua_State *L)
         unsigned line = caller_line(L);
         struct sandbox_op *op;
 
-        check_str(L, 1, NULL);
+        check_var_name(L, 1);
         op = push_op(L, SANDBOX_UNSETENV, line);
         op->name = dup_arg(L, 1);
         return 0;
@@ -300,7 +319,7 @@ static int path_op(lua_State *L, enum sandbox_op_kind kind)
                 lua_remove(L, 1);
                 lua_settop(L, 3); /* name, value, delim */
         }
-        check_str(L, 1, NULL);
+        check_var_name(L, 1);
         check_str(L, 2, NULL);
         if (!lua_isnoneornil(L, 3)) {
                 delim = check_str(L, 3, &delim_len);

@@ -12,6 +12,7 @@
  * Each renaming is reported, so nothing is ever silently overwritten. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/utsname.h>
 
 #include "detect.h"
@@ -224,6 +225,13 @@ bool path_has_control_char(const char *s)
  * so control characters are refused however well we escape them. */
 static const char *path_problem(const char *path, enum module_format format)
 {
+        /* The scan reaches it relative to a directory it holds open; no
+         * program can by its name (open, stat, the loader, a shell: each
+         * fails with ENAMETOOLONG), and neither can the checks below, which
+         * would leave out every directory and keep only the root variables. */
+        if (strlen(path) >= PATH_MAX)
+                return "is longer than the 4095 bytes Linux accepts in a path name (PATH_MAX): no "
+                       "program could open anything under it, nor can cudamod check what is there";
         if (strchr(path, ':'))
                 return "holds ':', which a path variable cannot carry";
         if (path_has_control_char(path))

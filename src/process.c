@@ -1,11 +1,14 @@
 /* process.c: run a program with an explicit environment, capture its
  * output, and end it at a deadline. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,7 +20,142 @@
 #define OUTPUT_MAX (1024 * 1024)
 /* From SIGTERM to SIGKILL when a child runs past its deadline. */
 #define TERM_GRACE_MS 2000
+/* How long, after the child exited, what it left behind may keep its
+ * output open (finishing a write) before that counts as held. */
+#define OUTPUT_HOLD_MS 1000
+/* Rounds of killing what is left: each one reaches a level deeper. */
+#define STRAY_ROUNDS 64
 
+
+/* --- what a child leaves behind ------------------------------------------ */
+
+struct pids {
+        pid_t *items;
+        size_t len, alloc;
+};
+
+static void pids_add(struct pids *v, pid_t pid)
+{
+        if (v->len == v->alloc) {
+                v->alloc = v->alloc ? 2 * v->alloc : 16;
+                v->items = xreallocarray(v->items, v->alloc, sizeof(*v->items));
+        }
+        v->items[v->len++] = pid;
+}
+
+static bool pids_have(const pid_t *items, size_t n, pid_t pid)
+{
+        for (size_t i = 0; i < n; i++)
+                if (items[i] == pid)
+                        return true;
+        return false;
+}
+
+/* Add the pids in text ("12 34 ") to v. */
+static void pids_parse(struct pids *v, const char *text)
+{
+        for (const char *p = text; *p;) {
+                char *end;
+                long n = strtol(p, &end, 10);
+
+                if (end == p) {
+                        p++;
+                        continue;
+                }
+                if (n > 0 && n <= INT_MAX)
+                        pids_add(v, (pid_t)n);
+                p = end;
+        }
+}
+
+/* Our children now, zombies included: every thread's
+ * /proc/self/task/TID/children, or where the kernel has no such file
+ * (CONFIG_PROC_CHILDREN off), each process whose PPid is ours. */
+static void list_children(struct pids *ret)
+{
+        DIR *d = opendir("/proc/self/task");
+        pid_t self = getpid();
+        struct dirent *de;
+        bool have_files = false;
+
+        while (d && (de = readdir(d))) {
+                _cleanup_free_ char *path = NULL;
+                struct strbuf sb = STRBUF_INIT;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                path = xasprintf("/proc/self/task/%s/children", de->d_name);
+                if (strbuf_read_file(&sb, path, 1 << 20) == 0) {
+                        have_files = true;
+                        pids_parse(ret, sb.buf);
+                }
+                strbuf_release(&sb);
+        }
+        if (d)
+                closedir(d);
+        if (have_files)
+                return;
+        d = opendir("/proc");
+        while (d && (de = readdir(d))) {
+                _cleanup_free_ char *path = NULL;
+                struct strbuf sb = STRBUF_INIT;
+                const char *paren;
+                int ppid;
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                path = xasprintf("/proc/%s/stat", de->d_name);
+                /* "PID (COMM) S PPID ...": COMM may hold ") ". */
+                if (strbuf_read_file_head(&sb, path, 4096) == 0 && (paren = strrchr(sb.buf, ')')) &&
+                    sscanf(paren + 1, " %*c %d", &ppid) == 1 && ppid == self)
+                        pids_add(ret, (pid_t)atoi(de->d_name));
+                strbuf_release(&sb);
+        }
+        if (d)
+                closedir(d);
+}
+
+/* Kill and reap our children that are not in p->before: what the child
+ * left behind, which reaches us however it detached (setsid, a double
+ * fork) since we are a subreaper. Killing one hands its own children to
+ * us, so go round until none is left. Returns how many were killed, not
+ * counting those that had ended by themselves nor, with group_killed,
+ * those of the child's process group (signalled already, maybe not dead
+ * yet). */
+static unsigned kill_strays(const struct process *p, bool group_killed)
+{
+        unsigned killed = 0;
+
+        for (int round = 0; round < STRAY_ROUNDS; round++) {
+                struct pids kids = { 0 };
+                size_t found = 0;
+
+                list_children(&kids);
+                for (size_t i = 0; i < kids.len; i++) {
+                        pid_t k = kids.items[i], group;
+                        siginfo_t si = { 0 };
+
+                        if (pids_have(p->before, p->n_before, k))
+                                continue;
+                        found++;
+                        /* One that has ended already is reaped, not counted. */
+                        if (waitid(P_PID, (id_t)k, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                            si.si_pid == k)
+                                continue;
+                        group = getpgid(k);
+                        if (kill(k, SIGKILL) == 0 && !(group_killed && group == p->pid))
+                                killed++;
+                }
+                for (size_t i = 0; i < kids.len; i++)
+                        if (!pids_have(p->before, p->n_before, kids.items[i]))
+                                while (waitpid(kids.items[i], NULL, 0) < 0 && errno == EINTR)
+                                        ;
+                free(kids.items);
+                if (!found)
+                        break;
+        }
+        return killed;
+}
 
 void child_release(struct child *c)
 {
@@ -49,12 +187,20 @@ int process_start(const char *path, char *const *argv, char *const *envp, const 
         pid_t pid;
         int e;
 
+        struct pids before = { 0 };
+
         if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
                 e = -errno;
                 close_pair(out);
                 close_pair(err);
                 return e;
         }
+        /* What the child leaves behind becomes ours, not init's, to be
+         * killed when it ends (not inherited by fork: set in each process
+         * that runs one). A kernel without it (before 3.4) leaves them to
+         * init, as before. */
+        (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        list_children(&before);
         /* posix_spawn (clone with CLONE_VFORK in glibc), not fork: copying
          * the page tables is what a fork costs, and it is not cheap. An
          * exec failure comes back as its return value. */
@@ -84,6 +230,8 @@ int process_start(const char *path, char *const *argv, char *const *envp, const 
                 .err = err[0],
                 .exec_errno = e,
                 .deadline = now_ms() + (long long)timeout * 1000,
+                .before = before.items,
+                .n_before = before.len,
         };
         return 0;
 }
@@ -120,12 +268,48 @@ static void wait_until(pid_t pid, long long deadline, struct child *ret)
         }
 }
 
+/* Read what is in pfd[i] into ret (stdout's start, stderr's end). */
+static void read_output(struct pollfd pfd[2], int *open_fds, struct child *ret)
+{
+        for (int i = 0; i < 2; i++) {
+                struct strbuf *sb = i == 0 ? &ret->out : &ret->err;
+                char buf[16384];
+                ssize_t n;
+
+                if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                        continue;
+                n = read(pfd[i].fd, buf, sizeof(buf));
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (n <= 0) {
+                        close(pfd[i].fd);
+                        pfd[i].fd = -1;
+                        (*open_fds)--;
+                        continue;
+                }
+                if (i == 1 && sb->len + (size_t)n > OUTPUT_MAX) {
+                        /* stderr: its end says most, keep the last half */
+                        size_t keep = OUTPUT_MAX / 2;
+
+                        memmove(sb->buf, sb->buf + sb->len - keep, keep);
+                        sb->len = keep;
+                        sb->buf[keep] = '\0';
+                }
+                if (sb->len < OUTPUT_MAX)
+                        strbuf_add(sb, buf, (size_t)n < OUTPUT_MAX - sb->len ? (size_t)n : OUTPUT_MAX - sb->len);
+        }
+}
+
 void process_finish(struct process *p, struct child *ret)
 {
-        struct pollfd pfd[2] = { { .fd = p->out, .events = POLLIN }, { .fd = p->err, .events = POLLIN } };
-        long long deadline = p->deadline;
+        struct pollfd pfd[3] = { { .fd = p->out, .events = POLLIN }, { .fd = p->err, .events = POLLIN },
+                                 { .fd = -1, .events = POLLIN } };
+        long long deadline = p->deadline, hold_until = 0;
         pid_t pid = p->pid;
         int open_fds = 2;
+        long nap_ms = 1;
+        bool group_killed;
+        _cleanup_close_ int pidfd = -1;
 
         *ret = (struct child){ .out = STRBUF_INIT, .err = STRBUF_INIT };
         if (p->exec_errno) {
@@ -133,57 +317,63 @@ void process_finish(struct process *p, struct child *ret)
                 ret->reaped = true;
                 close(p->out);
                 close(p->err);
+                free(p->before);
                 *p = (struct process){ .out = -1, .err = -1 };
                 return;
         }
-        while (open_fds > 0) {
-                long long left = deadline - now_ms();
-                int r;
+        /* A pidfd tells when it exits; without one (old kernels), poll
+         * with short naps. */
+        pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 
-                if (left <= 0) {
+        /* Until it has exited and both pipes are closed. Its exit and the
+         * end of its output are apart: what it started may hold the pipes
+         * open after it (a daemon, a process in another session), which is
+         * not a child that runs too long. */
+        for (;;) {
+                long long now = now_ms(), until;
+                int r, wait_ms;
+
+                if (!ret->reaped) {
+                        pid_t w = waitpid(pid, &ret->wait_status, WNOHANG);
+
+                        if (w == pid) {
+                                ret->reaped = true;
+                                hold_until = now + OUTPUT_HOLD_MS < deadline ? now + OUTPUT_HOLD_MS
+                                                                             : deadline;
+                        } else if (w < 0 && errno != EINTR) {
+                                break; /* not ours to wait for (ECHILD): "could not be waited for" */
+                        }
+                }
+                if (ret->reaped && open_fds == 0)
+                        break;
+                if (ret->reaped && now >= hold_until) {
+                        ret->output_held = true;
+                        break;
+                }
+                if (!ret->reaped && now >= deadline) {
                         ret->timed_out = true;
                         break;
                 }
-                r = poll(pfd, 2, left > INT_MAX ? INT_MAX : (int)left);
+                until = ret->reaped ? hold_until : deadline;
+                wait_ms = until - now > INT_MAX ? INT_MAX : (int)(until - now);
+                pfd[2].fd = ret->reaped ? -1 : pidfd;
+                if (!ret->reaped && pidfd < 0) {
+                        wait_ms = wait_ms < nap_ms ? wait_ms : (int)nap_ms;
+                        nap_ms = nap_ms < 50 ? nap_ms * 2 : nap_ms;
+                }
+                r = poll(pfd, 3, wait_ms);
                 if (r < 0) {
                         if (errno == EINTR)
                                 continue;
-                        ret->timed_out = true; /* cannot wait for it: end it */
+                        ret->timed_out = !ret->reaped; /* cannot wait for it: end it */
+                        ret->output_held = ret->reaped && open_fds > 0;
                         break;
                 }
-                for (int i = 0; i < 2; i++) {
-                        struct strbuf *sb = i == 0 ? &ret->out : &ret->err;
-                        char buf[16384];
-                        ssize_t n;
-
-                        if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                                continue;
-                        n = read(pfd[i].fd, buf, sizeof(buf));
-                        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                                continue;
-                        if (n <= 0) {
-                                close(pfd[i].fd);
-                                pfd[i].fd = -1;
-                                open_fds--;
-                                continue;
-                        }
-                        if (i == 1 && sb->len + (size_t)n > OUTPUT_MAX) {
-                                /* stderr: its end says most, keep the last half */
-                                size_t keep = OUTPUT_MAX / 2;
-
-                                memmove(sb->buf, sb->buf + sb->len - keep, keep);
-                                sb->len = keep;
-                                sb->buf[keep] = '\0';
-                        }
-                        if (sb->len < OUTPUT_MAX)
-                                strbuf_add(sb, buf, (size_t)n < OUTPUT_MAX - sb->len ? (size_t)n : OUTPUT_MAX - sb->len);
-                }
+                read_output(pfd, &open_fds, ret);
         }
 
-        /* Both pipes closed: the child may still be running (it closed them,
-         * or it is exiting). Wait for it until the deadline. */
-        wait_until(pid, deadline, ret);
-        if (ret->timed_out && !ret->reaped) {
+        group_killed = ret->timed_out && !ret->reaped;
+        if (group_killed) {
                 /* The leader is not reaped yet, so its pid still names the
                  * group. SIGTERM first: a launcher (srun) cancels its job
                  * step on it, which a SIGKILLed one cannot, leaving the job
@@ -197,9 +387,6 @@ void process_finish(struct process *p, struct child *ret)
                 if (!ret->reaped)
                         (void)kill(pid, SIGKILL);
         }
-        for (int i = 0; i < 2; i++)
-                if (pfd[i].fd >= 0)
-                        close(pfd[i].fd);
         while (!ret->reaped) {
                 pid_t w = waitpid(pid, &ret->wait_status, 0);
 
@@ -208,7 +395,20 @@ void process_finish(struct process *p, struct child *ret)
                 else if (w < 0 && errno != EINTR)
                         break;
         }
-
+        /* Whatever it left behind goes with it, in its group or not; then
+         * what they had written is read, and the pipes closed. */
+        if (ret->reaped)
+                ret->strays = kill_strays(p, group_killed);
+        for (long long end = now_ms() + 100; open_fds > 0 && now_ms() < end;) {
+                pfd[2].fd = -1;
+                if (poll(pfd, 2, 20) < 0 && errno != EINTR)
+                        break;
+                read_output(pfd, &open_fds, ret);
+        }
+        for (int i = 0; i < 2; i++)
+                if (pfd[i].fd >= 0)
+                        close(pfd[i].fd);
+        free(p->before);
         *p = (struct process){ .out = -1, .err = -1 };
 }
 
@@ -287,12 +487,32 @@ char *wait_status_string(int status)
 
 char *child_ending(const struct child *c)
 {
-        return c->reaped ? wait_status_string(c->wait_status) : xstrdup("could not be waited for");
+        _cleanup_free_ char *how = NULL;
+
+        if (!c->reaped)
+                return xstrdup("could not be waited for");
+        how = wait_status_string(c->wait_status);
+        if (!c->output_held)
+                return TAKE_PTR(how);
+        if (!c->strays)
+                return xasprintf("%s, but its output was still held open %d s after it ended, by "
+                                 "no process of its own (left as it is)",
+                                 how, OUTPUT_HOLD_MS / 1000);
+        return xasprintf("%s, but what it left behind held its output open %d s after it ended: "
+                         "killed %u process%s",
+                         how, OUTPUT_HOLD_MS / 1000, c->strays, c->strays == 1 ? "" : "es");
+}
+
+char *child_strays_string(const struct child *c)
+{
+        if (!c->strays)
+                return xstrdup("");
+        return xasprintf(", and %u process%s it had left behind", c->strays, c->strays == 1 ? "" : "es");
 }
 
 bool child_succeeded(const struct child *c)
 {
-        return c->reaped && !c->timed_out && c->exec_errno == 0 && WIFEXITED(c->wait_status) &&
-               WEXITSTATUS(c->wait_status) == 0;
+        return c->reaped && !c->timed_out && !c->output_held && c->exec_errno == 0 &&
+               WIFEXITED(c->wait_status) && WEXITSTATUS(c->wait_status) == 0;
 }
 

@@ -418,7 +418,10 @@ void check_build(const struct validate_target *t, const struct validate_options 
                 return;
         }
         if (c.timed_out) {
-                check_set(ret, CHECK_FAIL, "the C compiler '%s' timed out after %u s, killed", cc_path, timeout);
+                _cleanup_free_ char *strays = child_strays_string(&c);
+
+                check_set(ret, CHECK_FAIL, "the C compiler '%s' timed out after %u s, killed%s", cc_path,
+                          timeout, strays);
                 return;
         }
         if (child_succeeded(&c)) {
@@ -664,11 +667,13 @@ static void probe_finish(struct probe_job *job, struct probe_report *ret)
         }
         r->started = true;
         if (c.timed_out) {
+                _cleanup_free_ char *strays = child_strays_string(&c);
+
                 if (launcher)
-                        r->launch_error = xasprintf("the launcher '%s' timed out after %u s, killed",
-                                                    who_name, job->timeout);
+                        r->launch_error = xasprintf("the launcher '%s' timed out after %u s, killed%s",
+                                                    who_name, job->timeout, strays);
                 else
-                        r->launch_error = xasprintf("timed out after %u s, killed", job->timeout);
+                        r->launch_error = xasprintf("timed out after %u s, killed%s", job->timeout, strays);
                 r->launcher_failed = launcher;
                 goto done;
         }

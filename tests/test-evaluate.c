@@ -5,9 +5,11 @@
 #include <check.h>
 #include <errno.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "evaluate.h"
 #include "fixture.h"
+#include "strbuf.h"
 #include "testutil.h"
 
 static const char *const clean_env[] = { "PATH=/usr/bin:/bin", "HOME=/nonexistent", NULL };
@@ -543,6 +545,145 @@ START_TEST(load_bounds_are_shared_by_the_modules_of_a_load)
 }
 END_TEST
 
+/* The cap on a path variable's entries is on what the load adds: a
+ * caller's MODULEPATH of more than 4,096 entries (10,001 in the report; 4,501
+ * here, which is cheaper under valgrind) is not the module's fault, while
+ * more than 4,096 added by the load still fail. */
+START_TEST(load_caps_the_entries_a_load_adds_not_those_it_starts_with)
+{
+        char *root = fx_new();
+        _cleanup_(strv_release) struct strv mp = { 0 }, env = { 0 };
+        _cleanup_free_ char *more = path_join(root, "more");
+        struct strbuf path = STRBUF_INIT, half = STRBUF_INIT;
+        struct evaluation e = { 0 };
+
+        fx_mkdir(root, "more");
+        strv_push(&mp, path_join(root, "mp"));
+        for (int i = 0; i < 4500; i++)
+                strv_push(&mp, xasprintf("/n/%d", i));
+        strbuf_addstr(&path, "PATH=/usr/bin:/bin");
+        for (int i = 0; i < 5000; i++)
+                strbuf_addf(&path, ":/p/%d", i);
+        strv_add(&env, path.buf);
+        strv_add(&env, "HOME=/nonexistent");
+        for (int i = 0; i < 2049; i++)
+                strbuf_addf(&half, "%s/a/%d", i ? ":" : "", i);
+        {
+                _cleanup_free_ char *text = xasprintf("prepend_path('MODULEPATH', '%s')\nprepend_path('PATH', '/x')\n", more);
+                _cleanup_free_ char *other = str_replace_all(half.buf, "/a/", "/b/");
+                _cleanup_free_ char *adds = xasprintf("prepend_path('PATH', '%s')\nappend_path('PATH', '%s')\n",
+                                                      half.buf, other);
+
+                fx_write(root, "mp/h/1.lua", text);
+                fx_write(root, "mp/many/1.lua", adds);
+        }
+        {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                const char *specs[] = { "h", NULL };
+                int r = evaluate_load(&(struct evaluate_options){ .environ = env.items, .modulepath = &mp },
+                                      (char *const *)specs, 1, &e, &d);
+
+                ck_assert_msg(r == 0, "%s:%u: %s", d.file, d.line, d.message);
+                ck_assert_ptr_nonnull(strstr(env_get(e.env.items, "MODULEPATH"), "/n/4499"));
+                ck_assert(startswith(env_get(e.env.items, "MODULEPATH"), more));
+                evaluation_release(&e);
+        }
+        {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                const char *specs[] = { "many", NULL };
+                int r = evaluate_load(&(struct evaluate_options){ .environ = env.items, .modulepath = &mp },
+                                      (char *const *)specs, 1, &e, &d);
+
+                ck_assert_int_eq(r, -E2BIG);
+                ck_assert_uint_eq(d.line, 2);
+                ck_assert_msg(strstr(d.message, "append_path would give 'PATH' 9100 entries, 4098 more than the "
+                                                "5002 it had before this load, more than the 4096 cudamod evaluates"),
+                              "%s", d.message);
+        }
+        strbuf_release(&path);
+        strbuf_release(&half);
+        fx_free(root);
+}
+END_TEST
+
+static int load_with_cpu(const char *root, const char *spec, unsigned max_cpu_ms, struct evaluation *e,
+                         struct diag *d)
+{
+        _cleanup_(strv_release) struct strv mp = { 0 };
+        const char *specs[] = { spec, NULL };
+
+        mp_of(&mp, root, "mp");
+        return evaluate_load(&(struct evaluate_options){ .environ = (char *const *)clean_env,
+                                                         .modulepath = &mp, .max_cpu_ms = max_cpu_ms },
+                             (char *const *)specs, 1, e, d);
+}
+
+static double thread_cpu_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A chain of depends_on shares one CPU budget: eight files, each well
+ * within it alone, together exceed it (each had 10 s of its own before). */
+START_TEST(load_cpu_time_is_shared_by_the_modules_of_a_load)
+{
+        /* Slow instructions: == compares 1 MiB each time. */
+        static const char burn[] = "local a = ('x'):rep(1 << 20)\nlocal b = a:sub(1, -2) .. 'y'\n"
+                                   "for i = 1, 200 do local _ = a == b end\n";
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+        double one[3];
+        unsigned budget;
+
+        for (int i = 1; i <= 8; i++) {
+                _cleanup_free_ char *rel = xasprintf("mp/w%d/1.lua", i);
+                _cleanup_free_ char *text = i < 8 ? xasprintf("depends_on('w%d')\n%s", i + 1, burn) : xstrdup(burn);
+
+                fx_write(root, rel, text);
+        }
+        /* What one file costs here (the median of three), then a budget of
+         * two files: one fits with room, eight do not. */
+        for (int k = 0; k < 3; k++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                double t0 = thread_cpu_ms();
+
+                ck_assert_msg(load_with_cpu(root, "w8", 60000, &e, &d) == 0, "%s", d.message);
+                one[k] = thread_cpu_ms() - t0;
+                evaluation_release(&e);
+        }
+        for (int k = 0; k < 2; k++)
+                for (int j = k + 1; j < 3; j++)
+                        if (one[j] < one[k]) {
+                                double t = one[k];
+                                one[k] = one[j];
+                                one[j] = t;
+                        }
+        budget = (unsigned)(one[1] * 2) + 1;
+        {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                ck_assert_msg(load_with_cpu(root, "w8", budget, &e, &d) == 0, "one file in %u ms: %s", budget,
+                              d.message);
+                evaluation_release(&e);
+        }
+        {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                ck_assert_msg(load_with_cpu(root, "w1", budget, &e, &d) == -EINVAL, "eight files in %u ms loaded",
+                              budget);
+                ck_assert_msg(strstr(d.message, "CPU time limit exceeded") &&
+                                      strstr(d.message, "for the whole load, shared by its modulefiles"),
+                              "%s", d.message);
+                ck_assert_ptr_nonnull(d.file);
+                ck_assert_msg(!strstr(d.file, "w1/"), "%s: %s", d.file, d.message);
+        }
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(show_binary_chunk_is_refused)
 {
         char *root = fx_new();
@@ -577,6 +718,8 @@ int main(void)
         tcase_add_test(tc, show_binary_chunk_is_refused);
         tcase_add_test(tc, show_refuses_modulefiles_over_1_mib);
         tcase_add_test(tc, load_bounds_are_shared_by_the_modules_of_a_load);
+        tcase_add_test(tc, load_cpu_time_is_shared_by_the_modules_of_a_load);
+        tcase_add_test(tc, load_caps_the_entries_a_load_adds_not_those_it_starts_with);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -433,6 +433,51 @@ START_TEST(sandbox_refuses_what_is_not_in_the_sandbox)
 }
 END_TEST
 
+/* A variable name no environment entry can carry: empty, or holding '='
+ * ("A=B" set to "x" would be the entry "A=B=x", variable A), refused by
+ * every function that names a variable, at the file and line of the call. */
+START_TEST(sandbox_refuses_variable_names_no_environment_can_carry)
+{
+        static const struct {
+                const char *call, *message;
+        } cases[] = {
+                { "setenv(\"\", \"x\")", "bad argument #1 to 'setenv' (the variable name is empty)" },
+                { "setenv(\"A=B\", \"x\")", "bad argument #1 to 'setenv' (a variable name cannot hold '=')" },
+                { "pushenv(\"=\", \"x\")", "bad argument #1 to 'pushenv' (a variable name cannot hold '=')" },
+                { "pushenv(\"\", false)", "bad argument #1 to 'pushenv' (the variable name is empty)" },
+                { "unsetenv(\"\")", "bad argument #1 to 'unsetenv' (the variable name is empty)" },
+                { "unsetenv(\"PATH=\")", "bad argument #1 to 'unsetenv' (a variable name cannot hold '=')" },
+                { "prepend_path(\"\", \"/x\")", "bad argument #1 to 'prepend_path' (the variable name is empty)" },
+                { "prepend_path{\"A=B\", \"/x\"}", "bad argument #1 to 'prepend_path' (a variable name cannot hold '=')" },
+                { "append_path(\"A=B\", \"/x\")", "bad argument #1 to 'append_path' (a variable name cannot hold '=')" },
+                { "remove_path(\"\", \"/x\")", "bad argument #1 to 'remove_path' (the variable name is empty)" },
+                { "setenv(\"A\\0B\", \"x\")", "bad argument #1 to 'setenv' (string contains a NUL byte)" },
+                { NULL },
+        };
+
+        for (size_t i = 0; cases[i].call; i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                _cleanup_free_ char *text = xasprintf("setenv(\"OK\", \"1\")\n%s\n", cases[i].call);
+
+                eval_fail(text, strlen(text), NULL, &d);
+                ck_assert_msg(streq(d.message, cases[i].message), "%s: \"%s\"", cases[i].call, d.message);
+                ck_assert_str_eq(d.file, "test.lua");
+                ck_assert_msg(d.line == 2, "%s: line %u", cases[i].call, d.line);
+        }
+        /* What may be a name still is: a property's, and odd but
+         * well-formed variable names. */
+        {
+                static const char ok[] = "setenv(\"a.b-c\", \"x=y\")\nadd_property(\"=\", \"gpu\")\n";
+                struct sandbox_result r = { 0 };
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                ck_assert_int_eq(eval_opts(ok, strlen(ok), NULL, &r, &d), 0);
+                ck_assert_uint_eq(r.n_ops, 2);
+                sandbox_result_release(&r);
+        }
+}
+END_TEST
+
 START_TEST(sandbox_endless_loop_exhausts_the_instruction_budget)
 {
         static const char *const texts[] = {
@@ -703,6 +748,7 @@ int main(void)
         tcase_add_test(tc, sandbox_lmod_error_fails_with_its_message_and_line);
         tcase_add_test(tc, sandbox_records_help_messages_and_module_lists);
         tcase_add_loop_test(tc, sandbox_refuses_what_is_not_in_the_sandbox, 0, (int)ELEMENTSOF(hostile));
+        tcase_add_test(tc, sandbox_refuses_variable_names_no_environment_can_carry);
         tcase_add_test(tc, sandbox_endless_loop_exhausts_the_instruction_budget);
         tcase_add_test(tc, sandbox_library_work_counts_against_the_budget);
         tcase_add_test(tc, sandbox_priced_functions_keep_their_results);

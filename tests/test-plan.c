@@ -2,6 +2,10 @@
  * operations, from scans of fixture trees. */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #include "demo.h"
@@ -489,6 +493,71 @@ START_TEST(plan_leaves_out_installs_it_cannot_serve)
 }
 END_TEST
 
+/* A toolkit deeper than PATH_MAX: the scan finds it (it walks by
+ * directory descriptors), no program could open it by name, and it gets no
+ * module, with a warning, rather than one with CUDA_HOME and nothing else. */
+START_TEST(plan_refuses_prefixes_longer_than_path_max)
+{
+        struct planned p = { .root = fx_new() };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *deep = path_join(p.root, "deep");
+        const char *roots[] = { deep, NULL };
+        char name[201];
+        int fd;
+
+        config_init_default(&p.cfg);
+        fx_cuda_toolkit(p.root, "sw/cuda-12.8",
+                        &(struct fx_cuda){ .version = "12.8", .release = "12.8.1", .cudart = "12.8.90",
+                                           .nvcc = "12.8.93" });
+        memset(name, 'd', 200);
+        name[200] = '\0';
+        fx_mkdir(p.root, "deep");
+        fd = open(deep, O_RDONLY | O_DIRECTORY);
+        ck_assert_int_ge(fd, 0);
+        for (int i = 0; i < 21; i++) { /* 21 × 201 bytes */
+                int next;
+
+                ck_assert_int_eq(mkdirat(fd, name, 0755), 0);
+                next = openat(fd, name, O_RDONLY | O_DIRECTORY);
+                ck_assert_int_ge(next, 0);
+                close(fd);
+                fd = next;
+        }
+        {
+                _cleanup_free_ char *from = path_join(p.root, "sw/cuda-12.8");
+
+                ck_assert_int_eq(renameat(AT_FDCWD, from, fd, "cuda-12.8"), 0);
+        }
+        close(fd);
+        ck_assert_int_eq(scan_run(&(struct scan_options){ .roots = roots, .n_roots = 1, .max_depth = 30 },
+                                  &p.scan, &d), 0);
+        ck_assert_uint_eq(p.scan.installs.len, 1);
+        ck_assert_uint_gt(strlen(p.scan.installs.items[0]->prefix), PATH_MAX);
+        plan_fixture(&p, NULL, NULL);
+        ck_assert_uint_eq(p.plan.n_modules, 0);
+        ck_assert(has_warning(&p.plan, "gets no module"));
+        ck_assert(has_warning(&p.plan, "longer than the 4095 bytes Linux accepts in a path name (PATH_MAX)"));
+        /* fx_free (nftw) cannot reach what is deeper than PATH_MAX: cut
+         * the chain in two, its lower half moved up beside it. */
+        fd = open(deep, O_RDONLY | O_DIRECTORY);
+        ck_assert_int_ge(fd, 0);
+        for (int i = 0; i < 10; i++) {
+                int next = openat(fd, name, O_RDONLY | O_DIRECTORY);
+
+                ck_assert_int_ge(next, 0);
+                close(fd);
+                fd = next;
+        }
+        {
+                _cleanup_free_ char *lower = path_join(p.root, "lower");
+
+                ck_assert_int_eq(renameat(fd, name, AT_FDCWD, lower), 0);
+        }
+        close(fd);
+        planned_release(&p);
+}
+END_TEST
+
 /* A prefix that is not UTF-8 gets a Lua module (Lua strings are bytes), and
  * no Tcl one: Environment Modules in a UTF-8 locale would export other bytes. */
 START_TEST(plan_refuses_non_utf8_paths_for_tcl_only)
@@ -569,6 +638,7 @@ int main(void)
         tcase_add_test(tc, plan_defaults_follow_the_config);
         tcase_add_test(tc, plan_leaves_out_installs_it_cannot_serve);
         tcase_add_test(tc, plan_refuses_non_utf8_paths_for_tcl_only);
+        tcase_add_test(tc, plan_refuses_prefixes_longer_than_path_max);
         tcase_add_test(tc, plan_naming_templates_name_the_modules);
         tcase_add_test(tc, plan_system_directories_are_recognised);
         suite_add_tcase(s, tc);

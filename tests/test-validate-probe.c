@@ -11,6 +11,7 @@
  * cache has, runs the probe through the "no-cache" launcher, a script that
  * starts it by the dynamic loader with --inhibit-cache. */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -910,6 +911,180 @@ START_TEST(hung_launcher_is_killed_at_the_timeout)
 }
 END_TEST
 
+/* --- what a launcher leaves behind --------------------------------------- */
+
+/* The live processes whose command line holds marker (a fixture root);
+ * with kill_them, SIGKILLed too (so that a failing test leaves none). */
+static size_t processes_holding(const char *marker, bool kill_them)
+{
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        size_t n = 0;
+
+        ck_assert(d != NULL);
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *path = NULL;
+                struct strbuf sb = STRBUF_INIT;
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                path = xasprintf("/proc/%s/cmdline", de->d_name);
+                if (strbuf_read_file_head(&sb, path, 65536) == 0) {
+                        for (size_t i = 0; i < sb.len; i++)
+                                if (sb.buf[i] == '\0')
+                                        sb.buf[i] = ' ';
+                        if (strstr(sb.buf, marker)) {
+                                n++;
+                                if (kill_them)
+                                        (void)kill((pid_t)atoi(de->d_name), SIGKILL);
+                        }
+                }
+                strbuf_release(&sb);
+        }
+        closedir(d);
+        return n;
+}
+
+/* A launcher script whose body may run "$STRAY 300": a sleep named by a
+ * path under root, to be found by processes_holding(root). */
+static char *make_stray_launcher(const char *root, const char *rel, const char *body)
+{
+        _cleanup_free_ char *stray = path_join(root, "bin/stray-sleep");
+        _cleanup_free_ char *text = xasprintf("STRAY='%s'\n%s", stray, body);
+
+        fx_mkdir(root, "bin");
+        if (access(stray, F_OK) != 0)
+                ck_assert_int_eq(symlink("/bin/sleep", stray), 0);
+        return make_script(root, rel, text);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+        struct timespec t;
+
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* The launcher ended; what it started still holds its output: that is
+ * said, the holders are killed, and it is no timeout. */
+START_TEST(launcher_whose_leftovers_hold_its_output_is_not_reported_as_timed_out)
+{
+        static const struct {
+                const char *body;
+                const char *words[3];
+        } cases[] = {
+                /* In its process group, the probe run behind it. */
+                { "\"$STRAY\" 300 &\nexec \"$@\"\n",
+                  { "exit status 0", "held its output open", "killed 1 process" } },
+                /* In a session of its own, after a double fork. */
+                { "( setsid \"$STRAY\" 300 & )\nexit 0\n",
+                  { "exit status 0", "held its output open", "killed 1 process" } },
+                { NULL },
+        };
+        char *root = root_new();
+        _cleanup_free_ char *driver = path_join(root, "driver");
+
+        make_standard(root);
+        for (size_t i = 0; cases[i].body; i++) {
+                _cleanup_free_ char *rel = xasprintf("bin/leave%zu", i);
+                _cleanup_free_ char *script = make_stray_launcher(root, rel, cases[i].body);
+                char *argv[] = { script, NULL };
+                struct validate_options o = options(driver);
+                struct probe_report p;
+                struct check run = { 0 }, dev = { 0 };
+                struct target g;
+                struct timespec t0;
+                size_t left;
+                double took;
+
+                o.launcher = argv;
+                o.timeout = 10;
+                target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                probe_checks(&g, &o, &p, &run, &dev);
+                took = seconds_since(&t0);
+                left = processes_holding(root, true);
+                ck_assert_msg(left == 0, "case %zu: %zu processes it left survived", i, left);
+                ck_assert_msg(took < 5, "case %zu: took %.1f s of its 10 s timeout", i, took);
+                ck_assert(p.launcher_failed);
+                ck_assert_msg(!strstr(p.launch_error, "timed out"), "case %zu: '%s'", i, p.launch_error);
+                for (size_t w = 0; w < 3; w++)
+                        ck_assert_msg(strstr(p.launch_error, cases[i].words[w]), "case %zu: '%s' lacks '%s'",
+                                      i, p.launch_error, cases[i].words[w]);
+                assert_check(&run, CHECK_FAIL, "the launcher failed", "held its output open");
+                probe_checks_release(&g, &p, &run, &dev);
+        }
+        fx_free(root);
+}
+END_TEST
+
+/* A launcher that detaches a process from its output and group (setsid
+ * after a double fork) and runs the probe: the run passes, and that
+ * process does not outlive it. */
+START_TEST(processes_a_launcher_detached_are_killed_when_it_exits)
+{
+        char *root = root_new();
+        _cleanup_free_ char *driver = path_join(root, "driver");
+        _cleanup_free_ char *script = make_stray_launcher(
+                root, "bin/detach", "( setsid \"$STRAY\" 300 </dev/null >/dev/null 2>&1 & )\nexec \"$@\"\n");
+        char *argv[] = { script, NULL };
+        struct validate_options o = options(driver);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+        size_t left;
+
+        make_standard(root);
+        o.launcher = argv;
+        o.timeout = 10;
+        target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+        probe_checks(&g, &o, &p, &run, &dev);
+        left = processes_holding(root, true);
+        ck_assert_msg(left == 0, "%zu processes it detached survived", left);
+        ck_assert_msg(p.ran, "probe did not run: %s", p.launch_error);
+        assert_check(&run, CHECK_PASS, "libcudart.so.12 12.4 (12040)");
+        probe_checks_release(&g, &p, &run, &dev);
+        fx_free(root);
+}
+END_TEST
+
+/* At the timeout, what a hung launcher put in sessions of its own is
+ * killed with it, and the message says so. */
+START_TEST(hung_launcher_and_what_it_detached_are_killed_at_the_timeout)
+{
+        char *root = root_new();
+        _cleanup_free_ char *script = make_stray_launcher(
+                root, "bin/hang-detached",
+                "setsid \"$STRAY\" 300 &\n( setsid \"$STRAY\" 301 </dev/null >/dev/null 2>&1 & )\nsleep 300\n");
+        char *argv[] = { script, NULL };
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+        struct timespec t0;
+        size_t left;
+        double took;
+
+        make_standard(root);
+        o.launcher = argv;
+        o.timeout = 1;
+        target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        probe_checks(&g, &o, &p, &run, &dev);
+        took = seconds_since(&t0);
+        left = processes_holding(root, true);
+        ck_assert_msg(left == 0, "%zu processes it detached survived", left);
+        /* The timeout, and the 2 s from SIGTERM to SIGKILL at most. */
+        ck_assert_msg(took < 4.5, "took %.1f s", took);
+        ck_assert(p.launcher_failed);
+        ck_assert_msg(strstr(p.launch_error, "timed out after 1 s, killed, and 2 processes it had left behind"),
+                      "'%s'", p.launch_error);
+        probe_checks_release(&g, &p, &run, &dev);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(failing_or_garbled_runs_are_reported)
 {
         static const struct {
@@ -995,6 +1170,13 @@ int main(void)
         tcase_add_test(tc, hung_launcher_is_killed_at_the_timeout);
         tcase_add_test(tc, failing_or_garbled_runs_are_reported);
         tcase_add_test(tc, report_release_is_idempotent);
+        suite_add_tcase(s, tc);
+        /* Each waits out a hold or a timeout: seconds, not the default 4. */
+        tc = tcase_create("leftovers");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, launcher_whose_leftovers_hold_its_output_is_not_reported_as_timed_out);
+        tcase_add_test(tc, processes_a_launcher_detached_are_killed_when_it_exits);
+        tcase_add_test(tc, hung_launcher_and_what_it_detached_are_killed_at_the_timeout);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
