@@ -245,7 +245,7 @@ static bool drift(const struct write_result *w)
 {
         return w->count[FILE_CREATED] || w->count[FILE_UPDATED] || w->count[FILE_PRUNED] ||
                w->count[FILE_STALE] || w->count[FILE_SKIPPED_EDITED] ||
-               w->count[FILE_SKIPPED_FOREIGN];
+               w->count[FILE_SKIPPED_FOREIGN] || w->count[FILE_HELD];
 }
 
 static void print_report(const struct write_result *w, const struct generate_args *a,
@@ -274,6 +274,8 @@ static void print_report(const struct write_result *w, const struct generate_arg
                w->count[FILE_SKIPPED_EDITED] + w->count[FILE_SKIPPED_FOREIGN]);
         if (w->count[FILE_STALE])
                 printf(", %zu stale (--prune removes them)", w->count[FILE_STALE]);
+        if (w->count[FILE_HELD])
+                printf(", %zu held (their install was not read whole)", w->count[FILE_HELD]);
         putchar('\n');
         if (w->count[FILE_SKIPPED_EDITED])
                 log_warning(g, "%zu file%s edited by hand left as they are; --force overwrites them",
@@ -355,6 +357,43 @@ static bool missing_root(const struct scan_options *so)
         return false;
 }
 
+/* After an incomplete scan the installs below what it could not read look
+ * gone: --prune would remove their modules. Refused, naming each place (an
+ * error, so that -q shows it too). */
+static bool incomplete_scan(const struct scan_result *sr)
+{
+        enum { SHOWN = 10 };
+
+        if (scan_complete(sr))
+                return false;
+        for (size_t i = 0; i < sr->n_gaps && i < SHOWN; i++)
+                log_error("not pruning: the scan could not read '%s': %s", sr->gaps[i].path, sr->gaps[i].why);
+        if (sr->n_gaps > SHOWN)
+                log_error("not pruning: and %zu more places the scan could not read", sr->n_gaps - SHOWN);
+        log_error("the modules of the installs there would look gone; make %s readable, or leave %s out "
+                  "with 'exclude:' in the config, then run --prune again",
+                  sr->n_gaps == 1 ? "it" : "them", sr->n_gaps == 1 ? "it" : "them");
+        return true;
+}
+
+/* The installs the scan did not read whole keep their modules and the
+ * default as they are (write.h): say which files, and why. */
+static void report_held(const struct write_result *w, const struct scan_result *sr,
+                        const struct global_options *g)
+{
+        _cleanup_free_ char *more = NULL;
+
+        if (!w->count[FILE_HELD] || !sr->n_gaps)
+                return;
+        more = sr->n_gaps > 1 ? xasprintf(" and %zu more places", sr->n_gaps - 1) : xstrdup("");
+        for (size_t i = 0; i < w->n_files; i++)
+                if (w->files[i].status == FILE_HELD)
+                        log_warning(g, "'%s' left as it is%s: the scan could not read '%s'%s, so what it "
+                                    "found there is partial", w->files[i].path,
+                                    w->files[i].module ? "" : " (the default it marks stays)",
+                                    sr->gaps[0].path, more);
+}
+
 /* Command-line choices over the config's. */
 static int apply_args(struct config *cfg, const struct generate_args *a)
 {
@@ -413,6 +452,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         struct rendered rd = { 0 };
         struct write_result w = { 0 };
         struct strv warns = { 0 };
+        _cleanup_(strv_release) struct strv unseen = { 0 };
         _cleanup_diag_ struct diag d = DIAG_INIT;
         _cleanup_free_ char *outdir = NULL;
         int c, status = EXIT_FOUND_FAILURE;
@@ -488,6 +528,12 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         }
         if (scan_with_progress(&so, &sr, g) < 0)
                 goto out;
+        if (a.prune && incomplete_scan(&sr)) {
+                status = EXIT_FOUND_FAILURE;
+                goto out;
+        }
+        for (size_t i = 0; i < sr.n_gaps; i++)
+                strv_add(&unseen, sr.gaps[i].realpath);
         detected_arch_list(&cfg, outdir, g);
         if (plan_build(&sr.installs, &cfg, outdir, &p, &d) < 0) {
                 log_diag(&d);
@@ -510,6 +556,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         .outdir = outdir, .dry_run = a.dry_run, .check = a.check,
                         .prune = a.prune, .force = a.force, .diff_out = stdout,
                         .on_wait = on_wait, .userdata = (void *)g,
+                        .unseen = (const char *const *)unseen.items, .n_unseen = unseen.len,
                 };
                 struct saved_signals ss;
                 bool writes = !a.dry_run && !a.check;
@@ -532,6 +579,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 if (r < 0)
                         goto out;
         }
+        report_held(&w, &sr, g);
         if (a.json) {
                 json_t *doc = report_json(&w, &p, &a, drift(&w), &warns);
                 if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) < 0)

@@ -44,6 +44,7 @@ static const char *const status_names[_FILE_STATUS_MAX] = {
         [FILE_STALE] = "stale",
         [FILE_SKIPPED_EDITED] = "edited",
         [FILE_SKIPPED_FOREIGN] = "foreign",
+        [FILE_HELD] = "held",
 };
 
 const char *file_status_to_string(enum file_status s)
@@ -1164,12 +1165,74 @@ static int cmp_action(const void *x, const void *y)
         return strcmp(a->path, b->path);
 }
 
+/* Whether a and b are the same path or one lies below the other. */
+static bool path_related(const char *a, const char *b)
+{
+        size_t la = strlen(a), lb = strlen(b), n = la < lb ? la : lb;
+
+        if (strncmp(a, b, n) != 0)
+                return false;
+        return la == lb || (la < lb ? b[n] == '/' || (n > 0 && a[n - 1] == '/')
+                                    : a[n] == '/' || (n > 0 && b[n - 1] == '/'));
+}
+
+/* Whether the install at realpath was not read whole. */
+static bool install_unseen(const struct write_options *o, const char *install)
+{
+        if (!install)
+                return false;
+        for (size_t i = 0; i < o->n_unseen; i++)
+                if (path_related(o->unseen[i], install))
+                        return true;
+        return false;
+}
+
+static bool same_dir(const char *a, const char *b)
+{
+        size_t n = parent_len(a);
+
+        return n == parent_len(b) && strncmp(a, b, n) == 0;
+}
+
+/* The modulercs beside a module whose install was not read whole are
+ * held: they name the default, and the run did not see one candidate. */
+static void hold_modulercs(struct actions *p, const struct strv *held_dirs)
+{
+        for (size_t i = 0; i < p->n; i++) {
+                struct action *a = &p->actions[i];
+
+                if (a->module || !a->gen || a->status != FILE_UPDATED)
+                        continue;
+                for (size_t k = 0; k < held_dirs->len; k++)
+                        if (same_dir(held_dirs->items[k], a->path)) {
+                                a->status = FILE_HELD;
+                                a->write = false;
+                                break;
+                        }
+        }
+}
+
+/* The modules the index lists (files with a module; the modulercs are not). */
+static size_t index_modules(json_t *old)
+{
+        const char *key;
+        json_t *v;
+        size_t n = 0;
+
+        json_object_foreach(old, key, v)
+                if (json_string_value(json_object_get(v, "module")))
+                        n++;
+        return n;
+}
+
 /* Decide each file's fate from what is on disk and in the old index,
  * touching nothing: the generated files, then the index entries no longer
  * generated. */
 static int actions_plan(const struct gen_file *files, size_t n_files, json_t *old, int outfd,
                       const struct write_options *o, struct actions *p, struct diag *d)
 {
+        _cleanup_(strv_release) struct strv held_dirs = { 0 };
+        size_t n_modules = index_modules(old), n_pruned = 0;
         const char *key;
         json_t *v;
         int r;
@@ -1208,6 +1271,11 @@ static int actions_plan(const struct gen_file *files, size_t n_files, json_t *ol
                         } else
                                 a->status = FILE_SKIPPED_EDITED;
                 }
+                if (a->status == FILE_UPDATED && install_unseen(o, g->install)) {
+                        a->status = FILE_HELD;
+                        a->write = false;
+                        strv_add(&held_dirs, g->path);
+                }
         }
         /* Sorted, so that the index entries still generated are found. */
         qsort(p->actions, p->n, sizeof(*p->actions), cmp_action);
@@ -1219,6 +1287,11 @@ static int actions_plan(const struct gen_file *files, size_t n_files, json_t *ol
                 a = &p->actions[p->n++];
                 *a = (struct action){ .path = key, .module = json_string_value(json_object_get(v, "module")),
                                       .content = STRBUF_INIT, .status = FILE_STALE };
+                /* Not generated because not seen: kept, whatever prune says. */
+                if (install_unseen(o, json_string_value(json_object_get(v, "install")))) {
+                        strv_add(&held_dirs, key);
+                        continue;
+                }
                 if (!o->prune)
                         continue;
                 r = read_current(outfd, o->outdir, key, &a->current, &a->content, d);
@@ -1241,8 +1314,18 @@ static int actions_plan(const struct gen_file *files, size_t n_files, json_t *ol
                         } else
                                 a->status = FILE_SKIPPED_EDITED;
                 }
+                if (a->status == FILE_PRUNED && a->module)
+                        n_pruned++;
         }
         qsort(p->actions, p->n, sizeof(*p->actions), cmp_action);
+        hold_modulercs(p, &held_dirs);
+        /* Most of a tree gone at once is more often a scan that missed a
+         * mount, or a wrong root, than a decommissioning. */
+        if (n_pruned * 2 > n_modules && !o->force)
+                return diag_errorf(d, -E2BIG,
+                                   "not pruning: %zu of the %zu modules in '%s' would be removed, more "
+                                   "than half (a missing mount or a wrong root looks like that); "
+                                   "--force prunes them", n_pruned, n_modules, o->outdir);
         return 0;
 }
 

@@ -13,7 +13,15 @@
  *     is adopted into the index as unchanged (an interrupted earlier run);
  *   - reports files in the index that the run no longer generates as stale,
  *     and with prune removes them (not when edited by hand, unless force),
- *     then removes directories that became empty;
+ *     then removes directories that became empty; a prune that would
+ *     remove more than half of the modules the index lists is refused
+ *     (-E2BIG, nothing written) unless force;
+ *   - leaves a file as it is, and reports it held, when its install was
+ *     not read whole (o->unseen: the install lies below a place the scan
+ *     could not read, or holds one), and so every modulerc (a file without
+ *     a module) in the directory of a module held or stale for that reason:
+ *     an unreadable lib64/ neither rewrites cuda/12.9 from half its facts
+ *     nor moves the default away from it;
  *   - writes every file atomically (temporary file in the same directory,
  *     made durable, renamed over the target, the directory synced; the
  *     syncs are batched: one syncfs for all temporary files, one fsync per
@@ -69,9 +77,11 @@ enum file_status {
         FILE_STALE,          /* generated before, not now; kept (no prune) */
         FILE_SKIPPED_EDITED, /* edited by hand; kept (no force) */
         FILE_SKIPPED_FOREIGN,/* not written by cudamod; never touched */
+        FILE_HELD,           /* its install was not read whole; kept as it is */
         _FILE_STATUS_MAX,
 };
-/* "created", "updated", "unchanged", "pruned", "stale", "edited", "foreign" */
+/* "created", "updated", "unchanged", "pruned", "stale", "edited", "foreign",
+ * "held" */
 const char *file_status_to_string(enum file_status s);
 
 struct write_options {
@@ -81,6 +91,10 @@ struct write_options {
         bool prune;
         bool force;
         FILE *diff_out;      /* dry_run: where the diffs go */
+        /* The canonical paths the scan could not read (may be NULL): the
+         * installs at, below or above them are held (see above). */
+        const char *const *unseen;
+        size_t n_unseen;
         void (*on_wait)(const char *lock_path, void *userdata); /* may be NULL */
         void *userdata;
         /* May be NULL. Non-zero: stop at the next file (also ends a wait

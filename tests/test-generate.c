@@ -12,6 +12,7 @@
 #include "fixture.h"
 #include "strbuf.h"
 #include "testutil.h"
+#include "walk.h"
 
 /* Where the reference tree says the demo lives. */
 #define DEMO_ROOT "/opt/cudamod-demo"
@@ -328,6 +329,153 @@ START_TEST(generate_prune_refuses_when_a_named_root_is_missing)
 }
 END_TEST
 
+static int chown_nobody(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        return lchown(path, 65534, 65534);
+}
+
+/* Every regular file below dir with its content, "path\ncontent\n..." */
+static char *snapshot(const char *dir)
+{
+        struct strv files = { 0 };
+        struct strbuf sb = STRBUF_INIT;
+
+        list_files(dir, NULL, &files);
+        for (size_t i = 0; i < files.len; i++) {
+                _cleanup_free_ char *p = path_join(dir, files.items[i]);
+                _cleanup_free_ char *text = read_text(p);
+
+                strbuf_addf(&sb, "%s\n%s\n", files.items[i], text);
+        }
+        strv_release(&files);
+        return strbuf_detach(&sb);
+}
+
+/* A directory under a root that the scan cannot read (mode 000, as
+ * nobody; one of too many entries, as root) makes the installs below it
+ * look gone: --prune refuses, exit 1, naming it, also with -q, and
+ * removes nothing. */
+START_TEST(generate_prune_refuses_after_an_incomplete_scan)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *cuda = path_join(sw, "cuda-12.9"), *big = path_join(sw, "scratch");
+        _cleanup_free_ char *before = NULL, *after = NULL, *want = NULL;
+        struct run_result r = { 0 };
+
+        demo_build(root);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        before = snapshot(out);
+
+        if (can_drop_privileges()) {
+                ck_assert_int_eq(chmod(cuda, 0), 0);
+                run_cudamod(&r, (const char *const[]){ "-q", "generate", "--prune", "-o", out, sw, NULL }, true);
+                ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+                want = xasprintf("not pruning: the scan could not read '%s': Permission denied", cuda);
+                ck_assert_msg(strstr(r.err, want), "%s", r.err);
+                ck_assert_str_eq(r.out, "");
+                run_result_release(&r);
+                after = snapshot(out);
+                ck_assert_str_eq(after, before);
+                ck_assert_int_eq(chmod(cuda, 0755), 0);
+                free(want);
+                free(after);
+        }
+        /* As root, who reads anything: a directory too big to list. */
+        fx_mkdir(root, "sw/scratch");
+        fx_many_files(big, 0, WALK_MAX_ENTRIES + 1);
+        run_cudamod(&r, (const char *const[]){ "-q", "generate", "--prune", "--force", "-o", out, sw, NULL },
+                    false);
+        ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+        want = xasprintf("not pruning: the scan could not read '%s': more than 100000 entries", big);
+        ck_assert_msg(strstr(r.err, want), "%s", r.err);
+        run_result_release(&r);
+        after = snapshot(out);
+        ck_assert_str_eq(after, before);
+        fx_free(root);
+}
+END_TEST
+
+/* A prune that would remove more than half of the tree's modules is
+ * refused with the count, and done with --force. */
+START_TEST(generate_prune_of_most_modules_needs_force)
+{
+        static const char *const gone[] = {
+                "cuda-12.9", "cudnn-linux-x86_64-9.7.1.26_cuda12-archive",
+                "cudnn-linux-x86_64-8.9.7.29_cuda11-archive", "nccl_2.21.5-1+cuda12.4_x86_64",
+        };
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw"), *moved = path_join(root, "moved");
+        _cleanup_free_ char *cuda = path_join(out, "Core/cuda/12.9.lua");
+        struct run_result r = { 0 };
+
+        demo_build(root);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        fx_mkdir(root, "moved");
+        for (size_t i = 0; i < ELEMENTSOF(gone); i++) {
+                _cleanup_free_ char *from = path_join(sw, gone[i]), *to = path_join(moved, gone[i]);
+                ck_assert_int_eq(rename(from, to), 0);
+        }
+        run_cudamod(&r, (const char *const[]){ "-q", "generate", "--prune", "-o", out, sw, NULL }, false);
+        ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.err, "not pruning: 4 of the 5 modules in '") && strstr(r.err, "--force prunes them"),
+                      "%s", r.err);
+        ck_assert_str_eq(r.out, "");
+        run_result_release(&r);
+        ck_assert_int_eq(access(cuda, F_OK), 0);
+        run_cudamod(&r, (const char *const[]){ "generate", "--prune", "--force", "-o", out, sw, NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.out, "pruned       Core/cuda/12.9.lua\n"), "%s", r.out);
+        run_result_release(&r);
+        ck_assert_int_ne(access(cuda, F_OK), 0);
+        fx_free(root);
+}
+END_TEST
+
+/* A partly unreadable CUDA (its lib64/ or bin/ mode 000, as nobody) is
+ * neither rewritten from half its facts nor dropped from the default:
+ * its modulefile and the modulerc stay as they are, reported held. */
+START_TEST(generate_partly_unreadable_install_keeps_its_module_and_the_default)
+{
+        static const char *const subdirs[] = { "lib64", "bin" };
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *before = NULL;
+        struct run_result r = { 0 };
+
+        if (!can_drop_privileges()) {
+                fx_free(root);
+                return;
+        }
+        demo_build(root);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        ck_assert_int_eq(nftw(out, chown_nobody, 16, FTW_PHYS), 0);
+        before = snapshot(out);
+        for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
+                _cleanup_free_ char *dir = xasprintf("%s/cuda-12.9/%s", sw, subdirs[i]);
+                _cleanup_free_ char *after = NULL, *want = NULL;
+
+                ck_assert_int_eq(chmod(dir, 0), 0);
+                run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, true);
+                ck_assert_msg(r.status == 0, "%s: exit %d: %s", subdirs[i], r.status, r.err);
+                ck_assert_msg(strstr(r.out, " held (their install was not read whole)"), "%s: %s", subdirs[i], r.out);
+                want = xasprintf("the scan could not read '%s'", dir);
+                ck_assert_msg(strstr(r.err, want), "%s: %s", subdirs[i], r.err);
+                run_result_release(&r);
+                after = snapshot(out);
+                ck_assert_msg(streq(after, before), "%s: the tree changed", subdirs[i]);
+                ck_assert_int_eq(chmod(dir, 0755), 0);
+        }
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(scan_reads_search_and_exclude_from_the_config)
 {
         char *root = fx_new();
@@ -358,6 +506,9 @@ int main(void)
         tcase_add_test(tc, generate_usage_and_config_errors_write_nothing);
         tcase_add_test(tc, generate_output_from_config_and_site_templates);
         tcase_add_test(tc, generate_prune_refuses_when_a_named_root_is_missing);
+        tcase_add_test(tc, generate_prune_refuses_after_an_incomplete_scan);
+        tcase_add_test(tc, generate_prune_of_most_modules_needs_force);
+        tcase_add_test(tc, generate_partly_unreadable_install_keeps_its_module_and_the_default);
         tcase_add_test(tc, scan_reads_search_and_exclude_from_the_config);
         suite_add_tcase(s, tc);
         return run_suite(s);

@@ -428,8 +428,9 @@ START_TEST(write_prune_removes_stale_files_and_empty_dirs)
         write_ok(wide, ELEMENTSOF(wide), &(struct write_options){ .outdir = out }, &res);
         write_result_release(&res);
         fx_write(out, "Extra/a/notes.txt", "not ours\n");
-        /* Only the first two are still generated. */
-        write_ok(wide, 2, &(struct write_options){ .outdir = out, .prune = true }, &res);
+        /* Only the first two are still generated: three of five gone,
+         * which takes force (write_prune_of_most_modules_needs_force). */
+        write_ok(wide, 2, &(struct write_options){ .outdir = out, .prune = true, .force = true }, &res);
         ck_assert_int_eq(res.n_files, 5);
         assert_status(&res, "CUDA/11/cudnn/8.9.7.lua", FILE_PRUNED);
         assert_status(&res, "CUDA/11/nccl/2.18.lua", FILE_PRUNED);
@@ -447,6 +448,102 @@ START_TEST(write_prune_removes_stale_files_and_empty_dirs)
         index = slurp(out, ".cudamod-index.json");
         ck_assert_ptr_null(strstr(index, "CUDA/11"));
         ck_assert_ptr_null(strstr(index, "Extra"));
+        fx_free(root);
+}
+END_TEST
+
+/* A prune of more than half the modules the index lists is refused
+ * without force, saying how many, and removes nothing; half is pruned. */
+START_TEST(write_prune_of_most_modules_needs_force)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "out");
+        struct write_result res;
+        struct diag d = DIAG_INIT;
+
+        write_ok(wide, 4, &(struct write_options){ .outdir = out }, &res);
+        write_result_release(&res);
+        ck_assert_int_eq(do_write(wide, 1, &(struct write_options){ .outdir = out, .prune = true }, &res, &d),
+                         -E2BIG);
+        ck_assert_msg(d.message && strstr(d.message, "not pruning: 3 of the 4 modules in '") &&
+                              strstr(d.message, "--force"), "%s", d.message);
+        diag_release(&d);
+        for (size_t i = 0; i < 4; i++)
+                ck_assert_msg(exists(out, wide[i].path), "%s removed", wide[i].path);
+        /* The same as a dry run: it says so before anything. */
+        ck_assert_int_eq(do_write(wide, 1, &(struct write_options){ .outdir = out, .prune = true, .dry_run = true },
+                                  &res, &d), -E2BIG);
+        diag_release(&d);
+        write_ok(wide, 2, &(struct write_options){ .outdir = out, .prune = true }, &res);
+        ck_assert_int_eq(res.count[FILE_PRUNED], 2);
+        write_result_release(&res);
+        write_ok(wide, 1, &(struct write_options){ .outdir = out, .prune = true, .force = true }, &res);
+        ck_assert_int_eq(res.count[FILE_PRUNED], 1);
+        write_result_release(&res);
+        fx_free(root);
+}
+END_TEST
+
+/* An install the scan did not read whole (below or above a place it could
+ * not read) keeps its modulefile as it is, stale or not, pruned or not,
+ * and the modulerc beside it keeps the default it marks. */
+START_TEST(write_holds_the_modules_and_default_of_unseen_installs)
+{
+        static const char RC124[] = "module_version(\"cuda/12.4\", \"default\")\n";
+        static const char CUDA129B[] = "-- cuda 12.9, half seen\n";
+        static const struct gen_file before[] = {
+                { .path = "Core/cuda/12.4.lua", .content = CUDA124, .len = sizeof(CUDA124) - 1,
+                  .install = "/opt/cuda-12.4", .module = "cuda/12.4" },
+                { .path = "Core/cuda/12.9.lua", .content = CUDA129, .len = sizeof(CUDA129) - 1,
+                  .install = "/opt/cuda-12.9", .module = "cuda/12.9" },
+                { .path = "Core/cuda/.modulerc.lua", .content = RC, .len = sizeof(RC) - 1 },
+        };
+        /* lib64 unreadable: no 12.9 at all, the default moved to 12.4. */
+        static const struct gen_file gone[] = {
+                { .path = "Core/cuda/12.4.lua", .content = CUDA124, .len = sizeof(CUDA124) - 1,
+                  .install = "/opt/cuda-12.4", .module = "cuda/12.4" },
+                { .path = "Core/cuda/.modulerc.lua", .content = RC124, .len = sizeof(RC124) - 1 },
+        };
+        /* bin unreadable: a 12.9 from half its facts. */
+        static const struct gen_file half[] = {
+                { .path = "Core/cuda/12.4.lua", .content = CUDA124, .len = sizeof(CUDA124) - 1,
+                  .install = "/opt/cuda-12.4", .module = "cuda/12.4" },
+                { .path = "Core/cuda/12.9.lua", .content = CUDA129B, .len = sizeof(CUDA129B) - 1,
+                  .install = "/opt/cuda-12.9", .module = "cuda/12.9" },
+                { .path = "Core/cuda/.modulerc.lua", .content = RC124, .len = sizeof(RC124) - 1 },
+        };
+        const char *const lib64[] = { "/opt/cuda-12.9/lib64" }, *const opt[] = { "/opt" };
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "out");
+        _cleanup_free_ char *rc = NULL, *cuda = NULL;
+        struct write_result res;
+
+        write_ok(before, ELEMENTSOF(before), &(struct write_options){ .outdir = out }, &res);
+        write_result_release(&res);
+        write_ok(gone, ELEMENTSOF(gone),
+                 &(struct write_options){ .outdir = out, .prune = true, .force = true, .unseen = lib64, .n_unseen = 1 },
+                 &res);
+        assert_status(&res, "Core/cuda/12.9.lua", FILE_STALE);
+        assert_status(&res, "Core/cuda/.modulerc.lua", FILE_HELD);
+        assert_status(&res, "Core/cuda/12.4.lua", FILE_UNCHANGED);
+        write_result_release(&res);
+        rc = slurp(out, "Core/cuda/.modulerc.lua");
+        ck_assert_str_eq(rc, RC);
+        ck_assert(exists(out, "Core/cuda/12.9.lua"));
+
+        write_ok(half, ELEMENTSOF(half), &(struct write_options){ .outdir = out, .unseen = opt, .n_unseen = 1 }, &res);
+        assert_status(&res, "Core/cuda/12.9.lua", FILE_HELD);
+        assert_status(&res, "Core/cuda/.modulerc.lua", FILE_HELD);
+        ck_assert_int_eq(res.count[FILE_HELD], 2);
+        write_result_release(&res);
+        cuda = slurp(out, "Core/cuda/12.9.lua");
+        ck_assert_str_eq(cuda, CUDA129);
+
+        /* Seen whole again: both change. */
+        write_ok(half, ELEMENTSOF(half), &(struct write_options){ .outdir = out }, &res);
+        assert_status(&res, "Core/cuda/12.9.lua", FILE_UPDATED);
+        assert_status(&res, "Core/cuda/.modulerc.lua", FILE_UPDATED);
+        write_result_release(&res);
         fx_free(root);
 }
 END_TEST
@@ -1151,7 +1248,7 @@ END_TEST
 START_TEST(file_status_names)
 {
         static const char *const want[] = { "created", "updated", "unchanged", "pruned",
-                                             "stale",   "edited",  "foreign" };
+                                             "stale",   "edited",  "foreign", "held" };
 
         ck_assert_int_eq(ELEMENTSOF(want), _FILE_STATUS_MAX);
         for (int i = 0; i < _FILE_STATUS_MAX; i++)
@@ -1513,6 +1610,8 @@ int main(void)
         tcase_add_test(tc, write_symlink_at_target_is_foreign);
         tcase_add_test(tc, write_foreign_identical_file_is_adopted);
         tcase_add_test(tc, write_prune_removes_stale_files_and_empty_dirs);
+        tcase_add_test(tc, write_prune_of_most_modules_needs_force);
+        tcase_add_test(tc, write_holds_the_modules_and_default_of_unseen_installs);
         tcase_add_test(tc, write_prune_keeps_edited_stale_unless_force);
         tcase_add_test(tc, write_stale_without_prune_is_kept_and_reported);
         tcase_add_test(tc, write_prune_forgets_files_already_gone);
