@@ -17,6 +17,7 @@ struct generate_args {
         const char *format;
         const char *layout;
         bool dry_run, check, prune, force, json;
+        long lock_timeout; /* as write_options.lock_timeout */
 };
 
 static const char *const kinds[_COMPONENT_MAX] = {
@@ -166,13 +167,6 @@ static int render_all(const struct plan *p, const struct templates *t, struct re
         }
         *ret = out;
         return 0;
-}
-
-static void on_wait(const char *lock_path, void *userdata)
-{
-        const struct global_options *g = userdata;
-
-        log_warning(g, "'%s' is locked by another cudamod run; waiting", lock_path);
 }
 
 /* SIGTERM, SIGINT and SIGHUP while the tree is written: the handler only
@@ -430,7 +424,8 @@ static int apply_args(struct config *cfg, const struct generate_args *a)
 
 static int run_generate(int argc, char **argv, const struct global_options *g)
 {
-        enum { OPT_FORMAT = 256, OPT_LAYOUT, OPT_DRY_RUN, OPT_CHECK, OPT_PRUNE, OPT_FORCE, OPT_JSON };
+        enum { OPT_FORMAT = 256, OPT_LAYOUT, OPT_DRY_RUN, OPT_CHECK, OPT_PRUNE, OPT_FORCE, OPT_JSON,
+               OPT_LOCK_TIMEOUT };
         static const struct option options[] = {
                 { "output", required_argument, NULL, 'o' },
                 { "format", required_argument, NULL, OPT_FORMAT },
@@ -440,6 +435,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 { "prune", no_argument, NULL, OPT_PRUNE },
                 { "force", no_argument, NULL, OPT_FORCE },
                 { "json", no_argument, NULL, OPT_JSON },
+                { "lock-timeout", required_argument, NULL, OPT_LOCK_TIMEOUT },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -483,6 +479,10 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 case OPT_JSON:
                         a.json = true;
                         break;
+                case OPT_LOCK_TIMEOUT:
+                        if (parse_lock_timeout(optarg, &a.lock_timeout) < 0)
+                                return EXIT_USAGE;
+                        break;
                 case 'h':
                         command_print_help(&cmd_generate, stdout);
                         return 0;
@@ -498,6 +498,8 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 config_release(&cfg);
                 return EXIT_USAGE;
         }
+        if (!a.lock_timeout)
+                a.lock_timeout = cfg.lock_timeout ? (long)cfg.lock_timeout : -1;
         outdir = path_absolute(cfg.output);
         if (strchr(outdir, ':') || path_has_control_char(outdir)) {
                 /* Users put it on MODULEPATH, and the hierarchy's levels too;
@@ -552,10 +554,11 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 goto out;
         }
         {
+                struct lock_wait lw = { .g = g, .timeout = a.lock_timeout };
                 struct write_options wo = {
                         .outdir = outdir, .dry_run = a.dry_run, .check = a.check,
                         .prune = a.prune, .force = a.force, .diff_out = stdout,
-                        .on_wait = on_wait, .userdata = (void *)g,
+                        .on_wait = log_lock_wait, .userdata = &lw, .lock_timeout = a.lock_timeout,
                         .unseen = (const char *const *)unseen.items, .n_unseen = unseen.len,
                 };
                 struct saved_signals ss;
@@ -604,7 +607,8 @@ const struct command cmd_generate = {
         .name = "generate",
         .summary = "write Lmod or Environment Modules modulefiles for what scan finds",
         .usage = "generate [-o DIR] [--format lua|tcl] [--layout hierarchical|flat]\n"
-                 "                [--dry-run] [--check] [--prune] [--force] [--json] [ROOT...]",
+                 "                [--dry-run] [--check] [--prune] [--force] [--json]\n"
+                 "                [--lock-timeout S] [ROOT...]",
         .help = "Scan ROOTs (default: the config's 'search', else the built-in roots), and\n"
                 "write one modulefile per CUDA Toolkit, cuDNN and NCCL install into DIR,\n"
                 "with a modulerc marking each default. Lmod users 'module use DIR/Core'\n"
@@ -617,13 +621,19 @@ const struct command cmd_generate = {
                 "                       major they were built for) or flat\n"
                 "      --dry-run        print a unified diff of what would change; write nothing\n"
                 "      --check          write nothing; exit 1 when the tree is out of date\n"
-                "      --prune          remove generated files whose install is gone\n"
+                "      --prune          remove generated files whose install is gone (refused\n"
+                "                       after an incomplete scan, and without --force when it\n"
+                "                       would remove more than half of the modules)\n"
                 "      --force          overwrite generated files that were edited by hand\n"
                 "      --json           print one JSON document describing the run\n"
+                "      --lock-timeout S wait at most S seconds for DIR's lock (default: the\n"
+                "                       config's lock_timeout, 60; 0: do not wait), then\n"
+                "                       exit 1 naming its holder\n"
                 "\n"
                 "Writes are atomic and the run holds a lock on DIR. Files cudamod did not\n"
                 "write are never touched; generated files edited by hand are left alone\n"
-                "without --force. Identical input gives byte-identical files.\n"
+                "without --force. Identical input gives byte-identical files. An install\n"
+                "the scan could not read whole keeps its modulefile and default as they are.\n"
                 "\n"
                 "Exit status: 0 done (with --check: no drift), 1 drift with --check or\n"
                 "the tree could not be written, 2 usage or configuration error (nothing\n"

@@ -16,6 +16,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "build-config.h"
@@ -870,8 +871,138 @@ static int check_outdir_unchanged(int outfd, const char *outdir, struct diag *d)
                            "nothing written", outdir, what);
 }
 
+/* Who holds the flock on the lock file (st: its stat), from /proc/locks:
+ * its PID, or 0 when no line names it (another NFS client, no /proc). */
+static pid_t lock_holder_pid(const struct stat *st)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/locks", "re");
+        char line[256];
+
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f)) {
+                char kind[16];
+                unsigned maj, min;
+                unsigned long ino;
+                int pid;
+
+                /* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a
+                 * waiter's line has "->" after the number. */
+                if (strstr(line, "->") ||
+                    sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", kind, &pid, &maj, &min, &ino) != 5)
+                        continue;
+                if (streq(kind, "FLOCK") && pid > 0 && ino == (unsigned long)st->st_ino &&
+                    maj == major(st->st_dev) && min == minor(st->st_dev))
+                        return (pid_t)pid;
+        }
+        return 0;
+}
+
+/* Another user's process names itself (comm): what reaches a terminal
+ * from it is printable ASCII. */
+static void printable(char *s)
+{
+        for (; *s; s++)
+                if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f || *s == '\'')
+                        *s = '?';
+}
+
+/* The holder of the lock on fd, in words ("PID 1234 (cudamod)"; NULL:
+ * unknown), and whether it is known to be a cudamod run. /proc/locks
+ * names a holder on this host; one on another NFS client stays unknown.
+ * (Nothing is written into the lock file: a run that changes nothing
+ * touches nothing, and its content could be stale.) */
+static char *lock_holder(int fd, bool *ret_cudamod)
+{
+        char comm[64] = "", *nl;
+        _cleanup_free_ char *comm_path = NULL;
+        _cleanup_close_ int cfd = -1;
+        struct stat st;
+        ssize_t n;
+        pid_t pid;
+
+        *ret_cudamod = false;
+        if (fstat(fd, &st) < 0)
+                return NULL;
+        pid = lock_holder_pid(&st);
+        if (pid > 0) {
+                comm_path = xasprintf("/proc/%ld/comm", (long)pid);
+                cfd = open(comm_path, O_RDONLY | O_CLOEXEC);
+                /* flock(1) on an inherited descriptor, a daemon that forked:
+                 * the one that took it is gone, its children hold it. */
+                if (cfd < 0 && errno == ENOENT)
+                        return xasprintf("a process that inherited it from PID %ld (which has exited)", (long)pid);
+                n = cfd >= 0 ? read(cfd, comm, sizeof(comm) - 1) : -1;
+                comm[n > 0 ? n : 0] = '\0';
+                if ((nl = strchr(comm, '\n')))
+                        *nl = '\0';
+                printable(comm);
+                if (!*comm)
+                        return xasprintf("PID %ld", (long)pid);
+                *ret_cudamod = streq(comm, "cudamod");
+                return xasprintf("PID %ld (%s)", (long)pid, comm);
+        }
+        return NULL;
+}
+
+static double monotonic_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Wait for the lock on fd, at most timeout seconds (negative: not at
+ * all). Polled, so that the wait has an end; a signal that sets
+ * *o->interrupted ends it at once. */
+static int wait_lock(int fd, const char *lock_path, const struct write_options *o, struct diag *d)
+{
+        long timeout = o->lock_timeout ? o->lock_timeout : WRITE_LOCK_TIMEOUT;
+        double deadline = monotonic_now() + (timeout > 0 ? (double)timeout : 0);
+        long delay_ms = 10;
+        _cleanup_free_ char *holder = NULL;
+        bool by_cudamod;
+
+        holder = lock_holder(fd, &by_cudamod);
+        if (o->on_wait && timeout > 0)
+                o->on_wait(lock_path, holder, by_cudamod, o->userdata);
+        for (;;) {
+                double left;
+
+                if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+                        return 0;
+                if (errno != EWOULDBLOCK && errno != EINTR)
+                        return diag_errorf(d, -errno, "cannot lock '%s': %s", lock_path, strerror(errno));
+                if (interrupted(o))
+                        return diag_errorf(d, -EINTR, "interrupted while waiting for the lock '%s'", lock_path);
+                left = deadline - monotonic_now();
+                if (left <= 0)
+                        break;
+                {
+                        double wait_s = (double)delay_ms / 1000 < left ? (double)delay_ms / 1000 : left;
+                        struct timespec ts = { .tv_sec = (time_t)wait_s,
+                                               .tv_nsec = (long)((wait_s - (double)(time_t)wait_s) * 1e9) };
+                        (void)nanosleep(&ts, NULL);
+                }
+                if (delay_ms < 200)
+                        delay_ms *= 2;
+        }
+        free(holder);
+        holder = lock_holder(fd, &by_cudamod);
+        if (timeout < 0)
+                return diag_errorf(d, -ETIMEDOUT, "'%s' is locked by %s; not waiting (--lock-timeout 0)",
+                                   lock_path, holder ? holder : "a process whose PID cannot be read");
+        return diag_errorf(d, -ETIMEDOUT,
+                           "'%s' is still locked by %s after %ld s; nothing done (--lock-timeout sets "
+                           "how long to wait)", lock_path, holder ? holder : "a process whose PID cannot be read",
+                           timeout);
+}
+
 /* Hold the lock for the run. A run that writes nothing does not create the
- * lock file, so it takes no lock when there is none yet. */
+ * lock file, so it takes no lock when there is none yet, nor when it may
+ * not open it read-write (it is another user's: what it reads is still
+ * each file whole). */
 static int take_lock(int outfd, const struct write_options *o, bool readonly, int *ret_fd,
                      struct diag *d)
 {
@@ -880,10 +1011,11 @@ static int take_lock(int outfd, const struct write_options *o, bool readonly, in
         struct stat st;
         int r;
 
-        /* O_NONBLOCK: a FIFO in its place must not hang the open (flock
-         * itself ignores it). */
+        /* Read-write: flock is granted on any descriptor, so one a reader
+         * may open would let every user who can read the tree hold it.
+         * O_NONBLOCK: a FIFO in its place must not hang the open. */
         fd = openat(outfd, LOCK_NAME,
-                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (readonly ? 0 : O_CREAT), 0644);
+                    O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (readonly ? 0 : O_CREAT), 0600);
         if (fd < 0) {
                 int err = errno;
 
@@ -894,6 +1026,11 @@ static int take_lock(int outfd, const struct write_options *o, bool readonly, in
                 if ((err == ELOOP || err == EISDIR) && fstatat(outfd, LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
                         return diag_errorf(d, -err, "lock file '%s' is %s, not a regular file; remove it", lock_path,
                                            file_kind(st.st_mode));
+                if (err == EACCES && fstatat(outfd, LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        return diag_errorf(d, -err,
+                                           "cannot open lock file '%s' read-write: %s (it belongs to uid %ld, "
+                                           "mode %04o): run generate as its owner", lock_path, strerror(err),
+                                           (long)st.st_uid, (unsigned)(st.st_mode & 07777));
                 return diag_errorf(d, -err, "cannot %s lock file '%s': %s",
                                    err == EACCES || err == EROFS ? "create" : "open", lock_path, strerror(err));
         }
@@ -903,19 +1040,16 @@ static int take_lock(int outfd, const struct write_options *o, bool readonly, in
                 return diag_errorf(d, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL,
                                    "lock file '%s' is %s, not a regular file; remove it", lock_path,
                                    file_kind(st.st_mode));
+        /* One an earlier version made 0644, or anyone's umask: ours, so ours to close. */
+        if ((st.st_mode & 07777 & ~(mode_t)0600) && st.st_uid == geteuid() && fchmod(fd, 0600) < 0)
+                return diag_errorf(d, -errno, "cannot make lock file '%s' mode 0600: %s", lock_path,
+                                   strerror(errno));
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
                 if (errno != EWOULDBLOCK)
                         return diag_errorf(d, -errno, "cannot lock '%s': %s", lock_path, strerror(errno));
-                if (o->on_wait)
-                        o->on_wait(lock_path, o->userdata);
-                while (flock(fd, LOCK_EX) < 0) {
-                        if (errno != EINTR)
-                                return diag_errorf(d, -errno, "cannot lock '%s': %s", lock_path,
-                                                   strerror(errno));
-                        if (interrupted(o))
-                                return diag_errorf(d, -EINTR, "interrupted while waiting for the lock '%s'",
-                                                   lock_path);
-                }
+                r = wait_lock(fd, lock_path, o, d);
+                if (r < 0)
+                        return r;
         }
         r = check_outdir_unchanged(outfd, o->outdir, d);
         if (r < 0)

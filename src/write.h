@@ -30,8 +30,15 @@
  *     O_NOFOLLOW below the output directory, so nothing is ever written
  *     outside it;
  *   - holds an exclusive lock (flock on OUT/.cudamod.lock) for the whole run,
- *     waiting for it when another run holds it (the on_wait callback is
- *     called once first), so two runs never interleave;
+ *     waiting for it when another process holds it (the on_wait callback
+ *     is called once first, with the holder), at most lock_timeout
+ *     seconds, so two runs never interleave. The lock file is made mode
+ *     0600 and opened read-write, so only its owner (and root) can take
+ *     it: a user who may read the tree cannot hold every run off. One that
+ *     cannot be opened read-write is an error (a run that writes nothing
+ *     then goes without the lock), one of ours with a wider mode is
+ *     tightened. The holder a run waits for is named from /proc/locks
+ *     (PID and command name; unknown when it runs on another NFS client);
  *   - removes temporary files a killed run left behind (.cudamod-tmp.*);
  *   - rewrites the index last, atomically, when it changed.
  * After taking the lock it checks that outdir still names the directory it
@@ -95,12 +102,19 @@ struct write_options {
          * installs at, below or above them are held (see above). */
         const char *const *unseen;
         size_t n_unseen;
-        void (*on_wait)(const char *lock_path, void *userdata); /* may be NULL */
+        /* May be NULL. holder: "PID 1234 (cudamod)", or NULL when it
+         * cannot be read; by_cudamod: /proc names the holder cudamod. */
+        void (*on_wait)(const char *lock_path, const char *holder, bool by_cudamod, void *userdata);
+        /* Seconds to wait for the lock: 0 the default (WRITE_LOCK_TIMEOUT),
+         * negative not at all; then -ETIMEDOUT, the holder in d. */
+        long lock_timeout;
         void *userdata;
         /* May be NULL. Non-zero: stop at the next file (also ends a wait
          * for the lock, when the signal that set it interrupted the wait). */
         const volatile sig_atomic_t *interrupted;
 };
+
+#define WRITE_LOCK_TIMEOUT 60
 
 struct file_report {
         char *path;          /* relative */

@@ -6,7 +6,12 @@
 #include <errno.h>
 #include <ftw.h>
 #include <jansson.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "demo.h"
 #include "fixture.h"
@@ -476,6 +481,103 @@ START_TEST(generate_partly_unreadable_install_keeps_its_module_and_the_default)
 }
 END_TEST
 
+/* The lock file is 0600 (one left 0644 by an earlier version is
+ * tightened), so another user cannot open it to hold every run off. */
+START_TEST(generate_lock_file_is_private)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *lock = path_join(out, ".cudamod.lock");
+        struct run_result r = { 0 };
+        struct stat st;
+        int status;
+        pid_t pid;
+
+        demo_build(root);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        ck_assert_int_eq(stat(lock, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
+        ck_assert_int_eq(chmod(lock, 0644), 0);
+        run_cudamod(&r, (const char *const[]){ "generate", "--check", "-o", out, sw, NULL }, false);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        run_result_release(&r);
+        ck_assert_int_eq(stat(lock, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
+        if (!can_drop_privileges()) {
+                fx_free(root);
+                return;
+        }
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd;
+
+                if (setgid(65534) < 0 || setuid(65534) < 0)
+                        _exit(3);
+                fd = open(lock, O_RDONLY | O_CLOEXEC);
+                _exit(fd < 0 && errno == EACCES ? 0 : 1);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nobody can open the lock file");
+        fx_free(root);
+}
+END_TEST
+
+/* A held lock: generate, --check and --dry-run wait --lock-timeout
+ * seconds, saying who holds it (not "another cudamod run": it is not one),
+ * then exit 1 with the holder's PID, having written nothing. */
+START_TEST(generate_lock_timeout_names_the_holder)
+{
+        static const char *const modes[] = { "--force", "--check", "--dry-run" };
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *lock = path_join(out, ".cudamod.lock"), *cuda = path_join(out, "Core/cuda/12.9.lua");
+        _cleanup_free_ char *waits = NULL, *gave_up = NULL;
+        struct run_result r = { 0 };
+        int p[2], status;
+        pid_t pid;
+        char c;
+
+        demo_build(root);
+        fx_mkdir(root, "mf");
+        ck_assert_int_eq(pipe(p), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+                if (fd < 0 || flock(fd, LOCK_EX) < 0 || write(p[1], "x", 1) != 1)
+                        _exit(1);
+                pause();
+                _exit(0);
+        }
+        close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        close(p[0]);
+        waits = xasprintf("cudamod: '%s' is locked by PID %ld (", lock, (long)pid);
+        gave_up = xasprintf("'%s' is still locked by PID %ld (", lock, (long)pid);
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                run_cudamod(&r, (const char *const[]){ "generate", modes[i], "--lock-timeout", "1", "-o", out, sw, NULL },
+                            false);
+                ck_assert_msg(r.status == 1, "%s: status %d: %s", modes[i], r.status, r.err);
+                ck_assert_msg(strstr(r.err, waits) && strstr(r.err, "waiting (at most 1 s"), "%s: %s", modes[i], r.err);
+                ck_assert_msg(strstr(r.err, gave_up) && strstr(r.err, "after 1 s"), "%s: %s", modes[i], r.err);
+                ck_assert_msg(!strstr(r.err, "another cudamod run"), "%s: %s", modes[i], r.err);
+                ck_assert_str_eq(r.out, "");
+                run_result_release(&r);
+                ck_assert_int_ne(access(cuda, F_OK), 0);
+        }
+        run_cudamod(&r, (const char *const[]){ "generate", "--lock-timeout", "soon", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strstr(r.err, "--lock-timeout takes seconds"), "%s", r.err);
+        run_result_release(&r);
+        kill(pid, SIGKILL);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(scan_reads_search_and_exclude_from_the_config)
 {
         char *root = fx_new();
@@ -509,6 +611,8 @@ int main(void)
         tcase_add_test(tc, generate_prune_refuses_after_an_incomplete_scan);
         tcase_add_test(tc, generate_prune_of_most_modules_needs_force);
         tcase_add_test(tc, generate_partly_unreadable_install_keeps_its_module_and_the_default);
+        tcase_add_test(tc, generate_lock_file_is_private);
+        tcase_add_test(tc, generate_lock_timeout_names_the_holder);
         tcase_add_test(tc, scan_reads_search_and_exclude_from_the_config);
         suite_add_tcase(s, tc);
         return run_suite(s);

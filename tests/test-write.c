@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <jansson.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <sys/file.h>
@@ -1043,14 +1044,50 @@ START_TEST(write_removed_index_adopts_identical_files)
 END_TEST
 
 static unsigned wait_calls;
-static char *wait_path;
+static char *wait_path, *wait_holder;
 
-static void on_wait(const char *lock_path, void *userdata)
+static void on_wait(const char *lock_path, const char *holder, bool by_cudamod, void *userdata)
 {
         wait_calls++;
         free(wait_path);
         wait_path = xstrdup(lock_path);
+        free(wait_holder);
+        wait_holder = holder ? xstrdup(holder) : NULL;
+        /* The holder is this test's child: not a cudamod run. */
+        ck_assert(!by_cudamod);
         ck_assert_ptr_eq(userdata, &wait_calls);
+}
+
+/* A child that holds an exclusive flock on path (opened read-write,
+ * created 0600) until it is killed; returns once it holds it. */
+static pid_t hold_lock(const char *path)
+{
+        int p[2];
+        pid_t pid;
+        char c;
+
+        ck_assert_int_eq(pipe(p), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+                if (fd < 0 || flock(fd, LOCK_EX) < 0 || write(p[1], "x", 1) != 1)
+                        _exit(1);
+                pause();
+                _exit(0);
+        }
+        close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        close(p[0]);
+        return pid;
+}
+
+static void release_lock(pid_t pid)
+{
+        int status;
+
+        kill(pid, SIGKILL);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 }
 
 static double now(void)
@@ -1077,7 +1114,7 @@ START_TEST(write_waits_for_the_lock)
         pid = fork();
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
-                int fd = open(lock, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+                int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
                 if (fd < 0 || flock(fd, LOCK_EX) < 0 || write(p[1], "x", 1) != 1)
                         _exit(1);
                 usleep(200 * 1000);
@@ -1092,6 +1129,12 @@ START_TEST(write_waits_for_the_lock)
                  &(struct write_options){ .outdir = out, .on_wait = on_wait, .userdata = &wait_calls }, &res);
         ck_assert_int_eq(wait_calls, 1);
         ck_assert_str_eq(wait_path, lock);
+        {
+                /* Named by its PID, from /proc/locks. */
+                _cleanup_free_ char *want = xasprintf("PID %ld (", (long)pid);
+                ck_assert_msg(wait_holder && strncmp(wait_holder, want, strlen(want)) == 0, "holder: %s",
+                              wait_holder ? wait_holder : "(null)");
+        }
         ck_assert(now() - t0 > 0.1);
         ck_assert_int_eq(res.count[FILE_CREATED], N_BASE);
         write_result_release(&res);
@@ -1105,6 +1148,144 @@ START_TEST(write_waits_for_the_lock)
         write_result_release(&res);
         free(wait_path);
         wait_path = NULL;
+        free(wait_holder);
+        wait_holder = NULL;
+        fx_free(root);
+}
+END_TEST
+
+/* A held lock ends the wait after lock_timeout seconds (or at once when
+ * negative) with -ETIMEDOUT, the holder's PID in the message, and nothing
+ * written; also for a check. */
+START_TEST(write_lock_timeout_names_the_holder)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "out");
+        _cleanup_free_ char *lock = path_join(out, ".cudamod.lock");
+        _cleanup_free_ char *want = NULL;
+        struct write_result res;
+        struct diag d = DIAG_INIT;
+        double t0;
+        pid_t pid;
+
+        fx_mkdir(root, "out");
+        pid = hold_lock(lock);
+        want = xasprintf("is still locked by PID %ld (", (long)pid);
+        t0 = now();
+        ck_assert_int_eq(do_write(base, N_BASE, &(struct write_options){ .outdir = out, .lock_timeout = 1 }, &res, &d),
+                         -ETIMEDOUT);
+        ck_assert(now() - t0 >= 0.9 && now() - t0 < 10);
+        ck_assert_msg(strstr(d.message, want) && strstr(d.message, "after 1 s"), "%s", d.message);
+        diag_release(&d);
+        ck_assert(!exists(out, "Core"));
+        ck_assert_int_eq(do_write(base, N_BASE,
+                                  &(struct write_options){ .outdir = out, .check = true, .lock_timeout = 1 }, &res, &d),
+                         -ETIMEDOUT);
+        diag_release(&d);
+        t0 = now();
+        ck_assert_int_eq(do_write(base, N_BASE, &(struct write_options){ .outdir = out, .lock_timeout = -1 }, &res, &d),
+                         -ETIMEDOUT);
+        ck_assert(now() - t0 < 0.5);
+        ck_assert_msg(strstr(d.message, "not waiting"), "%s", d.message);
+        diag_release(&d);
+        release_lock(pid);
+        fx_free(root);
+}
+END_TEST
+
+static mode_t mode_of(const char *path)
+{
+        struct stat st;
+
+        ck_assert_int_eq(stat(path, &st), 0);
+        return st.st_mode & 07777;
+}
+
+/* The lock file is created 0600 (whatever the umask lets through), and
+ * one of ours with a wider mode is tightened, also by a check. */
+START_TEST(write_lock_file_is_private)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "out");
+        _cleanup_free_ char *lock = path_join(out, ".cudamod.lock");
+        struct write_result res;
+        mode_t mask = umask(0);
+
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = out }, &res);
+        write_result_release(&res);
+        umask(mask);
+        ck_assert_uint_eq(mode_of(lock), 0600);
+        ck_assert_int_eq(chmod(lock, 0666), 0);
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = out, .check = true }, &res);
+        write_result_release(&res);
+        ck_assert_uint_eq(mode_of(lock), 0600);
+        fx_free(root);
+}
+END_TEST
+
+/* Another user can neither take the lock of a root-owned tree (0600,
+ * flock needs a descriptor and they get none) nor so make root's run
+ * wait; their own runs that write fail at once, their checks go without
+ * the lock. */
+START_TEST(write_lock_of_another_user_cannot_be_held)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "out");
+        _cleanup_free_ char *lock = path_join(out, ".cudamod.lock");
+        struct write_result res;
+        int p[2], status;
+        pid_t pid;
+        char c;
+
+        if (!can_drop_privileges()) {
+                fx_free(root);
+                return;
+        }
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = out }, &res);
+        write_result_release(&res);
+        ck_assert_int_eq(chmod(lock, 0644), 0); /* as an earlier version made it */
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = out }, &res);
+        write_result_release(&res);
+        ck_assert_int_eq(pipe(p), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct write_result cres = { 0 };
+                struct diag d = DIAG_INIT;
+                int fd, ok = 1;
+
+                if (setgid(65534) < 0 || setuid(65534) < 0)
+                        _exit(3);
+                fd = open(lock, O_RDONLY | O_CLOEXEC);
+                if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+                        ok = 0; /* it would hold every run off */
+                if (write_tree(base, N_BASE, &(struct write_options){ .outdir = out }, &cres, &d) != -EACCES ||
+                    !d.message || !strstr(d.message, "cannot open lock file '") ||
+                    !strstr(d.message, "read-write: Permission denied"))
+                        ok = 0;
+                diag_release(&d);
+                if (write_tree(base, N_BASE, &(struct write_options){ .outdir = out, .check = true, .lock_timeout = -1 },
+                               &cres, &d) != 0)
+                        ok = 0;
+                write_result_release(&cres);
+                diag_release(&d);
+                /* Stay alive while root's run goes. */
+                if (write(p[1], ok ? "y" : "n", 1) != 1)
+                        _exit(4);
+                usleep(300 * 1000);
+                _exit(ok ? 0 : 1);
+        }
+        close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        close(p[0]);
+        wait_calls = 0;
+        write_ok(base, N_BASE,
+                 &(struct write_options){ .outdir = out, .lock_timeout = -1, .on_wait = on_wait, .userdata = &wait_calls },
+                 &res);
+        ck_assert_int_eq(wait_calls, 0);
+        write_result_release(&res);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %c, status %d", c, status);
         fx_free(root);
 }
 END_TEST
@@ -1628,6 +1809,9 @@ int main(void)
         tcase_add_test(tc, write_corrupt_index_is_an_error_with_position);
         tcase_add_test(tc, write_removed_index_adopts_identical_files);
         tcase_add_test(tc, write_waits_for_the_lock);
+        tcase_add_test(tc, write_lock_timeout_names_the_holder);
+        tcase_add_test(tc, write_lock_file_is_private);
+        tcase_add_test(tc, write_lock_of_another_user_cannot_be_held);
         tcase_add_test(tc, write_index_bytes_are_deterministic);
         tcase_add_test(tc, write_index_validation_is_kept_by_later_writes);
         tcase_add_test(tc, sha256_hex_known_vectors);
