@@ -1619,6 +1619,21 @@ static int parent_sync(const struct parent_cache *c, const char *outdir, struct 
         return 0;
 }
 
+/* The directory of a staged file, opened again for its sync or rename:
+ * it exists unless someone removed it since (open_dir says nothing then). */
+static int staged_parent_get(struct parent_cache *c, int outfd, const char *outdir, const char *rel,
+                             struct diag *d)
+{
+        int r = parent_get(c, outfd, outdir, rel, false, d);
+
+        if (r == -ENOENT) {
+                _cleanup_free_ char *dir = xstrndup(rel, parent_len(rel));
+                return diag_set(d, r, outdir, 0, 0, "cannot write '%s': its directory '%s' went away: %s", rel,
+                                dir_label(dir), strerror(-r));
+        }
+        return r;
+}
+
 static int interrupted_error(struct diag *d)
 {
         return diag_errorf(d, -EINTR, "interrupted");
@@ -1675,7 +1690,7 @@ static int actions_apply(const struct actions *p, int outfd, const struct write_
                                 r = interrupted_error(d);
                                 break;
                         }
-                        r = dfd = parent_get(&pc, outfd, outdir, p->actions[i].path, false, d);
+                        r = dfd = staged_parent_get(&pc, outfd, outdir, p->actions[i].path, d);
                         if (r < 0)
                                 break;
                         r = 0;
@@ -1722,7 +1737,7 @@ static int actions_apply(const struct actions *p, int outfd, const struct write_
                                 (void)unlinkat(dfd, tmp[i], 0);
                         continue;
                 }
-                r = dfd = parent_get(&pc, outfd, outdir, a->path, false, d);
+                r = dfd = staged_parent_get(&pc, outfd, outdir, a->path, d);
                 if (r < 0) {
                         /* Once more, only to remove the temporary file. */
                         dfd = parent_get(&pc, outfd, outdir, a->path, false, NULL);
@@ -1732,8 +1747,16 @@ static int actions_apply(const struct actions *p, int outfd, const struct write_
                 }
                 r = 0;
                 if (renameat(dfd, tmp[i], dfd, path_basename(a->path)) < 0) {
-                        r = diag_set(d, -errno, outdir, 0, 0, "cannot write '%s': %s", a->path,
-                                     strerror(errno));
+                        int err = errno;
+                        struct stat st;
+
+                        /* The directory removed since its file was staged. */
+                        if (err == ENOENT && fstat(dfd, &st) == 0 && st.st_nlink == 0) {
+                                _cleanup_free_ char *dir = xstrndup(a->path, parent_len(a->path));
+                                r = diag_set(d, -err, outdir, 0, 0, "cannot write '%s': its directory '%s' went "
+                                             "away: %s", a->path, dir_label(dir), strerror(err));
+                        } else
+                                r = diag_set(d, -err, outdir, 0, 0, "cannot write '%s': %s", a->path, strerror(err));
                         (void)unlinkat(dfd, tmp[i], 0);
                         continue;
                 }

@@ -48,6 +48,9 @@
 #    user nobody can neither open nor flock it, so a generate does not wait
 #    (as root); a lock held by another process and --lock-timeout 1: exit 1
 #    within seconds, the holder's PID on stderr, nothing written.
+# 5. A directory removed while generate is stopped between staging its
+#    files and renaming them (rename:STOP:1): exit 1, the message names the
+#    file, its directory and the errno text (it said 'unknown error').
 set -euo pipefail
 # Under `meson test --setup valgrind`, bash itself would be the program
 # checked (and it leaks): leave at once, without a leak check (exec).
@@ -535,4 +538,26 @@ grep -q "another cudamod run" "$work/run.err" && fail "$label: flock(1) blamed a
 [ ! -s "$work/run.out" ] || fail "$label: a report on stdout"
 note "$label: exit 1 after $took ms: $(tr '\n' ' ' <"$work/run.err" | head -c 240)"
 
+# --- 5. a directory removed between staging and rename
+for victim in Core/cuda CUDA/11/cudnn; do
+        label="'$victim' removed between staging and rename"
+        rm -rf "$out"
+        : >"$work/fault.log"
+        env LD_PRELOAD="$preload" CUDAMOD_FAULT_DIR="$out" CUDAMOD_FAULT="rename:STOP:1" CUDAMOD_FAULT_LOG="$work/fault.log" \
+                "$cudamod" --config "$work/cfg/b.yaml" generate -o "$out" "$root" >"$work/run.out" 2>"$work/run.err" &
+        pid=$!
+        until [ "$(ps -o stat= -p $pid 2>/dev/null | cut -c1)" = T ]; do
+                kill -0 $pid 2>/dev/null || { cat "$work/run.err" >&2; fail "$label: generate ended before it stopped"; }
+                sleep 0.02
+        done
+        rm -rf "${out:?}/$victim"
+        kill -CONT $pid
+        rc=0
+        wait $pid || rc=$?
+        no_crash "$label"
+        [ $rc -eq 1 ] || { cat "$work/run.err" >&2; fail "$label: exit $rc, expected 1"; }
+        grep -qF "its directory '$victim' went away: No such file or directory" "$work/run.err" ||
+                { cat "$work/run.err" >&2; fail "$label: stderr does not name '$victim' and the errno"; }
+        note "$label: exit 1: $(tr '\n' ' ' <"$work/run.err" | head -c 200)"
+done
 note "ok: $runs runs under faultinject.so"
