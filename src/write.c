@@ -991,7 +991,7 @@ static int wait_lock(int fd, const char *lock_path, const struct write_options *
         free(holder);
         holder = lock_holder(fd, &by_cudamod);
         if (timeout < 0)
-                return diag_errorf(d, -ETIMEDOUT, "'%s' is locked by %s; not waiting (--lock-timeout 0)",
+                return diag_errorf(d, -ETIMEDOUT, "'%s' is locked by %s; not waiting (the lock timeout is 0)",
                                    lock_path, holder ? holder : "a process whose PID cannot be read");
         return diag_errorf(d, -ETIMEDOUT,
                            "'%s' is still locked by %s after %ld s; nothing done (--lock-timeout sets "
@@ -1029,7 +1029,7 @@ static int take_lock(int outfd, const struct write_options *o, bool readonly, in
                 if (err == EACCES && fstatat(outfd, LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
                         return diag_errorf(d, -err,
                                            "cannot open lock file '%s' read-write: %s (it belongs to uid %ld, "
-                                           "mode %04o): run generate as its owner", lock_path, strerror(err),
+                                           "mode %04o): run cudamod as its owner", lock_path, strerror(err),
                                            (long)st.st_uid, (unsigned)(st.st_mode & 07777));
                 return diag_errorf(d, -err, "cannot %s lock file '%s': %s",
                                    err == EACCES || err == EROFS ? "create" : "open", lock_path, strerror(err));
