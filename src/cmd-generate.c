@@ -375,17 +375,22 @@ static bool incomplete_scan(const struct scan_result *sr)
 static void report_held(const struct write_result *w, const struct scan_result *sr,
                         const struct global_options *g)
 {
-        _cleanup_free_ char *more = NULL;
+        for (size_t i = 0; i < w->n_files; i++) {
+                const struct file_report *f = &w->files[i];
+                const char *place = f->held_by;
 
-        if (!w->count[FILE_HELD] || !sr->n_gaps)
-                return;
-        more = sr->n_gaps > 1 ? xasprintf(" and %zu more places", sr->n_gaps - 1) : xstrdup("");
-        for (size_t i = 0; i < w->n_files; i++)
-                if (w->files[i].status == FILE_HELD)
-                        log_warning(g, "'%s' left as it is%s: the scan could not read '%s'%s, so what it "
-                                    "found there is partial", w->files[i].path,
-                                    w->files[i].module ? "" : " (the default it marks stays)",
-                                    sr->gaps[0].path, more);
+                if (f->status != FILE_HELD)
+                        continue;
+                /* Named as walked, not by its canonical path. */
+                for (size_t k = 0; place && k < sr->n_gaps; k++)
+                        if (streq(sr->gaps[k].realpath, place)) {
+                                place = sr->gaps[k].path;
+                                break;
+                        }
+                log_warning(g, "'%s' left as it is%s: the scan could not read '%s', so what it found "
+                            "there is partial", f->path, f->module ? "" : " (the default it marks stays)",
+                            place ? place : "all of its roots");
+        }
 }
 
 /* Command-line choices over the config's. */

@@ -1277,6 +1277,7 @@ struct action {
         bool write;                /* create or replace it */
         bool remove;               /* prune it */
         bool unindex;              /* drop it from the index */
+        const char *held_by;       /* FILE_HELD: borrowed from o->unseen */
 };
 
 struct actions {
@@ -1310,15 +1311,16 @@ static bool path_related(const char *a, const char *b)
                                     : a[n] == '/' || (n > 0 && b[n - 1] == '/'));
 }
 
-/* Whether the install at realpath was not read whole. */
-static bool install_unseen(const struct write_options *o, const char *install)
+/* The place the scan could not read that the install at realpath lies
+ * at, below or around, or NULL: it was read whole. */
+static const char *install_unseen(const struct write_options *o, const char *install)
 {
         if (!install)
-                return false;
+                return NULL;
         for (size_t i = 0; i < o->n_unseen; i++)
                 if (path_related(o->unseen[i], install))
-                        return true;
-        return false;
+                        return o->unseen[i];
+        return NULL;
 }
 
 static bool same_dir(const char *a, const char *b)
@@ -1330,7 +1332,8 @@ static bool same_dir(const char *a, const char *b)
 
 /* The modulercs beside a module whose install was not read whole are
  * held: they name the default, and the run did not see one candidate. */
-static void hold_modulercs(struct actions *p, const struct strv *held_dirs)
+static void hold_modulercs(struct actions *p, const struct strv *held_dirs, const struct strv *held_by,
+                           const struct write_options *o)
 {
         for (size_t i = 0; i < p->n; i++) {
                 struct action *a = &p->actions[i];
@@ -1341,6 +1344,10 @@ static void hold_modulercs(struct actions *p, const struct strv *held_dirs)
                         if (same_dir(held_dirs->items[k], a->path)) {
                                 a->status = FILE_HELD;
                                 a->write = false;
+                                /* o's copy: held_by goes with the plan. */
+                                for (size_t u = 0; u < o->n_unseen; u++)
+                                        if (streq(o->unseen[u], held_by->items[k]))
+                                                a->held_by = o->unseen[u];
                                 break;
                         }
         }
@@ -1365,7 +1372,8 @@ static size_t index_modules(json_t *old)
 static int actions_plan(const struct gen_file *files, size_t n_files, json_t *old, int outfd,
                       const struct write_options *o, struct actions *p, struct diag *d)
 {
-        _cleanup_(strv_release) struct strv held_dirs = { 0 };
+        /* A file held or stale for a place not read, and that place. */
+        _cleanup_(strv_release) struct strv held_dirs = { 0 }, held_by = { 0 };
         size_t n_modules = index_modules(old), n_pruned = 0;
         const char *key;
         json_t *v;
@@ -1405,16 +1413,18 @@ static int actions_plan(const struct gen_file *files, size_t n_files, json_t *ol
                         } else
                                 a->status = FILE_SKIPPED_EDITED;
                 }
-                if (a->status == FILE_UPDATED && install_unseen(o, g->install)) {
+                if (a->status == FILE_UPDATED && (a->held_by = install_unseen(o, g->install))) {
                         a->status = FILE_HELD;
                         a->write = false;
                         strv_add(&held_dirs, g->path);
+                        strv_add(&held_by, a->held_by);
                 }
         }
         /* Sorted, so that the index entries still generated are found. */
         qsort(p->actions, p->n, sizeof(*p->actions), cmp_action);
         json_object_foreach(old, key, v) {
                 struct action *a, probe = { .path = key };
+                const char *unseen;
 
                 if (bsearch(&probe, p->actions, n_files, sizeof(*p->actions), cmp_action))
                         continue;
@@ -1422,8 +1432,10 @@ static int actions_plan(const struct gen_file *files, size_t n_files, json_t *ol
                 *a = (struct action){ .path = key, .module = json_string_value(json_object_get(v, "module")),
                                       .content = STRBUF_INIT, .status = FILE_STALE };
                 /* Not generated because not seen: kept, whatever prune says. */
-                if (install_unseen(o, json_string_value(json_object_get(v, "install")))) {
+                unseen = install_unseen(o, json_string_value(json_object_get(v, "install")));
+                if (unseen) {
                         strv_add(&held_dirs, key);
+                        strv_add(&held_by, unseen);
                         continue;
                 }
                 if (!o->prune)
@@ -1452,7 +1464,7 @@ static int actions_plan(const struct gen_file *files, size_t n_files, json_t *ol
                         n_pruned++;
         }
         qsort(p->actions, p->n, sizeof(*p->actions), cmp_action);
-        hold_modulercs(p, &held_dirs);
+        hold_modulercs(p, &held_dirs, &held_by, o);
         /* Most of a tree gone at once is more often a scan that missed a
          * mount, or a wrong root, than a decommissioning. */
         if (n_pruned * 2 > n_modules && !o->force)
@@ -1884,6 +1896,7 @@ int write_tree(const struct gen_file *files, size_t n_files, const struct write_
                         .path = xstrdup(a->path),
                         .status = a->status,
                         .module = a->module ? xstrdup(a->module) : NULL,
+                        .held_by = a->held_by ? xstrdup(a->held_by) : NULL,
                 };
                 res.count[a->status]++;
         }
@@ -1901,6 +1914,7 @@ void write_result_release(struct write_result *r)
         for (size_t i = 0; i < r->n_files; i++) {
                 free(r->files[i].path);
                 free(r->files[i].module);
+                free(r->files[i].held_by);
         }
         free(r->files);
         *r = (struct write_result){ 0 };

@@ -120,6 +120,7 @@ struct file_report {
         char *path;          /* relative */
         enum file_status status;
         char *module;        /* may be NULL */
+        char *held_by;       /* FILE_HELD: the entry of o->unseen why; else NULL */
 };
 
 /* With dry_run or check, the statuses are what a real run would do. */

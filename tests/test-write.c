@@ -527,6 +527,12 @@ START_TEST(write_holds_the_modules_and_default_of_unseen_installs)
         assert_status(&res, "Core/cuda/12.9.lua", FILE_STALE);
         assert_status(&res, "Core/cuda/.modulerc.lua", FILE_HELD);
         assert_status(&res, "Core/cuda/12.4.lua", FILE_UNCHANGED);
+        /* Which place not read is why. */
+        for (size_t i = 0; i < res.n_files; i++)
+                if (res.files[i].status == FILE_HELD)
+                        ck_assert_str_eq(res.files[i].held_by, lib64[0]);
+                else
+                        ck_assert_ptr_null(res.files[i].held_by);
         write_result_release(&res);
         rc = slurp(out, "Core/cuda/.modulerc.lua");
         ck_assert_str_eq(rc, RC);
