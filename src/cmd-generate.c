@@ -640,9 +640,9 @@ const struct command cmd_generate = {
                 "without --force. Identical input gives byte-identical files. An install\n"
                 "the scan could not read whole keeps its modulefile and default as they are.\n"
                 "\n"
-                "Exit status: 0 done (with --check: no drift), 1 drift with --check or\n"
-                "the tree could not be written, 2 usage or configuration error (nothing\n"
-                "is written then).\n",
+                "Exit status: 0 done (with --check: no drift), 1 drift with --check, the\n"
+                "tree could not be written, its lock stayed held or --prune was refused,\n"
+                "2 usage or configuration error (nothing is written then).\n",
         .min_args = 0,
         .max_args = -1,
         .run = run_generate,

@@ -1341,7 +1341,8 @@ const struct command cmd_validate = {
                 "'generate' finds it for pytorch.cuda_arch_list: detect.\n"
                 "MODULE keeps the modules of that full name, name or partial version\n"
                 "(cudnn/9.7.1, cudnn, cudnn/9). Exit status: 0 nothing failed, 1 a check\n"
-                "or a target's launcher failed, 2 usage or configuration error.\n",
+                "or a target's launcher failed (or the lock stayed held past\n"
+                "--lock-timeout), 2 usage or configuration error.\n",
         .min_args = 0,
         .max_args = -1,
         .run = run_validate,
