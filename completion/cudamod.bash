@@ -176,8 +176,8 @@ _cudamod()
     case $cmd in
         scan) opts='--json' ;;
         generate)
-            opts='--output -o --format --layout --dry-run --check --prune --force --json'
-            args_opts='--output|-o|--format|--layout'
+            opts='--output -o --format --layout --dry-run --check --prune --force --json --lock-timeout'
+            args_opts='--output|-o|--format|--layout|--lock-timeout'
             ;;
         show | doctor)
             opts='--modulepath --json'
@@ -185,8 +185,8 @@ _cudamod()
             ;;
         validate)
             opts='--modulepath --jobs -j --target --launcher --timeout --driver-libdir
-                  --require-device --no-compile --arch-list --json'
-            args_opts='--modulepath|--jobs|-j|--target|--launcher|--timeout|--driver-libdir'
+                  --require-device --no-compile --arch-list --json --lock-timeout'
+            args_opts='--modulepath|--jobs|-j|--target|--launcher|--timeout|--driver-libdir|--lock-timeout'
             ;;
         config) opts='--default' ;;
         help) ;;
@@ -261,7 +261,7 @@ _cudamod()
             COMPREPLY=("${quoted[@]}")
             return
             ;;
-        --jobs | -j | --timeout | --launcher)
+        --jobs | -j | --timeout | --launcher | --lock-timeout)
             return
             ;;
     esac

@@ -147,6 +147,9 @@ expect 'cudamod config --' --default --help
 expect_has 'cudamod validate --' --target --arch-list --launcher --modulepath --jobs --timeout \
     --driver-libdir --require-device --no-compile --json
 expect 'cudamod validate --jobs ' # a number: nothing to offer
+expect 'cudamod generate --lock' --lock-timeout
+expect 'cudamod generate --lock-timeout ' # seconds: nothing to offer
+expect 'cudamod validate --lock-timeout ' # seconds: nothing to offer
 expect 'cudamod help va' validate
 expect 'cudamod help validate ' # one command only
 expect 'cudamod nosuchcommand ' # nothing for an unknown command

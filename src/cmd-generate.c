@@ -17,6 +17,7 @@ struct generate_args {
         const char *format;
         const char *layout;
         bool dry_run, check, prune, force, json;
+        long lock_timeout; /* as write_options.lock_timeout */
 };
 
 static const char *const kinds[_COMPONENT_MAX] = {
@@ -168,13 +169,6 @@ static int render_all(const struct plan *p, const struct templates *t, struct re
         return 0;
 }
 
-static void on_wait(const char *lock_path, void *userdata)
-{
-        const struct global_options *g = userdata;
-
-        log_warning(g, "'%s' is locked by another cudamod run; waiting", lock_path);
-}
-
 /* SIGTERM, SIGINT and SIGHUP while the tree is written: the handler only
  * records the signal; write_tree stops between two files, removes its
  * temporary files and writes an index that describes what is on disk, and
@@ -245,7 +239,7 @@ static bool drift(const struct write_result *w)
 {
         return w->count[FILE_CREATED] || w->count[FILE_UPDATED] || w->count[FILE_PRUNED] ||
                w->count[FILE_STALE] || w->count[FILE_SKIPPED_EDITED] ||
-               w->count[FILE_SKIPPED_FOREIGN];
+               w->count[FILE_SKIPPED_FOREIGN] || w->count[FILE_HELD];
 }
 
 static void print_report(const struct write_result *w, const struct generate_args *a,
@@ -274,6 +268,8 @@ static void print_report(const struct write_result *w, const struct generate_arg
                w->count[FILE_SKIPPED_EDITED] + w->count[FILE_SKIPPED_FOREIGN]);
         if (w->count[FILE_STALE])
                 printf(", %zu stale (--prune removes them)", w->count[FILE_STALE]);
+        if (w->count[FILE_HELD])
+                printf(", %zu held (their install was not read whole)", w->count[FILE_HELD]);
         putchar('\n');
         if (w->count[FILE_SKIPPED_EDITED])
                 log_warning(g, "%zu file%s edited by hand left as they are; --force overwrites them",
@@ -355,6 +351,48 @@ static bool missing_root(const struct scan_options *so)
         return false;
 }
 
+/* After an incomplete scan the installs below what it could not read look
+ * gone: --prune would remove their modules. Refused, naming each place (an
+ * error, so that -q shows it too). */
+static bool incomplete_scan(const struct scan_result *sr)
+{
+        enum { SHOWN = 10 };
+
+        if (scan_complete(sr))
+                return false;
+        for (size_t i = 0; i < sr->n_gaps && i < SHOWN; i++)
+                log_error("not pruning: the scan could not read '%s': %s", sr->gaps[i].path, sr->gaps[i].why);
+        if (sr->n_gaps > SHOWN)
+                log_error("not pruning: and %zu more places the scan could not read", sr->n_gaps - SHOWN);
+        log_error("the modules of the installs there would look gone; make %s readable, or leave %s out "
+                  "with 'exclude:' in the config, then run --prune again",
+                  sr->n_gaps == 1 ? "it" : "them", sr->n_gaps == 1 ? "it" : "them");
+        return true;
+}
+
+/* The installs the scan did not read whole keep their modules and the
+ * default as they are (write.h): say which files, and why. */
+static void report_held(const struct write_result *w, const struct scan_result *sr,
+                        const struct global_options *g)
+{
+        for (size_t i = 0; i < w->n_files; i++) {
+                const struct file_report *f = &w->files[i];
+                const char *place = f->held_by;
+
+                if (f->status != FILE_HELD)
+                        continue;
+                /* Named as walked, not by its canonical path. */
+                for (size_t k = 0; place && k < sr->n_gaps; k++)
+                        if (streq(sr->gaps[k].realpath, place)) {
+                                place = sr->gaps[k].path;
+                                break;
+                        }
+                log_warning(g, "'%s' left as it is%s: the scan could not read '%s', so what it found "
+                            "there is partial", f->path, f->module ? "" : " (the default it marks stays)",
+                            place ? place : "all of its roots");
+        }
+}
+
 /* Command-line choices over the config's. */
 static int apply_args(struct config *cfg, const struct generate_args *a)
 {
@@ -391,7 +429,8 @@ static int apply_args(struct config *cfg, const struct generate_args *a)
 
 static int run_generate(int argc, char **argv, const struct global_options *g)
 {
-        enum { OPT_FORMAT = 256, OPT_LAYOUT, OPT_DRY_RUN, OPT_CHECK, OPT_PRUNE, OPT_FORCE, OPT_JSON };
+        enum { OPT_FORMAT = 256, OPT_LAYOUT, OPT_DRY_RUN, OPT_CHECK, OPT_PRUNE, OPT_FORCE, OPT_JSON,
+               OPT_LOCK_TIMEOUT };
         static const struct option options[] = {
                 { "output", required_argument, NULL, 'o' },
                 { "format", required_argument, NULL, OPT_FORMAT },
@@ -401,6 +440,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 { "prune", no_argument, NULL, OPT_PRUNE },
                 { "force", no_argument, NULL, OPT_FORCE },
                 { "json", no_argument, NULL, OPT_JSON },
+                { "lock-timeout", required_argument, NULL, OPT_LOCK_TIMEOUT },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -413,6 +453,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         struct rendered rd = { 0 };
         struct write_result w = { 0 };
         struct strv warns = { 0 };
+        _cleanup_(strv_release) struct strv unseen = { 0 };
         _cleanup_diag_ struct diag d = DIAG_INIT;
         _cleanup_free_ char *outdir = NULL;
         int c, status = EXIT_FOUND_FAILURE;
@@ -443,6 +484,10 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 case OPT_JSON:
                         a.json = true;
                         break;
+                case OPT_LOCK_TIMEOUT:
+                        if (parse_lock_timeout(optarg, &a.lock_timeout) < 0)
+                                return EXIT_USAGE;
+                        break;
                 case 'h':
                         command_print_help(&cmd_generate, stdout);
                         return 0;
@@ -458,6 +503,8 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 config_release(&cfg);
                 return EXIT_USAGE;
         }
+        if (!a.lock_timeout)
+                a.lock_timeout = cfg.lock_timeout ? (long)cfg.lock_timeout : -1;
         outdir = path_absolute(cfg.output);
         if (strchr(outdir, ':') || path_has_control_char(outdir)) {
                 /* Users put it on MODULEPATH, and the hierarchy's levels too;
@@ -488,6 +535,12 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         }
         if (scan_with_progress(&so, &sr, g) < 0)
                 goto out;
+        if (a.prune && incomplete_scan(&sr)) {
+                status = EXIT_FOUND_FAILURE;
+                goto out;
+        }
+        for (size_t i = 0; i < sr.n_gaps; i++)
+                strv_add(&unseen, sr.gaps[i].realpath);
         detected_arch_list(&cfg, outdir, g);
         if (plan_build(&sr.installs, &cfg, outdir, &p, &d) < 0) {
                 log_diag(&d);
@@ -506,10 +559,12 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 goto out;
         }
         {
+                struct lock_wait lw = { .g = g, .timeout = a.lock_timeout };
                 struct write_options wo = {
                         .outdir = outdir, .dry_run = a.dry_run, .check = a.check,
                         .prune = a.prune, .force = a.force, .diff_out = stdout,
-                        .on_wait = on_wait, .userdata = (void *)g,
+                        .on_wait = log_lock_wait, .userdata = &lw, .lock_timeout = a.lock_timeout,
+                        .unseen = (const char *const *)unseen.items, .n_unseen = unseen.len,
                 };
                 struct saved_signals ss;
                 bool writes = !a.dry_run && !a.check;
@@ -532,6 +587,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 if (r < 0)
                         goto out;
         }
+        report_held(&w, &sr, g);
         if (a.json) {
                 json_t *doc = report_json(&w, &p, &a, drift(&w), &warns);
                 if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) < 0)
@@ -556,7 +612,8 @@ const struct command cmd_generate = {
         .name = "generate",
         .summary = "write Lmod or Environment Modules modulefiles for what scan finds",
         .usage = "generate [-o DIR] [--format lua|tcl] [--layout hierarchical|flat]\n"
-                 "                [--dry-run] [--check] [--prune] [--force] [--json] [ROOT...]",
+                 "                [--dry-run] [--check] [--prune] [--force] [--json]\n"
+                 "                [--lock-timeout S] [ROOT...]",
         .help = "Scan ROOTs (default: the config's 'search', else the built-in roots), and\n"
                 "write one modulefile per CUDA Toolkit, cuDNN and NCCL install into DIR,\n"
                 "with a modulerc marking each default. Lmod users 'module use DIR/Core'\n"
@@ -569,17 +626,23 @@ const struct command cmd_generate = {
                 "                       major they were built for) or flat\n"
                 "      --dry-run        print a unified diff of what would change; write nothing\n"
                 "      --check          write nothing; exit 1 when the tree is out of date\n"
-                "      --prune          remove generated files whose install is gone\n"
+                "      --prune          remove generated files whose install is gone (refused\n"
+                "                       after an incomplete scan, and without --force when it\n"
+                "                       would remove more than half of the modules)\n"
                 "      --force          overwrite generated files that were edited by hand\n"
                 "      --json           print one JSON document describing the run\n"
+                "      --lock-timeout S wait at most S seconds for DIR's lock (default: the\n"
+                "                       config's lock_timeout, 60; 0: do not wait), then\n"
+                "                       exit 1 naming its holder\n"
                 "\n"
                 "Writes are atomic and the run holds a lock on DIR. Files cudamod did not\n"
                 "write are never touched; generated files edited by hand are left alone\n"
-                "without --force. Identical input gives byte-identical files.\n"
+                "without --force. Identical input gives byte-identical files. An install\n"
+                "the scan could not read whole keeps its modulefile and default as they are.\n"
                 "\n"
-                "Exit status: 0 done (with --check: no drift), 1 drift with --check or\n"
-                "the tree could not be written, 2 usage or configuration error (nothing\n"
-                "is written then).\n",
+                "Exit status: 0 done (with --check: no drift), 1 drift with --check, the\n"
+                "tree could not be written, its lock stayed held or --prune was refused,\n"
+                "2 usage or configuration error (nothing is written then).\n",
         .min_args = 0,
         .max_args = -1,
         .run = run_generate,

@@ -987,8 +987,13 @@ static char *output_dir_of(const struct strv *mp)
 /* Keep what the targets showed in the output directory's index, for
  * `generate` (pytorch.cuda_arch_list: detect): the targets whose driver
  * answered replace their earlier entry; the others keep theirs. */
-static void record_validation(const struct validate_run *v, json_t *summary, const struct global_options *g)
+/* Returns -ETIMEDOUT when the lock stayed held past lock_timeout (a
+ * failure: said as an error), else 0 (other problems are warnings). */
+static int record_validation(const struct validate_run *v, json_t *summary, long lock_timeout,
+                             const struct global_options *g)
 {
+        struct lock_wait lw = { .g = g, .timeout = lock_timeout };
+        struct write_options lo = { .on_wait = log_lock_wait, .userdata = &lw, .lock_timeout = lock_timeout };
         _cleanup_free_ char *out = output_dir_of(&v->mp);
         _cleanup_diag_ struct diag d = DIAG_INIT;
         _cleanup_(json_decrefp) json_t *old = NULL, *rec = NULL;
@@ -997,11 +1002,12 @@ static void record_validation(const struct validate_run *v, json_t *summary, con
         char stamp[32];
         time_t now = time(NULL);
         size_t i, k;
+        int r;
 
         if (!out) {
                 json_decref(targets);
                 log_verbose(g, "the modulepath is not a tree cudamod generated: the results are not recorded");
-                return;
+                return 0;
         }
         (void)read_index_validation(out, &old, NULL);
         json_array_foreach(json_object_get(summary, "targets"), i, t)
@@ -1016,7 +1022,7 @@ static void record_validation(const struct validate_run *v, json_t *summary, con
         if (!json_array_size(targets)) {
                 json_decref(targets);
                 log_verbose(g, "no target's driver answered: nothing recorded in '%s'", out);
-                return;
+                return 0;
         }
         json_array_foreach(json_object_get(old, "targets"), i, o) {
                 bool replaced = false;
@@ -1030,8 +1036,14 @@ static void record_validation(const struct validate_run *v, json_t *summary, con
         strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
         rec = json_pack("{s:s, s:o, s:o}", "time", stamp, "targets", targets, "arch_list",
                         list ? json_string(list) : json_null());
-        if (write_index_validation(out, rec, NULL, &d) < 0)
+        r = write_index_validation(out, rec, &lo, &d);
+        if (r == -ETIMEDOUT) {
+                log_error("the validation results were not recorded: %s", d.message);
+                return r;
+        }
+        if (r < 0)
                 log_warning(g, "the validation results were not recorded: %s", d.message);
+        return 0;
 }
 
 /* --- the command ------------------------------------------------------------- */
@@ -1118,9 +1130,11 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 { "arch-list", no_argument, NULL, 'A' },
                 { "no-compile", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'J' },
+                { "lock-timeout", required_argument, NULL, 'W' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
+        long lock_timeout = 0;
         _cleanup_(strv_release) struct strv given = { 0 }, wanted = { 0 };
         _cleanup_(config_release) struct config cfg = { 0 };
         _cleanup_free_ char *probe = NULL;
@@ -1170,6 +1184,10 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 case 'J':
                         json = true;
                         break;
+                case 'W':
+                        if (parse_lock_timeout(optarg, &lock_timeout) < 0)
+                                return EXIT_USAGE;
+                        break;
                 case 'T':
                         strv_add(&wanted, optarg);
                         break;
@@ -1187,6 +1205,8 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 return EXIT_USAGE;
         if (load_config(g, &cfg) < 0 || modulepath_from_options(&given, &cfg, &v.mp) < 0)
                 return EXIT_USAGE;
+        if (!lock_timeout)
+                lock_timeout = cfg.lock_timeout ? (long)cfg.lock_timeout : -1;
         if (targets_choose(&v, &cfg, launcher_str, &wanted) < 0)
                 return EXIT_USAGE;
         if (!driver_libdir && cfg.validate.driver_libdir && *cfg.validate.driver_libdir)
@@ -1242,8 +1262,8 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         }
         run_units(&v, (unsigned)jobs, g);
         summary = targets_summary(&v);
-        record_validation(&v, summary, g);
-        failed = any_failed(&v) || any_launcher_failed(summary);
+        failed = record_validation(&v, summary, lock_timeout, g) < 0;
+        failed |= any_failed(&v) || any_launcher_failed(summary);
         if (arch_list) {
                 const char *list = json_string_value(json_object_get(summary, "arch_list"));
 
@@ -1273,7 +1293,8 @@ const struct command cmd_validate = {
         .summary = "prove that modules load, link and run (and query the GPUs)",
         .usage = "validate [--modulepath DIR] [-j N] [--target NAME... | --launcher CMD]\n"
                  "                [--timeout S] [--driver-libdir DIR] [--require-device]\n"
-                 "                [--no-compile] [--arch-list] [--json] [MODULE...]",
+                 "                [--no-compile] [--arch-list] [--json] [--lock-timeout S]\n"
+                 "                [MODULE...]",
         .help = "Load every module of the modulepath (and, in a hierarchy, every module\n"
                 "below each cuda module, with that cuda loaded) and run these checks,\n"
                 "each pass, warn, fail or skip with a message saying what to do:\n"
@@ -1309,6 +1330,10 @@ const struct command cmd_validate = {
                 "  --arch-list          print only the TORCH_CUDA_ARCH_LIST of the GPUs seen\n"
                 "                       (exit 0 when there is one, whatever else failed)\n"
                 "  --json               print one JSON document (format 1)\n"
+                "  --lock-timeout S     wait at most S seconds for the output directory's\n"
+                "                       lock to record the results (default: the config's\n"
+                "                       lock_timeout, 60; 0: do not wait), then exit 1\n"
+                "                       naming its holder\n"
                 "\n"
                 "With several targets the report is a matrix, module x target; a target\n"
                 "whose launcher fails is reported as such, not as a module failure. What\n"
@@ -1316,7 +1341,8 @@ const struct command cmd_validate = {
                 "'generate' finds it for pytorch.cuda_arch_list: detect.\n"
                 "MODULE keeps the modules of that full name, name or partial version\n"
                 "(cudnn/9.7.1, cudnn, cudnn/9). Exit status: 0 nothing failed, 1 a check\n"
-                "or a target's launcher failed, 2 usage or configuration error.\n",
+                "or a target's launcher failed (or the lock stayed held past\n"
+                "--lock-timeout), 2 usage or configuration error.\n",
         .min_args = 0,
         .max_args = -1,
         .run = run_validate,

@@ -86,6 +86,19 @@ void json_dump_stdout(json_t *doc);
 /* Flush stdout and report a write error: our stdout is the product. */
 int finish_stdout(int status);
 
+/* --lock-timeout S: whole seconds from 0 (do not wait) to 86400, as
+ * write_options.lock_timeout takes them (0 becomes -1). Prints the error
+ * itself. */
+int parse_lock_timeout(const char *arg, long *ret);
+
+/* write_options.on_wait for the commands: who holds the lock and how long
+ * this run waits, on stderr (a warning: not with -q). */
+struct lock_wait {
+        const struct global_options *g;
+        long timeout; /* as write_options.lock_timeout */
+};
+void log_lock_wait(const char *lock_path, const char *holder, bool by_cudamod, void *userdata);
+
 /* Terminal-safe form of a path or message: control characters and bytes
  * that are not UTF-8 are shown as C escapes (\n, \xff). */
 char *term_escape(const char *s);

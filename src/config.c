@@ -83,6 +83,7 @@ enum top_key {
         KEY_PYTORCH,
         KEY_VALIDATE,
         KEY_TEMPLATES,
+        KEY_LOCK_TIMEOUT,
         _KEY_MAX,
 };
 
@@ -101,6 +102,7 @@ static const char *const top_keys[_KEY_MAX + 1] = {
         [KEY_PYTORCH] = "pytorch",
         [KEY_VALIDATE] = "validate",
         [KEY_TEMPLATES] = "templates",
+        [KEY_LOCK_TIMEOUT] = "lock_timeout",
 };
 
 static const char *const component_keys[_COMPONENT_MAX + 1] = {
@@ -158,6 +160,7 @@ void config_init_default(struct config *c)
                         .compile = true,
                 },
                 .templates = xstrdup(""),
+                .lock_timeout = 60,
         };
         for (int i = 0; i < _COMPONENT_MAX; i++) {
                 c->defaults[i].kind = DEFAULT_LATEST;
@@ -1154,6 +1157,8 @@ static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
                 return parse_validate(p, c);
         case KEY_TEMPLATES:
                 return set_string(p, &c->templates);
+        case KEY_LOCK_TIMEOUT:
+                return get_uint(p, 0, TIMEOUT_MAX, &c->lock_timeout);
         case _KEY_MAX:
                 break;
         }
@@ -1566,6 +1571,8 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
 
         emit_key(e, "templates");
         emit_string(e, c->templates);
+        emit_key(e, "lock_timeout");
+        emit_uint(e, c->lock_timeout);
         emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 

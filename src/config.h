@@ -93,6 +93,9 @@ struct config {
                 bool compile;
         } validate;
         char *templates; /* "" or a directory */
+        /* Seconds generate and validate wait for an output directory's
+         * lock; 0: not at all. --lock-timeout overrides it. */
+        unsigned lock_timeout;
 };
 
 /* The built-in default (what `cudamod config --default` prints). */

@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "evaluate.h"
 #include "strbuf.h"
+#include "write.h"
 #include "banned.h"
 
 __attribute__((format(printf, 1, 0))) static void vlog(const char *fmt, va_list ap)
@@ -281,4 +282,30 @@ void json_dump_stdout(json_t *doc)
                 log_error("cannot write the JSON document");
         putchar('\n');
         json_decref(doc);
+}
+
+int parse_lock_timeout(const char *arg, long *ret)
+{
+        char *end;
+        long v;
+
+        errno = 0;
+        v = strtol(arg, &end, 10);
+        if (errno || end == arg || *end || v < 0 || v > 86400) {
+                log_error("--lock-timeout takes seconds from 0 (do not wait) to 86400, not '%s'", arg);
+                return -EINVAL;
+        }
+        *ret = v ? v : -1;
+        return 0;
+}
+
+void log_lock_wait(const char *lock_path, const char *holder, bool by_cudamod, void *userdata)
+{
+        const struct lock_wait *w = userdata;
+
+        /* "another cudamod run" only when /proc says so. */
+        log_warning(w->g, "'%s' is locked by %s%s; waiting (at most %ld s, --lock-timeout)", lock_path,
+                    by_cudamod ? "another cudamod run, " : "",
+                    holder ? holder : "a process whose PID cannot be read",
+                    w->timeout > 0 ? w->timeout : (long)WRITE_LOCK_TIMEOUT);
 }

@@ -65,6 +65,19 @@ static void warning(const char *message, void *userdata)
                 strv_add(&r->warnings, message);
 }
 
+static void incomplete(const char *path, const char *realpath, const char *why, void *userdata)
+{
+        struct scan_result *r = ((struct scan_ctx *)userdata)->result;
+
+        for (size_t i = 0; i < r->n_gaps; i++)
+                if (streq(r->gaps[i].path, path))
+                        return;
+        r->gaps = xreallocarray(r->gaps, r->n_gaps + 1, sizeof(*r->gaps));
+        r->gaps[r->n_gaps++] = (struct scan_gap){
+                .path = xstrdup(path), .realpath = xstrdup(realpath), .why = xstrdup(why),
+        };
+}
+
 /* What no single directory could tell: a system install seen only through
  * its toolkit trees, and paths that JSON cannot carry byte for byte. */
 static void finalize(struct install *in)
@@ -143,7 +156,9 @@ int scan_run(const struct scan_options *opts, struct scan_result *ret, struct di
                 .exclude = opts->exclude,
                 .warn_missing_roots = opts->roots != NULL,
         };
-        static const struct walk_ops ops = { .visit = visit, .alias = alias, .warning = warning };
+        static const struct walk_ops ops = {
+                .visit = visit, .alias = alias, .warning = warning, .incomplete = incomplete,
+        };
         const char *const *roots = opts->roots ? opts->roots : scan_default_roots;
         size_t n = opts->roots ? opts->n_roots : ELEMENTSOF(scan_default_roots) - 1;
         int err;
@@ -165,4 +180,12 @@ void scan_result_release(struct scan_result *r)
 {
         install_list_release(&r->installs);
         strv_release(&r->warnings);
+        for (size_t i = 0; i < r->n_gaps; i++) {
+                free(r->gaps[i].path);
+                free(r->gaps[i].realpath);
+                free(r->gaps[i].why);
+        }
+        free(r->gaps);
+        r->gaps = NULL;
+        r->n_gaps = 0;
 }

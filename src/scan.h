@@ -22,10 +22,26 @@ struct scan_options {
         void *userdata;
 };
 
+/* A place the scan could not read: a directory (or an entry of an
+ * install) under a root, or a root. */
+struct scan_gap {
+        char *path;     /* as walked */
+        char *realpath; /* canonical where known, else path */
+        char *why;      /* "Permission denied", "more than 100000 entries" */
+};
+
 struct scan_result {
         struct install_list installs;
         struct strv warnings;
+        struct scan_gap *gaps; /* in the order met */
+        size_t n_gaps;
 };
+
+/* Whether the scan read everything under its roots. */
+static inline bool scan_complete(const struct scan_result *r)
+{
+        return r->n_gaps == 0;
+}
 
 int scan_run(const struct scan_options *opts, struct scan_result *ret, struct diag *d);
 void scan_result_release(struct scan_result *r);

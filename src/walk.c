@@ -94,6 +94,20 @@ _printf_(2, 3) static void warn(struct walker *w, const char *fmt, ...)
         va_end(ap);
 }
 
+/* The walk missed what is at path: reported to both callbacks, the warning
+ * being the message fmt makes. */
+_printf_(5, 6) static void gap(struct walker *w, const char *path, const char *realpath,
+                               const char *why, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vwarn(w, fmt, ap);
+        va_end(ap);
+        if (w->ops->incomplete)
+                w->ops->incomplete(path, realpath ? realpath : path, why, w->userdata);
+}
+
 void walk_dir_warn(const struct walk_dir *dir, const char *fmt, ...)
 {
         va_list ap;
@@ -237,11 +251,50 @@ static void walk_child(struct walker *w, int dirfd, const char *name, const char
         if (fd < 0) {
                 /* ENOENT/ENOTDIR/ELOOP: it changed under us; not worth a word. */
                 if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
-                        warn(w, "cannot open directory '%s': %s, skipping", child_path,
-                             strerror(errno));
+                        gap(w, child_path, child_real, strerror(errno),
+                            "cannot open directory '%s': %s, skipping", child_path, strerror(errno));
                 return;
         }
         walk_fd(w, fd, child_path, child_real, realpath, depth, parent_dev);
+}
+
+/* A directory the visitor pruned is an install its detectors looked into:
+ * an entry of it they could not read (a mode 000 lib64/, an unreadable
+ * version.json, a symlink into an unreadable tree) leaves what they saw
+ * partial. One access check an entry (one more for a symlink), which is
+ * less than the walk into it that pruning saves. The entries kept are
+ * walked, and report their own problems. */
+static void check_pruned(struct walker *w, int fd, const char *path, const char *realpath,
+                         const struct walk_entry *entries, size_t n, const char *const *keep)
+{
+        for (size_t i = 0; i < n; i++) {
+                const char *name = entries[i].name;
+                bool is_dir = entries[i].type == DT_DIR;
+                struct stat st;
+                int err = 0;
+
+                if (kept(keep, name))
+                        continue;
+                if (entries[i].type == DT_LNK || entries[i].type == DT_UNKNOWN) {
+                        if (fstatat(fd, name, &st, 0) < 0)
+                                err = errno;
+                        else if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+                                continue;
+                        else
+                                is_dir = S_ISDIR(st.st_mode);
+                } else if (entries[i].type != DT_REG && !is_dir)
+                        continue;
+                if (!err && faccessat(fd, name, is_dir ? R_OK | X_OK : R_OK, AT_EACCESS) < 0)
+                        err = errno;
+                if (err == EACCES || err == EPERM) {
+                        _cleanup_free_ char *child_path = path_join(path, name);
+                        _cleanup_free_ char *child_real = path_join(realpath, name);
+
+                        gap(w, child_path, child_real, strerror(err),
+                            "cannot read '%s': %s; what the scan knows of '%s' is incomplete",
+                            child_path, strerror(err), path);
+                }
+        }
 }
 
 /* Walk the open directory fd (taking ownership of it). */
@@ -257,7 +310,17 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
         bool first;
         DIR *d;
 
-        if (w->stop || fstat(fd, &st) < 0 || (st.st_dev != parent_dev && pseudo_filesystem(fd))) {
+        if (w->stop) {
+                close(fd);
+                return;
+        }
+        if (fstat(fd, &st) < 0) {
+                gap(w, path, realpath, strerror(errno), "cannot stat directory '%s': %s, skipping",
+                    path, strerror(errno));
+                close(fd);
+                return;
+        }
+        if (st.st_dev != parent_dev && pseudo_filesystem(fd)) {
                 close(fd);
                 return;
         }
@@ -274,6 +337,8 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
 
         d = fdopendir(fd);
         if (!d) {
+                gap(w, path, realpath, strerror(errno), "cannot read directory '%s': %s, skipping",
+                    path, strerror(errno));
                 close(fd);
                 return;
         }
@@ -282,9 +347,11 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
                 if (n == WALK_MAX_ENTRIES) {
-                        warn(w, "cannot scan '%s': more than %d entries (no install directory "
-                                "holds that many; 'exclude:' in the config leaves it out), skipping",
-                             path, WALK_MAX_ENTRIES);
+                        _cleanup_free_ char *why = xasprintf("more than %d entries", WALK_MAX_ENTRIES);
+
+                        gap(w, path, realpath, why,
+                            "cannot scan '%s': %s (no install directory holds that many; 'exclude:' "
+                            "in the config leaves it out), skipping", path, why);
                         entries_free(entries, n);
                         closedir(d);
                         return;
@@ -298,7 +365,8 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
                 n++;
         }
         if (errno != 0)
-                warn(w, "cannot read directory '%s': %s, skipping the rest", path, strerror(errno));
+                gap(w, path, realpath, strerror(errno),
+                    "cannot read directory '%s': %s, skipping the rest", path, strerror(errno));
         if (n > 1)
                 qsort(entries, n, sizeof(*entries), entry_cmp);
 
@@ -315,6 +383,8 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
                         w->stop = r;
                 v->prune = verdict.prune;
                 v->keep = verdict.keep;
+                if (v->prune && !w->stop)
+                        check_pruned(w, dirfd(d), path, realpath, entries, n, v->keep);
         }
 
         for (size_t i = 0; i < n && !w->stop && depth < w->max_depth; i++) {
@@ -402,6 +472,10 @@ static void follow_symlink(struct walker *w, const struct pending *p)
         if (!real) {
                 if (errno == ELOOP)
                         warn(w, "symlink loop at '%s', skipping", p->path);
+                else if (errno != ENOENT && errno != ENOTDIR)
+                        /* Its target lies in a directory we cannot search. */
+                        gap(w, p->path, NULL, strerror(errno), "cannot follow symlink '%s': %s, skipping",
+                            p->path, strerror(errno));
                 return;
         }
         if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -414,9 +488,9 @@ static void follow_symlink(struct walker *w, const struct pending *p)
         }
         fd = open(p->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) {
-                if (errno == EACCES)
-                        warn(w, "cannot open directory '%s': %s, skipping", p->path,
-                             strerror(errno));
+                if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+                        gap(w, p->path, real, strerror(errno), "cannot open directory '%s': %s, skipping",
+                            p->path, strerror(errno));
                 return;
         }
         parent_real = path_dirname(real);
@@ -443,19 +517,21 @@ int walk_roots(const char *const *roots, size_t n_roots, const struct walk_optio
                 _cleanup_free_ char *real = realpath(root, NULL);
                 int fd;
 
+                /* A root that failed is a gap (a missing default root is
+                 * not: most of them are absent on any one system). */
                 if (!real) {
                         if (errno == ELOOP)
-                                warn(&w, "symlink loop at '%s', skipping", root);
+                                gap(&w, root, NULL, strerror(errno), "symlink loop at '%s', skipping", root);
                         else if (errno != ENOENT || opts->warn_missing_roots)
-                                warn(&w, "cannot scan '%s': %s, skipping", root,
-                                     strerror(errno));
+                                gap(&w, root, NULL, strerror(errno), "cannot scan '%s': %s, skipping", root,
+                                    strerror(errno));
                         continue;
                 }
                 fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
                 if (fd < 0) {
                         if (errno != ENOENT || opts->warn_missing_roots)
-                                warn(&w, "cannot open directory '%s': %s, skipping", root,
-                                     strerror(errno));
+                                gap(&w, root, real, strerror(errno), "cannot open directory '%s': %s, skipping",
+                                    root, strerror(errno));
                         continue;
                 }
                 walk_fd(&w, fd, root, real, NULL, 0, 0);

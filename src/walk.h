@@ -10,6 +10,16 @@
  * directories of more than WALK_MAX_ENTRIES entries are skipped with a
  * warning; nothing is ever written or executed.
  *
+ * A walk is complete when every directory below the roots that was not
+ * left out on purpose (exclude:, the depth limit, pseudo filesystems,
+ * symlink loops, a missing default root) was read whole. Each place where
+ * it was not is also reported to ops->incomplete: a directory that could
+ * not be opened or read to its end, one of too many entries, a root that
+ * failed, and, in a directory the visitor pruned (an install: its
+ * detectors read inside it), an entry that cannot be read (a mode 000
+ * lib64/, an unreadable version.json), since what the detectors saw of
+ * that install is then partial.
+ *
  * Memory: the entries of each directory on the way down (at most
  * max_depth + 1 of them at once, each of at most WALK_MAX_ENTRIES), and
  * about 100 bytes for every directory walked (the loop check). */
@@ -71,6 +81,11 @@ struct walk_ops {
         void (*alias)(const char *realpath, const char *path, void *userdata);
         /* A non-fatal problem: "cannot open directory '…': …, skipping". */
         void (*warning)(const char *message, void *userdata);
+        /* May be NULL. The walk missed what is at `path` (as walked;
+         * `realpath` canonical where known, else equal to it): `why` is
+         * strerror's text or "more than N entries". Also reported to
+         * warning. */
+        void (*incomplete)(const char *path, const char *realpath, const char *why, void *userdata);
 };
 
 struct walk_options {

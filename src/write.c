@@ -16,6 +16,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "build-config.h"
@@ -44,6 +45,7 @@ static const char *const status_names[_FILE_STATUS_MAX] = {
         [FILE_STALE] = "stale",
         [FILE_SKIPPED_EDITED] = "edited",
         [FILE_SKIPPED_FOREIGN] = "foreign",
+        [FILE_HELD] = "held",
 };
 
 const char *file_status_to_string(enum file_status s)
@@ -869,8 +871,138 @@ static int check_outdir_unchanged(int outfd, const char *outdir, struct diag *d)
                            "nothing written", outdir, what);
 }
 
+/* Who holds the flock on the lock file (st: its stat), from /proc/locks:
+ * its PID, or 0 when no line names it (another NFS client, no /proc). */
+static pid_t lock_holder_pid(const struct stat *st)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/locks", "re");
+        char line[256];
+
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f)) {
+                char kind[16];
+                unsigned maj, min;
+                unsigned long ino;
+                int pid;
+
+                /* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a
+                 * waiter's line has "->" after the number. */
+                if (strstr(line, "->") ||
+                    sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", kind, &pid, &maj, &min, &ino) != 5)
+                        continue;
+                if (streq(kind, "FLOCK") && pid > 0 && ino == (unsigned long)st->st_ino &&
+                    maj == major(st->st_dev) && min == minor(st->st_dev))
+                        return (pid_t)pid;
+        }
+        return 0;
+}
+
+/* Another user's process names itself (comm): what reaches a terminal
+ * from it is printable ASCII. */
+static void printable(char *s)
+{
+        for (; *s; s++)
+                if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f || *s == '\'')
+                        *s = '?';
+}
+
+/* The holder of the lock on fd, in words ("PID 1234 (cudamod)"; NULL:
+ * unknown), and whether it is known to be a cudamod run. /proc/locks
+ * names a holder on this host; one on another NFS client stays unknown.
+ * (Nothing is written into the lock file: a run that changes nothing
+ * touches nothing, and its content could be stale.) */
+static char *lock_holder(int fd, bool *ret_cudamod)
+{
+        char comm[64] = "", *nl;
+        _cleanup_free_ char *comm_path = NULL;
+        _cleanup_close_ int cfd = -1;
+        struct stat st;
+        ssize_t n;
+        pid_t pid;
+
+        *ret_cudamod = false;
+        if (fstat(fd, &st) < 0)
+                return NULL;
+        pid = lock_holder_pid(&st);
+        if (pid > 0) {
+                comm_path = xasprintf("/proc/%ld/comm", (long)pid);
+                cfd = open(comm_path, O_RDONLY | O_CLOEXEC);
+                /* flock(1) on an inherited descriptor, a daemon that forked:
+                 * the one that took it is gone, its children hold it. */
+                if (cfd < 0 && errno == ENOENT)
+                        return xasprintf("a process that inherited it from PID %ld (which has exited)", (long)pid);
+                n = cfd >= 0 ? read(cfd, comm, sizeof(comm) - 1) : -1;
+                comm[n > 0 ? n : 0] = '\0';
+                if ((nl = strchr(comm, '\n')))
+                        *nl = '\0';
+                printable(comm);
+                if (!*comm)
+                        return xasprintf("PID %ld", (long)pid);
+                *ret_cudamod = streq(comm, "cudamod");
+                return xasprintf("PID %ld (%s)", (long)pid, comm);
+        }
+        return NULL;
+}
+
+static double monotonic_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Wait for the lock on fd, at most timeout seconds (negative: not at
+ * all). Polled, so that the wait has an end; a signal that sets
+ * *o->interrupted ends it at once. */
+static int wait_lock(int fd, const char *lock_path, const struct write_options *o, struct diag *d)
+{
+        long timeout = o->lock_timeout ? o->lock_timeout : WRITE_LOCK_TIMEOUT;
+        double deadline = monotonic_now() + (timeout > 0 ? (double)timeout : 0);
+        long delay_ms = 10;
+        _cleanup_free_ char *holder = NULL;
+        bool by_cudamod;
+
+        holder = lock_holder(fd, &by_cudamod);
+        if (o->on_wait && timeout > 0)
+                o->on_wait(lock_path, holder, by_cudamod, o->userdata);
+        for (;;) {
+                double left;
+
+                if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+                        return 0;
+                if (errno != EWOULDBLOCK && errno != EINTR)
+                        return diag_errorf(d, -errno, "cannot lock '%s': %s", lock_path, strerror(errno));
+                if (interrupted(o))
+                        return diag_errorf(d, -EINTR, "interrupted while waiting for the lock '%s'", lock_path);
+                left = deadline - monotonic_now();
+                if (left <= 0)
+                        break;
+                {
+                        double wait_s = (double)delay_ms / 1000 < left ? (double)delay_ms / 1000 : left;
+                        struct timespec ts = { .tv_sec = (time_t)wait_s,
+                                               .tv_nsec = (long)((wait_s - (double)(time_t)wait_s) * 1e9) };
+                        (void)nanosleep(&ts, NULL);
+                }
+                if (delay_ms < 200)
+                        delay_ms *= 2;
+        }
+        free(holder);
+        holder = lock_holder(fd, &by_cudamod);
+        if (timeout < 0)
+                return diag_errorf(d, -ETIMEDOUT, "'%s' is locked by %s; not waiting (the lock timeout is 0)",
+                                   lock_path, holder ? holder : "a process whose PID cannot be read");
+        return diag_errorf(d, -ETIMEDOUT,
+                           "'%s' is still locked by %s after %ld s; nothing done (--lock-timeout sets "
+                           "how long to wait)", lock_path, holder ? holder : "a process whose PID cannot be read",
+                           timeout);
+}
+
 /* Hold the lock for the run. A run that writes nothing does not create the
- * lock file, so it takes no lock when there is none yet. */
+ * lock file, so it takes no lock when there is none yet, nor when it may
+ * not open it read-write (it is another user's: what it reads is still
+ * each file whole). */
 static int take_lock(int outfd, const struct write_options *o, bool readonly, int *ret_fd,
                      struct diag *d)
 {
@@ -879,10 +1011,11 @@ static int take_lock(int outfd, const struct write_options *o, bool readonly, in
         struct stat st;
         int r;
 
-        /* O_NONBLOCK: a FIFO in its place must not hang the open (flock
-         * itself ignores it). */
+        /* Read-write: flock is granted on any descriptor, so one a reader
+         * may open would let every user who can read the tree hold it.
+         * O_NONBLOCK: a FIFO in its place must not hang the open. */
         fd = openat(outfd, LOCK_NAME,
-                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (readonly ? 0 : O_CREAT), 0644);
+                    O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (readonly ? 0 : O_CREAT), 0600);
         if (fd < 0) {
                 int err = errno;
 
@@ -893,6 +1026,11 @@ static int take_lock(int outfd, const struct write_options *o, bool readonly, in
                 if ((err == ELOOP || err == EISDIR) && fstatat(outfd, LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
                         return diag_errorf(d, -err, "lock file '%s' is %s, not a regular file; remove it", lock_path,
                                            file_kind(st.st_mode));
+                if (err == EACCES && fstatat(outfd, LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        return diag_errorf(d, -err,
+                                           "cannot open lock file '%s' read-write: %s (it belongs to uid %ld, "
+                                           "mode %04o): run cudamod as its owner", lock_path, strerror(err),
+                                           (long)st.st_uid, (unsigned)(st.st_mode & 07777));
                 return diag_errorf(d, -err, "cannot %s lock file '%s': %s",
                                    err == EACCES || err == EROFS ? "create" : "open", lock_path, strerror(err));
         }
@@ -902,19 +1040,16 @@ static int take_lock(int outfd, const struct write_options *o, bool readonly, in
                 return diag_errorf(d, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL,
                                    "lock file '%s' is %s, not a regular file; remove it", lock_path,
                                    file_kind(st.st_mode));
+        /* One an earlier version made 0644, or anyone's umask: ours, so ours to close. */
+        if ((st.st_mode & 07777 & ~(mode_t)0600) && st.st_uid == geteuid() && fchmod(fd, 0600) < 0)
+                return diag_errorf(d, -errno, "cannot make lock file '%s' mode 0600: %s", lock_path,
+                                   strerror(errno));
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
                 if (errno != EWOULDBLOCK)
                         return diag_errorf(d, -errno, "cannot lock '%s': %s", lock_path, strerror(errno));
-                if (o->on_wait)
-                        o->on_wait(lock_path, o->userdata);
-                while (flock(fd, LOCK_EX) < 0) {
-                        if (errno != EINTR)
-                                return diag_errorf(d, -errno, "cannot lock '%s': %s", lock_path,
-                                                   strerror(errno));
-                        if (interrupted(o))
-                                return diag_errorf(d, -EINTR, "interrupted while waiting for the lock '%s'",
-                                                   lock_path);
-                }
+                r = wait_lock(fd, lock_path, o, d);
+                if (r < 0)
+                        return r;
         }
         r = check_outdir_unchanged(outfd, o->outdir, d);
         if (r < 0)
@@ -1142,6 +1277,7 @@ struct action {
         bool write;                /* create or replace it */
         bool remove;               /* prune it */
         bool unindex;              /* drop it from the index */
+        const char *held_by;       /* FILE_HELD: borrowed from o->unseen */
 };
 
 struct actions {
@@ -1164,12 +1300,81 @@ static int cmp_action(const void *x, const void *y)
         return strcmp(a->path, b->path);
 }
 
+/* Whether a and b are the same path or one lies below the other. */
+static bool path_related(const char *a, const char *b)
+{
+        size_t la = strlen(a), lb = strlen(b), n = la < lb ? la : lb;
+
+        if (strncmp(a, b, n) != 0)
+                return false;
+        return la == lb || (la < lb ? b[n] == '/' || (n > 0 && a[n - 1] == '/')
+                                    : a[n] == '/' || (n > 0 && b[n - 1] == '/'));
+}
+
+/* The place the scan could not read that the install at realpath lies
+ * at, below or around, or NULL: it was read whole. */
+static const char *install_unseen(const struct write_options *o, const char *install)
+{
+        if (!install)
+                return NULL;
+        for (size_t i = 0; i < o->n_unseen; i++)
+                if (path_related(o->unseen[i], install))
+                        return o->unseen[i];
+        return NULL;
+}
+
+static bool same_dir(const char *a, const char *b)
+{
+        size_t n = parent_len(a);
+
+        return n == parent_len(b) && strncmp(a, b, n) == 0;
+}
+
+/* The modulercs beside a module whose install was not read whole are
+ * held: they name the default, and the run did not see one candidate. */
+static void hold_modulercs(struct actions *p, const struct strv *held_dirs, const struct strv *held_by,
+                           const struct write_options *o)
+{
+        for (size_t i = 0; i < p->n; i++) {
+                struct action *a = &p->actions[i];
+
+                if (a->module || !a->gen || a->status != FILE_UPDATED)
+                        continue;
+                for (size_t k = 0; k < held_dirs->len; k++)
+                        if (same_dir(held_dirs->items[k], a->path)) {
+                                a->status = FILE_HELD;
+                                a->write = false;
+                                /* o's copy: held_by goes with the plan. */
+                                for (size_t u = 0; u < o->n_unseen; u++)
+                                        if (streq(o->unseen[u], held_by->items[k]))
+                                                a->held_by = o->unseen[u];
+                                break;
+                        }
+        }
+}
+
+/* The modules the index lists (files with a module; the modulercs are not). */
+static size_t index_modules(json_t *old)
+{
+        const char *key;
+        json_t *v;
+        size_t n = 0;
+
+        json_object_foreach(old, key, v)
+                if (json_string_value(json_object_get(v, "module")))
+                        n++;
+        return n;
+}
+
 /* Decide each file's fate from what is on disk and in the old index,
  * touching nothing: the generated files, then the index entries no longer
  * generated. */
 static int actions_plan(const struct gen_file *files, size_t n_files, json_t *old, int outfd,
                       const struct write_options *o, struct actions *p, struct diag *d)
 {
+        /* A file held or stale for a place not read, and that place. */
+        _cleanup_(strv_release) struct strv held_dirs = { 0 }, held_by = { 0 };
+        size_t n_modules = index_modules(old), n_pruned = 0;
         const char *key;
         json_t *v;
         int r;
@@ -1208,17 +1413,31 @@ static int actions_plan(const struct gen_file *files, size_t n_files, json_t *ol
                         } else
                                 a->status = FILE_SKIPPED_EDITED;
                 }
+                if (a->status == FILE_UPDATED && (a->held_by = install_unseen(o, g->install))) {
+                        a->status = FILE_HELD;
+                        a->write = false;
+                        strv_add(&held_dirs, g->path);
+                        strv_add(&held_by, a->held_by);
+                }
         }
         /* Sorted, so that the index entries still generated are found. */
         qsort(p->actions, p->n, sizeof(*p->actions), cmp_action);
         json_object_foreach(old, key, v) {
                 struct action *a, probe = { .path = key };
+                const char *unseen;
 
                 if (bsearch(&probe, p->actions, n_files, sizeof(*p->actions), cmp_action))
                         continue;
                 a = &p->actions[p->n++];
                 *a = (struct action){ .path = key, .module = json_string_value(json_object_get(v, "module")),
                                       .content = STRBUF_INIT, .status = FILE_STALE };
+                /* Not generated because not seen: kept, whatever prune says. */
+                unseen = install_unseen(o, json_string_value(json_object_get(v, "install")));
+                if (unseen) {
+                        strv_add(&held_dirs, key);
+                        strv_add(&held_by, unseen);
+                        continue;
+                }
                 if (!o->prune)
                         continue;
                 r = read_current(outfd, o->outdir, key, &a->current, &a->content, d);
@@ -1241,8 +1460,18 @@ static int actions_plan(const struct gen_file *files, size_t n_files, json_t *ol
                         } else
                                 a->status = FILE_SKIPPED_EDITED;
                 }
+                if (a->status == FILE_PRUNED && a->module)
+                        n_pruned++;
         }
         qsort(p->actions, p->n, sizeof(*p->actions), cmp_action);
+        hold_modulercs(p, &held_dirs, &held_by, o);
+        /* Most of a tree gone at once is more often a scan that missed a
+         * mount, or a wrong root, than a decommissioning. */
+        if (n_pruned * 2 > n_modules && !o->force)
+                return diag_errorf(d, -E2BIG,
+                                   "not pruning: %zu of the %zu modules in '%s' would be removed, more "
+                                   "than half (a missing mount or a wrong root looks like that); "
+                                   "--force prunes them", n_pruned, n_modules, o->outdir);
         return 0;
 }
 
@@ -1402,6 +1631,21 @@ static int parent_sync(const struct parent_cache *c, const char *outdir, struct 
         return 0;
 }
 
+/* The directory of a staged file, opened again for its sync or rename:
+ * it exists unless someone removed it since (open_dir says nothing then). */
+static int staged_parent_get(struct parent_cache *c, int outfd, const char *outdir, const char *rel,
+                             struct diag *d)
+{
+        int r = parent_get(c, outfd, outdir, rel, false, d);
+
+        if (r == -ENOENT) {
+                _cleanup_free_ char *dir = xstrndup(rel, parent_len(rel));
+                return diag_set(d, r, outdir, 0, 0, "cannot write '%s': its directory '%s' went away: %s", rel,
+                                dir_label(dir), strerror(-r));
+        }
+        return r;
+}
+
 static int interrupted_error(struct diag *d)
 {
         return diag_errorf(d, -EINTR, "interrupted");
@@ -1458,7 +1702,7 @@ static int actions_apply(const struct actions *p, int outfd, const struct write_
                                 r = interrupted_error(d);
                                 break;
                         }
-                        r = dfd = parent_get(&pc, outfd, outdir, p->actions[i].path, false, d);
+                        r = dfd = staged_parent_get(&pc, outfd, outdir, p->actions[i].path, d);
                         if (r < 0)
                                 break;
                         r = 0;
@@ -1505,7 +1749,7 @@ static int actions_apply(const struct actions *p, int outfd, const struct write_
                                 (void)unlinkat(dfd, tmp[i], 0);
                         continue;
                 }
-                r = dfd = parent_get(&pc, outfd, outdir, a->path, false, d);
+                r = dfd = staged_parent_get(&pc, outfd, outdir, a->path, d);
                 if (r < 0) {
                         /* Once more, only to remove the temporary file. */
                         dfd = parent_get(&pc, outfd, outdir, a->path, false, NULL);
@@ -1515,8 +1759,16 @@ static int actions_apply(const struct actions *p, int outfd, const struct write_
                 }
                 r = 0;
                 if (renameat(dfd, tmp[i], dfd, path_basename(a->path)) < 0) {
-                        r = diag_set(d, -errno, outdir, 0, 0, "cannot write '%s': %s", a->path,
-                                     strerror(errno));
+                        int err = errno;
+                        struct stat st;
+
+                        /* The directory removed since its file was staged. */
+                        if (err == ENOENT && fstat(dfd, &st) == 0 && st.st_nlink == 0) {
+                                _cleanup_free_ char *dir = xstrndup(a->path, parent_len(a->path));
+                                r = diag_set(d, -err, outdir, 0, 0, "cannot write '%s': its directory '%s' went "
+                                             "away: %s", a->path, dir_label(dir), strerror(err));
+                        } else
+                                r = diag_set(d, -err, outdir, 0, 0, "cannot write '%s': %s", a->path, strerror(err));
                         (void)unlinkat(dfd, tmp[i], 0);
                         continue;
                 }
@@ -1644,6 +1896,7 @@ int write_tree(const struct gen_file *files, size_t n_files, const struct write_
                         .path = xstrdup(a->path),
                         .status = a->status,
                         .module = a->module ? xstrdup(a->module) : NULL,
+                        .held_by = a->held_by ? xstrdup(a->held_by) : NULL,
                 };
                 res.count[a->status]++;
         }
@@ -1661,6 +1914,7 @@ void write_result_release(struct write_result *r)
         for (size_t i = 0; i < r->n_files; i++) {
                 free(r->files[i].path);
                 free(r->files[i].module);
+                free(r->files[i].held_by);
         }
         free(r->files);
         *r = (struct write_result){ 0 };

@@ -13,7 +13,15 @@
  *     is adopted into the index as unchanged (an interrupted earlier run);
  *   - reports files in the index that the run no longer generates as stale,
  *     and with prune removes them (not when edited by hand, unless force),
- *     then removes directories that became empty;
+ *     then removes directories that became empty; a prune that would
+ *     remove more than half of the modules the index lists is refused
+ *     (-E2BIG, nothing written) unless force;
+ *   - leaves a file as it is, and reports it held, when its install was
+ *     not read whole (o->unseen: the install lies below a place the scan
+ *     could not read, or holds one), and so every modulerc (a file without
+ *     a module) in the directory of a module held or stale for that reason:
+ *     an unreadable lib64/ neither rewrites cuda/12.9 from half its facts
+ *     nor moves the default away from it;
  *   - writes every file atomically (temporary file in the same directory,
  *     made durable, renamed over the target, the directory synced; the
  *     syncs are batched: one syncfs for all temporary files, one fsync per
@@ -22,8 +30,15 @@
  *     O_NOFOLLOW below the output directory, so nothing is ever written
  *     outside it;
  *   - holds an exclusive lock (flock on OUT/.cudamod.lock) for the whole run,
- *     waiting for it when another run holds it (the on_wait callback is
- *     called once first), so two runs never interleave;
+ *     waiting for it when another process holds it (the on_wait callback
+ *     is called once first, with the holder), at most lock_timeout
+ *     seconds, so two runs never interleave. The lock file is made mode
+ *     0600 and opened read-write, so only its owner (and root) can take
+ *     it: a user who may read the tree cannot hold every run off. One that
+ *     cannot be opened read-write is an error (a run that writes nothing
+ *     then goes without the lock), one of ours with a wider mode is
+ *     tightened. The holder a run waits for is named from /proc/locks
+ *     (PID and command name; unknown when it runs on another NFS client);
  *   - removes temporary files a killed run left behind (.cudamod-tmp.*);
  *   - rewrites the index last, atomically, when it changed.
  * After taking the lock it checks that outdir still names the directory it
@@ -69,9 +84,11 @@ enum file_status {
         FILE_STALE,          /* generated before, not now; kept (no prune) */
         FILE_SKIPPED_EDITED, /* edited by hand; kept (no force) */
         FILE_SKIPPED_FOREIGN,/* not written by cudamod; never touched */
+        FILE_HELD,           /* its install was not read whole; kept as it is */
         _FILE_STATUS_MAX,
 };
-/* "created", "updated", "unchanged", "pruned", "stale", "edited", "foreign" */
+/* "created", "updated", "unchanged", "pruned", "stale", "edited", "foreign",
+ * "held" */
 const char *file_status_to_string(enum file_status s);
 
 struct write_options {
@@ -81,17 +98,29 @@ struct write_options {
         bool prune;
         bool force;
         FILE *diff_out;      /* dry_run: where the diffs go */
-        void (*on_wait)(const char *lock_path, void *userdata); /* may be NULL */
+        /* The canonical paths the scan could not read (may be NULL): the
+         * installs at, below or above them are held (see above). */
+        const char *const *unseen;
+        size_t n_unseen;
+        /* May be NULL. holder: "PID 1234 (cudamod)", or NULL when it
+         * cannot be read; by_cudamod: /proc names the holder cudamod. */
+        void (*on_wait)(const char *lock_path, const char *holder, bool by_cudamod, void *userdata);
+        /* Seconds to wait for the lock: 0 the default (WRITE_LOCK_TIMEOUT),
+         * negative not at all; then -ETIMEDOUT, the holder in d. */
+        long lock_timeout;
         void *userdata;
         /* May be NULL. Non-zero: stop at the next file (also ends a wait
          * for the lock, when the signal that set it interrupted the wait). */
         const volatile sig_atomic_t *interrupted;
 };
 
+#define WRITE_LOCK_TIMEOUT 60
+
 struct file_report {
         char *path;          /* relative */
         enum file_status status;
         char *module;        /* may be NULL */
+        char *held_by;       /* FILE_HELD: the entry of o->unseen why; else NULL */
 };
 
 /* With dry_run or check, the statuses are what a real run would do. */

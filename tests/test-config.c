@@ -73,6 +73,7 @@ START_TEST(config_default_has_documented_values)
         ck_assert_uint_eq(c.search.len, 0);
         ck_assert_uint_eq(c.exclude.len, 0);
         ck_assert_uint_eq(c.max_depth, 8);
+        ck_assert_uint_eq(c.lock_timeout, 60);
         for (int i = 0; i < _COMPONENT_MAX; i++) {
                 ck_assert_int_eq(c.defaults[i].kind, DEFAULT_LATEST);
                 ck_assert_ptr_null(c.defaults[i].version);
@@ -457,6 +458,8 @@ START_TEST(config_errors_report_position_and_key)
                 { "int float", "max_depth: 8.0\n", 0, 1, 12, "not '8.0'" },
                 { "timeout range", "validate:\n  timeout: 86401\n", 0, 2, 12,
                   "'validate.timeout': expected an integer from 1 to 86400, not '86401'" },
+                { "lock timeout range", "lock_timeout: 86401\n", 0, 1, 15,
+                  "'lock_timeout': expected an integer from 0 to 86400, not '86401'" },
                 { "bool word", "stubs_on_library_path: maybe\n", 0, 1, 24,
                   "'stubs_on_library_path': expected true or false, not 'maybe'" },
                 { "bool quoted", "pytorch: {build_env: 'yes'}\n", 0, 1, 22,
@@ -1093,7 +1096,7 @@ START_TEST(config_to_yaml_writes_every_key_in_design_order)
         static const char *const keys[] = {
                 "output:", "format:", "layout:", "search:", "exclude:", "max_depth:", "defaults:",
                 "naming:", "ld_library_path:", "stubs_on_library_path:", "env:", "pytorch:",
-                "validate:", "templates:", NULL,
+                "validate:", "templates:", "lock_timeout:", NULL,
         };
         _cleanup_free_ char *yaml = NULL;
         struct config c;

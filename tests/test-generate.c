@@ -6,12 +6,18 @@
 #include <errno.h>
 #include <ftw.h>
 #include <jansson.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "demo.h"
 #include "fixture.h"
 #include "strbuf.h"
 #include "testutil.h"
+#include "walk.h"
 
 /* Where the reference tree says the demo lives. */
 #define DEMO_ROOT "/opt/cudamod-demo"
@@ -328,6 +334,250 @@ START_TEST(generate_prune_refuses_when_a_named_root_is_missing)
 }
 END_TEST
 
+static int chown_nobody(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        return lchown(path, 65534, 65534);
+}
+
+/* Every regular file below dir with its content, "path\ncontent\n..." */
+static char *snapshot(const char *dir)
+{
+        struct strv files = { 0 };
+        struct strbuf sb = STRBUF_INIT;
+
+        list_files(dir, NULL, &files);
+        for (size_t i = 0; i < files.len; i++) {
+                _cleanup_free_ char *p = path_join(dir, files.items[i]);
+                _cleanup_free_ char *text = read_text(p);
+
+                strbuf_addf(&sb, "%s\n%s\n", files.items[i], text);
+        }
+        strv_release(&files);
+        return strbuf_detach(&sb);
+}
+
+/* A directory under a root that the scan cannot read (mode 000, as
+ * nobody; one of too many entries, as root) makes the installs below it
+ * look gone: --prune refuses, exit 1, naming it, also with -q, and
+ * removes nothing. */
+START_TEST(generate_prune_refuses_after_an_incomplete_scan)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *cuda = path_join(sw, "cuda-12.9"), *big = path_join(sw, "scratch");
+        _cleanup_free_ char *before = NULL, *after = NULL, *want = NULL;
+        struct run_result r = { 0 };
+
+        demo_build(root);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        before = snapshot(out);
+
+        if (can_drop_privileges()) {
+                ck_assert_int_eq(chmod(cuda, 0), 0);
+                run_cudamod(&r, (const char *const[]){ "-q", "generate", "--prune", "-o", out, sw, NULL }, true);
+                ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+                want = xasprintf("not pruning: the scan could not read '%s': Permission denied", cuda);
+                ck_assert_msg(strstr(r.err, want), "%s", r.err);
+                ck_assert_str_eq(r.out, "");
+                run_result_release(&r);
+                after = snapshot(out);
+                ck_assert_str_eq(after, before);
+                ck_assert_int_eq(chmod(cuda, 0755), 0);
+                free(want);
+                free(after);
+        }
+        /* As root, who reads anything: a directory too big to list. */
+        fx_mkdir(root, "sw/scratch");
+        fx_many_files(big, 0, WALK_MAX_ENTRIES + 1);
+        run_cudamod(&r, (const char *const[]){ "-q", "generate", "--prune", "--force", "-o", out, sw, NULL },
+                    false);
+        ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+        want = xasprintf("not pruning: the scan could not read '%s': more than 100000 entries", big);
+        ck_assert_msg(strstr(r.err, want), "%s", r.err);
+        run_result_release(&r);
+        after = snapshot(out);
+        ck_assert_str_eq(after, before);
+        fx_free(root);
+}
+END_TEST
+
+/* A prune that would remove more than half of the tree's modules is
+ * refused with the count, and done with --force. */
+START_TEST(generate_prune_of_most_modules_needs_force)
+{
+        static const char *const gone[] = {
+                "cuda-12.9", "cudnn-linux-x86_64-9.7.1.26_cuda12-archive",
+                "cudnn-linux-x86_64-8.9.7.29_cuda11-archive", "nccl_2.21.5-1+cuda12.4_x86_64",
+        };
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw"), *moved = path_join(root, "moved");
+        _cleanup_free_ char *cuda = path_join(out, "Core/cuda/12.9.lua");
+        struct run_result r = { 0 };
+
+        demo_build(root);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        fx_mkdir(root, "moved");
+        for (size_t i = 0; i < ELEMENTSOF(gone); i++) {
+                _cleanup_free_ char *from = path_join(sw, gone[i]), *to = path_join(moved, gone[i]);
+                ck_assert_int_eq(rename(from, to), 0);
+        }
+        run_cudamod(&r, (const char *const[]){ "-q", "generate", "--prune", "-o", out, sw, NULL }, false);
+        ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.err, "not pruning: 4 of the 5 modules in '") && strstr(r.err, "--force prunes them"),
+                      "%s", r.err);
+        ck_assert_str_eq(r.out, "");
+        run_result_release(&r);
+        ck_assert_int_eq(access(cuda, F_OK), 0);
+        run_cudamod(&r, (const char *const[]){ "generate", "--prune", "--force", "-o", out, sw, NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.out, "pruned       Core/cuda/12.9.lua\n"), "%s", r.out);
+        run_result_release(&r);
+        ck_assert_int_ne(access(cuda, F_OK), 0);
+        fx_free(root);
+}
+END_TEST
+
+/* A partly unreadable CUDA (its lib64/ or bin/ mode 000, as nobody) is
+ * neither rewritten from half its facts nor dropped from the default:
+ * its modulefile and the modulerc stay as they are, reported held. */
+START_TEST(generate_partly_unreadable_install_keeps_its_module_and_the_default)
+{
+        static const char *const subdirs[] = { "lib64", "bin" };
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *before = NULL;
+        struct run_result r = { 0 };
+
+        if (!can_drop_privileges()) {
+                fx_free(root);
+                return;
+        }
+        demo_build(root);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        ck_assert_int_eq(nftw(out, chown_nobody, 16, FTW_PHYS), 0);
+        before = snapshot(out);
+        for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
+                _cleanup_free_ char *dir = xasprintf("%s/cuda-12.9/%s", sw, subdirs[i]);
+                _cleanup_free_ char *after = NULL, *want = NULL;
+
+                ck_assert_int_eq(chmod(dir, 0), 0);
+                run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, true);
+                ck_assert_msg(r.status == 0, "%s: exit %d: %s", subdirs[i], r.status, r.err);
+                ck_assert_msg(strstr(r.out, " held (their install was not read whole)"), "%s: %s", subdirs[i], r.out);
+                want = xasprintf("the scan could not read '%s'", dir);
+                ck_assert_msg(strstr(r.err, want), "%s: %s", subdirs[i], r.err);
+                run_result_release(&r);
+                after = snapshot(out);
+                ck_assert_msg(streq(after, before), "%s: the tree changed", subdirs[i]);
+                ck_assert_int_eq(chmod(dir, 0755), 0);
+        }
+        fx_free(root);
+}
+END_TEST
+
+/* The lock file is 0600 (one left 0644 by an earlier version is
+ * tightened), so another user cannot open it to hold every run off. */
+START_TEST(generate_lock_file_is_private)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *lock = path_join(out, ".cudamod.lock");
+        struct run_result r = { 0 };
+        struct stat st;
+        int status;
+        pid_t pid;
+
+        demo_build(root);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        ck_assert_int_eq(stat(lock, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
+        ck_assert_int_eq(chmod(lock, 0644), 0);
+        run_cudamod(&r, (const char *const[]){ "generate", "--check", "-o", out, sw, NULL }, false);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        run_result_release(&r);
+        ck_assert_int_eq(stat(lock, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
+        if (!can_drop_privileges()) {
+                fx_free(root);
+                return;
+        }
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd;
+
+                if (setgid(65534) < 0 || setuid(65534) < 0)
+                        _exit(3);
+                fd = open(lock, O_RDONLY | O_CLOEXEC);
+                _exit(fd < 0 && errno == EACCES ? 0 : 1);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nobody can open the lock file");
+        fx_free(root);
+}
+END_TEST
+
+/* A held lock: generate, --check and --dry-run wait --lock-timeout
+ * seconds, saying who holds it (not "another cudamod run": it is not one),
+ * then exit 1 with the holder's PID, having written nothing. */
+START_TEST(generate_lock_timeout_names_the_holder)
+{
+        static const char *const modes[] = { "--force", "--check", "--dry-run" };
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *lock = path_join(out, ".cudamod.lock"), *cuda = path_join(out, "Core/cuda/12.9.lua");
+        _cleanup_free_ char *waits = NULL, *gave_up = NULL;
+        struct run_result r = { 0 };
+        int p[2], status;
+        pid_t pid;
+        char c;
+
+        demo_build(root);
+        fx_mkdir(root, "mf");
+        ck_assert_int_eq(pipe(p), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+                if (fd < 0 || flock(fd, LOCK_EX) < 0 || write(p[1], "x", 1) != 1)
+                        _exit(1);
+                pause();
+                _exit(0);
+        }
+        close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        close(p[0]);
+        waits = xasprintf("cudamod: '%s' is locked by PID %ld (", lock, (long)pid);
+        gave_up = xasprintf("'%s' is still locked by PID %ld (", lock, (long)pid);
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                run_cudamod(&r, (const char *const[]){ "generate", modes[i], "--lock-timeout", "1", "-o", out, sw, NULL },
+                            false);
+                ck_assert_msg(r.status == 1, "%s: status %d: %s", modes[i], r.status, r.err);
+                ck_assert_msg(strstr(r.err, waits) && strstr(r.err, "waiting (at most 1 s"), "%s: %s", modes[i], r.err);
+                ck_assert_msg(strstr(r.err, gave_up) && strstr(r.err, "after 1 s"), "%s: %s", modes[i], r.err);
+                ck_assert_msg(!strstr(r.err, "another cudamod run"), "%s: %s", modes[i], r.err);
+                ck_assert_str_eq(r.out, "");
+                run_result_release(&r);
+                ck_assert_int_ne(access(cuda, F_OK), 0);
+        }
+        run_cudamod(&r, (const char *const[]){ "generate", "--lock-timeout", "soon", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strstr(r.err, "--lock-timeout takes seconds"), "%s", r.err);
+        run_result_release(&r);
+        kill(pid, SIGKILL);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(scan_reads_search_and_exclude_from_the_config)
 {
         char *root = fx_new();
@@ -358,6 +608,11 @@ int main(void)
         tcase_add_test(tc, generate_usage_and_config_errors_write_nothing);
         tcase_add_test(tc, generate_output_from_config_and_site_templates);
         tcase_add_test(tc, generate_prune_refuses_when_a_named_root_is_missing);
+        tcase_add_test(tc, generate_prune_refuses_after_an_incomplete_scan);
+        tcase_add_test(tc, generate_prune_of_most_modules_needs_force);
+        tcase_add_test(tc, generate_partly_unreadable_install_keeps_its_module_and_the_default);
+        tcase_add_test(tc, generate_lock_file_is_private);
+        tcase_add_test(tc, generate_lock_timeout_names_the_holder);
         tcase_add_test(tc, scan_reads_search_and_exclude_from_the_config);
         suite_add_tcase(s, tc);
         return run_suite(s);

@@ -12,6 +12,7 @@
 
 #include "fixture.h"
 #include "layouts.h"
+#include "scan.h"
 #include "testutil.h"
 #include "util.h"
 #include "walk.h"
@@ -360,6 +361,55 @@ START_TEST(scan_reports_special_files_without_reading_them)
 }
 END_TEST
 
+/* The result, not only the warnings, tells what the scan could not read:
+ * an unreadable directory (as nobody) and a CUDA whose lib64/ is mode 000
+ * are gaps with their paths and why; the same tree readable has none. */
+START_TEST(scan_result_records_what_it_could_not_read)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *apps = path_join(root, "apps"), *secret = path_join(root, "apps/secret");
+        _cleanup_free_ char *lib64 = path_join(root, "apps/cuda-12.4/lib64");
+        const char *roots[] = { apps };
+        struct scan_result r = { 0 };
+        struct diag d = DIAG_INIT;
+        pid_t pid;
+        int status;
+
+        fx_cuda_toolkit(root, "apps/cuda-12.4", &(struct fx_cuda){ .version = "12.4", .release = "12.4.1",
+                                                                  .cudart = "12.4.127", .nvcc = "12.4.131" });
+        fx_mkdir(root, "apps/secret/cuda-11.8");
+        ck_assert_int_eq(scan_run(&(struct scan_options){ .roots = roots, .n_roots = 1 }, &r, &d), 0);
+        ck_assert(scan_complete(&r));
+        scan_result_release(&r);
+        if (!can_drop_privileges()) {
+                fx_free(root);
+                return;
+        }
+        ck_assert_int_eq(chmod(secret, 0), 0);
+        ck_assert_int_eq(access(lib64, F_OK), 0);
+        ck_assert_int_eq(chmod(lib64, 0), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                bool ok;
+
+                if (setgid(65534) < 0 || setuid(65534) < 0)
+                        _exit(3);
+                ok = scan_run(&(struct scan_options){ .roots = roots, .n_roots = 1 }, &r, &d) == 0 &&
+                     !scan_complete(&r) && r.n_gaps == 2 && streq(r.gaps[0].path, lib64) &&
+                     streq(r.gaps[0].realpath, lib64) && streq(r.gaps[0].why, "Permission denied") &&
+                     streq(r.gaps[1].path, secret) && streq(r.gaps[1].why, "Permission denied");
+                scan_result_release(&r);
+                _exit(ok ? 0 : 1);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+        ck_assert_int_eq(chmod(lib64, 0755), 0);
+        fx_free(root);
+}
+END_TEST
+
 /* What scan reads is bounded: a 1 GiB version.json (sparse) is a problem
  * on its install and is not read past 1 MiB; a library directory of more
  * than WALK_MAX_ENTRIES entries is not listed (a warning names the
@@ -605,6 +655,7 @@ static Suite *scan_suite(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, scan_survives_symlink_loops);
         tcase_add_test(tc, scan_skips_unreadable_directories);
+        tcase_add_test(tc, scan_result_records_what_it_could_not_read);
         tcase_add_test(tc, scan_reports_broken_installs_as_problems);
         tcase_add_test(tc, scan_hostile_prefix_names);
         tcase_add_test(tc, scan_reports_special_files_without_reading_them);

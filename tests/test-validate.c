@@ -11,7 +11,11 @@
 #include <check.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "strbuf.h"
@@ -573,6 +577,49 @@ static char *cuda_modulefile(const char *root)
         return strbuf_detach(&sb);
 }
 
+/* Recording the results waits for the output directory's lock: validate
+ * says so on stderr, naming the holder, and --lock-timeout ends the wait
+ * with exit 1 and the holder's PID. */
+START_TEST(validate_says_when_it_waits_for_the_lock)
+{
+        char *root = fake_site_with_targets();
+        _cleanup_free_ char *two = path_join(root, "drv-two"), *lock = path_join(root, "mf/.cudamod.lock");
+        _cleanup_free_ char *waits = NULL, *gave_up = NULL;
+        struct run_result r = { 0 };
+        int p[2], status;
+        pid_t pid;
+        char c;
+
+        ck_assert_int_eq(pipe(p), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+                if (fd < 0 || flock(fd, LOCK_EX) < 0 || write(p[1], "x", 1) != 1)
+                        _exit(1);
+                pause();
+                _exit(0);
+        }
+        close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        close(p[0]);
+        validate_with(&r, root, "targets.yaml", (const char *const[]){ "--json", "--no-compile", "--driver-libdir",
+                                                                        two, "--target", "one", "--lock-timeout",
+                                                                        "1", NULL });
+        kill(pid, SIGKILL);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        waits = xasprintf("'%s' is locked by PID %ld (", lock, (long)pid);
+        gave_up = xasprintf("the validation results were not recorded: '%s' is still locked by PID %ld (", lock,
+                            (long)pid);
+        ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.err, waits) && strstr(r.err, "; waiting (at most 1 s, --lock-timeout)"), "%s", r.err);
+        ck_assert_msg(strstr(r.err, gave_up), "%s", r.err);
+        ck_assert_msg(!strstr(r.err, "another cudamod run"), "%s", r.err);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(a_validation_is_recorded_and_generate_detects_the_arch_list_from_it)
 {
         char *root = fake_site_with_targets();
@@ -1002,6 +1049,7 @@ int main(void)
         tcase_add_test(tc, arch_list_prints_the_gpus_compute_capabilities_only);
         tcase_add_test(tc, several_targets_print_a_matrix_and_what_each_target_saw);
         tcase_add_test(tc, a_validation_is_recorded_and_generate_detects_the_arch_list_from_it);
+        tcase_add_test(tc, validate_says_when_it_waits_for_the_lock);
         tcase_add_test(tc, generate_detect_without_a_recorded_gpu_warns_and_sets_no_arch_list);
         tcase_add_test(tc, usage_errors_exit_2);
         tcase_add_test(tc, modulepath_default_and_empty_modulepaths);

@@ -18,6 +18,7 @@ struct seen {
         struct strv visited;  /* walked paths */
         struct strv aliases;  /* "realpath <- path" */
         struct strv warnings;
+        struct strv gaps;     /* "path (realpath): why" */
         const char *prune_name; /* prune directories with this base name */
 };
 
@@ -45,13 +46,23 @@ static void on_warning(const char *message, void *userdata)
         strv_add(&s->warnings, message);
 }
 
-static const struct walk_ops ops = { .visit = on_visit, .alias = on_alias, .warning = on_warning };
+static void on_incomplete(const char *path, const char *realpath, const char *why, void *userdata)
+{
+        struct seen *s = userdata;
+
+        strv_push(&s->gaps, xasprintf("%s (%s): %s", path, realpath, why));
+}
+
+static const struct walk_ops ops = {
+        .visit = on_visit, .alias = on_alias, .warning = on_warning, .incomplete = on_incomplete,
+};
 
 static void seen_release(struct seen *s)
 {
         strv_release(&s->visited);
         strv_release(&s->aliases);
         strv_release(&s->warnings);
+        strv_release(&s->gaps);
 }
 
 static bool visited(const struct seen *s, const char *root, const char *rel)
@@ -258,9 +269,12 @@ START_TEST(walk_unreadable_directory_warns_and_continues)
 
                 if (geteuid() == 0 && (setgid(65534) < 0 || setuid(65534) < 0))
                         _exit(3);
+                _cleanup_free_ char *gap = xasprintf("%s (%s): Permission denied", secret, secret);
+
                 walk_roots(roots, 1, &(struct walk_options){ 0 }, &ops, &s);
+                /* Also reported as a gap: the walk is incomplete. */
                 ok = s.warnings.len == 1 && strstr(s.warnings.items[0], "secret': Permission denied, skipping") &&
-                     visited(&s, root, "open/inner");
+                     visited(&s, root, "open/inner") && s.gaps.len == 1 && streq(s.gaps.items[0], gap);
                 seen_release(&s);
                 _exit(ok ? 0 : 1);
         }
@@ -348,6 +362,10 @@ START_TEST(walk_huge_directory_is_skipped_with_a_warning)
         want = xasprintf("cannot scan '%s': more than 100000 entries (no install directory holds "
                          "that many; 'exclude:' in the config leaves it out), skipping", big);
         ck_assert_str_eq(s.warnings.items[0], want);
+        free(want);
+        want = xasprintf("%s (%s): more than 100000 entries", big, big);
+        ck_assert_int_eq(s.gaps.len, 1);
+        ck_assert_str_eq(s.gaps.items[0], want);
         seen_release(&s);
         fx_free(root);
 }
@@ -360,9 +378,71 @@ START_TEST(walk_missing_root)
 
         ck_assert_int_eq(walk_roots(roots, 1, &(struct walk_options){ 0 }, &ops, &s), 0);
         ck_assert_int_eq(s.warnings.len, 0);
+        ck_assert_int_eq(s.gaps.len, 0);
+        /* A root asked for that is missing: the walk is incomplete. */
         ck_assert_int_eq(walk_roots(roots, 1, &(struct walk_options){ .warn_missing_roots = true }, &ops, &s), 0);
         ck_assert_int_eq(s.warnings.len, 1);
+        ck_assert_int_eq(s.gaps.len, 1);
+        ck_assert_str_eq(s.gaps.items[0], "/nonexistent/cudamod (/nonexistent/cudamod): No such file or directory");
         seen_release(&s);
+}
+END_TEST
+
+/* In a directory the visitor prunes (an install), an entry that cannot be
+ * read (a subdirectory, a file, a symlink into an unreadable tree) is a
+ * gap: what was seen of the install is partial. The readable ones, kept
+ * children and exclusions are not. */
+START_TEST(walk_unreadable_entry_of_a_pruned_directory_is_a_gap)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *lib64 = path_join(root, "sw/cuda-12.9/lib64");
+        _cleanup_free_ char *version = path_join(root, "sw/cuda-12.9/version.json");
+        _cleanup_free_ char *hidden = path_join(root, "hidden");
+        pid_t pid;
+        int status;
+
+        fx_mkdir(root, "sw/cuda-12.9/lib64");
+        fx_mkdir(root, "sw/cuda-12.9/bin");
+        fx_mkdir(root, "hidden/targets");
+        fx_write(root, "sw/cuda-12.9/version.json", "{}\n");
+        fx_write(root, "sw/cuda-12.9/README", "\n");
+        fx_symlink(root, "sw/cuda-12.9/targets", "../../hidden/targets");
+        fx_mkdir(root, "sw/cuda-11.8/lib64");
+        ck_assert_int_eq(chmod(lib64, 0), 0);
+        ck_assert_int_eq(chmod(version, 0), 0);
+        /* Root-owned 0700 is closed to nobody; to ourselves only 0. */
+        ck_assert_int_eq(chmod(hidden, geteuid() == 0 ? 0700 : 0), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct seen s = { .prune_name = NULL };
+                const char *roots[] = { root };
+                _cleanup_free_ char *sw = path_join(root, "sw");
+                const char *want[] = { "lib64", "targets", "version.json" };
+                bool ok = true;
+
+                if (geteuid() == 0 && (setgid(65534) < 0 || setuid(65534) < 0))
+                        _exit(3);
+                /* Prune both installs; leave 'hidden' out of the walk. */
+                roots[0] = sw;
+                s.prune_name = "cuda-12.9";
+                walk_roots(roots, 1, &(struct walk_options){ 0 }, &ops, &s);
+                ok = s.gaps.len == 3;
+                for (size_t i = 0; ok && i < ELEMENTSOF(want); i++) {
+                        _cleanup_free_ char *p = xasprintf("%s/cuda-12.9/%s", sw, want[i]);
+                        _cleanup_free_ char *g = xasprintf("%s (%s): Permission denied", p, p);
+                        ok = streq(s.gaps.items[i], g);
+                }
+                ok = ok && s.warnings.len == 3 && strstr(s.warnings.items[0], "what the scan knows of '");
+                seen_release(&s);
+                _exit(ok ? 0 : 1);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+        ck_assert_int_eq(chmod(lib64, 0755), 0);
+        ck_assert_int_eq(chmod(hidden, 0755), 0);
+        fx_free(root);
 }
 END_TEST
 
@@ -382,6 +462,7 @@ int main(void)
         tcase_add_test(tc, walk_unreadable_directory_warns_and_continues);
         tcase_add_test(tc, walk_leaves_proc_alone);
         tcase_add_test(tc, walk_missing_root);
+        tcase_add_test(tc, walk_unreadable_entry_of_a_pruned_directory_is_a_gap);
         tcase_add_test(tc, walk_roots_are_made_absolute);
         tcase_add_test(tc, path_absolute_normalises);
         suite_add_tcase(s, tc);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <jansson.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <sys/file.h>
@@ -428,8 +429,9 @@ START_TEST(write_prune_removes_stale_files_and_empty_dirs)
         write_ok(wide, ELEMENTSOF(wide), &(struct write_options){ .outdir = out }, &res);
         write_result_release(&res);
         fx_write(out, "Extra/a/notes.txt", "not ours\n");
-        /* Only the first two are still generated. */
-        write_ok(wide, 2, &(struct write_options){ .outdir = out, .prune = true }, &res);
+        /* Only the first two are still generated: three of five gone,
+         * which takes force (write_prune_of_most_modules_needs_force). */
+        write_ok(wide, 2, &(struct write_options){ .outdir = out, .prune = true, .force = true }, &res);
         ck_assert_int_eq(res.n_files, 5);
         assert_status(&res, "CUDA/11/cudnn/8.9.7.lua", FILE_PRUNED);
         assert_status(&res, "CUDA/11/nccl/2.18.lua", FILE_PRUNED);
@@ -447,6 +449,108 @@ START_TEST(write_prune_removes_stale_files_and_empty_dirs)
         index = slurp(out, ".cudamod-index.json");
         ck_assert_ptr_null(strstr(index, "CUDA/11"));
         ck_assert_ptr_null(strstr(index, "Extra"));
+        fx_free(root);
+}
+END_TEST
+
+/* A prune of more than half the modules the index lists is refused
+ * without force, saying how many, and removes nothing; half is pruned. */
+START_TEST(write_prune_of_most_modules_needs_force)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "out");
+        struct write_result res;
+        struct diag d = DIAG_INIT;
+
+        write_ok(wide, 4, &(struct write_options){ .outdir = out }, &res);
+        write_result_release(&res);
+        ck_assert_int_eq(do_write(wide, 1, &(struct write_options){ .outdir = out, .prune = true }, &res, &d),
+                         -E2BIG);
+        ck_assert_msg(d.message && strstr(d.message, "not pruning: 3 of the 4 modules in '") &&
+                              strstr(d.message, "--force"), "%s", d.message);
+        diag_release(&d);
+        for (size_t i = 0; i < 4; i++)
+                ck_assert_msg(exists(out, wide[i].path), "%s removed", wide[i].path);
+        /* The same as a dry run: it says so before anything. */
+        ck_assert_int_eq(do_write(wide, 1, &(struct write_options){ .outdir = out, .prune = true, .dry_run = true },
+                                  &res, &d), -E2BIG);
+        diag_release(&d);
+        write_ok(wide, 2, &(struct write_options){ .outdir = out, .prune = true }, &res);
+        ck_assert_int_eq(res.count[FILE_PRUNED], 2);
+        write_result_release(&res);
+        write_ok(wide, 1, &(struct write_options){ .outdir = out, .prune = true, .force = true }, &res);
+        ck_assert_int_eq(res.count[FILE_PRUNED], 1);
+        write_result_release(&res);
+        fx_free(root);
+}
+END_TEST
+
+/* An install the scan did not read whole (below or above a place it could
+ * not read) keeps its modulefile as it is, stale or not, pruned or not,
+ * and the modulerc beside it keeps the default it marks. */
+START_TEST(write_holds_the_modules_and_default_of_unseen_installs)
+{
+        static const char RC124[] = "module_version(\"cuda/12.4\", \"default\")\n";
+        static const char CUDA129B[] = "-- cuda 12.9, half seen\n";
+        static const struct gen_file before[] = {
+                { .path = "Core/cuda/12.4.lua", .content = CUDA124, .len = sizeof(CUDA124) - 1,
+                  .install = "/opt/cuda-12.4", .module = "cuda/12.4" },
+                { .path = "Core/cuda/12.9.lua", .content = CUDA129, .len = sizeof(CUDA129) - 1,
+                  .install = "/opt/cuda-12.9", .module = "cuda/12.9" },
+                { .path = "Core/cuda/.modulerc.lua", .content = RC, .len = sizeof(RC) - 1 },
+        };
+        /* lib64 unreadable: no 12.9 at all, the default moved to 12.4. */
+        static const struct gen_file gone[] = {
+                { .path = "Core/cuda/12.4.lua", .content = CUDA124, .len = sizeof(CUDA124) - 1,
+                  .install = "/opt/cuda-12.4", .module = "cuda/12.4" },
+                { .path = "Core/cuda/.modulerc.lua", .content = RC124, .len = sizeof(RC124) - 1 },
+        };
+        /* bin unreadable: a 12.9 from half its facts. */
+        static const struct gen_file half[] = {
+                { .path = "Core/cuda/12.4.lua", .content = CUDA124, .len = sizeof(CUDA124) - 1,
+                  .install = "/opt/cuda-12.4", .module = "cuda/12.4" },
+                { .path = "Core/cuda/12.9.lua", .content = CUDA129B, .len = sizeof(CUDA129B) - 1,
+                  .install = "/opt/cuda-12.9", .module = "cuda/12.9" },
+                { .path = "Core/cuda/.modulerc.lua", .content = RC124, .len = sizeof(RC124) - 1 },
+        };
+        const char *const lib64[] = { "/opt/cuda-12.9/lib64" }, *const opt[] = { "/opt" };
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "out");
+        _cleanup_free_ char *rc = NULL, *cuda = NULL;
+        struct write_result res;
+
+        write_ok(before, ELEMENTSOF(before), &(struct write_options){ .outdir = out }, &res);
+        write_result_release(&res);
+        write_ok(gone, ELEMENTSOF(gone),
+                 &(struct write_options){ .outdir = out, .prune = true, .force = true, .unseen = lib64, .n_unseen = 1 },
+                 &res);
+        assert_status(&res, "Core/cuda/12.9.lua", FILE_STALE);
+        assert_status(&res, "Core/cuda/.modulerc.lua", FILE_HELD);
+        assert_status(&res, "Core/cuda/12.4.lua", FILE_UNCHANGED);
+        /* Which place not read is why. */
+        for (size_t i = 0; i < res.n_files; i++)
+                if (res.files[i].status == FILE_HELD)
+                        ck_assert_str_eq(res.files[i].held_by, lib64[0]);
+                else
+                        ck_assert_ptr_null(res.files[i].held_by);
+        write_result_release(&res);
+        rc = slurp(out, "Core/cuda/.modulerc.lua");
+        ck_assert_str_eq(rc, RC);
+        ck_assert(exists(out, "Core/cuda/12.9.lua"));
+
+        write_ok(half, ELEMENTSOF(half), &(struct write_options){ .outdir = out, .unseen = opt, .n_unseen = 1 }, &res);
+        assert_status(&res, "Core/cuda/12.9.lua", FILE_HELD);
+        assert_status(&res, "Core/cuda/.modulerc.lua", FILE_HELD);
+        ck_assert_int_eq(res.count[FILE_HELD], 2);
+        write_result_release(&res);
+        cuda = slurp(out, "Core/cuda/12.9.lua");
+        ck_assert_str_eq(cuda, CUDA129);
+
+        /* Seen whole again: both change. */
+        write_ok(half, ELEMENTSOF(half), &(struct write_options){ .outdir = out }, &res);
+        assert_status(&res, "Core/cuda/12.9.lua", FILE_UPDATED);
+        assert_status(&res, "Core/cuda/.modulerc.lua", FILE_UPDATED);
+        write_result_release(&res);
         fx_free(root);
 }
 END_TEST
@@ -946,14 +1050,50 @@ START_TEST(write_removed_index_adopts_identical_files)
 END_TEST
 
 static unsigned wait_calls;
-static char *wait_path;
+static char *wait_path, *wait_holder;
 
-static void on_wait(const char *lock_path, void *userdata)
+static void on_wait(const char *lock_path, const char *holder, bool by_cudamod, void *userdata)
 {
         wait_calls++;
         free(wait_path);
         wait_path = xstrdup(lock_path);
+        free(wait_holder);
+        wait_holder = holder ? xstrdup(holder) : NULL;
+        /* The holder is this test's child: not a cudamod run. */
+        ck_assert(!by_cudamod);
         ck_assert_ptr_eq(userdata, &wait_calls);
+}
+
+/* A child that holds an exclusive flock on path (opened read-write,
+ * created 0600) until it is killed; returns once it holds it. */
+static pid_t hold_lock(const char *path)
+{
+        int p[2];
+        pid_t pid;
+        char c;
+
+        ck_assert_int_eq(pipe(p), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+                if (fd < 0 || flock(fd, LOCK_EX) < 0 || write(p[1], "x", 1) != 1)
+                        _exit(1);
+                pause();
+                _exit(0);
+        }
+        close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        close(p[0]);
+        return pid;
+}
+
+static void release_lock(pid_t pid)
+{
+        int status;
+
+        kill(pid, SIGKILL);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 }
 
 static double now(void)
@@ -980,7 +1120,7 @@ START_TEST(write_waits_for_the_lock)
         pid = fork();
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
-                int fd = open(lock, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+                int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
                 if (fd < 0 || flock(fd, LOCK_EX) < 0 || write(p[1], "x", 1) != 1)
                         _exit(1);
                 usleep(200 * 1000);
@@ -995,6 +1135,12 @@ START_TEST(write_waits_for_the_lock)
                  &(struct write_options){ .outdir = out, .on_wait = on_wait, .userdata = &wait_calls }, &res);
         ck_assert_int_eq(wait_calls, 1);
         ck_assert_str_eq(wait_path, lock);
+        {
+                /* Named by its PID, from /proc/locks. */
+                _cleanup_free_ char *want = xasprintf("PID %ld (", (long)pid);
+                ck_assert_msg(wait_holder && strncmp(wait_holder, want, strlen(want)) == 0, "holder: %s",
+                              wait_holder ? wait_holder : "(null)");
+        }
         ck_assert(now() - t0 > 0.1);
         ck_assert_int_eq(res.count[FILE_CREATED], N_BASE);
         write_result_release(&res);
@@ -1008,6 +1154,144 @@ START_TEST(write_waits_for_the_lock)
         write_result_release(&res);
         free(wait_path);
         wait_path = NULL;
+        free(wait_holder);
+        wait_holder = NULL;
+        fx_free(root);
+}
+END_TEST
+
+/* A held lock ends the wait after lock_timeout seconds (or at once when
+ * negative) with -ETIMEDOUT, the holder's PID in the message, and nothing
+ * written; also for a check. */
+START_TEST(write_lock_timeout_names_the_holder)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "out");
+        _cleanup_free_ char *lock = path_join(out, ".cudamod.lock");
+        _cleanup_free_ char *want = NULL;
+        struct write_result res;
+        struct diag d = DIAG_INIT;
+        double t0;
+        pid_t pid;
+
+        fx_mkdir(root, "out");
+        pid = hold_lock(lock);
+        want = xasprintf("is still locked by PID %ld (", (long)pid);
+        t0 = now();
+        ck_assert_int_eq(do_write(base, N_BASE, &(struct write_options){ .outdir = out, .lock_timeout = 1 }, &res, &d),
+                         -ETIMEDOUT);
+        ck_assert(now() - t0 >= 0.9 && now() - t0 < 10);
+        ck_assert_msg(strstr(d.message, want) && strstr(d.message, "after 1 s"), "%s", d.message);
+        diag_release(&d);
+        ck_assert(!exists(out, "Core"));
+        ck_assert_int_eq(do_write(base, N_BASE,
+                                  &(struct write_options){ .outdir = out, .check = true, .lock_timeout = 1 }, &res, &d),
+                         -ETIMEDOUT);
+        diag_release(&d);
+        t0 = now();
+        ck_assert_int_eq(do_write(base, N_BASE, &(struct write_options){ .outdir = out, .lock_timeout = -1 }, &res, &d),
+                         -ETIMEDOUT);
+        ck_assert(now() - t0 < 0.5);
+        ck_assert_msg(strstr(d.message, "not waiting"), "%s", d.message);
+        diag_release(&d);
+        release_lock(pid);
+        fx_free(root);
+}
+END_TEST
+
+static mode_t mode_of(const char *path)
+{
+        struct stat st;
+
+        ck_assert_int_eq(stat(path, &st), 0);
+        return st.st_mode & 07777;
+}
+
+/* The lock file is created 0600 (whatever the umask lets through), and
+ * one of ours with a wider mode is tightened, also by a check. */
+START_TEST(write_lock_file_is_private)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "out");
+        _cleanup_free_ char *lock = path_join(out, ".cudamod.lock");
+        struct write_result res;
+        mode_t mask = umask(0);
+
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = out }, &res);
+        write_result_release(&res);
+        umask(mask);
+        ck_assert_uint_eq(mode_of(lock), 0600);
+        ck_assert_int_eq(chmod(lock, 0666), 0);
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = out, .check = true }, &res);
+        write_result_release(&res);
+        ck_assert_uint_eq(mode_of(lock), 0600);
+        fx_free(root);
+}
+END_TEST
+
+/* Another user can neither take the lock of a root-owned tree (0600,
+ * flock needs a descriptor and they get none) nor so make root's run
+ * wait; their own runs that write fail at once, their checks go without
+ * the lock. */
+START_TEST(write_lock_of_another_user_cannot_be_held)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "out");
+        _cleanup_free_ char *lock = path_join(out, ".cudamod.lock");
+        struct write_result res;
+        int p[2], status;
+        pid_t pid;
+        char c;
+
+        if (!can_drop_privileges()) {
+                fx_free(root);
+                return;
+        }
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = out }, &res);
+        write_result_release(&res);
+        ck_assert_int_eq(chmod(lock, 0644), 0); /* as an earlier version made it */
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = out }, &res);
+        write_result_release(&res);
+        ck_assert_int_eq(pipe(p), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct write_result cres = { 0 };
+                struct diag d = DIAG_INIT;
+                int fd, ok = 1;
+
+                if (setgid(65534) < 0 || setuid(65534) < 0)
+                        _exit(3);
+                fd = open(lock, O_RDONLY | O_CLOEXEC);
+                if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+                        ok = 0; /* it would hold every run off */
+                if (write_tree(base, N_BASE, &(struct write_options){ .outdir = out }, &cres, &d) != -EACCES ||
+                    !d.message || !strstr(d.message, "cannot open lock file '") ||
+                    !strstr(d.message, "read-write: Permission denied"))
+                        ok = 0;
+                diag_release(&d);
+                if (write_tree(base, N_BASE, &(struct write_options){ .outdir = out, .check = true, .lock_timeout = -1 },
+                               &cres, &d) != 0)
+                        ok = 0;
+                write_result_release(&cres);
+                diag_release(&d);
+                /* Stay alive while root's run goes. */
+                if (write(p[1], ok ? "y" : "n", 1) != 1)
+                        _exit(4);
+                usleep(300 * 1000);
+                _exit(ok ? 0 : 1);
+        }
+        close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        close(p[0]);
+        wait_calls = 0;
+        write_ok(base, N_BASE,
+                 &(struct write_options){ .outdir = out, .lock_timeout = -1, .on_wait = on_wait, .userdata = &wait_calls },
+                 &res);
+        ck_assert_int_eq(wait_calls, 0);
+        write_result_release(&res);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %c, status %d", c, status);
         fx_free(root);
 }
 END_TEST
@@ -1151,7 +1435,7 @@ END_TEST
 START_TEST(file_status_names)
 {
         static const char *const want[] = { "created", "updated", "unchanged", "pruned",
-                                             "stale",   "edited",  "foreign" };
+                                             "stale",   "edited",  "foreign", "held" };
 
         ck_assert_int_eq(ELEMENTSOF(want), _FILE_STATUS_MAX);
         for (int i = 0; i < _FILE_STATUS_MAX; i++)
@@ -1513,6 +1797,8 @@ int main(void)
         tcase_add_test(tc, write_symlink_at_target_is_foreign);
         tcase_add_test(tc, write_foreign_identical_file_is_adopted);
         tcase_add_test(tc, write_prune_removes_stale_files_and_empty_dirs);
+        tcase_add_test(tc, write_prune_of_most_modules_needs_force);
+        tcase_add_test(tc, write_holds_the_modules_and_default_of_unseen_installs);
         tcase_add_test(tc, write_prune_keeps_edited_stale_unless_force);
         tcase_add_test(tc, write_stale_without_prune_is_kept_and_reported);
         tcase_add_test(tc, write_prune_forgets_files_already_gone);
@@ -1529,6 +1815,9 @@ int main(void)
         tcase_add_test(tc, write_corrupt_index_is_an_error_with_position);
         tcase_add_test(tc, write_removed_index_adopts_identical_files);
         tcase_add_test(tc, write_waits_for_the_lock);
+        tcase_add_test(tc, write_lock_timeout_names_the_holder);
+        tcase_add_test(tc, write_lock_file_is_private);
+        tcase_add_test(tc, write_lock_of_another_user_cannot_be_held);
         tcase_add_test(tc, write_index_bytes_are_deterministic);
         tcase_add_test(tc, write_index_validation_is_kept_by_later_writes);
         tcase_add_test(tc, sha256_hex_known_vectors);

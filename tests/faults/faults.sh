@@ -44,7 +44,13 @@
 # 4. Locks: one left by a generate killed with SIGKILL while it held it
 #    (the next run neither waits nor fails); .cudamod.lock a directory, a
 #    symlink, a dangling symlink or a FIFO: exit 1, a clear message, nothing
-#    written; SIGTERM while waiting for the lock.
+#    written; SIGTERM while waiting for the lock; the lock file is 0600 and
+#    user nobody can neither open nor flock it, so a generate does not wait
+#    (as root); a lock held by another process and --lock-timeout 1: exit 1
+#    within seconds, the holder's PID on stderr, nothing written.
+# 5. A directory removed while generate is stopped between staging its
+#    files and renaming them (rename:STOP:1): exit 1, the message names the
+#    file, its directory and the errno text (it said 'unknown error').
 set -euo pipefail
 # Under `meson test --setup valgrind`, bash itself would be the program
 # checked (and it leaks): leave at once, without a leak check (exec).
@@ -493,4 +499,65 @@ tc check "$out" term-strict || fail "$label: $tc_reply"
 [ "${tcf[state]}" = A ] || fail "$label: the tree changed"
 finish "$label"
 note "$label: exit by SIGTERM, nothing written"
+# A lock others cannot take.
+label="the lock file"
+tc rewind "$out" A || fail "rewind: $tc_reply"
+chmod 644 "$out/.cudamod.lock" # as an earlier version left it
+gen b --prune >"$work/run.out" 2>"$work/run.err" || { cat "$work/run.err" >&2; fail "$label: generate fails"; }
+[ "$(stat -c %a "$out/.cudamod.lock")" = 600 ] || fail "$label: mode $(stat -c %a "$out/.cudamod.lock"), not 600"
+if [ "$(id -u)" -eq 0 ] && unprivileged && [ ${#as[@]} -gt 0 ]; then
+        # nobody tries to hold it for 30 s; generate must not notice.
+        "${as[@]}" flock -x -n "$out/.cudamod.lock" sleep 30 >"$work/nobody.out" 2>&1 &
+        holder=$!
+        sleep 0.2
+        rc=0
+        timeout 20 "$cudamod" --config "$work/cfg/b.yaml" generate --prune -o "$out" "$root" \
+                >"$work/run.out" 2>"$work/run.err" || rc=$?
+        kill $holder 2>/dev/null || true
+        wait $holder 2>/dev/null || true
+        [ $rc -eq 0 ] || { cat "$work/run.err" "$work/nobody.out" >&2; fail "$label: generate exits $rc while nobody tries to hold the lock"; }
+        grep -q 'waiting' "$work/run.err" && fail "$label: generate waited for a lock nobody cannot take"
+        note "$label: 0600; nobody cannot take it: $(head -c 120 "$work/nobody.out")"
+fi
+label="--lock-timeout with the lock held"
+# flock(1) holds it while its child sleeps: /proc/locks names flock.
+flock -x "$out/.cudamod.lock" sleep 4 &
+holder=$!
+while flock -n "$out/.cudamod.lock" true; do sleep 0.02; done
+rc=0
+start=$(ms)
+timeout 60 "$cudamod" --config "$work/cfg/b.yaml" generate --lock-timeout 1 -o "$out" "$root" \
+        >"$work/run.out" 2>"$work/run.err" || rc=$?
+took=$(( $(ms) - start ))
+wait $holder || true
+[ $rc -ne 124 ] || fail "$label: generate hangs"
+[ $rc -eq 1 ] || { cat "$work/run.err" >&2; fail "$label: exit $rc, expected 1"; }
+grep -qF "is still locked by PID $holder (flock) after 1 s" "$work/run.err" ||
+        { cat "$work/run.err" >&2; fail "$label: stderr does not name PID $holder (flock)"; }
+grep -q "another cudamod run" "$work/run.err" && fail "$label: flock(1) blamed as another cudamod run"
+[ ! -s "$work/run.out" ] || fail "$label: a report on stdout"
+note "$label: exit 1 after $took ms: $(tr '\n' ' ' <"$work/run.err" | head -c 240)"
+
+# --- 5. a directory removed between staging and rename
+for victim in Core/cuda CUDA/11/cudnn; do
+        label="'$victim' removed between staging and rename"
+        rm -rf "$out"
+        : >"$work/fault.log"
+        env LD_PRELOAD="$preload" CUDAMOD_FAULT_DIR="$out" CUDAMOD_FAULT="rename:STOP:1" CUDAMOD_FAULT_LOG="$work/fault.log" \
+                "$cudamod" --config "$work/cfg/b.yaml" generate -o "$out" "$root" >"$work/run.out" 2>"$work/run.err" &
+        pid=$!
+        until [ "$(ps -o stat= -p $pid 2>/dev/null | cut -c1)" = T ]; do
+                kill -0 $pid 2>/dev/null || { cat "$work/run.err" >&2; fail "$label: generate ended before it stopped"; }
+                sleep 0.02
+        done
+        rm -rf "${out:?}/$victim"
+        kill -CONT $pid
+        rc=0
+        wait $pid || rc=$?
+        no_crash "$label"
+        [ $rc -eq 1 ] || { cat "$work/run.err" >&2; fail "$label: exit $rc, expected 1"; }
+        grep -qF "its directory '$victim' went away: No such file or directory" "$work/run.err" ||
+                { cat "$work/run.err" >&2; fail "$label: stderr does not name '$victim' and the errno"; }
+        note "$label: exit 1: $(tr '\n' ' ' <"$work/run.err" | head -c 200)"
+done
 note "ok: $runs runs under faultinject.so"
