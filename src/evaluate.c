@@ -1,5 +1,6 @@
 /* evaluate.c: module lookup in a modulepath, and `module load` applied to
- * an environment (Lua through the sandbox, Tcl through the real tool). */
+ * an environment (Lua through the sandbox, Tcl through a Tcl safe
+ * interpreter, or the real tool when the caller trusts the modulefiles). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -7,6 +8,7 @@
 
 #include "detect.h"
 #include "evaluate.h"
+#include "evaluate-tcl.h"
 #include "lmod-sandbox.h"
 #include "process.h"
 #include "strbuf.h"
@@ -637,7 +639,8 @@ struct entries {
         size_t len;
 };
 
-static void entries_split(const char *value, char delim, bool keep_empty, struct entries *ret)
+static void entries_split(const char *value, char delim, bool keep_empty, bool regularize,
+                          struct entries *ret)
 {
         size_t cap = 1;
 
@@ -653,9 +656,9 @@ static void entries_split(const char *value, char delim, bool keep_empty, struct
                 if (end)
                         *end = '\0';
                 for (const char *q = p; *q; q++)
-                        if (!(*q == '/' && w > p && w[-1] == '/'))
+                        if (!(regularize && *q == '/' && w > p && w[-1] == '/'))
                                 *w++ = *q;
-                while (w - p > 1 && w[-1] == '/')
+                while (regularize && w - p > 1 && w[-1] == '/')
                         w--;
                 *w = '\0';
                 n = (size_t)(w - p);
@@ -676,7 +679,7 @@ static void entries_release(struct entries *e)
  * PATH_MAX_ENTRIES entries, its length and entries in *ret_len and
  * *ret_entries. Linear in the length of the variable and of value. */
 static int path_apply(struct strv *env, const char *name, const char *value, char delim,
-                      enum path_how how, size_t *ret_len, size_t *ret_entries)
+                      enum path_how how, bool em, size_t *ret_len, size_t *ret_entries)
 {
         struct entries old = { 0 }, add = { 0 };
         struct str_set in_add, in_out;
@@ -685,8 +688,8 @@ static int path_apply(struct strv *env, const char *name, const char *value, cha
         size_t n_out = 0;
         int r = 0;
 
-        entries_split(cur && *cur ? cur : "", delim, cur && *cur, &old);
-        entries_split(value, delim, false, &add);
+        entries_split(cur && *cur ? cur : "", delim, cur && *cur, !em, &old);
+        entries_split(value, delim, false, !em, &add);
         str_set_init(&in_add, add.len);
         str_set_init(&in_out, old.len + add.len);
         for (size_t i = 0; i < add.len; i++)
@@ -697,18 +700,38 @@ static int path_apply(struct strv *env, const char *name, const char *value, cha
                         strbuf_addch(&sb, delim);   \
                 strbuf_addstr(&sb, (e));            \
         } while (0)
-        if (how == PATH_PREPEND)
-                for (size_t i = 0; i < add.len; i++)
-                        if (str_set_add(&in_out, add.items[i]))
-                                OUT(add.items[i]);
-        for (size_t i = 0; i < old.len; i++)
-                if (!str_set_has(&in_add, old.items[i]) &&
-                    (!*old.items[i] || str_set_add(&in_out, old.items[i])))
-                        OUT(old.items[i]);
-        if (how == PATH_APPEND)
-                for (size_t i = 0; i < add.len; i++)
-                        if (str_set_add(&in_out, add.items[i]))
-                                OUT(add.items[i]);
+        if (em) {
+                /* Environment Modules: an entry already there stays where it
+                 * is (and counts once more), the others go in front or at
+                 * the end; remove-path drops every copy; nothing else of the
+                 * old value changes. */
+                for (size_t i = 0; i < old.len; i++)
+                        str_set_add(&in_out, old.items[i]);
+                if (how == PATH_PREPEND)
+                        for (size_t i = 0; i < add.len; i++)
+                                if (str_set_add(&in_out, add.items[i]))
+                                        OUT(add.items[i]);
+                for (size_t i = 0; i < old.len; i++)
+                        if (how != PATH_REMOVE || !str_set_has(&in_add, old.items[i]))
+                                OUT(old.items[i]);
+                if (how == PATH_APPEND)
+                        for (size_t i = 0; i < add.len; i++)
+                                if (str_set_add(&in_out, add.items[i]))
+                                        OUT(add.items[i]);
+        } else {
+                if (how == PATH_PREPEND)
+                        for (size_t i = 0; i < add.len; i++)
+                                if (str_set_add(&in_out, add.items[i]))
+                                        OUT(add.items[i]);
+                for (size_t i = 0; i < old.len; i++)
+                        if (!str_set_has(&in_add, old.items[i]) &&
+                            (!*old.items[i] || str_set_add(&in_out, old.items[i])))
+                                OUT(old.items[i]);
+                if (how == PATH_APPEND)
+                        for (size_t i = 0; i < add.len; i++)
+                                if (str_set_add(&in_out, add.items[i]))
+                                        OUT(add.items[i]);
+        }
 #undef OUT
         if (how != PATH_REMOVE &&
             (strlen(name) + 1 + sb.len + 1 > ENV_ENTRY_MAX || n_out > PATH_MAX_ENTRIES)) {
@@ -740,6 +763,12 @@ struct loader {
         size_t n_calls;          /* recorded calls of the modulefiles loaded so far */
         size_t call_bytes;       /* and the memory they and the path entries took */
         size_t mem_max;          /* the cap on that and each file's Lua state */
+        /* The load is of Tcl modulefiles, evaluated in the safe
+         * interpreter by tclsh, and applied with Environment Modules'
+         * semantics (entries stay where they are, prereq loads what is
+         * missing, a default wins inside a partial version or range). */
+        bool tcl;
+        char *tclsh;
 };
 
 static void loaded_modules_free(struct loaded_module *m, size_t n)
@@ -761,6 +790,7 @@ static void loader_release(struct loader *l)
         strv_release(&l->in_progress);
         strv_release(&l->last_done);
         strv_release(&l->before_last);
+        free(l->tclsh);
 }
 
 static const struct loaded_module *loaded_named(const struct loader *l, const char *name)
@@ -788,13 +818,35 @@ static void dep_spec_release(struct dep_spec *s)
         free(s->hi);
 }
 
-static int dep_spec_parse(const char *arg, struct dep_spec *ret, struct diag *d)
+/* Environment Modules' "name@version", "name@lo:hi", "name@lo:" and
+ * "name@:hi" (bounds inclusive). */
+static int dep_spec_parse_em(const char *arg, const char *at, struct dep_spec *ret,
+                             struct diag *d)
+{
+        const char *colon = strchr(at + 1, ':');
+
+        if (at == arg || !at[1] || (colon && colon == at + 1 && !colon[1]))
+                return diag_errorf(d, -EINVAL, "malformed version specification '%s'", arg);
+        ret->name = xstrndup(arg, (size_t)(at - arg));
+        if (!colon) {
+                ret->version = xstrdup(at + 1);
+                return 0;
+        }
+        ret->lo = colon > at + 1 ? xstrndup(at + 1, (size_t)(colon - at - 1)) : NULL;
+        ret->hi = colon[1] ? xstrdup(colon + 1) : NULL;
+        ret->latest = !ret->lo && !ret->hi;
+        return 0;
+}
+
+static int dep_spec_parse(const char *arg, bool em, struct dep_spec *ret, struct diag *d)
 {
         static const struct {
                 const char *fn;
                 int n_args;
         } bounds[] = { { "between(", 3 }, { "atleast(", 2 }, { "latest(", 1 } };
 
+        if (em && strchr(arg, '@'))
+                return dep_spec_parse_em(arg, strchr(arg, '@'), ret, d);
         for (size_t b = 0; b < ELEMENTSOF(bounds); b++) {
                 struct strv parts = { 0 };
                 size_t n = strlen(bounds[b].fn);
@@ -845,6 +897,62 @@ static bool satisfies(const struct modulefile *m, const struct dep_spec *s)
 static int load_file(struct loader *l, const struct modulefile *mf, const char *requested_by,
                      struct diag *d);
 
+/* The version marked default by the first directory of mp that marks one
+ * for name, as a file. */
+static bool marked_default_file(const struct strv *mp, const char *name, struct modulefile *ret)
+{
+        for (size_t i = 0; i < mp->len; i++) {
+                _cleanup_free_ char *ndir = xasprintf("%s/%s", mp->items[i], name);
+                _cleanup_free_ char *v = NULL;
+
+                if (!is_dir_at(AT_FDCWD, ndir))
+                        continue;
+                v = marked_default(mp->items[i], name);
+                if (v)
+                        return find_in_dir(mp->items[i], name, v, ret);
+        }
+        return false;
+}
+
+/* What Environment Modules loads for s: an exact name/version; else,
+ * among the versions under a partial one or in a range, the marked
+ * default when it is one of them, otherwise the highest. */
+static int em_find(const struct strv *mp, const struct dep_spec *s, const char *arg,
+                   struct modulefile *ret, struct diag *d)
+{
+        _cleanup_(candidates_release) struct candidates c = { 0 };
+        bool (*keep)(const struct modulefile *, const void *) = in_bounds;
+        const void *userdata = s;
+        const struct modulefile *best;
+        struct modulefile def = { 0 };
+
+        if (!s->version && !s->lo && !s->hi && !s->latest)
+                return modulepath_find(mp, s->name, ret, d);
+        if (s->version) {
+                for (size_t i = 0; i < mp->len; i++)
+                        if (find_in_dir(mp->items[i], s->name, s->version, ret))
+                                return 0;
+                keep = under_partial;
+                userdata = s->version;
+        }
+        if (!s->latest && marked_default_file(mp, s->name, &def)) {
+                if (keep(&def, userdata)) {
+                        *ret = def;
+                        return 0;
+                }
+                modulefile_release(&def);
+        }
+        collect_all(mp, s->name, &c);
+        best = highest(&c, keep, userdata);
+        if (!best) {
+                if (s->version)
+                        return modulepath_find(mp, arg, ret, d);
+                return diag_errorf(d, -ENOENT, "no module satisfies %s in the modulepath", arg);
+        }
+        modulefile_copy(ret, best);
+        return 0;
+}
+
 /* Find what a dependency argument names. */
 static int dep_find(struct loader *l, const struct dep_spec *s, const char *arg,
                     struct modulefile *ret, struct diag *d)
@@ -854,6 +962,8 @@ static int dep_find(struct loader *l, const struct dep_spec *s, const char *arg,
         const struct modulefile *best;
 
         modulepath_split(env_get(l->env.items, "MODULEPATH"), &mp);
+        if (l->tcl)
+                return em_find(&mp, s, arg, ret, d);
         if (!s->lo && !s->latest)
                 return modulepath_find(&mp, arg, ret, d);
         collect_all(&mp, s->name, &c);
@@ -871,7 +981,7 @@ static int load_dependency(struct loader *l, const struct modulefile *parent,
         struct dep_spec s = { 0 };
         struct modulefile m = { 0 };
         const struct loaded_module *have;
-        int r = dep_spec_parse(arg, &s, d);
+        int r = dep_spec_parse(arg, l->tcl, &s, d);
 
         if (r < 0)
                 goto out;
@@ -902,6 +1012,30 @@ out:
         return r;
 }
 
+static bool any_loaded(const struct loader *l, const struct strv *args, bool all);
+
+/* Environment Modules' prereq (its auto_handling): load what is missing;
+ * of "one of" the first that is found. */
+static int em_load_requirement(struct loader *l, const struct modulefile *mf,
+                               const struct sandbox_op *op, struct diag *d)
+{
+        bool all = !streq(op->name, "prereq_any");
+        int r = -ENOENT;
+
+        for (size_t i = 0; i < op->args.len; i++) {
+                struct strv one = { .items = &op->args.items[i], .len = 1 };
+
+                if (all && any_loaded(l, &one, true))
+                        continue;
+                if (d)
+                        diag_release(d);
+                r = load_dependency(l, mf, op, op->args.items[i], d);
+                if (all ? r < 0 : r != -ENOENT)
+                        return r;
+        }
+        return r == -ENOENT && !all ? r : 0;
+}
+
 static bool any_loaded(const struct loader *l, const struct strv *args, bool all)
 {
         size_t hits = 0;
@@ -910,7 +1044,7 @@ static bool any_loaded(const struct loader *l, const struct strv *args, bool all
                 struct dep_spec s = { 0 };
                 const struct loaded_module *have = NULL;
 
-                if (dep_spec_parse(args->items[i], &s, NULL) == 0)
+                if (dep_spec_parse(args->items[i], l->tcl, &s, NULL) == 0)
                         have = loaded_named(l, s.name);
                 if (have && satisfies(&have->file, &s))
                         hits++;
@@ -980,12 +1114,21 @@ static int apply_path_op(struct loader *l, const struct modulefile *mf, const st
                        op->kind == SANDBOX_PREPEND_PATH  ? PATH_PREPEND
                        : op->kind == SANDBOX_APPEND_PATH ? PATH_APPEND
                                                          : PATH_REMOVE,
-                       &len, &n_entries) < 0)
+                       l->tcl, &len, &n_entries) < 0)
                 return n_entries > PATH_MAX_ENTRIES ? too_many_entries(mf, op, n_entries, d)
                                                     : too_long(mf, op, len, d);
         if (op->kind == SANDBOX_REMOVE_PATH)
                 return 0;
-        split_entries(op->value, delim, false, &named);
+        if (l->tcl) {
+                for (const char *p = op->value; *p;) {
+                        const char *end = strchrnul(p, delim);
+
+                        if (end > p)
+                                strv_push(&named, xstrndup(p, (size_t)(end - p)));
+                        p = *end ? end + 1 : end;
+                }
+        } else
+                split_entries(op->value, delim, false, &named);
         for (size_t i = 0; i < named.len; i++) {
                 l->call_bytes += strlen(op->name) + strlen(named.items[i]) + 2 + sizeof(char *);
                 if (l->call_bytes > l->mem_max)
@@ -1030,6 +1173,8 @@ static int apply_op(struct loader *l, const struct modulefile *mf, const struct 
         case SANDBOX_PREREQ:
                 if (any_loaded(l, &op->args, !streq(op->name, "prereq_any")))
                         return 0;
+                if (l->tcl)
+                        return em_load_requirement(l, mf, op, d);
                 list = strv_join(&op->args, " ");
                 return diag_set(d, -EINVAL, mf->path, op->line, 0,
                                 "cannot load %s without %s%s loaded first", mf->fullname,
@@ -1056,6 +1201,16 @@ static void path_var_append(struct strv *env, const char *name, const char *valu
         env_set(env, name, v);
 }
 
+/* -EFBIG for a file larger than MODULEFILE_MAX (the Tcl driver reads it). */
+static int check_size(const char *path)
+{
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return -errno;
+        return (size_t)st.st_size > MODULEFILE_MAX ? -EFBIG : 0;
+}
+
 static int load_file(struct loader *l, const struct modulefile *mf, const char *requested_by,
                      struct diag *d)
 {
@@ -1071,17 +1226,18 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
         struct loaded_module self = { 0 };
         int r;
 
-        if (!mf->lua)
+        if (mf->lua == l->tcl)
                 return diag_errorf(d, -ENOEXEC,
-                                   "%s (%s) is a Tcl modulefile, loaded from a Lua one: cudamod "
+                                   "%s (%s) is a %s modulefile, loaded from a %s one: cudamod "
                                    "evaluates a tree of one kind",
-                                   mf->fullname, mf->path);
+                                   mf->fullname, mf->path, mf->lua ? "Lua" : "Tcl",
+                                   mf->lua ? "Tcl" : "Lua");
         if (strv_contains(&l->in_progress, mf->fullname))
                 return diag_errorf(d, -ELOOP, "%s depends on itself (through %s)", mf->fullname,
                                    requested_by ? requested_by : "the command line");
         if (l->n_mods >= LOAD_MAX)
                 return diag_errorf(d, -E2BIG, "more than %d modules to load", LOAD_MAX);
-        r = strbuf_read_file(&text, mf->path, MODULEFILE_MAX);
+        r = l->tcl ? check_size(mf->path) : strbuf_read_file(&text, mf->path, MODULEFILE_MAX);
         if (r == -EFBIG)
                 return diag_set(d, r, mf->path, 0, 0,
                                 "larger than 1 MiB, too large for a modulefile (real ones are a "
@@ -1095,7 +1251,17 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
         so.max_memory = l->mem_max - l->call_bytes;
         env_copy(&start_env, l->env.items);
         so.environ = (const char *const *)start_env.items;
-        r = sandbox_eval(text.buf, text.len, mf->path, &so, &res, d);
+        if (l->tcl)
+                r = tcl_safe_eval(mf,
+                                  &(struct tcl_eval_options){
+                                          .tclsh = l->tclsh,
+                                          .environ = start_env.items,
+                                          .max_calls = LOAD_MAX_CALLS,
+                                          .max_bytes = so.max_memory,
+                                  },
+                                  &res, d);
+        else
+                r = sandbox_eval(text.buf, text.len, mf->path, &so, &res, d);
         if (r < 0)
                 return r;
         l->n_calls += res.n_ops;
@@ -1333,6 +1499,21 @@ void evaluate_start_env(const struct evaluate_options *o, struct strv *ret)
         }
 }
 
+/* A load of Tcl modulefiles in the safe interpreter: tclsh is found on
+ * the PATH of the start environment (the caller's, never a module's). */
+static int tcl_begin(struct loader *l, struct diag *d)
+{
+        l->tclsh = tcl_find_interpreter(l->env.items);
+        if (!l->tclsh)
+                return diag_errorf(d, -ENOEXEC,
+                                   "Tcl modulefiles are evaluated in a Tcl safe interpreter, and "
+                                   "no tclsh was found on PATH (install tcl, or give "
+                                   "--trust-modulefiles to have Environment Modules or Lmod "
+                                   "evaluate them)");
+        l->tcl = true;
+        return 0;
+}
+
 int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n_specs,
                   struct evaluation *ret, struct diag *d)
 {
@@ -1352,7 +1533,22 @@ int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n
                 r = modulepath_find(&mp, specs[i], &m, d);
                 if (r >= 0 && !m.lua && i == 0) {
                         modulefile_release(&m);
-                        return evaluate_tcl(&l, specs, n_specs, ret, d);
+                        if (o->trust_modulefiles)
+                                return evaluate_tcl(&l, specs, n_specs, ret, d);
+                        r = tcl_begin(&l, d);
+                        if (r < 0)
+                                return r;
+                }
+                if (r >= 0 && l.tcl) {
+                        /* Environment Modules' choice ("cuda/12": the
+                         * default when it is a 12.x). */
+                        struct dep_spec s = { 0 };
+
+                        modulefile_release(&m);
+                        r = dep_spec_parse(specs[i], true, &s, d);
+                        if (r >= 0)
+                                r = em_find(&mp, &s, specs[i], &m, d);
+                        dep_spec_release(&s);
                 }
                 if (r >= 0) {
                         const struct loaded_module *had = loaded_named(&l, m.name);

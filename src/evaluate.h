@@ -22,10 +22,17 @@
  * file started. Two members of one family are an error (Lmod would swap
  * them; say which one is meant).
  *
- * Tcl modulefiles are evaluated by the real tool: Environment Modules'
- * modulecmd.tcl ($MODULES_CMD, or the Debian paths) or Lmod's lmod
- * ($LMOD_CMD), whose shell code a /bin/sh evaluates in the start
- * environment; without either, a clear error. */
+ * Tcl modulefiles run in a Tcl safe interpreter (evaluate-tcl.h: nothing
+ * they say is run), found and loaded the same way, and their calls applied
+ * with Environment Modules' semantics: an entry already on a path stays
+ * where it is, no entry is regularised, prereq loads a missing requirement
+ * (auto_handling), "name@lo:hi" is a range, and inside a partial version
+ * or a range the marked default wins over the highest. tclsh is looked up
+ * on the PATH of the start environment; without it, a clear error naming
+ * --trust-modulefiles. With evaluate_options.trust_modulefiles, the real
+ * tool evaluates them instead: Environment Modules' modulecmd.tcl
+ * ($MODULES_CMD, or the Debian paths) or Lmod's lmod ($LMOD_CMD), whose
+ * shell code a /bin/sh evaluates in the start environment. */
 #ifndef CUDAMOD_EVALUATE_H
 #define CUDAMOD_EVALUATE_H
 
@@ -91,6 +98,10 @@ struct evaluate_options {
         /* Per load: each modulefile's Lua state and the calls recorded by
          * the modulefiles of the load so far; 0: the sandbox's default. */
         size_t max_memory;
+        /* Tcl modulefiles: have the real tool (modulecmd.tcl, Lmod) run
+         * them, as the user running cudamod, instead of the safe
+         * interpreter. */
+        bool trust_modulefiles;
 };
 
 /* The environment a load starts from: o->environ (or the process's) with
