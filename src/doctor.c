@@ -600,7 +600,10 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
                 return;
         wanted_sonames(doc, unresolved, &wanted);
         evaluate_basic_env(&start);
-        module_units_discover(start.items, doc->o->modulepath, &units, &n_units);
+        module_units_discover(&(struct evaluate_options){ .environ = start.items,
+                                                          .modulepath = doc->o->modulepath,
+                                                          .trust_modulefiles = doc->o->trust_modulefiles },
+                              &units, &n_units);
         cands = xcalloc(n_units + 1, sizeof(*cands));
         r->modules = xcalloc(n_units + 1, sizeof(*r->modules));
         for (size_t i = 0; i < n_units; i++) {

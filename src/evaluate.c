@@ -1201,6 +1201,61 @@ static void path_var_append(struct strv *env, const char *name, const char *valu
         env_set(env, name, v);
 }
 
+/* Why st is one that another user can change, or NULL. */
+static char *strict_modes_problem(const struct stat *st)
+{
+        if (st->st_uid != geteuid())
+                return xasprintf("owned by uid %u", (unsigned)st->st_uid);
+        if (st->st_mode & (S_IWGRP | S_IWOTH))
+                return xasprintf("writable by %s (mode %04o)",
+                                 st->st_mode & S_IWOTH ? "others" : "its group",
+                                 (unsigned)(st->st_mode & 07777));
+        return NULL;
+}
+
+/* evaluate_options.strict_modes for the modulefile path. */
+static int strict_modes_check(const struct loader *l, const char *path, struct diag *d)
+{
+        _cleanup_(strv_release) struct strv mp = { 0 };
+        _cleanup_free_ char *real = realpath(path, NULL), *root = NULL;
+        size_t n;
+
+        if (!real)
+                return diag_errorf(d, -errno, "%s: %s", path, strerror(errno));
+        modulepath_split(env_get(l->env.items, "MODULEPATH"), &mp);
+        for (size_t i = 0; i < mp.len && !root; i++) {
+                char *dir = realpath(mp.items[i], NULL);
+
+                n = dir ? strlen(dir) : 0;
+                if (dir && strncmp(real, dir, n) == 0 && (real[n] == '/' || n == 1))
+                        root = dir;
+                else
+                        free(dir);
+        }
+        for (char *p = real;;) {
+                struct stat st;
+                _cleanup_free_ char *why = NULL;
+                char *slash;
+
+                if (stat(p, &st) < 0)
+                        return diag_errorf(d, -errno, "%s: %s", p, strerror(errno));
+                why = strict_modes_problem(&st);
+                if (why)
+                        return diag_set(d, -EPERM, path, 0, 0,
+                                        "refused: '%s' is %s, and cudamod runs as root: it loads "
+                                        "no modulefile that another user could change (fix the "
+                                        "owner or mode, or give --no-strict-modes)",
+                                        p, why);
+                if ((root && streq(p, root)) || streq(p, "/"))
+                        return 0;
+                slash = strrchr(p, '/');
+                if (slash == p)
+                        slash[1] = '\0';
+                else
+                        *slash = '\0';
+        }
+}
+
 /* -EFBIG for a file larger than MODULEFILE_MAX (the Tcl driver reads it). */
 static int check_size(const char *path)
 {
@@ -1237,6 +1292,11 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
                                    requested_by ? requested_by : "the command line");
         if (l->n_mods >= LOAD_MAX)
                 return diag_errorf(d, -E2BIG, "more than %d modules to load", LOAD_MAX);
+        if (l->o->strict_modes) {
+                r = strict_modes_check(l, mf->path, d);
+                if (r < 0)
+                        return r;
+        }
         r = l->tcl ? check_size(mf->path) : strbuf_read_file(&text, mf->path, MODULEFILE_MAX);
         if (r == -EFBIG)
                 return diag_set(d, r, mf->path, 0, 0,
@@ -1533,7 +1593,9 @@ int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n
                 r = modulepath_find(&mp, specs[i], &m, d);
                 if (r >= 0 && !m.lua && i == 0) {
                         modulefile_release(&m);
-                        if (o->trust_modulefiles)
+                        /* The tool's files cannot be checked before it
+                         * runs them: strict modes keep the safe way. */
+                        if (o->trust_modulefiles && !o->strict_modes)
                                 return evaluate_tcl(&l, specs, n_specs, ret, d);
                         r = tcl_begin(&l, d);
                         if (r < 0)
@@ -1742,8 +1804,7 @@ void module_unit_release(struct module_unit *u)
 }
 
 struct discovery {
-        char *const *start_env;
-        const struct strv *mp;
+        const struct evaluate_options *o;
         struct module_unit *units;
         size_t n;
 };
@@ -1752,7 +1813,7 @@ static void discover(struct discovery *v, const struct strv *dirs, const struct 
                      unsigned depth)
 {
         _cleanup_diag_ struct diag d = DIAG_INIT;
-        struct evaluate_options eo = { .environ = v->start_env, .modulepath = v->mp };
+        struct evaluate_options eo = *v->o;
         struct modulefile *mods = NULL;
         size_t n = 0;
 
@@ -1791,12 +1852,12 @@ static void discover(struct discovery *v, const struct strv *dirs, const struct 
         modulefile_array_free(mods, n);
 }
 
-void module_units_discover(char *const *start_env, const struct strv *mp, struct module_unit **ret,
+void module_units_discover(const struct evaluate_options *o, struct module_unit **ret,
                            size_t *n_ret)
 {
-        struct discovery v = { .start_env = start_env, .mp = mp };
+        struct discovery v = { .o = o };
 
-        discover(&v, mp, &(struct strv){ 0 }, 0);
+        discover(&v, o->modulepath, &(struct strv){ 0 }, 0);
         *ret = v.units;
         *n_ret = v.n;
 }

@@ -102,6 +102,12 @@ struct evaluate_options {
          * them, as the user running cudamod, instead of the safe
          * interpreter. */
         bool trust_modulefiles;
+        /* OpenSSH's StrictModes, for a caller running as root: before a
+         * modulefile is evaluated, it and every directory above it up to
+         * its modulepath directory (up to / when it lies outside every
+         * one) must be owned by us and writable by no group or other user;
+         * else -EPERM. */
+        bool strict_modes;
 };
 
 /* The environment a load starts from: o->environ (or the process's) with
@@ -167,11 +173,12 @@ struct module_unit {
         bool evaluated;
 };
 void module_unit_release(struct module_unit *u);
-/* Every module of mp, loaded from start_env (NULL-terminated "NAME=value");
- * and for each one whose load adds directories to MODULEPATH (a cuda module
- * of a hierarchy), every module of those, loaded after it, down to a depth
- * of 4. A module that does not load is still a unit (evaluated false). */
-void module_units_discover(char *const *start_env, const struct strv *mp, struct module_unit **ret,
+/* Every module of o->modulepath, loaded from o->environ (with o's other
+ * options); and for each one whose load adds directories to MODULEPATH (a
+ * cuda module of a hierarchy), every module of those, loaded after it,
+ * down to a depth of 4. A module that does not load is still a unit
+ * (evaluated false). */
+void module_units_discover(const struct evaluate_options *o, struct module_unit **ret,
                            size_t *n_ret);
 
 #endif
