@@ -29,7 +29,21 @@ static const char driver[] =
         "# each field as \"x\" and the hex of its UTF-8 bytes; \"end\" closes a run\n"
         "# that succeeded, \"error LINE xMSG\" one that did not.\n"
         "fconfigure stdout -translation lf -encoding ascii -buffering full\n"
-        "proc hex {s} { return x[binary encode hex [encoding convertto utf-8 $s]] }\n"
+        "# Bytes in, bytes out: the file, the arguments and the records are\n"
+        "# iso8859-1, so that a value holds the modulefile's bytes as they are,\n"
+        "# valid UTF-8 or not (Environment Modules in the C locale does the same).\n"
+        "# A character above U+00FF can only come from an escape (\\u4e2d): its UTF-8.\n"
+        "encoding system iso8859-1\n"
+        "proc hex {s} {\n"
+        "    if {![regexp {[^\\x00-\\xff]} $s]} {\n"
+        "        return x[binary encode hex [encoding convertto iso8859-1 $s]]\n"
+        "    }\n"
+        "    set b {}\n"
+        "    foreach c [split $s {}] {\n"
+        "        append b [encoding convertto [expr {[scan $c %c] > 255 ? {utf-8} : {iso8859-1}}] $c]\n"
+        "    }\n"
+        "    return x[binary encode hex $b]\n"
+        "}\n"
         "proc emit {kind line args} {\n"
         "    global n_calls max_calls n_bytes max_bytes\n"
         "    set rec \"$kind $line\"\n"
@@ -522,10 +536,11 @@ static int records_parse(struct strbuf *out, const char *path, struct sandbox_re
 int tcl_safe_eval(const struct modulefile *mf, const struct tcl_eval_options *o,
                   struct sandbox_result *ret, struct diag *d)
 {
-        /* tclsh's own environment: none of the modulefiles' (a TCL_LIBRARY
-         * there would choose the init.tcl that tclsh runs). */
-        static char lang[] = "LANG=C.UTF-8", lc_all[] = "LC_ALL=C.UTF-8";
-        char *const tcl_env[] = { lang, lc_all, NULL };
+        /* tclsh's own environment is empty: none of the modulefiles' (a
+         * TCL_LIBRARY there would choose the init.tcl that tclsh runs), and
+         * no locale, so that the arguments reach the driver as bytes
+         * (iso8859-1). */
+        static char *const tcl_env[] = { NULL };
         _cleanup_(strv_release) struct strv argv = { 0 };
         _cleanup_(child_release) struct child c = { 0 };
         _cleanup_strbuf_ struct strbuf script = STRBUF_INIT;

@@ -643,12 +643,16 @@ START_TEST(tcl_values_come_back_exactly)
                  "setenv Q {\"quoted\" [not run] $notavar \\t}\n"
                  "setenv U \"\\u00e9\\u4e2d\"\n"
                  "setenv T \"a\\tb\\rc\"\n"
+                 "setenv RAW \"caf\xc3\xa9 \xe9\"\n"
                  "setenv EMPTY {}\n");
         load_ok(root, "mp", NULL, (const char *const[]){ "v/1", NULL }, &e);
         assert_env(&e.env, "A", "x\nsetenv B x42\nend\n");
         assert_env(&e.env, "B", NULL);
         assert_env(&e.env, "Q", "\"quoted\" [not run] $notavar \\t");
-        assert_env(&e.env, "U", "\xc3\xa9\xe4\xb8\xad");
+        /* Bytes as they are, as Environment Modules in the C locale: an
+         * escape below U+0100 is that byte, above it its UTF-8. */
+        assert_env(&e.env, "U", "\xe9\xe4\xb8\xad");
+        assert_env(&e.env, "RAW", "caf\xc3\xa9 \xe9");
         assert_env(&e.env, "T", "a\tb\rc");
         assert_env(&e.env, "EMPTY", "");
         evaluation_release(&e);
