@@ -9,7 +9,8 @@
 # (MODULEPATH included, the tools' bookkeeping left out). A load the tool
 # refuses must be refused by show too.
 #   lmod: Lua trees, show's own sandbox against Lmod.
-#   em:   Tcl trees, show (through modulecmd.tcl) against EM's `module`.
+#   em:   Tcl trees, show's Tcl safe interpreter against EM's `module`
+#         (MODULES_CMD is set only for the sessions; show does not use it).
 # Under valgrind (tests/valgrind.sh), every 8th case.
 source "$(dirname "$0")/lib.sh"
 
