@@ -612,8 +612,12 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
                 _cleanup_(strv_release) struct strv own = { 0 }, provides = { 0 };
                 const char *kind;
 
-                if (!u->evaluated)
+                if (!u->evaluated) {
+                        if (u->error)
+                                strv_push(&r->notes, xasprintf("module %s left out: %s", u->module,
+                                                               u->error));
                         continue;
+                }
                 m = &u->eval.modules[u->eval.n_modules - 1];
                 evaluation_own_entries(&u->eval, "LD_LIBRARY_PATH", &own);
                 kind = kind_name(module_kind_detect(m->file.name, &own));

@@ -1800,6 +1800,7 @@ void module_unit_release(struct module_unit *u)
         strv_release(&u->chain);
         free(u->module);
         free(u->file);
+        free(u->error);
         evaluation_release(&u->eval);
 }
 
@@ -1831,8 +1832,12 @@ static void discover(struct discovery *v, const struct strv *dirs, const struct 
                         strv_add(&u->chain, parents->items[k]);
                 strv_add(&u->chain, mods[i].fullname);
                 diag_release(&d);
-                if (depth >= HIERARCHY_DEPTH_MAX || evaluate_load(&eo, u->chain.items, u->chain.len, &e, &d) < 0)
+                if (depth >= HIERARCHY_DEPTH_MAX)
                         continue;
+                if (evaluate_load(&eo, u->chain.items, u->chain.len, &e, &d) < 0) {
+                        u->error = d.message ? diag_format(&d) : NULL;
+                        continue;
+                }
                 modulepath_split(env_get(e.env_before_last.items, "MODULEPATH"), &before);
                 modulepath_split(env_get(e.env.items, "MODULEPATH"), &after);
                 u->eval = e;

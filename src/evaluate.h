@@ -171,6 +171,7 @@ struct module_unit {
         char *file;
         struct evaluation eval;   /* the load of chain, when it succeeded */
         bool evaluated;
+        char *error;              /* why it did not load ("FILE:LINE: message"), or NULL */
 };
 void module_unit_release(struct module_unit *u);
 /* Every module of o->modulepath, loaded from o->environ (with o's other

@@ -39,13 +39,19 @@ for c in "${cases[@]}"; do
                 fail "show evil/$c: no message naming --trust-modulefiles: $(cat "$T/show-$c.out")"
         happened "$c" && fail "show evil/$c ran what the modulefile says"
 done
-# doctor on a library directory, with the evil modules on the modulepath.
-mkdir -p "$T/lib"
-run_cudamod doctor --modulepath "$T/tcl" "$T/lib" >"$T/doctor.out" 2>&1 || true
+# doctor on a torch, with the evil modules on the modulepath: it evaluates
+# every module there, and notes the ones it left out.
+rm -f "$T"/PWNED-*
+touch "$T/KEEP-delete"
+"$MKFIXTURE" doctor "$T/dfx" >"$T/mkfixture.log" 2>&1 || { cat "$T/mkfixture.log"; die "mkfixture doctor failed"; }
+run_cudamod doctor --json --modulepath "$T/tcl" "$T/dfx/site-packages/torch" >"$T/doctor.out" 2>&1 || true
 for c in "${cases[@]}"; do
         happened "$c" && fail "doctor --modulepath ran what evil/$c says"
+        grep -q "module evil/$c left out: [^\"]*not available" "$T/doctor.out" ||
+                fail "doctor does not say evil/$c was left out: $(cat "$T/doctor.out")"
 done
 # Opting in: the real tool runs it.
+rm -f "$T"/PWNED-*
 run_cudamod show --trust-modulefiles --modulepath "$T/tcl" evil/exec >"$T/trusted.out" 2>&1 || true
 happened exec || fail "show --trust-modulefiles did not have the module tool evaluate evil/exec"
 
