@@ -988,10 +988,10 @@ static int load_dependency(struct loader *l, const struct modulefile *parent,
         have = loaded_named(l, s.name);
         if (have) {
                 if (!satisfies(&have->file, &s))
-                        r = diag_errorf(d, -EINVAL,
-                                        "%s needs %s, but %s is loaded (Lmod would swap them: load "
-                                        "the one you mean)",
-                                        parent->fullname, arg, have->file.fullname);
+                        r = diag_errorf(d, -EINVAL, "%s needs %s, but %s is loaded (%s: load the one you mean)",
+                                        parent->fullname, arg, have->file.fullname,
+                                        l->tcl ? "Environment Modules would refuse it"
+                                               : "Lmod would swap them");
                 goto out;
         }
         r = dep_find(l, &s, arg, &m, d);
@@ -1061,9 +1061,11 @@ static int apply_family(struct loader *l, const struct modulefile *mf, const cha
         for (size_t i = 0; i < l->families.len; i++)
                 if (strncmp(l->families.items[i], family, n) == 0 && l->families.items[i][n] == '\t')
                         return diag_errorf(d, -EINVAL,
-                                           "%s and %s are both of family '%s' (Lmod would swap "
-                                           "them: load only the one you mean)",
-                                           l->families.items[i] + n + 1, mf->fullname, family);
+                                           "%s and %s are both of family '%s' (%s: load only the "
+                                           "one you mean)",
+                                           l->families.items[i] + n + 1, mf->fullname, family,
+                                           l->tcl ? "Environment Modules would refuse it"
+                                                  : "Lmod would swap them");
         strv_push(&l->families, xasprintf("%s\t%s", family, mf->fullname));
         return 0;
 }
