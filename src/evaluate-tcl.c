@@ -21,12 +21,12 @@
 #define TCL_MAX_RECORD_BYTES ((size_t)900 << 10)
 
 /* The driver (Tcl). argv: FILE FULLNAME NAME VERSION MAX_CALLS MAX_BYTES
- * NAME=VALUE... Each record is "KIND LINE" and fields "x<hex of UTF-8>". */
+ * NAME=VALUE... Each record is "KIND LINE" and fields "x<hex of the bytes>". */
 static const char driver[] =
         "# cudamod's Tcl driver: evaluate one modulefile in a safe interpreter.\n"
         "# argv: FILE FULLNAME NAME VERSION MAX_CALLS MAX_BYTES NAME=VALUE...\n"
         "# Writes one record per line on stdout: a kind, the line of the call, then\n"
-        "# each field as \"x\" and the hex of its UTF-8 bytes; \"end\" closes a run\n"
+        "# each field as \"x\" and the hex of its bytes; \"end\" closes a run\n"
         "# that succeeded, \"error LINE xMSG\" one that did not.\n"
         "fconfigure stdout -translation lf -encoding ascii -buffering full\n"
         "# Bytes in, bytes out: the file, the arguments and the records are\n"
@@ -331,8 +331,9 @@ static const char driver[] =
         "flush stdout\n"
         "exit 0\n";
 
-/* sh runs tclsh with the driver on its stdin (a here-document, so no file
- * is written); "$0" is tclsh, "$@" the driver's arguments. */
+/* sh runs tclsh with the driver on its stdin (a here-document: the driver
+ * is never a file anyone else could change); "$0" is tclsh, "$@" the
+ * driver's arguments. */
 static const char launcher[] =
         "ulimit -v " TCL_MEMORY_KIB " 2>/dev/null\n"
         "exec \"$0\" /dev/stdin \"$@\" <<'CUDAMOD_TCL_DRIVER_END'\n";
