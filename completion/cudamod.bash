@@ -180,12 +180,12 @@ _cudamod()
             args_opts='--output|-o|--format|--layout|--lock-timeout'
             ;;
         show | doctor)
-            opts='--modulepath --json'
+            opts='--modulepath --trust-modulefiles --json'
             args_opts='--modulepath'
             ;;
         validate)
             opts='--modulepath --jobs -j --target --launcher --timeout --driver-libdir
-                  --require-device --no-compile --arch-list --json --lock-timeout'
+                  --require-device --no-compile --no-strict-modes --arch-list --json --lock-timeout'
             args_opts='--modulepath|--jobs|-j|--target|--launcher|--timeout|--driver-libdir|--lock-timeout'
             ;;
         config) opts='--default' ;;

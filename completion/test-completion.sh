@@ -141,11 +141,11 @@ expect 'cudamod generate --format ' lua tcl
 expect 'cudamod generate --format=t' tcl
 expect 'cudamod generate --layout h' hierarchical
 expect 'cudamod generate --layout ' hierarchical flat
-expect 'cudamod doctor --' --modulepath --json --help
+expect 'cudamod doctor --' --modulepath --trust-modulefiles --json --help
 expect 'cudamod scan --' --json --help
 expect 'cudamod config --' --default --help
 expect_has 'cudamod validate --' --target --arch-list --launcher --modulepath --jobs --timeout \
-    --driver-libdir --require-device --no-compile --json
+    --driver-libdir --require-device --no-compile --no-strict-modes --json
 expect 'cudamod validate --jobs ' # a number: nothing to offer
 expect 'cudamod generate --lock' --lock-timeout
 expect 'cudamod generate --lock-timeout ' # seconds: nothing to offer

@@ -283,6 +283,7 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
         static const struct option options[] = {
                 { "modulepath", required_argument, NULL, 'm' },
                 { "json", no_argument, NULL, 'J' },
+                { "trust-modulefiles", no_argument, NULL, 'T' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -290,7 +291,7 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
         _cleanup_(config_release) struct config cfg = { 0 };
         _cleanup_diag_ struct diag d = DIAG_INIT;
         struct doctor_report r = { 0 };
-        bool json = false;
+        bool json = false, trust = false;
         const char *env_mp = getenv("MODULEPATH");
         int c, status;
 
@@ -301,6 +302,9 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
                         break;
                 case 'J':
                         json = true;
+                        break;
+                case 'T':
+                        trust = true;
                         break;
                 case 'h':
                         command_print_help(&cmd_doctor, stdout);
@@ -318,7 +322,7 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
         if ((given.len || (env_mp && *env_mp) || (cfg.output && is_dir_at(AT_FDCWD, cfg.output))) &&
             modulepath_from_options(&given, &cfg, &mp) < 0)
                 return EXIT_USAGE;
-        if (doctor_run(&(struct doctor_options){ .modulepath = &mp }, argv + optind, (size_t)(argc - optind), &r,
+        if (doctor_run(&(struct doctor_options){ .modulepath = &mp, .trust_modulefiles = trust }, argv + optind, (size_t)(argc - optind), &r,
                        &d) < 0) {
                 log_diag(&d);
                 return EXIT_USAGE;
@@ -335,7 +339,7 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
 const struct command cmd_doctor = {
         .name = "doctor",
         .summary = "diagnose a PyTorch build against the environment and the modules",
-        .usage = "doctor [--modulepath DIR] [--json] PATH...",
+        .usage = "doctor [--modulepath DIR] [--trust-modulefiles] [--json] PATH...",
         .help = "PATH is a torch package directory (site-packages/torch, or its lib/),\n"
                 "another directory of shared libraries, or library files. For each\n"
                 "library: what it needs (DT_NEEDED) and where each need resolves now\n"
@@ -361,13 +365,20 @@ const struct command cmd_doctor = {
                 "  toolkit-major       the loaded toolkit's major is not torch's (B9)\n"
                 "\n"
                 "With a modulepath, the modules providing what torch needs, one set of\n"
-                "one CUDA major, and the line that loads it.\n"
+                "one CUDA major, and the line that loads it. The modulefiles are\n"
+                "evaluated, never run: Lua ones in cudamod's Lmod sandbox, Tcl ones in\n"
+                "a Tcl safe interpreter (tclsh), where exec, open, file and source do\n"
+                "not exist.\n"
                 "\n"
                 "Options:\n"
                 "  --modulepath DIR  where the modules are (repeatable); default: the\n"
                 "                    output directory of the site config file given,\n"
                 "                    else $MODULEPATH, else the default config's\n"
                 "                    output when it exists\n"
+                "  --trust-modulefiles\n"
+                "                    have Environment Modules' modulecmd.tcl (or Lmod)\n"
+                "                    evaluate Tcl modulefiles, running what they say\n"
+                "                    as you\n"
                 "  --json            print one JSON document (format 1)\n"
                 "\n"
                 "Exit status: 0 nothing wrong, 1 a problem found, 2 usage error.\n",

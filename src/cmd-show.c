@@ -111,6 +111,7 @@ static int run_show(int argc, char **argv, const struct global_options *g)
         static const struct option options[] = {
                 { "modulepath", required_argument, NULL, 'm' },
                 { "json", no_argument, NULL, 'j' },
+                { "trust-modulefiles", no_argument, NULL, 'T' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -130,6 +131,9 @@ static int run_show(int argc, char **argv, const struct global_options *g)
                         break;
                 case 'j':
                         json = true;
+                        break;
+                case 'T':
+                        eo.trust_modulefiles = true;
                         break;
                 case 'h':
                         command_print_help(&cmd_show, stdout);
@@ -163,19 +167,23 @@ static int run_show(int argc, char **argv, const struct global_options *g)
 const struct command cmd_show = {
         .name = "show",
         .summary = "print the environment after loading modules, without Lmod",
-        .usage = "show [--modulepath DIR] [--json] MODULE...",
+        .usage = "show [--modulepath DIR] [--trust-modulefiles] [--json] MODULE...",
         .help = "Evaluate MODULE... in order, as 'module load' would, and print what the\n"
                 "environment becomes: the modules loaded (dependencies included) and each\n"
                 "variable set, extended ('<' in front, '>' at the end) or unset. Lua\n"
                 "modulefiles run in cudamod's own Lmod sandbox (no Lmod needed, nothing\n"
-                "executed); Tcl ones through Environment Modules' modulecmd.tcl or Lmod\n"
-                "when installed.\n"
+                "executed); Tcl ones in a Tcl safe interpreter (tclsh; no exec, open,\n"
+                "file or source there), with Environment Modules' semantics.\n"
                 "\n"
                 "Options:\n"
                 "  --modulepath DIR   where modules are looked up (repeatable; ':' separates\n"
                 "                     several); default: the output directory of the\n"
                 "                     site config file given, else $MODULEPATH, else\n"
                 "                     the default config's output\n"
+                "  --trust-modulefiles\n"
+                "                     have Environment Modules' modulecmd.tcl (or Lmod)\n"
+                "                     evaluate Tcl modulefiles, running what they say as\n"
+                "                     you\n"
                 "  --json             print one JSON document (format 1)\n"
                 "\n"
                 "Names are resolved as Lmod does: 'cuda' is the marked default or the\n"

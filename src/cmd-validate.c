@@ -53,6 +53,7 @@ struct validate_run {
         struct strv mp;
         struct strv start_env;  /* PATH/HOME basics and the module tools' */
         struct validate_options vo;
+        bool strict_modes;      /* evaluate_options.strict_modes */
 };
 
 static void validate_run_release(struct validate_run *v)
@@ -79,9 +80,26 @@ static void validate_run_release(struct validate_run *v)
 static int evaluate_chain(const struct validate_run *v, const struct strv *chain,
                           struct evaluation *e, struct diag *d)
 {
-        struct evaluate_options eo = { .environ = v->start_env.items, .modulepath = &v->mp };
+        struct evaluate_options eo = { .environ = v->start_env.items,
+                                       .modulepath = &v->mp,
+                                       .strict_modes = v->strict_modes };
 
         return evaluate_load(&eo, chain->items, chain->len, e, d);
+}
+
+/* -EPERM when the load sets a variable validate refuses (before anything
+ * is started with its environment). */
+static int refuse_environment(const struct validate_run *v, const struct evaluation *e,
+                              struct diag *d)
+{
+        const char *refused = validate_refused_variable(e->env.items, v->start_env.items);
+
+        if (!refused)
+                return 0;
+        return diag_set(d, -EPERM, e->modules[e->n_modules - 1].file.path, 0, 0,
+                        "refused: the load sets %s, which would make the programs validate "
+                        "starts (the compiler, the probe) load or write what the module chooses",
+                        refused);
 }
 
 static bool unit_matches(const struct module_unit *u, char **specs, int n_specs)
@@ -347,6 +365,8 @@ static json_t *validate_unit(const struct validate_run *v, const struct module_u
 
         if (!u->evaluated)
                 ev = &own;
+        if (r >= 0)
+                r = refuse_environment(v, ev, &d);
 
         if (r < 0) {
                 _cleanup_free_ char *msg = diag_format(&d);
@@ -364,7 +384,7 @@ static json_t *validate_unit(const struct validate_run *v, const struct module_u
         }
         check_set(&c, CHECK_PASS, "%s", ev->modules[ev->n_modules - 1].file.lua
                                                  ? "parses and loads (Lua, Lmod's functions)"
-                                                 : "loads with the module tool (Tcl)");
+                                                 : "loads in a Tcl safe interpreter");
         worst = add_check(checks, &c, worst);
         fill_target(u, ev, &clean, &t);
 
@@ -1129,6 +1149,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 { "target", required_argument, NULL, 'T' },
                 { "arch-list", no_argument, NULL, 'A' },
                 { "no-compile", no_argument, NULL, 'n' },
+                { "no-strict-modes", no_argument, NULL, 'S' },
                 { "json", no_argument, NULL, 'J' },
                 { "lock-timeout", required_argument, NULL, 'W' },
                 { "help", no_argument, NULL, 'h' },
@@ -1141,6 +1162,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         _cleanup_(validate_run_release) struct validate_run v = { 0 };
         const char *launcher_str = NULL, *driver_libdir = NULL;
         bool json = false, require_device = false, no_compile = false, arch_list = false;
+        bool no_strict_modes = false;
         _cleanup_(json_decrefp) json_t *summary = NULL;
         bool failed;
         unsigned long jobs = 1, timeout = 0;
@@ -1180,6 +1202,9 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                         break;
                 case 'n':
                         no_compile = true;
+                        break;
+                case 'S':
+                        no_strict_modes = true;
                         break;
                 case 'J':
                         json = true;
@@ -1227,9 +1252,14 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 .require_device = require_device || cfg.validate.require_device,
                 .compile = !no_compile && cfg.validate.compile,
                 .timeout = timeout ? (unsigned)timeout : cfg.validate.timeout,
+                .cc_path = getenv("PATH") && *getenv("PATH") ? getenv("PATH") : NULL,
         };
         evaluate_basic_env(&v.start_env);
-        module_units_discover(v.start_env.items, &v.mp, &v.units, &v.n_units);
+        v.strict_modes = geteuid() == 0 && !no_strict_modes;
+        module_units_discover(&(struct evaluate_options){ .environ = v.start_env.items,
+                                                          .modulepath = &v.mp,
+                                                          .strict_modes = v.strict_modes },
+                              &v.units, &v.n_units);
         for (size_t i = 0; i < v.n_units; i++) {
                 if (unit_matches(&v.units[i], argv + optind, argc - optind))
                         v.units[kept++] = v.units[i];
@@ -1293,13 +1323,17 @@ const struct command cmd_validate = {
         .summary = "prove that modules load, link and run (and query the GPUs)",
         .usage = "validate [--modulepath DIR] [-j N] [--target NAME... | --launcher CMD]\n"
                  "                [--timeout S] [--driver-libdir DIR] [--require-device]\n"
-                 "                [--no-compile] [--arch-list] [--json] [--lock-timeout S]\n"
+                 "                [--no-compile] [--no-strict-modes] [--arch-list] [--json]\n"
+                 "                [--lock-timeout S]\n"
                  "                [MODULE...]",
         .help = "Load every module of the modulepath (and, in a hierarchy, every module\n"
                 "below each cuda module, with that cuda loaded) and run these checks,\n"
                 "each pass, warn, fail or skip with a message saying what to do:\n"
                 "  syntax   the file parses and loads (Lua: cudamod's Lmod sandbox;\n"
-                "           Tcl: the real modulecmd)\n"
+                "           Tcl: a Tcl safe interpreter); a load that sets LD_PRELOAD,\n"
+                "           LD_AUDIT, GCONV_PATH, LD_DEBUG_OUTPUT, LD_PROFILE(_OUTPUT),\n"
+                "           COMPILER_PATH or GCC_EXEC_PREFIX fails here, before anything\n"
+                "           runs with it\n"
                 "  paths    every directory it adds exists; no stubs on LD_LIBRARY_PATH;\n"
                 "           no system directory put in front\n"
                 "  closure  every library's DT_NEEDED resolves (driver libraries excepted)\n"
@@ -1326,7 +1360,12 @@ const struct command cmd_validate = {
                 "                       then SIGTERM (srun cancels its step), SIGKILL 2 s later\n"
                 "  --driver-libdir DIR  where libcuda.so.1 is, when not on the loader path\n"
                 "  --require-device     no driver or no GPU fails the device check\n"
-                "  --no-compile         skip the build check\n"
+                "  --no-compile         skip the build check (its compiler is 'cc' on\n"
+                "                       cudamod's own PATH, never the module's)\n"
+                "  --no-strict-modes    as root, load modulefiles that another user could\n"
+                "                       change (by default such a file, or a directory\n"
+                "                       above it in the modulepath, owned by another user\n"
+                "                       or writable by group or others, is refused)\n"
                 "  --arch-list          print only the TORCH_CUDA_ARCH_LIST of the GPUs seen\n"
                 "                       (exit 0 when there is one, whatever else failed)\n"
                 "  --json               print one JSON document (format 1)\n"

@@ -604,7 +604,10 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
                 return;
         wanted_sonames(doc, unresolved, &wanted);
         evaluate_basic_env(&start);
-        module_units_discover(start.items, doc->o->modulepath, &units, &n_units);
+        module_units_discover(&(struct evaluate_options){ .environ = start.items,
+                                                          .modulepath = doc->o->modulepath,
+                                                          .trust_modulefiles = doc->o->trust_modulefiles },
+                              &units, &n_units);
         cands = xcalloc(n_units + 1, sizeof(*cands));
         r->modules = xcalloc(n_units + 1, sizeof(*r->modules));
         for (size_t i = 0; i < n_units; i++) {
@@ -613,8 +616,12 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
                 _cleanup_(strv_release) struct strv own = { 0 }, provides = { 0 };
                 const char *kind;
 
-                if (!u->evaluated)
+                if (!u->evaluated) {
+                        if (u->error)
+                                strv_push(&r->notes, xasprintf("module %s left out: %s", u->module,
+                                                               u->error));
                         continue;
+                }
                 m = &u->eval.modules[u->eval.n_modules - 1];
                 evaluation_own_entries(&u->eval, "LD_LIBRARY_PATH", &own);
                 kind = kind_name(module_kind_detect(m->file.name, &own));

@@ -28,6 +28,9 @@ struct doctor_options {
         const char *ldcache;
         /* Where the modules are, for the suggestions (NULL or empty: none). */
         const struct strv *modulepath;
+        /* Tcl modulefiles: the real module tool instead of the safe
+         * interpreter (evaluate_options.trust_modulefiles). */
+        bool trust_modulefiles;
 };
 
 /* One DT_NEEDED of a library and where it resolves. */

@@ -1,5 +1,6 @@
 /* evaluate.c: module lookup in a modulepath, and `module load` applied to
- * an environment (Lua through the sandbox, Tcl through the real tool). */
+ * an environment (Lua through the sandbox, Tcl through a Tcl safe
+ * interpreter, or the real tool when the caller trusts the modulefiles). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +9,7 @@
 
 #include "detect.h"
 #include "evaluate.h"
+#include "evaluate-tcl.h"
 #include "lmod-sandbox.h"
 #include "process.h"
 #include "strbuf.h"
@@ -638,7 +640,8 @@ struct entries {
         size_t len;
 };
 
-static void entries_split(const char *value, char delim, bool keep_empty, struct entries *ret)
+static void entries_split(const char *value, char delim, bool keep_empty, bool regularize,
+                          struct entries *ret)
 {
         size_t cap = 1;
 
@@ -654,9 +657,9 @@ static void entries_split(const char *value, char delim, bool keep_empty, struct
                 if (end)
                         *end = '\0';
                 for (const char *q = p; *q; q++)
-                        if (!(*q == '/' && w > p && w[-1] == '/'))
+                        if (!(regularize && *q == '/' && w > p && w[-1] == '/'))
                                 *w++ = *q;
-                while (w - p > 1 && w[-1] == '/')
+                while (regularize && w - p > 1 && w[-1] == '/')
                         w--;
                 *w = '\0';
                 n = (size_t)(w - p);
@@ -677,7 +680,8 @@ static void entries_release(struct entries *e)
  * entries, its length and entries in *ret_len and *ret_entries. Linear in
  * the length of the variable and of value. */
 static int path_apply(struct strv *env, const char *name, const char *value, char delim,
-                      enum path_how how, size_t max_entries, size_t *ret_len, size_t *ret_entries)
+                      enum path_how how, bool em, size_t max_entries, size_t *ret_len,
+                      size_t *ret_entries)
 {
         struct entries old = { 0 }, add = { 0 };
         struct str_set in_add, in_out;
@@ -686,8 +690,8 @@ static int path_apply(struct strv *env, const char *name, const char *value, cha
         size_t n_out = 0;
         int r = 0;
 
-        entries_split(cur && *cur ? cur : "", delim, cur && *cur, &old);
-        entries_split(value, delim, false, &add);
+        entries_split(cur && *cur ? cur : "", delim, cur && *cur, !em, &old);
+        entries_split(value, delim, false, !em, &add);
         str_set_init(&in_add, add.len);
         str_set_init(&in_out, old.len + add.len);
         for (size_t i = 0; i < add.len; i++)
@@ -698,18 +702,38 @@ static int path_apply(struct strv *env, const char *name, const char *value, cha
                         strbuf_addch(&sb, delim);   \
                 strbuf_addstr(&sb, (e));            \
         } while (0)
-        if (how == PATH_PREPEND)
-                for (size_t i = 0; i < add.len; i++)
-                        if (str_set_add(&in_out, add.items[i]))
-                                OUT(add.items[i]);
-        for (size_t i = 0; i < old.len; i++)
-                if (!str_set_has(&in_add, old.items[i]) &&
-                    (!*old.items[i] || str_set_add(&in_out, old.items[i])))
-                        OUT(old.items[i]);
-        if (how == PATH_APPEND)
-                for (size_t i = 0; i < add.len; i++)
-                        if (str_set_add(&in_out, add.items[i]))
-                                OUT(add.items[i]);
+        if (em) {
+                /* Environment Modules: an entry already there stays where it
+                 * is (and counts once more), the others go in front or at
+                 * the end; remove-path drops every copy; nothing else of the
+                 * old value changes. */
+                for (size_t i = 0; i < old.len; i++)
+                        str_set_add(&in_out, old.items[i]);
+                if (how == PATH_PREPEND)
+                        for (size_t i = 0; i < add.len; i++)
+                                if (str_set_add(&in_out, add.items[i]))
+                                        OUT(add.items[i]);
+                for (size_t i = 0; i < old.len; i++)
+                        if (how != PATH_REMOVE || !str_set_has(&in_add, old.items[i]))
+                                OUT(old.items[i]);
+                if (how == PATH_APPEND)
+                        for (size_t i = 0; i < add.len; i++)
+                                if (str_set_add(&in_out, add.items[i]))
+                                        OUT(add.items[i]);
+        } else {
+                if (how == PATH_PREPEND)
+                        for (size_t i = 0; i < add.len; i++)
+                                if (str_set_add(&in_out, add.items[i]))
+                                        OUT(add.items[i]);
+                for (size_t i = 0; i < old.len; i++)
+                        if (!str_set_has(&in_add, old.items[i]) &&
+                            (!*old.items[i] || str_set_add(&in_out, old.items[i])))
+                                OUT(old.items[i]);
+                if (how == PATH_APPEND)
+                        for (size_t i = 0; i < add.len; i++)
+                                if (str_set_add(&in_out, add.items[i]))
+                                        OUT(add.items[i]);
+        }
 #undef OUT
         if (how != PATH_REMOVE &&
             (strlen(name) + 1 + sb.len + 1 > ENV_ENTRY_MAX || n_out > max_entries)) {
@@ -745,6 +769,12 @@ struct loader {
         unsigned cpu_ms;         /* the CPU time of the whole load */
         size_t n_evaluated;      /* modulefiles evaluated so far */
         long long cpu_deadline_ns; /* this thread's CPU clock when it is spent */
+        /* The load is of Tcl modulefiles, evaluated in the safe
+         * interpreter by tclsh, and applied with Environment Modules'
+         * semantics (entries stay where they are, prereq loads what is
+         * missing, a default wins inside a partial version or range). */
+        bool tcl;
+        char *tclsh;
 };
 
 static long long thread_cpu_ns(void)
@@ -790,6 +820,7 @@ static void loader_release(struct loader *l)
         strv_release(&l->in_progress);
         strv_release(&l->last_done);
         strv_release(&l->before_last);
+        free(l->tclsh);
 }
 
 static const struct loaded_module *loaded_named(const struct loader *l, const char *name)
@@ -817,13 +848,35 @@ static void dep_spec_release(struct dep_spec *s)
         free(s->hi);
 }
 
-static int dep_spec_parse(const char *arg, struct dep_spec *ret, struct diag *d)
+/* Environment Modules' "name@version", "name@lo:hi", "name@lo:" and
+ * "name@:hi" (bounds inclusive). */
+static int dep_spec_parse_em(const char *arg, const char *at, struct dep_spec *ret,
+                             struct diag *d)
+{
+        const char *colon = strchr(at + 1, ':');
+
+        if (at == arg || !at[1] || (colon && colon == at + 1 && !colon[1]))
+                return diag_errorf(d, -EINVAL, "malformed version specification '%s'", arg);
+        ret->name = xstrndup(arg, (size_t)(at - arg));
+        if (!colon) {
+                ret->version = xstrdup(at + 1);
+                return 0;
+        }
+        ret->lo = colon > at + 1 ? xstrndup(at + 1, (size_t)(colon - at - 1)) : NULL;
+        ret->hi = colon[1] ? xstrdup(colon + 1) : NULL;
+        ret->latest = !ret->lo && !ret->hi;
+        return 0;
+}
+
+static int dep_spec_parse(const char *arg, bool em, struct dep_spec *ret, struct diag *d)
 {
         static const struct {
                 const char *fn;
                 int n_args;
         } bounds[] = { { "between(", 3 }, { "atleast(", 2 }, { "latest(", 1 } };
 
+        if (em && strchr(arg, '@'))
+                return dep_spec_parse_em(arg, strchr(arg, '@'), ret, d);
         for (size_t b = 0; b < ELEMENTSOF(bounds); b++) {
                 struct strv parts = { 0 };
                 size_t n = strlen(bounds[b].fn);
@@ -874,6 +927,62 @@ static bool satisfies(const struct modulefile *m, const struct dep_spec *s)
 static int load_file(struct loader *l, const struct modulefile *mf, const char *requested_by,
                      struct diag *d);
 
+/* The version marked default by the first directory of mp that marks one
+ * for name, as a file. */
+static bool marked_default_file(const struct strv *mp, const char *name, struct modulefile *ret)
+{
+        for (size_t i = 0; i < mp->len; i++) {
+                _cleanup_free_ char *ndir = xasprintf("%s/%s", mp->items[i], name);
+                _cleanup_free_ char *v = NULL;
+
+                if (!is_dir_at(AT_FDCWD, ndir))
+                        continue;
+                v = marked_default(mp->items[i], name);
+                if (v)
+                        return find_in_dir(mp->items[i], name, v, ret);
+        }
+        return false;
+}
+
+/* What Environment Modules loads for s: an exact name/version; else,
+ * among the versions under a partial one or in a range, the marked
+ * default when it is one of them, otherwise the highest. */
+static int em_find(const struct strv *mp, const struct dep_spec *s, const char *arg,
+                   struct modulefile *ret, struct diag *d)
+{
+        _cleanup_(candidates_release) struct candidates c = { 0 };
+        bool (*keep)(const struct modulefile *, const void *) = in_bounds;
+        const void *userdata = s;
+        const struct modulefile *best;
+        struct modulefile def = { 0 };
+
+        if (!s->version && !s->lo && !s->hi && !s->latest)
+                return modulepath_find(mp, s->name, ret, d);
+        if (s->version) {
+                for (size_t i = 0; i < mp->len; i++)
+                        if (find_in_dir(mp->items[i], s->name, s->version, ret))
+                                return 0;
+                keep = under_partial;
+                userdata = s->version;
+        }
+        if (!s->latest && marked_default_file(mp, s->name, &def)) {
+                if (keep(&def, userdata)) {
+                        *ret = def;
+                        return 0;
+                }
+                modulefile_release(&def);
+        }
+        collect_all(mp, s->name, &c);
+        best = highest(&c, keep, userdata);
+        if (!best) {
+                if (s->version)
+                        return modulepath_find(mp, arg, ret, d);
+                return diag_errorf(d, -ENOENT, "no module satisfies %s in the modulepath", arg);
+        }
+        modulefile_copy(ret, best);
+        return 0;
+}
+
 /* Find what a dependency argument names. */
 static int dep_find(struct loader *l, const struct dep_spec *s, const char *arg,
                     struct modulefile *ret, struct diag *d)
@@ -883,6 +992,8 @@ static int dep_find(struct loader *l, const struct dep_spec *s, const char *arg,
         const struct modulefile *best;
 
         modulepath_split(env_get(l->env.items, "MODULEPATH"), &mp);
+        if (l->tcl)
+                return em_find(&mp, s, arg, ret, d);
         if (!s->lo && !s->latest)
                 return modulepath_find(&mp, arg, ret, d);
         collect_all(&mp, s->name, &c);
@@ -900,17 +1011,17 @@ static int load_dependency(struct loader *l, const struct modulefile *parent,
         struct dep_spec s = { 0 };
         struct modulefile m = { 0 };
         const struct loaded_module *have;
-        int r = dep_spec_parse(arg, &s, d);
+        int r = dep_spec_parse(arg, l->tcl, &s, d);
 
         if (r < 0)
                 goto out;
         have = loaded_named(l, s.name);
         if (have) {
                 if (!satisfies(&have->file, &s))
-                        r = diag_errorf(d, -EINVAL,
-                                        "%s needs %s, but %s is loaded (Lmod would swap them: load "
-                                        "the one you mean)",
-                                        parent->fullname, arg, have->file.fullname);
+                        r = diag_errorf(d, -EINVAL, "%s needs %s, but %s is loaded (%s: load the one you mean)",
+                                        parent->fullname, arg, have->file.fullname,
+                                        l->tcl ? "Environment Modules would refuse it"
+                                               : "Lmod would swap them");
                 goto out;
         }
         r = dep_find(l, &s, arg, &m, d);
@@ -931,6 +1042,30 @@ out:
         return r;
 }
 
+static bool any_loaded(const struct loader *l, const struct strv *args, bool all);
+
+/* Environment Modules' prereq (its auto_handling): load what is missing;
+ * of "one of" the first that is found. */
+static int em_load_requirement(struct loader *l, const struct modulefile *mf,
+                               const struct sandbox_op *op, struct diag *d)
+{
+        bool all = !streq(op->name, "prereq_any");
+        int r = -ENOENT;
+
+        for (size_t i = 0; i < op->args.len; i++) {
+                struct strv one = { .items = &op->args.items[i], .len = 1 };
+
+                if (all && any_loaded(l, &one, true))
+                        continue;
+                if (d)
+                        diag_release(d);
+                r = load_dependency(l, mf, op, op->args.items[i], d);
+                if (all ? r < 0 : r != -ENOENT)
+                        return r;
+        }
+        return r == -ENOENT && !all ? r : 0;
+}
+
 static bool any_loaded(const struct loader *l, const struct strv *args, bool all)
 {
         size_t hits = 0;
@@ -939,7 +1074,7 @@ static bool any_loaded(const struct loader *l, const struct strv *args, bool all
                 struct dep_spec s = { 0 };
                 const struct loaded_module *have = NULL;
 
-                if (dep_spec_parse(args->items[i], &s, NULL) == 0)
+                if (dep_spec_parse(args->items[i], l->tcl, &s, NULL) == 0)
                         have = loaded_named(l, s.name);
                 if (have && satisfies(&have->file, &s))
                         hits++;
@@ -956,9 +1091,11 @@ static int apply_family(struct loader *l, const struct modulefile *mf, const cha
         for (size_t i = 0; i < l->families.len; i++)
                 if (strncmp(l->families.items[i], family, n) == 0 && l->families.items[i][n] == '\t')
                         return diag_errorf(d, -EINVAL,
-                                           "%s and %s are both of family '%s' (Lmod would swap "
-                                           "them: load only the one you mean)",
-                                           l->families.items[i] + n + 1, mf->fullname, family);
+                                           "%s and %s are both of family '%s' (%s: load only the "
+                                           "one you mean)",
+                                           l->families.items[i] + n + 1, mf->fullname, family,
+                                           l->tcl ? "Environment Modules would refuse it"
+                                                  : "Lmod would swap them");
         strv_push(&l->families, xasprintf("%s\t%s", family, mf->fullname));
         return 0;
 }
@@ -1031,12 +1168,21 @@ static int apply_path_op(struct loader *l, const struct modulefile *mf, const st
                        op->kind == SANDBOX_PREPEND_PATH  ? PATH_PREPEND
                        : op->kind == SANDBOX_APPEND_PATH ? PATH_APPEND
                                                          : PATH_REMOVE,
-                       had + PATH_MAX_ENTRIES, &len, &n_entries) < 0)
+                       l->tcl, had + PATH_MAX_ENTRIES, &len, &n_entries) < 0)
                 return n_entries > had + PATH_MAX_ENTRIES ? too_many_entries(mf, op, n_entries, had, d)
                                                           : too_long(mf, op, len, d);
         if (op->kind == SANDBOX_REMOVE_PATH)
                 return 0;
-        split_entries(op->value, delim, false, &named);
+        if (l->tcl) {
+                for (const char *p = op->value; *p;) {
+                        const char *end = strchrnul(p, delim);
+
+                        if (end > p)
+                                strv_push(&named, xstrndup(p, (size_t)(end - p)));
+                        p = *end ? end + 1 : end;
+                }
+        } else
+                split_entries(op->value, delim, false, &named);
         for (size_t i = 0; i < named.len; i++) {
                 l->call_bytes += strlen(op->name) + strlen(named.items[i]) + 2 + sizeof(char *);
                 if (l->call_bytes > l->mem_max)
@@ -1081,6 +1227,8 @@ static int apply_op(struct loader *l, const struct modulefile *mf, const struct 
         case SANDBOX_PREREQ:
                 if (any_loaded(l, &op->args, !streq(op->name, "prereq_any")))
                         return 0;
+                if (l->tcl)
+                        return em_load_requirement(l, mf, op, d);
                 list = strv_join(&op->args, " ");
                 return diag_set(d, -EINVAL, mf->path, op->line, 0,
                                 "cannot load %s without %s%s loaded first", mf->fullname,
@@ -1107,6 +1255,71 @@ static void path_var_append(struct strv *env, const char *name, const char *valu
         env_set(env, name, v);
 }
 
+/* Why st is one that another user can change, or NULL. */
+static char *strict_modes_problem(const struct stat *st)
+{
+        if (st->st_uid != geteuid())
+                return xasprintf("owned by uid %u", (unsigned)st->st_uid);
+        if (st->st_mode & (S_IWGRP | S_IWOTH))
+                return xasprintf("writable by %s (mode %04o)",
+                                 st->st_mode & S_IWOTH ? "others" : "its group",
+                                 (unsigned)(st->st_mode & 07777));
+        return NULL;
+}
+
+/* evaluate_options.strict_modes for the modulefile path. */
+static int strict_modes_check(const struct loader *l, const char *path, struct diag *d)
+{
+        _cleanup_(strv_release) struct strv mp = { 0 };
+        _cleanup_free_ char *real = realpath(path, NULL), *root = NULL;
+        size_t n;
+
+        if (!real)
+                return diag_errorf(d, -errno, "%s: %s", path, strerror(errno));
+        modulepath_split(env_get(l->env.items, "MODULEPATH"), &mp);
+        for (size_t i = 0; i < mp.len && !root; i++) {
+                char *dir = realpath(mp.items[i], NULL);
+
+                n = dir ? strlen(dir) : 0;
+                if (dir && strncmp(real, dir, n) == 0 && (real[n] == '/' || n == 1))
+                        root = dir;
+                else
+                        free(dir);
+        }
+        for (char *p = real;;) {
+                struct stat st;
+                _cleanup_free_ char *why = NULL;
+                char *slash;
+
+                if (stat(p, &st) < 0)
+                        return diag_errorf(d, -errno, "%s: %s", p, strerror(errno));
+                why = strict_modes_problem(&st);
+                if (why)
+                        return diag_set(d, -EPERM, path, 0, 0,
+                                        "refused: '%s' is %s, and cudamod runs as root: it loads "
+                                        "no modulefile that another user could change (fix the "
+                                        "owner or mode, or give --no-strict-modes)",
+                                        p, why);
+                if ((root && streq(p, root)) || streq(p, "/"))
+                        return 0;
+                slash = strrchr(p, '/');
+                if (slash == p)
+                        slash[1] = '\0';
+                else
+                        *slash = '\0';
+        }
+}
+
+/* -EFBIG for a file larger than MODULEFILE_MAX (the Tcl driver reads it). */
+static int check_size(const char *path)
+{
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return -errno;
+        return (size_t)st.st_size > MODULEFILE_MAX ? -EFBIG : 0;
+}
+
 static int load_file(struct loader *l, const struct modulefile *mf, const char *requested_by,
                      struct diag *d)
 {
@@ -1122,17 +1335,23 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
         struct loaded_module self = { 0 };
         int r;
 
-        if (!mf->lua)
+        if (mf->lua == l->tcl)
                 return diag_errorf(d, -ENOEXEC,
-                                   "%s (%s) is a Tcl modulefile, loaded from a Lua one: cudamod "
+                                   "%s (%s) is a %s modulefile, loaded from a %s one: cudamod "
                                    "evaluates a tree of one kind",
-                                   mf->fullname, mf->path);
+                                   mf->fullname, mf->path, mf->lua ? "Lua" : "Tcl",
+                                   mf->lua ? "Tcl" : "Lua");
         if (strv_contains(&l->in_progress, mf->fullname))
                 return diag_errorf(d, -ELOOP, "%s depends on itself (through %s)", mf->fullname,
                                    requested_by ? requested_by : "the command line");
         if (l->n_mods >= LOAD_MAX)
                 return diag_errorf(d, -E2BIG, "more than %d modules to load", LOAD_MAX);
-        r = strbuf_read_file(&text, mf->path, MODULEFILE_MAX);
+        if (l->o->strict_modes) {
+                r = strict_modes_check(l, mf->path, d);
+                if (r < 0)
+                        return r;
+        }
+        r = l->tcl ? check_size(mf->path) : strbuf_read_file(&text, mf->path, MODULEFILE_MAX);
         if (r == -EFBIG)
                 return diag_set(d, r, mf->path, 0, 0,
                                 "larger than 1 MiB, too large for a modulefile (real ones are a "
@@ -1155,7 +1374,17 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
         }
         env_copy(&start_env, l->env.items);
         so.environ = (const char *const *)start_env.items;
-        r = sandbox_eval(text.buf, text.len, mf->path, &so, &res, d);
+        if (l->tcl)
+                r = tcl_safe_eval(mf,
+                                  &(struct tcl_eval_options){
+                                          .tclsh = l->tclsh,
+                                          .environ = start_env.items,
+                                          .max_calls = LOAD_MAX_CALLS,
+                                          .max_bytes = so.max_memory,
+                                  },
+                                  &res, d);
+        else
+                r = sandbox_eval(text.buf, text.len, mf->path, &so, &res, d);
         if (r < 0 && d && d->message && streq(d->message, "CPU time limit exceeded"))
                 return cpu_limit_error(l, mf, d->line, d);
         l->n_evaluated++;
@@ -1396,6 +1625,21 @@ void evaluate_start_env(const struct evaluate_options *o, struct strv *ret)
         }
 }
 
+/* A load of Tcl modulefiles in the safe interpreter: tclsh is found on
+ * the PATH of the start environment (the caller's, never a module's). */
+static int tcl_begin(struct loader *l, struct diag *d)
+{
+        l->tclsh = tcl_find_interpreter(l->env.items);
+        if (!l->tclsh)
+                return diag_errorf(d, -ENOEXEC,
+                                   "Tcl modulefiles are evaluated in a Tcl safe interpreter, and "
+                                   "no tclsh was found on PATH (install tcl, or give "
+                                   "--trust-modulefiles to have Environment Modules or Lmod "
+                                   "evaluate them)");
+        l->tcl = true;
+        return 0;
+}
+
 int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n_specs,
                   struct evaluation *ret, struct diag *d)
 {
@@ -1418,7 +1662,24 @@ int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n
                 r = modulepath_find(&mp, specs[i], &m, d);
                 if (r >= 0 && !m.lua && i == 0) {
                         modulefile_release(&m);
-                        return evaluate_tcl(&l, specs, n_specs, ret, d);
+                        /* The tool's files cannot be checked before it
+                         * runs them: strict modes keep the safe way. */
+                        if (o->trust_modulefiles && !o->strict_modes)
+                                return evaluate_tcl(&l, specs, n_specs, ret, d);
+                        r = tcl_begin(&l, d);
+                        if (r < 0)
+                                return r;
+                }
+                if (r >= 0 && l.tcl) {
+                        /* Environment Modules' choice ("cuda/12": the
+                         * default when it is a 12.x). */
+                        struct dep_spec s = { 0 };
+
+                        modulefile_release(&m);
+                        r = dep_spec_parse(specs[i], true, &s, d);
+                        if (r >= 0)
+                                r = em_find(&mp, &s, specs[i], &m, d);
+                        dep_spec_release(&s);
                 }
                 if (r >= 0) {
                         const struct loaded_module *had = loaded_named(&l, m.name);
@@ -1608,12 +1869,12 @@ void module_unit_release(struct module_unit *u)
         strv_release(&u->chain);
         free(u->module);
         free(u->file);
+        free(u->error);
         evaluation_release(&u->eval);
 }
 
 struct discovery {
-        char *const *start_env;
-        const struct strv *mp;
+        const struct evaluate_options *o;
         struct module_unit *units;
         size_t n;
 };
@@ -1622,7 +1883,7 @@ static void discover(struct discovery *v, const struct strv *dirs, const struct 
                      unsigned depth)
 {
         _cleanup_diag_ struct diag d = DIAG_INIT;
-        struct evaluate_options eo = { .environ = v->start_env, .modulepath = v->mp };
+        struct evaluate_options eo = *v->o;
         struct modulefile *mods = NULL;
         size_t n = 0;
 
@@ -1640,8 +1901,12 @@ static void discover(struct discovery *v, const struct strv *dirs, const struct 
                         strv_add(&u->chain, parents->items[k]);
                 strv_add(&u->chain, mods[i].fullname);
                 diag_release(&d);
-                if (depth >= HIERARCHY_DEPTH_MAX || evaluate_load(&eo, u->chain.items, u->chain.len, &e, &d) < 0)
+                if (depth >= HIERARCHY_DEPTH_MAX)
                         continue;
+                if (evaluate_load(&eo, u->chain.items, u->chain.len, &e, &d) < 0) {
+                        u->error = d.message ? diag_format(&d) : NULL;
+                        continue;
+                }
                 modulepath_split(env_get(e.env_before_last.items, "MODULEPATH"), &before);
                 modulepath_split(env_get(e.env.items, "MODULEPATH"), &after);
                 u->eval = e;
@@ -1661,12 +1926,12 @@ static void discover(struct discovery *v, const struct strv *dirs, const struct 
         modulefile_array_free(mods, n);
 }
 
-void module_units_discover(char *const *start_env, const struct strv *mp, struct module_unit **ret,
+void module_units_discover(const struct evaluate_options *o, struct module_unit **ret,
                            size_t *n_ret)
 {
-        struct discovery v = { .start_env = start_env, .mp = mp };
+        struct discovery v = { .o = o };
 
-        discover(&v, mp, &(struct strv){ 0 }, 0);
+        discover(&v, o->modulepath, &(struct strv){ 0 }, 0);
         *ret = v.units;
         *n_ret = v.n;
 }

@@ -22,10 +22,17 @@
  * file started. Two members of one family are an error (Lmod would swap
  * them; say which one is meant).
  *
- * Tcl modulefiles are evaluated by the real tool: Environment Modules'
- * modulecmd.tcl ($MODULES_CMD, or the Debian paths) or Lmod's lmod
- * ($LMOD_CMD), whose shell code a /bin/sh evaluates in the start
- * environment; without either, a clear error. */
+ * Tcl modulefiles run in a Tcl safe interpreter (evaluate-tcl.h: nothing
+ * they say is run), found and loaded the same way, and their calls applied
+ * with Environment Modules' semantics: an entry already on a path stays
+ * where it is, no entry is regularised, prereq loads a missing requirement
+ * (auto_handling), "name@lo:hi" is a range, and inside a partial version
+ * or a range the marked default wins over the highest. tclsh is looked up
+ * on the PATH of the start environment; without it, a clear error naming
+ * --trust-modulefiles. With evaluate_options.trust_modulefiles, the real
+ * tool evaluates them instead: Environment Modules' modulecmd.tcl
+ * ($MODULES_CMD, or the Debian paths) or Lmod's lmod ($LMOD_CMD), whose
+ * shell code a /bin/sh evaluates in the start environment. */
 #ifndef CUDAMOD_EVALUATE_H
 #define CUDAMOD_EVALUATE_H
 
@@ -95,6 +102,16 @@ struct evaluate_options {
          * gets what the ones before it left); 0: the sandbox's default
          * (10 s). */
         unsigned max_cpu_ms;
+        /* Tcl modulefiles: have the real tool (modulecmd.tcl, Lmod) run
+         * them, as the user running cudamod, instead of the safe
+         * interpreter. */
+        bool trust_modulefiles;
+        /* OpenSSH's StrictModes, for a caller running as root: before a
+         * modulefile is evaluated, it and every directory above it up to
+         * its modulepath directory (up to / when it lies outside every
+         * one) must be owned by us and writable by no group or other user;
+         * else -EPERM. */
+        bool strict_modes;
 };
 
 /* The environment a load starts from: o->environ (or the process's) with
@@ -158,13 +175,15 @@ struct module_unit {
         char *file;
         struct evaluation eval;   /* the load of chain, when it succeeded */
         bool evaluated;
+        char *error;              /* why it did not load ("FILE:LINE: message"), or NULL */
 };
 void module_unit_release(struct module_unit *u);
-/* Every module of mp, loaded from start_env (NULL-terminated "NAME=value");
- * and for each one whose load adds directories to MODULEPATH (a cuda module
- * of a hierarchy), every module of those, loaded after it, down to a depth
- * of 4. A module that does not load is still a unit (evaluated false). */
-void module_units_discover(char *const *start_env, const struct strv *mp, struct module_unit **ret,
+/* Every module of o->modulepath, loaded from o->environ (with o's other
+ * options); and for each one whose load adds directories to MODULEPATH (a
+ * cuda module of a hierarchy), every module of those, loaded after it,
+ * down to a depth of 4. A module that does not load is still a unit
+ * (evaluated false). */
+void module_units_discover(const struct evaluate_options *o, struct module_unit **ret,
                            size_t *n_ret);
 
 #endif

@@ -359,7 +359,7 @@ void check_build(const struct validate_target *t, const struct validate_options 
         const char *cc = o->cc ? o->cc : "cc", *tmp = getenv("TMPDIR");
         unsigned timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT;
         _cleanup_(rm_build_dirp) char *dir = NULL;
-        _cleanup_free_ char *cc_path = NULL, *src = NULL, *libs = NULL, *ending = NULL, *errors = NULL,
+        _cleanup_free_ char *cc_path = NULL, *search = NULL, *src = NULL, *libs = NULL, *ending = NULL, *errors = NULL,
                             *owned_hint = NULL;
         const char *missing;
         _cleanup_(strv_release) struct strv argv = { 0 }, env = { 0 };
@@ -376,12 +376,11 @@ void check_build(const struct validate_target *t, const struct validate_options 
                 check_set(ret, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module: nothing to build against");
                 return;
         }
-        cc_path = process_find_program(cc, t->env, &err);
+        search = xasprintf("PATH=%s", o->cc_path ? o->cc_path : "/usr/bin:/bin");
+        cc_path = process_find_program(cc, (char *[]){ search, NULL }, &err);
         if (!cc_path) {
-                const char *path = env_get(t->env, "PATH");
-
-                check_set(ret, CHECK_SKIP, "no C compiler: '%s' is not in the module's PATH (%s): %s", cc,
-                          path ? path : "unset", err == EACCES ? "it is not executable" : "install one or name another");
+                check_set(ret, CHECK_SKIP, "no C compiler: '%s' is not in cudamod's PATH (%s): %s", cc,
+                          search + 5, err == EACCES ? "it is not executable" : "install one or name another");
                 return;
         }
 
@@ -404,7 +403,11 @@ void check_build(const struct validate_target *t, const struct validate_options 
         strv_add(&argv, "cudamod-build.c");
         for (size_t i = 0; k->libs[i]; i++)
                 strv_add(&argv, k->libs[i]);
-        env_build(t->env, NULL, &env);
+        /* The compiler's own programs come from cudamod's PATH too. */
+        for (char *const *e = t->env; e && *e; e++)
+                if (strchr(*e, '=') && !startswith(*e, "PATH="))
+                        strv_add(&env, *e);
+        strv_add(&env, search);
         libs = k->libs[1] ? xasprintf("%s %s", k->libs[0], k->libs[1]) : xstrdup(k->libs[0]);
 
         r = process_run(cc_path, strv_exec(&argv), strv_exec(&env), dir, timeout, &c);

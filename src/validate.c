@@ -6,6 +6,22 @@
 #include "validate.h"
 #include "banned.h"
 
+const char *validate_refused_variable(char *const *env, char *const *start)
+{
+        static const char *const refused[] = {
+                "LD_PRELOAD", "LD_AUDIT", "GCONV_PATH", "LD_DEBUG_OUTPUT", "LD_PROFILE",
+                "LD_PROFILE_OUTPUT", "COMPILER_PATH", "GCC_EXEC_PREFIX",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                const char *now = env_get(env, refused[i]), *was = env_get(start, refused[i]);
+
+                if (now && (!was || !streq(now, was)))
+                        return refused[i];
+        }
+        return NULL;
+}
+
 static const char *const check_status_names[_CHECK_STATUS_MAX] = {
         [CHECK_PASS] = "pass",
         [CHECK_WARN] = "warn",

@@ -66,9 +66,25 @@ struct validate_options {
         bool require_device;        /* no driver / no GPU fails the device check */
         bool compile;               /* run the build check (false: skip it) */
         unsigned timeout;           /* seconds for one compiler or probe run; 0: 120 */
-        const char *cc;             /* C compiler for the build check; NULL: "cc" in the
-                                     * module's PATH */
+        const char *cc;             /* C compiler for the build check; NULL: "cc" */
+        /* Where the build check looks the compiler up and what PATH it
+         * runs with, so that its as, ld and collect2 come from there too:
+         * the caller's PATH, never the module's (a module could put a
+         * `cc` of its own in front). NULL: /usr/bin:/bin. */
+        const char *cc_path;
 };
+
+/* The variables a module may not set for validate, which starts the
+ * compiler and the probe with the module's environment, as root where it
+ * runs as root: LD_PRELOAD and LD_AUDIT (a library of the module's choice
+ * loaded into every program started, before its main), GCONV_PATH (one
+ * loaded by iconv), LD_DEBUG_OUTPUT, LD_PROFILE and LD_PROFILE_OUTPUT
+ * (files written where the module says); and for the compiler
+ * COMPILER_PATH and GCC_EXEC_PREFIX (where gcc finds cc1, as and ld).
+ * LD_LIBRARY_PATH is not one: loading the module's libraries is what the
+ * run check is for. The first that env has with another value than in
+ * start (what validate started the load from), or NULL. */
+const char *validate_refused_variable(char *const *env, char *const *start);
 
 struct validate_target {
         const char *module;         /* "cudnn/9.7.1" */

@@ -698,6 +698,312 @@ START_TEST(show_binary_chunk_is_refused)
 }
 END_TEST
 
+
+/* --- Tcl modulefiles in the safe interpreter ---------------------------------- */
+
+static int load_with(const char *root, const char *dirs, const char *const *extra,
+                     const char *const *specs, bool strict, struct evaluation *e, struct diag *d)
+{
+        _cleanup_(strv_release) struct strv mp = { 0 }, env = { 0 };
+        size_t n = 0;
+
+        for (const char *const *p = clean_env; *p; p++)
+                strv_add(&env, *p);
+        for (const char *const *p = extra; p && *p; p++)
+                strv_add(&env, *p);
+        mp_of(&mp, root, dirs);
+        while (specs[n])
+                n++;
+        return evaluate_load(&(struct evaluate_options){ .environ = env.items,
+                                                         .modulepath = &mp,
+                                                         .strict_modes = strict },
+                             (char *const *)specs, n, e, d);
+}
+
+START_TEST(tcl_load_applies_path_operations_as_environment_modules)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+        _cleanup_free_ char *mp = path_join(root, "mp");
+        _cleanup_free_ char *want_mp = xasprintf("/tmp/mp1:%s", mp);
+
+        /* The cases measured with Environment Modules 5.2's modulecmd.tcl:
+         * an entry already there stays, none is regularised. */
+        fx_write(root, "mp/x/1",
+                 "#%Module\n"
+                 "prepend-path FOO /b\n"
+                 "prepend-path FOO /a//\n"
+                 "append-path FOO /c/\n"
+                 "prepend-path FOO /x:/y\n"
+                 "append-path BAR /q\n"
+                 "remove-path BAZ /z\n"
+                 "setenv E \"a b\"\n"
+                 "unsetenv U\n"
+                 "prepend-path -d , COMMA x\n"
+                 "module use /tmp/mp1\n"
+                 "setenv H $env(HOME)\n"
+                 "setenv G [getenv NOPE dflt]\n"
+                 "setenv N [module-info name]\n"
+                 "setenv M [module-info mode]\n"
+                 "if {[info exists ::ModuleTool] && $::ModuleTool eq \"Modules\"} { setenv EM 1 }\n"
+                 "setenv R [file tail [file dirname $ModulesCurrentModulefile]]\n");
+        load_ok(root, "mp",
+                (const char *const[]){ "FOO=/a:/q:/a", "BAR=/q:/r", "BAZ=/z", "U=1", "COMMA=y,x", NULL },
+                (const char *const[]){ "x", NULL }, &e);
+        assert_env(&e.env, "FOO", "/x:/y:/a//:/b:/a:/q:/a:/c/");
+        assert_env(&e.env, "BAR", "/q:/r");
+        assert_env(&e.env, "BAZ", NULL);
+        assert_env(&e.env, "E", "a b");
+        assert_env(&e.env, "U", NULL);
+        assert_env(&e.env, "COMMA", "y,x");
+        assert_env(&e.env, "MODULEPATH", want_mp);
+        assert_env(&e.env, "H", "/nonexistent");
+        assert_env(&e.env, "G", "dflt");
+        assert_env(&e.env, "N", "x/1");
+        assert_env(&e.env, "M", "load");
+        assert_env(&e.env, "EM", "1");
+        assert_env(&e.env, "R", "x");
+        assert_env(&e.env, "LOADEDMODULES", "x/1");
+        ck_assert_uint_eq(e.n_modules, 1);
+        ck_assert(!e.modules[0].file.lua);
+        evaluation_release(&e);
+        fx_free(root);
+}
+END_TEST
+
+/* No value can pass for a record: newlines, quotes, brackets, control
+ * characters and non-ASCII come back as they were. */
+START_TEST(tcl_values_come_back_exactly)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+
+        fx_write(root, "mp/v/1",
+                 "#%Module\n"
+                 "setenv A \"x\\nsetenv B x42\\nend\\n\"\n"
+                 "setenv Q {\"quoted\" [not run] $notavar \\t}\n"
+                 "setenv U \"\\u00e9\\u4e2d\"\n"
+                 "setenv T \"a\\tb\\rc\"\n"
+                 "setenv RAW \"caf\xc3\xa9 \xe9\"\n"
+                 "setenv EMPTY {}\n");
+        load_ok(root, "mp", NULL, (const char *const[]){ "v/1", NULL }, &e);
+        assert_env(&e.env, "A", "x\nsetenv B x42\nend\n");
+        assert_env(&e.env, "B", NULL);
+        assert_env(&e.env, "Q", "\"quoted\" [not run] $notavar \\t");
+        /* Bytes as they are, as Environment Modules in the C locale: an
+         * escape below U+0100 is that byte, above it its UTF-8. */
+        assert_env(&e.env, "U", "\xe9\xe4\xb8\xad");
+        assert_env(&e.env, "RAW", "caf\xc3\xa9 \xe9");
+        assert_env(&e.env, "T", "a\tb\rc");
+        assert_env(&e.env, "EMPTY", "");
+        evaluation_release(&e);
+        fx_free(root);
+}
+END_TEST
+
+/* Environment Modules' choice, measured with its modulecmd.tcl: prereq
+ * loads a missing requirement; inside a range or a partial version the
+ * marked default wins when it is one of them, else the highest. */
+START_TEST(tcl_prereq_loads_the_default_in_range)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+        static const char *const versions[] = { "11.8", "12.1", "12.9", "12.10" };
+
+        for (size_t i = 0; i < ELEMENTSOF(versions); i++) {
+                _cleanup_free_ char *rel = xasprintf("mp/cuda/%s", versions[i]);
+                _cleanup_free_ char *text = xasprintf("#%%Module\nsetenv CV %s\n", versions[i]);
+
+                fx_write(root, rel, text);
+        }
+        fx_write(root, "mp/cudnn/1", "#%Module\nprereq cuda@12:12.999999\nsetenv X 1\n");
+        fx_write(root, "mp/cudnn/2", "#%Module\nprereq cuda@11:11.9 cuda@12\nsetenv X 2\n");
+        fx_write(root, "mp/cudnn/3", "#%Module\nprereq cuda/12\n");
+        fx_write(root, "mp/cuda/.modulerc", "#%Module\nmodule-version cuda/12.1 default\n");
+        load_ok(root, "mp", NULL, (const char *const[]){ "cudnn/1", NULL }, &e);
+        assert_env(&e.env, "CV", "12.1");
+        assert_env(&e.env, "LOADEDMODULES", "cuda/12.1:cudnn/1");
+        ck_assert_str_eq(e.modules[0].requested_by, "cudnn/1");
+        evaluation_release(&e);
+        load_ok(root, "mp", NULL, (const char *const[]){ "cuda/12", NULL }, &e);
+        assert_env(&e.env, "CV", "12.1");
+        evaluation_release(&e);
+        fx_write(root, "mp/cuda/.modulerc", "#%Module\nmodule-version cuda/11.8 default\n");
+        load_ok(root, "mp", NULL, (const char *const[]){ "cudnn/1", NULL }, &e);
+        assert_env(&e.env, "CV", "12.10");
+        evaluation_release(&e);
+        load_ok(root, "mp", NULL, (const char *const[]){ "cudnn/2", NULL }, &e);
+        assert_env(&e.env, "CV", "11.8");
+        evaluation_release(&e);
+        load_ok(root, "mp", NULL, (const char *const[]){ "cudnn/3", NULL }, &e);
+        assert_env(&e.env, "CV", "12.10");
+        evaluation_release(&e);
+        /* Already loaded: nothing more. */
+        load_ok(root, "mp", NULL, (const char *const[]){ "cuda/12.9", "cudnn/1", NULL }, &e);
+        assert_env(&e.env, "LOADEDMODULES", "cuda/12.9:cudnn/1");
+        evaluation_release(&e);
+        fx_free(root);
+}
+END_TEST
+
+/* What a Tcl modulefile may not do in the safe interpreter: each is an
+ * error at its line, and nothing happens. */
+static const struct {
+        const char *body; /* after "#%Module\nsetenv OK 1\n"; %s: the marker */
+        const char *message;
+} tcl_refused[] = {
+        { "exec /bin/sh -c {touch %s}\n", "exec is not available" },
+        { "close [open %s w]\n", "open is not available" },
+        { "file delete %s\n", "file delete is not available" },
+        { "source %s\n", "source is not available" },
+        { "system {touch %s}\n", "system is not available" },
+        { "socket localhost 22 ;# %s\n", "socket is not available" },
+        { "puts stdout {touch %s}\n", "puts to stdout" },
+        { "exit 0 ;# %s\n", "exit is not available" },
+        { "interp create x ;# %s\n", "invalid command name \"interp\"" },
+        { "load %s\n", "load is not available" },
+        { "cd / ;# %s\n", "cd is not available" },
+        { "glob * ;# %s\n", "glob is not available" },
+        { "source-sh bash %s\n", "source-sh is not available" },
+        { "proc f {} {f}\nf ;# %s\n", "too many nested evaluations" },
+        { "set x [string repeat a 2000000000] ;# %s\n", "" },
+        { NULL, NULL },
+};
+
+START_TEST(tcl_modulefile_cannot_run_anything)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *marker = path_join(root, "PWNED");
+        const char *at = strstr(tcl_refused[_i].body, "%s");
+        _cleanup_free_ char *text = xasprintf("#%%Module\nsetenv OK 1\n%.*s%s%s",
+                                              (int)(at - tcl_refused[_i].body), tcl_refused[_i].body,
+                                              marker, at + 2);
+        int r;
+
+        fx_write(root, "mp/evil/1", text);
+        r = load(root, "mp", NULL, (const char *const[]){ "evil/1", NULL }, &e, &d);
+        ck_assert_msg(r == -EINVAL, "%s: %d", tcl_refused[_i].body, r);
+        ck_assert_msg(strstr(d.message, tcl_refused[_i].message), "%s: %s", tcl_refused[_i].body,
+                      d.message);
+        if (strstr(tcl_refused[_i].message, "not available"))
+                ck_assert_msg(strstr(d.message, "--trust-modulefiles"), "%s", d.message);
+        ck_assert_ptr_nonnull(strstr(d.file, "evil/1"));
+        if (!strstr(tcl_refused[_i].body, "proc") && !strstr(tcl_refused[_i].body, "repeat"))
+                ck_assert_uint_eq(d.line, 3);
+        ck_assert_msg(access(marker, F_OK) != 0, "%s ran", tcl_refused[_i].body);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(tcl_endless_loop_ends)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+
+        fx_write(root, "mp/loop/1", "#%Module\nwhile 1 {}\n");
+        ck_assert_int_eq(load(root, "mp", NULL, (const char *const[]){ "loop/1", NULL }, &e, &d),
+                         -EINVAL);
+        ck_assert_msg(strstr(d.message, "limit exceeded") || strstr(d.message, "longer than"),
+                      "%s", d.message);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(tcl_without_tclsh_is_refused_naming_trust)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_(strv_release) struct strv mp = { 0 };
+        static char path[] = "PATH=/nonexistent", spec[] = "a/1";
+        char *env[] = { path, NULL }, *specs[] = { spec };
+
+        fx_write(root, "mp/a/1", "#%Module\nsetenv A 1\n");
+        mp_of(&mp, root, "mp");
+        ck_assert_int_eq(evaluate_load(&(struct evaluate_options){ .environ = env, .modulepath = &mp },
+                                       specs, 1, &e, &d),
+                         -ENOEXEC);
+        ck_assert_ptr_nonnull(strstr(d.message, "no tclsh"));
+        ck_assert_ptr_nonnull(strstr(d.message, "--trust-modulefiles"));
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(tcl_and_lua_do_not_mix)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+
+        fx_write(root, "mp/t/1", "#%Module\nmodule load l\n");
+        fx_write(root, "mp/l/1.lua", "setenv(\"L\",\"1\")\n");
+        ck_assert_int_eq(load(root, "mp", NULL, (const char *const[]){ "t/1", NULL }, &e, &d), -ENOEXEC);
+        ck_assert_ptr_nonnull(strstr(d.message, "is a Lua modulefile, loaded from a Tcl one"));
+        fx_free(root);
+}
+END_TEST
+
+/* OpenSSH's StrictModes: the file and the directories above it up to its
+ * modulepath directory. */
+START_TEST(strict_modes_refuse_what_others_can_change)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *file = path_join(root, "mp/a/1.lua"), *dir = path_join(root, "mp/a");
+        _cleanup_free_ char *mpdir = path_join(root, "mp");
+
+        fx_write(root, "mp/a/1.lua", "setenv(\"A\",\"1\")\n");
+        fx_write(root, "mp/t/1", "#%Module\nsetenv T 1\n");
+        chmod(root, 0755);
+        chmod(mpdir, 0777); /* the modulepath directory's own parent is not looked at */
+        chmod(mpdir, 0755);
+        chmod(dir, 0755);
+        chmod(file, 0644);
+        ck_assert_msg(load_with(root, "mp", NULL, (const char *const[]){ "a/1", NULL }, true, &e, &d) == 0,
+                      "a 0644 file refused: %s", d.message);
+        evaluation_release(&e);
+        chmod(file, 0664);
+        ck_assert_int_eq(load_with(root, "mp", NULL, (const char *const[]){ "a/1", NULL }, true, &e, &d),
+                         -EPERM);
+        ck_assert_ptr_nonnull(strstr(d.message, "is writable by its group (mode 0664)"));
+        ck_assert_ptr_nonnull(strstr(d.message, "--no-strict-modes"));
+        ck_assert_int_eq(load_with(root, "mp", NULL, (const char *const[]){ "a/1", NULL }, false, &e, &d),
+                         0);
+        evaluation_release(&e);
+        chmod(file, 0644);
+        chmod(dir, 0757);
+        ck_assert_int_eq(load_with(root, "mp", NULL, (const char *const[]){ "a/1", NULL }, true, &e, &d),
+                         -EPERM);
+        ck_assert_ptr_nonnull(strstr(d.message, "/mp/a' is writable by others (mode 0757)"));
+        chmod(dir, 0755);
+        chmod(mpdir, 0775);
+        ck_assert_int_eq(load_with(root, "mp", NULL, (const char *const[]){ "a/1", NULL }, true, &e, &d),
+                         -EPERM);
+        chmod(mpdir, 0755);
+        /* Tcl too, before tclsh sees it. */
+        {
+                _cleanup_free_ char *t = path_join(root, "mp/t/1");
+
+                chmod(t, 0666);
+                ck_assert_int_eq(load_with(root, "mp", NULL, (const char *const[]){ "t/1", NULL }, true,
+                                           &e, &d),
+                                 -EPERM);
+        }
+        if (geteuid() == 0) {
+                ck_assert_int_eq(chown(file, 65534, 65534), 0);
+                ck_assert_int_eq(load_with(root, "mp", NULL, (const char *const[]){ "a/1", NULL }, true,
+                                           &e, &d),
+                                 -EPERM);
+                ck_assert_ptr_nonnull(strstr(d.message, "owned by uid 65534"));
+        }
+        fx_free(root);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("evaluate");
@@ -720,6 +1026,14 @@ int main(void)
         tcase_add_test(tc, load_bounds_are_shared_by_the_modules_of_a_load);
         tcase_add_test(tc, load_cpu_time_is_shared_by_the_modules_of_a_load);
         tcase_add_test(tc, load_caps_the_entries_a_load_adds_not_those_it_starts_with);
+        tcase_add_test(tc, tcl_load_applies_path_operations_as_environment_modules);
+        tcase_add_test(tc, tcl_values_come_back_exactly);
+        tcase_add_test(tc, tcl_prereq_loads_the_default_in_range);
+        tcase_add_loop_test(tc, tcl_modulefile_cannot_run_anything, 0, (int)ELEMENTSOF(tcl_refused) - 1);
+        tcase_add_test(tc, tcl_endless_loop_ends);
+        tcase_add_test(tc, tcl_without_tclsh_is_refused_naming_trust);
+        tcase_add_test(tc, tcl_and_lua_do_not_mix);
+        tcase_add_test(tc, strict_modes_refuse_what_others_can_change);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -351,6 +351,74 @@ START_TEST(build_fails_when_library_path_lacks_the_library)
 }
 END_TEST
 
+START_TEST(build_takes_cc_from_cudamods_path_not_the_modules)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct check c = { 0 };
+        struct target g;
+        _cleanup_free_ char *fake = NULL, *marker = NULL, *script = NULL;
+
+        make_standard(root);
+        marker = path_join(root, "FAKE-CC-RAN");
+        fake = path_join(root, "fakebin/cc");
+        script = xasprintf("#!/bin/sh\ntouch '%s'\nexit 1\n", marker);
+        fx_write(root, "fakebin/cc", script);
+        ck_assert_int_eq(chmod(fake, 0755), 0);
+        fx_write(root, "fakebin/as", script);
+        free(fake);
+        fake = path_join(root, "fakebin/as");
+        ck_assert_int_eq(chmod(fake, 0755), 0);
+        target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+        target_unset(&g, "PATH");
+        strv_push(&g.env, xasprintf("PATH=%s/fakebin:/usr/bin:/bin", root));
+        g.t.env = g.env.items;
+        o.cc_path = "/usr/bin:/bin";
+        check_build(&g.t, &o, &c);
+        assert_check(&c, CHECK_PASS, "compiles and links");
+        ck_assert_msg(access(marker, F_OK) != 0, "the module's cc (or as) ran");
+        check_release(&c);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+/* Which variables a load may not set for validate (validate.h). */
+START_TEST(validate_refuses_loader_variables_set_by_a_module)
+{
+        static const struct {
+                const char *env[3], *start[2];
+                const char *want;
+        } cases[] = {
+                { { "LD_PRELOAD=/tmp/x.so", NULL }, { NULL }, "LD_PRELOAD" },
+                { { "LD_AUDIT=/tmp/x.so", NULL }, { NULL }, "LD_AUDIT" },
+                { { "LD_DEBUG_OUTPUT=/etc/x", NULL }, { NULL }, "LD_DEBUG_OUTPUT" },
+                { { "GCONV_PATH=/tmp/g", NULL }, { NULL }, "GCONV_PATH" },
+                { { "LD_PROFILE=libc.so.6", NULL }, { NULL }, "LD_PROFILE" },
+                { { "COMPILER_PATH=/tmp/bin", NULL }, { NULL }, "COMPILER_PATH" },
+                { { "GCC_EXEC_PREFIX=/tmp/", NULL }, { NULL }, "GCC_EXEC_PREFIX" },
+                { { "LD_PRELOAD=", NULL }, { NULL }, "LD_PRELOAD" },
+                /* What the load started from is not the module's doing. */
+                { { "LD_PRELOAD=/a.so", NULL }, { "LD_PRELOAD=/a.so", NULL }, NULL },
+                { { "LD_PRELOAD=/b.so", NULL }, { "LD_PRELOAD=/a.so", NULL }, "LD_PRELOAD" },
+                { { "LD_LIBRARY_PATH=/m/lib", "LD_DEBUG=libs", NULL }, { NULL }, NULL },
+                { { NULL }, { NULL }, NULL },
+                { { "END", NULL }, { NULL }, NULL },
+        };
+
+        for (size_t i = 0; !cases[i].env[0] || !streq(cases[i].env[0], "END"); i++) {
+                const char *got = validate_refused_variable((char *const *)cases[i].env,
+                                                            (char *const *)cases[i].start);
+
+                if (!cases[i].want)
+                        ck_assert_msg(!got, "case %zu: %s refused", i, got);
+                else
+                        ck_assert_msg(got && streq(got, cases[i].want), "case %zu: %s", i,
+                                      got ? got : "nothing refused");
+        }
+}
+END_TEST
+
 START_TEST(build_skips_when_not_asked_without_compiler_or_for_other_modules)
 {
         static const char *const other_lib[] = { "other/lib", NULL };
@@ -1149,6 +1217,8 @@ int main(void)
         tcase_add_test(tc, build_passes_for_each_kind_with_module_paths_only);
         tcase_add_test(tc, build_fails_when_cpath_lacks_the_header);
         tcase_add_test(tc, build_fails_when_library_path_lacks_the_library);
+        tcase_add_test(tc, build_takes_cc_from_cudamods_path_not_the_modules);
+        tcase_add_test(tc, validate_refuses_loader_variables_set_by_a_module);
         tcase_add_test(tc, build_skips_when_not_asked_without_compiler_or_for_other_modules);
         tcase_add_test(tc, build_removes_its_temporary_directory);
         tcase_add_test(tc, run_and_device_pass_for_a_cuda_module_on_two_gpus);

@@ -9,7 +9,8 @@
 # (MODULEPATH included, the tools' bookkeeping left out). A load the tool
 # refuses must be refused by show too.
 #   lmod: Lua trees, show's own sandbox against Lmod.
-#   em:   Tcl trees, show (through modulecmd.tcl) against EM's `module`.
+#   em:   Tcl trees, show's Tcl safe interpreter against EM's `module`
+#         (MODULES_CMD is set only for the sessions; show does not use it).
 # Under valgrind (tests/valgrind.sh), every 8th case.
 source "$(dirname "$0")/lib.sh"
 
@@ -113,6 +114,41 @@ for fixture in $(cd "$MT_LIB_DIR/expect" && ls *.txt | sed 's/\.txt$//'); do
                 check_cases "$fixture-$layout" "$mp" "${cases[@]}"
         done
 done
+# Environment Modules' semantics beyond cudamod's own modules, for the safe
+# interpreter: path operations on entries already there, module use, prereq
+# choosing the default inside a range, getenv, is-loaded, module-info, and
+# values holding tabs, quotes, brackets and bytes that are not UTF-8 (a
+# newline Environment Modules itself does not pass to the shell intact).
+if [ "$tool" = em ]; then
+        sem=$MT_TMP/sem
+        mkdir -p "$sem/setup" "$sem/x" "$sem/cuda" "$sem/dep" "$sem/q"
+        printf '#%%Module\nsetenv FOO /a:/q:/a\nsetenv BAR /q:/r\nsetenv BAZ /z\nsetenv U 1\nsetenv COMMA y,x\n' \
+                >"$sem/setup/1"
+        cat >"$sem/x/1" <<'EOT'
+#%Module
+prepend-path FOO /b
+prepend-path FOO /a//
+append-path FOO /c/
+prepend-path FOO /x:/y
+append-path BAR /q
+remove-path BAZ /z
+setenv E "a b"
+unsetenv U
+prepend-path -d , COMMA x
+module use /nonexistent/mp1
+setenv G [getenv NOPE dflt]
+setenv N [module-info name]
+if {[is-loaded setup]} { setenv L 1 }
+setenv W "a\tb \"q\" \[x\] \$y {z}"
+EOT
+        printf '#%%Module\nsetenv RAW "caf\xc3\xa9 \xe9"\n' >"$sem/q/1"
+        for v in 11.8 12.1 12.9 12.10; do printf '#%%Module\nsetenv CV %s\n' "$v" >"$sem/cuda/$v"; done
+        printf '#%%Module\nmodule-version cuda/12.1 default\n' >"$sem/cuda/.modulerc"
+        printf '#%%Module\nprereq cuda@12:12.999999\nsetenv D 1\n' >"$sem/dep/1"
+        printf '#%%Module\nprereq cuda@11:11.9 cuda@12\nsetenv D 2\n' >"$sem/dep/2"
+        printf '#%%Module\nprereq cuda/12\nsetenv D 3\n' >"$sem/dep/3"
+        check_cases em-semantics "$sem" "setup x" "q" "dep/1" "dep/2" "dep/3" "cuda/12" "cuda"
+fi
 say "$n_cases load cases compared"
 want=50
 [ -z "${CUDAMOD_VALGRIND_LOGS:-}" ] || want=20
