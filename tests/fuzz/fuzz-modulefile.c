@@ -9,7 +9,7 @@
  *
  * The properties:
  *   - the renderer's gate refuses exactly the values holding a control
- *     character (but the tab; help and description may hold newlines),
+ *     character (but the tab; the help text may hold newlines),
  *     and nothing else fails on these valid templates;
  *   - what renders passes the parse check generate runs before writing
  *     (modulefile_check_syntax), so nothing that passes the gate is
@@ -93,10 +93,10 @@ struct fields {
         bool benign; /* every non-empty value as "x" */
 };
 
-/* The keys whose values may hold newlines (set as text, as generate does). */
+/* The key whose value may hold newlines (set as text, as generate does). */
 static bool is_text_key(const char *key)
 {
-        return strcmp(key, "help") == 0 || strcmp(key, "description") == 0;
+        return strcmp(key, "help") == 0;
 }
 
 static bool gated(const char *v, bool text)
