@@ -3,9 +3,11 @@
  * A template is parsed into a flat node list (text, value, section, close)
  * with each section knowing its closing node, so syntax errors are found
  * whatever the data; the node list is then walked with a stack of contexts.
- * Every value is written through an escaper for the target language: a
- * template can place a value only as a whole string literal or as comment
- * text, never as raw code. */
+ * Every value passes the gate first (no control character, whichever key
+ * and whether the template uses it: see render.h), then is written through
+ * an escaper for the target language: a template can place a value only as
+ * a whole string literal or as comment text, never as raw code. The
+ * escapers still handle every byte, so that they hold on their own. */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -226,8 +228,8 @@ static void escape_tcl(struct strbuf *out, const char *s)
  * template puts it in, or continue it onto the next line: not a line end
  * (a line comment), ] (a Lua long comment or long string: ]] or ]=]),
  * { } (a Tcl braced body, where a comment's braces count too), a quote,
- * \\, $ or [ (a Lua or Tcl quoted string), nor bytes that depend on an
- * encoding. Newlines reach here only in text values (help). */
+ * a backslash, $ or [ (a Lua or Tcl quoted string), nor bytes that depend
+ * on an encoding. Newlines reach here only in text values (help). */
 static void escape_comment(struct strbuf *out, const char *s)
 {
         for (const unsigned char *p = (const unsigned char *)s; *p; p++)
