@@ -81,7 +81,7 @@ static struct render_ctx *module_context(const struct module_plan *m)
         render_ctx_set(ctx, "full_name", m->full_name);
         render_ctx_set(ctx, "prefix", m->install->prefix);
         render_ctx_set(ctx, "description", m->description);
-        render_ctx_set(ctx, "help", m->help);
+        render_ctx_set_text(ctx, "help", m->help);
         render_ctx_set(ctx, "family", m->family ? m->family : "");
         render_ctx_set_bool(ctx, "property_gpu", true);
         render_ctx_set(ctx, "modulepath", m->modulepath ? m->modulepath : "");
@@ -102,7 +102,7 @@ static struct render_ctx *module_context(const struct module_plan *m)
                 for (size_t k = 0; k < ELEMENTSOF(op_keys); k++)
                         render_ctx_set_bool(it, op_keys[k], m->ops[i].kind == (enum env_op_kind)k);
                 render_ctx_set(it, "name", m->ops[i].name);
-                render_ctx_set(it, "value", m->ops[i].value);
+                render_ctx_set_from(it, "value", m->ops[i].value, m->ops[i].origin);
         }
         return ctx;
 }
@@ -166,6 +166,22 @@ static int render_all(const struct plan *p, const struct templates *t, struct re
                 };
         }
         *ret = out;
+        return 0;
+}
+
+/* Every rendered file parses (Lua loaded without running, Tcl read by its
+ * syntax rules) before any is written: a value the renderer let through
+ * that changed a file's structure, or a site template that is not valid
+ * Lua or Tcl, is an error naming the file, and nothing is written. */
+static int check_rendered(const struct plan *p, const struct rendered *rd, struct diag *d)
+{
+        for (size_t i = 0; i < rd->n; i++) {
+                _cleanup_free_ char *path = path_join(p->outdir, rd->files[i].path);
+                int r = modulefile_check_syntax(rd->files[i].content, rd->files[i].len, path, p->format, d);
+
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -325,9 +341,16 @@ static void detected_arch_list(struct config *cfg, const char *outdir, const str
                 log_verbose(g, "%s", d.message);
         list = json_string_value(json_object_get(v, "arch_list"));
         if (list && *list) {
+                _cleanup_free_ char *index = path_join(outdir, ".cudamod-index.json");
+                _cleanup_free_ char *shown = term_escape(list);
+
                 free(cfg->cuda_arch_list);
                 cfg->cuda_arch_list = xstrdup(list);
-                log_verbose(g, "TORCH_CUDA_ARCH_LIST=%s from the validation of %s", list,
+                /* An index can be edited by hand: the value passes the
+                 * renderer's gate, named by where it came from. */
+                free(cfg->cuda_arch_list_origin);
+                cfg->cuda_arch_list_origin = xasprintf("index '%s': validation.arch_list", index);
+                log_verbose(g, "TORCH_CUDA_ARCH_LIST=%s from the validation of %s", shown,
                             json_string_value(json_object_get(v, "time")) ?: "an earlier run");
         } else
                 log_warning(g, "pytorch.cuda_arch_list is 'detect', but '%s' records no GPU from a "
@@ -553,7 +576,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 log_warning(g, "%s", p.warnings.items[i]);
                 strv_add(&warns, p.warnings.items[i]);
         }
-        if (render_all(&p, &t, &rd, &d) < 0) {
+        if (render_all(&p, &t, &rd, &d) < 0 || check_rendered(&p, &rd, &d) < 0) {
                 log_diag(&d);
                 status = EXIT_USAGE;
                 goto out;

@@ -211,6 +211,7 @@ void config_release(struct config *c)
                 env_ops_release(&c->env[i]);
         }
         free(c->cuda_arch_list);
+        free(c->cuda_arch_list_origin);
         free(c->validate.launcher);
         targets_release(c);
         free(c->validate.driver_libdir);
@@ -247,6 +248,7 @@ static void config_copy(struct config *dst, const struct config *src)
                                     src->env[i].items[k].value);
         }
         dst->cuda_arch_list = xstrdup_or_null(src->cuda_arch_list);
+        dst->cuda_arch_list_origin = xstrdup_or_null(src->cuda_arch_list_origin);
         dst->validate.launcher = xstrdup_or_null(src->validate.launcher);
         dst->validate.targets = NULL;
         if (src->validate.n_targets) {
@@ -1077,10 +1079,19 @@ static int parse_pytorch(struct parser *p, struct config *c)
         if (r < 0)
                 return r;
         while ((r = map_next(p, &it)) > 0) {
-                if (it.index == PYTORCH_BUILD_ENV)
+                if (it.index == PYTORCH_BUILD_ENV) {
                         r = get_bool(p, &c->pytorch_build_env);
-                else
+                } else {
+                        const yaml_mark_t m = p->event.start_mark;
+
                         r = set_string(p, &c->cuda_arch_list);
+                        /* The value goes into modules: the renderer's gate
+                         * names it by its place in this file. */
+                        free(c->cuda_arch_list_origin);
+                        c->cuda_arch_list_origin = xasprintf("%s:%u:%u: '%s'", p->file ? p->file : "<config>",
+                                                             (unsigned)m.line + 1, (unsigned)m.column + 1,
+                                                             p->path.buf);
+                }
                 if (r < 0)
                         return r;
         }

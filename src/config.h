@@ -83,6 +83,9 @@ struct config {
         struct env_ops env[_COMPONENT_MAX];
         bool pytorch_build_env;
         char *cuda_arch_list; /* "" (unset), "detect", or "8.0;9.0" */
+        /* Where it was set, for the renderer's gate: "FILE:LINE:COL:
+         * 'pytorch.cuda_arch_list'", or NULL (the default). */
+        char *cuda_arch_list_origin;
         struct {
                 char *launcher; /* "" */
                 struct config_target *targets;

@@ -61,7 +61,7 @@ static void opset_push(struct opset *s, enum env_op_kind kind, const char *name,
                 s->alloc = s->alloc ? 2 * s->alloc : 16;
                 s->ops = xreallocarray(s->ops, s->alloc, sizeof(*s->ops));
         }
-        s->ops[s->n++] = (struct plan_op){ kind, xstrdup(name), xstrdup(value) };
+        s->ops[s->n++] = (struct plan_op){ kind, xstrdup(name), xstrdup(value), NULL };
 }
 
 static bool opset_has(const struct opset *s, enum env_op_kind kind, const char *name,
@@ -78,6 +78,7 @@ static void plan_op_release(struct plan_op *op)
 {
         free(op->name);
         free(op->value);
+        free(op->origin);
 }
 
 /* A list of directories for one path variable, in the order wanted. */
@@ -122,8 +123,11 @@ static void ops_cuda(struct opset *s, const struct install *in, const struct con
         emit_setenv(s, "CUDAToolkit_ROOT", in->prefix);
         if (cfg->pytorch_build_env && nvcc && is_file_at(AT_FDCWD, nvcc))
                 emit_setenv(s, "CUDACXX", nvcc);
-        if (*cfg->cuda_arch_list && !streq(cfg->cuda_arch_list, "detect"))
+        if (*cfg->cuda_arch_list && !streq(cfg->cuda_arch_list, "detect")) {
                 emit_setenv(s, "TORCH_CUDA_ARCH_LIST", cfg->cuda_arch_list);
+                if (cfg->cuda_arch_list_origin)
+                        s->ops[s->n - 1].origin = xstrdup(cfg->cuda_arch_list_origin);
+        }
 
         path_add(&v, in->bin_dir);
         emit_prepends(s, "PATH", &v);

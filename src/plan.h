@@ -20,6 +20,7 @@ struct plan_op {
         enum env_op_kind kind;
         char *name;
         char *value;
+        char *origin; /* where the value was set (config), or NULL (the scan) */
 };
 
 struct plan_dep {

@@ -3,11 +3,14 @@
  * A template is parsed into a flat node list (text, value, section, close)
  * with each section knowing its closing node, so syntax errors are found
  * whatever the data; the node list is then walked with a stack of contexts.
- * Every value is written through an escaper for the target language: a
- * template can place a value only as a whole string literal or as comment
- * text, never as raw code. */
+ * Every value passes the gate first (no control character, whichever key
+ * and whether the template uses it: see render.h), then is written through
+ * an escaper for the target language: a template can place a value only as
+ * a whole string literal or as comment text, never as raw code. The
+ * escapers still handle every byte, so that they hold on their own. */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "render.h"
 #include "strbuf.h"
@@ -39,6 +42,8 @@ struct render_entry {
         char *key;
         enum value_kind kind;
         char *str;                 /* VALUE_STRING */
+        char *origin;              /* VALUE_STRING: where it came from, or NULL */
+        bool text;                 /* VALUE_STRING: may hold newlines (help) */
         bool b;                    /* VALUE_BOOL */
         struct render_ctx **items; /* VALUE_LIST */
         size_t n_items, alloc_items;
@@ -60,6 +65,9 @@ static void entry_clear(struct render_entry *e)
 {
         free(e->str);
         e->str = NULL;
+        free(e->origin);
+        e->origin = NULL;
+        e->text = false;
         for (size_t i = 0; i < e->n_items; i++)
                 render_ctx_free(e->items[i]);
         free(e->items);
@@ -104,13 +112,26 @@ static struct render_entry *ctx_entry(struct render_ctx *c, const char *key)
         return e;
 }
 
-void render_ctx_set(struct render_ctx *c, const char *key, const char *value)
+void render_ctx_set_from(struct render_ctx *c, const char *key, const char *value,
+                         const char *origin)
 {
         struct render_entry *e = ctx_entry(c, key);
 
         entry_clear(e);
         e->kind = VALUE_STRING;
         e->str = xstrdup(value ? value : "");
+        e->origin = origin ? xstrdup(origin) : NULL;
+}
+
+void render_ctx_set(struct render_ctx *c, const char *key, const char *value)
+{
+        render_ctx_set_from(c, key, value, NULL);
+}
+
+void render_ctx_set_text(struct render_ctx *c, const char *key, const char *value)
+{
+        render_ctx_set_from(c, key, value, NULL);
+        ctx_find(c, key, strlen(key))->text = true;
 }
 
 void render_ctx_set_bool(struct render_ctx *c, const char *key, bool value)
@@ -203,12 +224,71 @@ static void escape_tcl(struct strbuf *out, const char *s)
         strbuf_addch(out, '"');
 }
 
-/* Comment text: nothing that could end the comment line, continue it
- * (a Tcl backslash before the newline) or depend on an encoding. */
+/* Comment text: nothing that could end the comment or whatever a site
+ * template puts it in, or continue it onto the next line: not a line end
+ * (a line comment), ] (a Lua long comment or long string: ]] or ]=]),
+ * { } (a Tcl braced body, where a comment's braces count too), a quote,
+ * a backslash, $ or [ (a Lua or Tcl quoted string), nor bytes that depend
+ * on an encoding. Newlines reach here only in text values (help). */
 static void escape_comment(struct strbuf *out, const char *s)
 {
         for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-                strbuf_addch(out, *p < 0x20 || *p >= 0x7f || *p == '\\' ? '?' : (char)*p);
+                strbuf_addch(out, *p < 0x20 || *p >= 0x7f || strchr("\\\"'$[]{}", *p) ? '?' : (char)*p);
+}
+
+/* ---- the gate ---- */
+
+/* The first byte of s no modulefile may carry, or NULL: a control
+ * character but the tab (and the newline in text). */
+static const char *forbidden_byte(const char *s, bool text)
+{
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+                if ((*p < 0x20 && *p != '\t' && !(text && *p == '\n')) || *p == 0x7f)
+                        return (const char *)p;
+        return NULL;
+}
+
+static int gate_error(const struct render_entry *e, const char *bad, const char *name,
+                      struct diag *d)
+{
+        static const char why[] = "the module tools write it raw into the shell code they print, "
+                                  "where it would run as a command";
+        unsigned byte = (unsigned char)*bad;
+        size_t at = (size_t)(bad - e->str);
+
+        if (e->origin)
+                return diag_set(d, -EINVAL, NULL, 0, 0,
+                                "%s: the value holds a control character (\\x%02x at byte %zu): %s",
+                                e->origin, byte, at + 1, why);
+        return diag_set(d, -EINVAL, name, 0, 0,
+                        "the value of '%s' holds a control character (\\x%02x at byte %zu): %s",
+                        e->key, byte, at + 1, why);
+}
+
+/* Every string value of c and its items; with_origin: only those that
+ * name where they came from (so that a value that also went into another,
+ * such as an op into the help text, is reported by its own origin). */
+static int gate_ctx(const struct render_ctx *c, bool with_origin, const char *name, struct diag *d)
+{
+        for (size_t i = 0; i < c->n; i++) {
+                const struct render_entry *e = &c->entries[i];
+                const char *bad;
+
+                if (e->kind == VALUE_LIST) {
+                        for (size_t k = 0; k < e->n_items; k++) {
+                                int r = gate_ctx(e->items[k], with_origin, name, d);
+                                if (r < 0)
+                                        return r;
+                        }
+                        continue;
+                }
+                if (e->kind != VALUE_STRING || (with_origin && !e->origin))
+                        continue;
+                bad = forbidden_byte(e->str, e->text);
+                if (bad)
+                        return gate_error(e, bad, name, d);
+        }
+        return 0;
 }
 
 /* ---- parsing ---- */
@@ -558,7 +638,12 @@ int render(const char *tmpl, size_t len, const char *name, enum module_format la
 
         if (lang != FORMAT_LUA && lang != FORMAT_TCL)
                 return diag_set(d, -EINVAL, name, 0, 0, "unknown module format");
+        /* The template's own errors first, then the gate over every value. */
         ret = parse(&p);
+        if (ret >= 0 && ctx)
+                ret = gate_ctx(ctx, true, name, d);
+        if (ret >= 0 && ctx)
+                ret = gate_ctx(ctx, false, name, d);
         if (ret >= 0) {
                 r.nodes = p.nodes;
                 r.stack[r.depth++] = ctx ? ctx : &empty;
@@ -628,15 +713,32 @@ int template_load(const char *dir, enum module_format f, const char *kind, char 
                                    kind ? kind : "(null)", ext ? ext : "?");
         if (dir && *dir) {
                 _cleanup_free_ char *sub = xasprintf("%s/%s.%s.in", ext, kind, ext);
+                struct stat st;
 
                 path = path_join(dir, sub);
-                r = strbuf_read_file(&sb, path, MAX_TEMPLATE_SIZE);
-                if (r == -EFBIG)
-                        return diag_set(d, r, path, 0, 0, "template is larger than 1 MiB");
-                if (r < 0 && r != -ENOENT)
-                        return diag_set(d, r, path, 0, 0, "cannot read template: %s",
-                                        strerror(-r));
-                if (r == 0) {
+                /* Checked before it is opened: a FIFO would block the open
+                 * or, opened without blocking, read as an empty template. */
+                if (stat(path, &st) < 0) {
+                        r = -errno;
+                        if (r == -ENOENT && lstat(path, &st) == 0)
+                                return diag_set(d, r, path, 0, 0,
+                                                "template is a dangling symbolic link");
+                        if (r != -ENOENT)
+                                return diag_set(d, r, path, 0, 0, "cannot read template: %s",
+                                                strerror(-r));
+                } else if (!S_ISREG(st.st_mode)) {
+                        return diag_set(d, -EINVAL, path, 0, 0, "template is not a regular file");
+                } else {
+                        r = strbuf_read_file(&sb, path, MAX_TEMPLATE_SIZE);
+                        if (r == -EFBIG)
+                                return diag_set(d, r, path, 0, 0, "template is larger than 1 MiB");
+                        if (r < 0)
+                                return diag_set(d, r, path, 0, 0, "cannot read template: %s",
+                                                strerror(-r));
+                        /* Also what a file replaced by a FIFO since the
+                         * stat reads as. */
+                        if (sb.len == 0)
+                                return diag_set(d, -EINVAL, path, 0, 0, "template is empty");
                         if (memchr(sb.buf, '\0', sb.len))
                                 return nul_error(sb.buf, sb.len, path, d);
                         *ret_len = sb.len;

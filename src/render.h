@@ -8,9 +8,11 @@
  *                  for other control bytes and bytes >= 0x80), Tcl "…"
  *                  (escapes \\ \" $ [ ] { }, \ooo for control bytes but the
  *                  newline, which stays literal; other bytes verbatim)
- *   {{%key}}       the value as comment text: bytes < 0x20, 0x7f, '\\' and
- *                  bytes >= 0x80 become '?', so it cannot end a comment or
- *                  continue it onto the next line
+ *   {{%key}}       the value as comment text: a tab, bytes >= 0x80 and each
+ *                  of \ " ' $ [ ] { } become '?', so it cannot end or
+ *                  continue a line comment, end a Lua long comment or
+ *                  long string (]]), a Tcl braced body or braced word
+ *                  ({ }), or a Lua or Tcl quoted string (" ' \ $ [)
  *   {{#key}}…{{/key}}  a section: for a list, once per item with the item
  *                  as the innermost context; for a string, once when it is
  *                  not empty; for a bool, once when true
@@ -22,6 +24,15 @@
  * Keys are [A-Za-z0-9_]+ and are looked up from the innermost context out;
  * an unknown key, an unclosed or mismatched section, or a value used as
  * the wrong kind ({{list}}) is an error at TEMPLATE:LINE:COL.
+ *
+ * The gate: before anything is rendered, every string value of the context
+ * tree is checked, whatever the template uses, and a value holding a
+ * control character (a byte < 0x20 but the tab, or 0x7f; a text value set
+ * with render_ctx_set_text may also hold newlines) is an error naming the
+ * value's origin ("site.yaml:4:19: 'pytorch.cuda_arch_list'") when the
+ * caller gave one, else the template and the key. Lmod and Environment
+ * Modules write such a byte raw into the shell code they print, where it
+ * would run as a command; no escaping in the modulefile prevents that.
  *
  * A render_ctx owns its keys, values and child contexts; render_ctx_free
  * frees the whole tree. Setting a key again replaces its value. */
@@ -40,6 +51,12 @@ struct render_ctx;
 struct render_ctx *render_ctx_new(void);
 void render_ctx_free(struct render_ctx *c);
 void render_ctx_set(struct render_ctx *c, const char *key, const char *value);
+/* A value and where it came from, for the gate's message: "FILE:LINE:COL:
+ * 'dotted.key'" or "'FILE': key" (origin may be NULL: unknown). */
+void render_ctx_set_from(struct render_ctx *c, const char *key, const char *value,
+                         const char *origin);
+/* Text for people (help): newlines allowed, other control bytes not. */
+void render_ctx_set_text(struct render_ctx *c, const char *key, const char *value);
 void render_ctx_set_bool(struct render_ctx *c, const char *key, bool value);
 /* Make `key` a list (empty when never added to) without adding an item. */
 void render_ctx_set_list(struct render_ctx *c, const char *key);
@@ -53,6 +70,23 @@ struct render_ctx *render_ctx_add_item(struct render_ctx *c, const char *key);
 int render(const char *tmpl, size_t len, const char *name, enum module_format lang,
            const struct render_ctx *ctx, struct strbuf *out, struct diag *d);
 
+/* Whether text (len bytes), a rendered modulefile of format lang, parses:
+ * Lua is loaded (compiled, not run) by the embedded Lua in text mode; Tcl
+ * is read as a script the way Tcl's parser (`info complete`) reads it:
+ * braces, quotes and brackets balance, a close brace or quote ends its
+ * word, and a backslash escapes the next byte. Returns 0, or -EINVAL with
+ * d naming name and the parser's message (line and column when known). */
+int modulefile_check_syntax(const char *text, size_t len, const char *name,
+                            enum module_format lang, struct diag *d);
+
+/* The structure of a Tcl script, for tests and fuzzers: one token per
+ * command, word, comment, quote, substitution and braced word (a braced
+ * word's content, when it reads as a script, in braces), none for the
+ * bytes of words. Two scripts with the same shape run the same commands
+ * with the same words; a value that changed it would have become code.
+ * Returns 0, or -EINVAL where the script does not parse. */
+int tcl_script_shape(const char *text, size_t len, struct strbuf *shape);
+
 /* Built-in templates: "cuda", "cudnn", "nccl", "modulerc" for each format.
  * The text is compiled into the binary from templates/<lua|tcl>/<name>.<lua|tcl>.in. */
 struct template_text {
@@ -65,8 +99,11 @@ const struct template_text *template_builtin(enum module_format f, const char *k
 /* The template for kind: from dir (the config `templates:` directory,
  * file <lua|tcl>/<kind>.<lua|tcl>.in) when dir is non-empty and holds that
  * file, else the built-in one. *ret_text is newly allocated, *ret_name is
- * the file name for messages (newly allocated). A file that exists but
- * cannot be read, or is larger than 1 MiB, is an error. */
+ * the file name for messages (newly allocated). A file that exists but is
+ * not a regular file (a FIFO, a directory, a device: checked before it is
+ * opened, and opened without blocking), a dangling symbolic link, a file
+ * that cannot be read, an empty one or one larger than 1 MiB is an error
+ * naming it; only a name that does not exist at all means the built-in. */
 int template_load(const char *dir, enum module_format f, const char *kind, char **ret_text,
                   size_t *ret_len, char **ret_name, struct diag *d);
 

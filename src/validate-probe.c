@@ -519,8 +519,29 @@ static void library_from_json(json_t *obj, const char *version_key, struct probe
         l->cudart_version = json_long(obj, "cudart_version");
 }
 
-/* Fill r from the probe's document; -EBADMSG when it is not one. */
-static int report_from_json(json_t *doc, struct probe_report *r)
+/* Whether s is a compute capability as TORCH_CUDA_ARCH_LIST takes it:
+ * digits, '.', digits ("9.0"). */
+static bool compute_capability_valid(const char *s)
+{
+        const char *p = s;
+
+        if (!ascii_isdigit(*p))
+                return false;
+        while (ascii_isdigit(*p))
+                p++;
+        if (*p++ != '.' || !ascii_isdigit(*p))
+                return false;
+        while (ascii_isdigit(*p))
+                p++;
+        return *p == '\0' && p - s <= 16;
+}
+
+/* Fill r from the probe's document; -EBADMSG when it is not one (*why
+ * then says what was wrong, or stays NULL). A compute capability goes
+ * into the index and from there into modules (pytorch.cuda_arch_list:
+ * detect): an answer that is not one, from a launcher or a node that
+ * lies, makes the document unreadable rather than recorded. */
+static int report_from_json(json_t *doc, struct probe_report *r, char **why)
 {
         json_t *cudart = json_object_get(doc, "cudart"), *driver = json_object_get(doc, "driver"), *devices;
 
@@ -557,6 +578,14 @@ static int report_from_json(json_t *doc, struct probe_report *r)
                         pd->index = index >= 0 && index <= INT_MAX ? (int)index : (int)i;
                         pd->name = json_str(d, "name");
                         pd->compute_capability = json_str(d, "compute_capability");
+                        if (pd->compute_capability && !compute_capability_valid(pd->compute_capability)) {
+                                _cleanup_free_ char *shown = json_dumps(json_object_get(d, "compute_capability"),
+                                                                        JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
+
+                                *why = xasprintf("device %zu's compute_capability %s is not one "
+                                                 "(digits '.' digits)", i, shown ? shown : "?");
+                                return -EBADMSG;
+                        }
                         pd->memory_mib = json_long(d, "memory_mib");
                 }
         }
@@ -651,6 +680,7 @@ static void probe_start(const struct validate_target *t, const struct validate_o
 
 static void probe_finish(struct probe_job *job, struct probe_report *ret)
 {
+        _cleanup_free_ char *why = NULL;
         _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
         struct probe_report *r = &job->report;
         const char *who_name = job->who_name, *who = job->who;
@@ -699,9 +729,10 @@ static void probe_finish(struct probe_job *job, struct probe_report *ret)
                 r->launch_error = xasprintf("unreadable output: %s (line %d)", text, jerr.line);
                 goto done;
         }
-        if (report_from_json(doc, r) < 0) {
+        if (report_from_json(doc, r, &why) < 0) {
                 probe_report_release(r);
-                r->launch_error = xstrdup("unreadable output: not a cudamod-probe document");
+                r->launch_error = why ? xasprintf("unreadable output: %s", why)
+                                      : xstrdup("unreadable output: not a cudamod-probe document");
         } else {
                 r->ran = true;
         }

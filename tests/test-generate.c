@@ -281,6 +281,176 @@ START_TEST(generate_usage_and_config_errors_write_nothing)
 }
 END_TEST
 
+/* Every file of dir (relative path and content, "path\0content\0..."),
+ * the index and lock included: what "nothing written" compares. */
+static char *tree_snapshot(const char *dir)
+{
+        struct strv files = { 0 };
+        struct strbuf sb = STRBUF_INIT;
+        _cleanup_free_ char *index = path_join(dir, ".cudamod-index.json");
+
+        list_files(dir, NULL, &files);
+        for (size_t i = 0; i < files.len; i++) {
+                _cleanup_free_ char *full = path_join(dir, files.items[i]), *text = read_text(full);
+
+                strbuf_addf(&sb, "%s\n%s\n", files.items[i], text);
+        }
+        if (access(index, F_OK) == 0) {
+                _cleanup_free_ char *text = read_text(index);
+
+                strbuf_addf(&sb, "index\n%s\n", text);
+        }
+        strv_release(&files);
+        return strbuf_detach(&sb);
+}
+
+/* pytorch.cuda_arch_list goes into TORCH_CUDA_ARCH_LIST, which the module
+ * tools write raw into shell code: a newline in it is refused at its
+ * position in the config, and nothing is written. */
+START_TEST(generate_refuses_a_control_character_in_cuda_arch_list)
+{
+        static const char *const formats[] = { "lua", "tcl", NULL };
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *cfg = path_join(root, "site.yaml");
+        _cleanup_free_ char *want = xasprintf("%s:3:19: 'pytorch.cuda_arch_list': the value holds a control "
+                                              "character (\\x0a at byte 4)", cfg);
+
+        demo_build(root);
+        fx_write(root, "site.yaml", "# site\npytorch:\n  cuda_arch_list: \"8.0\\n/tmp/evil.sh\"\n");
+        for (size_t i = 0; formats[i]; i++) {
+                struct run_result r = { 0 };
+
+                run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", "--format", formats[i],
+                                                       "-o", out, root, NULL },
+                            false);
+                ck_assert_msg(r.status == 2, "%s: exit %d: %s", formats[i], r.status, r.err);
+                ck_assert_msg(strstr(r.err, want), "%s: %s", formats[i], r.err);
+                ck_assert_str_eq(r.out, "");
+                ck_assert_int_eq(access(out, F_OK), -1);
+                run_result_release(&r);
+        }
+        fx_free(root);
+}
+END_TEST
+
+/* cuda_arch_list: detect takes the list from the index, which validate
+ * wrote from what the GPU nodes answered, or someone edited: a hostile
+ * value there is refused too, and the tree stays as it was. */
+START_TEST(generate_refuses_a_hostile_arch_list_from_the_index)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *cfg = path_join(root, "site.yaml");
+        _cleanup_free_ char *index = path_join(out, ".cudamod-index.json"), *before = NULL, *after = NULL;
+        struct run_result r = { 0 };
+        json_error_t jerr;
+        json_t *doc, *validation;
+
+        demo_build(root);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, root, NULL }, false);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        run_result_release(&r);
+        doc = json_load_file(index, 0, &jerr);
+        ck_assert_msg(doc, "%s", jerr.text);
+        validation = json_pack("{s:s, s:[{s:s, s:i, s:[{s:i, s:s, s:s, s:i}]}], s:s}", "time", "2026-01-01T00:00:00Z",
+                               "targets", "name", "h100", "driver_version", 12040, "devices", "index", 0,
+                               "name", "H100", "compute_capability", "9.0\n/tmp/evil.sh", "memory_mib", 1,
+                               "arch_list", "9.0\n/tmp/evil.sh");
+        json_object_set_new(doc, "validation", validation);
+        ck_assert_int_eq(json_dump_file(doc, index, JSON_INDENT(2)), 0);
+        json_decref(doc);
+        before = tree_snapshot(out);
+
+        fx_write(root, "site.yaml", "pytorch:\n  cuda_arch_list: detect\n");
+        run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", "-o", out, root, NULL }, false);
+        ck_assert_msg(r.status == 1 || r.status == 2, "exit %d: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.err, "validation.arch_list") && strstr(r.err, "holds a control character"), "%s",
+                      r.err);
+        ck_assert_ptr_nonnull(strstr(r.err, index));
+        run_result_release(&r);
+        after = tree_snapshot(out);
+        ck_assert_str_eq(after, before);
+        fx_free(root);
+}
+END_TEST
+
+/* A site template that is a FIFO, a dangling link or empty: an error
+ * naming it, nothing written, and no hang on the FIFO. */
+START_TEST(generate_refuses_unusable_site_templates)
+{
+        static const struct {
+                const char *what, *message;
+        } t[] = {
+                { "fifo", "template is not a regular file" },
+                { "dangling", "template is a dangling symbolic link" },
+                { "empty", "template is empty" },
+                { NULL },
+        };
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *cfg = path_join(root, "site.yaml");
+        _cleanup_free_ char *tpl = path_join(root, "tpl/lua/cuda.lua.in");
+
+        demo_build(root);
+        fx_write(root, "site.yaml", "templates: tpl\n");
+        fx_mkdir(root, "tpl/lua");
+        for (size_t i = 0; t[i].what; i++) {
+                struct run_result r = { 0 };
+                _cleanup_free_ char *want = xasprintf("%s: %s", tpl, t[i].message);
+
+                (void)unlink(tpl);
+                if (streq(t[i].what, "fifo"))
+                        ck_assert_int_eq(mkfifo(tpl, 0644), 0);
+                else if (streq(t[i].what, "dangling"))
+                        ck_assert_int_eq(symlink("nowhere.lua.in", tpl), 0);
+                else
+                        fx_write(root, "tpl/lua/cuda.lua.in", "");
+                alarm(60); /* a blocked open fails the test */
+                run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", "-o", out, root, NULL },
+                            false);
+                alarm(0);
+                ck_assert_msg(r.status == 2, "%s: exit %d: %s%s", t[i].what, r.status, r.out, r.err);
+                ck_assert_msg(strstr(r.err, want), "%s: %s", t[i].what, r.err);
+                ck_assert_int_eq(access(out, F_OK), -1);
+                run_result_release(&r);
+        }
+        fx_free(root);
+}
+END_TEST
+
+/* Every rendered file is parsed before any is written: one site template
+ * that makes broken Lua or Tcl stops the run, naming the file, and not
+ * even the modules of the other templates are written. */
+START_TEST(generate_parses_every_file_before_writing_any)
+{
+        static const struct {
+                const char *format, *file, *text, *message;
+        } t[] = {
+                { "lua", "tpl/lua/nccl.lua.in", "setenv(\"NCCL\" {{prefix}})\n", "does not parse as Lua" },
+                { "tcl", "tpl/tcl/nccl.tcl.in", "#%Module\nproc p { } {\n    setenv NCCL {{prefix}}\n",
+                  "does not parse as Tcl: missing close-brace" },
+                { NULL },
+        };
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *cfg = path_join(root, "site.yaml");
+
+        demo_build(root);
+        fx_write(root, "site.yaml", "templates: tpl\nlayout: flat\n");
+        for (size_t i = 0; t[i].format; i++) {
+                struct run_result r = { 0 };
+                _cleanup_free_ char *file = xasprintf("%s/nccl/2.21.5%s:", out, streq(t[i].format, "lua") ? ".lua" : "");
+
+                fx_write(root, t[i].file, t[i].text);
+                run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", "--format", t[i].format, "-o",
+                                                       out, root, NULL },
+                            false);
+                ck_assert_msg(r.status == 2, "%s: exit %d: %s%s", t[i].format, r.status, r.out, r.err);
+                ck_assert_msg(strstr(r.err, file) && strstr(r.err, t[i].message), "%s: %s", t[i].format, r.err);
+                ck_assert_int_eq(access(out, F_OK), -1);
+                run_result_release(&r);
+        }
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(generate_output_from_config_and_site_templates)
 {
         char *root = fx_new();
@@ -607,6 +777,10 @@ int main(void)
         tcase_add_test(tc, generate_json_describes_the_run);
         tcase_add_test(tc, generate_usage_and_config_errors_write_nothing);
         tcase_add_test(tc, generate_output_from_config_and_site_templates);
+        tcase_add_test(tc, generate_refuses_a_control_character_in_cuda_arch_list);
+        tcase_add_test(tc, generate_refuses_a_hostile_arch_list_from_the_index);
+        tcase_add_test(tc, generate_refuses_unusable_site_templates);
+        tcase_add_test(tc, generate_parses_every_file_before_writing_any);
         tcase_add_test(tc, generate_prune_refuses_when_a_named_root_is_missing);
         tcase_add_test(tc, generate_prune_refuses_after_an_incomplete_scan);
         tcase_add_test(tc, generate_prune_of_most_modules_needs_force);

@@ -225,6 +225,34 @@ START_TEST(plan_config_switches_change_the_operations)
 }
 END_TEST
 
+/* The config's position of pytorch.cuda_arch_list travels with its op, so
+ * that the renderer's gate can name it; the scan's values carry none. */
+START_TEST(plan_arch_list_op_carries_its_config_position)
+{
+        static const char yaml[] = "# site\npytorch:\n  cuda_arch_list: \"8.0;9.0\"\n";
+        struct planned p = { .root = fx_new() };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        const struct module_plan *cuda;
+        bool seen = false;
+
+        config_init_default(&p.cfg);
+        ck_assert_int_eq(config_load_buffer(&p.cfg, yaml, strlen(yaml), "site.yaml", &d), 0);
+        demo_build(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        cuda = module(&p.plan, "Core/cuda/12.9.lua");
+        for (size_t i = 0; i < cuda->n_ops; i++) {
+                if (streq(cuda->ops[i].name, "TORCH_CUDA_ARCH_LIST")) {
+                        ck_assert_str_eq(cuda->ops[i].origin, "site.yaml:3:19: 'pytorch.cuda_arch_list'");
+                        seen = true;
+                } else {
+                        ck_assert_ptr_null(cuda->ops[i].origin);
+                }
+        }
+        ck_assert(seen);
+        planned_release(&p);
+}
+END_TEST
+
 START_TEST(plan_stubs_are_never_on_ld_library_path)
 {
         const struct layout_fixture *f;
@@ -626,6 +654,7 @@ int main(void)
         tcase_add_test(tc, plan_cuda_operations_follow_design_section_5);
         tcase_add_test(tc, plan_cudnn_and_nccl_operations_follow_design_section_5);
         tcase_add_test(tc, plan_config_switches_change_the_operations);
+        tcase_add_test(tc, plan_arch_list_op_carries_its_config_position);
         tcase_add_test(tc, plan_stubs_are_never_on_ld_library_path);
         tcase_add_test(tc, plan_system_install_sets_only_root_variables);
         tcase_add_test(tc, plan_flat_layout_depends_on_the_cuda_major);

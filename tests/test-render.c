@@ -144,10 +144,8 @@ START_TEST(render_escapes_lua_with_lua51_escapes_only)
                 { "plain /a b", "\"plain /a b\"" },
                 { "\"q\" 'a'", "\"\\\"q\\\" 'a'\"" },
                 { "back\\slash\\", "\"back\\\\slash\\\\\"" },
-                { "a\nb\rc", "\"a\\\nb\\rc\"" },
+                { "a\nb", "\"a\\\nb\"" },
                 { "tab\there", "\"tab\\009here\"" },
-                { "\x01" "1", "\"\\0011\"" },
-                { "\x1f\x7f", "\"\\031\\127\"" },
                 { "\xc3\xa9", "\"\\195\\169\"" },
                 { "\xff\xfe", "\"\\255\\254\"" },
                 { "]]=]$(x)`[exec x]{};", "\"]]=]$(x)`[exec x]{};\"" },
@@ -156,7 +154,7 @@ START_TEST(render_escapes_lua_with_lua51_escapes_only)
         struct render_ctx *c = render_ctx_new();
 
         for (size_t i = 0; t[i].in; i++) {
-                render_ctx_set(c, "v", t[i].in);
+                render_ctx_set_text(c, "v", t[i].in);
                 assert_renders("{{v}}", FORMAT_LUA, c, t[i].want);
         }
         render_ctx_free(c);
@@ -171,8 +169,7 @@ START_TEST(render_escapes_tcl_specials_and_control_bytes)
                 { "plain /a b;c", "\"plain /a b;c\"" },
                 { "$HOME[exec x]", "\"\\$HOME\\[exec x\\]\"" },
                 { "\"{}\\", "\"\\\"\\{\\}\\\\\"" },
-                { "a\nb\tc\rd", "\"a\nb\\011c\\015d\"" },
-                { "\x01" "1\x7f", "\"\\0011\\177\"" },
+                { "a\nb\tc", "\"a\nb\\011c\"" },
                 { "\xc3\xa9\xff", "\"\xc3\xa9\xff\"" },
                 { "'`]]", "\"'`\\]\\]\"" },
                 { NULL, NULL },
@@ -180,7 +177,7 @@ START_TEST(render_escapes_tcl_specials_and_control_bytes)
         struct render_ctx *c = render_ctx_new();
 
         for (size_t i = 0; t[i].in; i++) {
-                render_ctx_set(c, "v", t[i].in);
+                render_ctx_set_text(c, "v", t[i].in);
                 assert_renders("{{v}}", FORMAT_TCL, c, t[i].want);
         }
         render_ctx_free(c);
@@ -191,9 +188,9 @@ START_TEST(render_comment_tag_replaces_unsafe_bytes)
 {
         struct render_ctx *c = render_ctx_new();
 
-        render_ctx_set(c, "v", "/a b\n-- x\\\r\t\x7f\xc3\xa9\"$[{}]");
-        assert_renders("-- {{%v}}\n", FORMAT_LUA, c, "-- /a b?-- x?????\?\"$[{}]\n");
-        assert_renders("# {{% v }}\n", FORMAT_TCL, c, "# /a b?-- x?????\?\"$[{}]\n");
+        render_ctx_set_text(c, "v", "/a b\n-- x\\\t\xc3\xa9\"'$[{}]=]; ok");
+        assert_renders("-- {{%v}}\n", FORMAT_LUA, c, "-- /a b?-- x" "???????????" "=?; ok\n");
+        assert_renders("# {{% v }}\n", FORMAT_TCL, c, "# /a b?-- x" "???????????" "=?; ok\n");
         render_ctx_free(c);
 }
 END_TEST
@@ -491,15 +488,33 @@ static const char *const hostile[] = {
         "\\\n exec touch X", "[[", "[==[ x", "--[[", "\n}\nexec touch X\nproc q {} {\n", NULL,
 };
 
-/* Every byte 1..255, once. */
-static char *all_bytes(void)
+/* Every byte 1..255 that a value may hold, once: not the control
+ * characters the renderer's gate refuses (all but the tab, and the newline
+ * in text). */
+static char *all_bytes_of(bool text)
 {
         char *s = xmalloc(256);
+        size_t n = 0;
 
         for (int i = 1; i < 256; i++)
-                s[i - 1] = (char)i;
-        s[255] = '\0';
+                if ((i >= 0x20 && i != 0x7f) || i == '\t' || (text && i == '\n'))
+                        s[n++] = (char)i;
+        s[n] = '\0';
         return s;
+}
+
+static char *all_bytes(void)
+{
+        return all_bytes_of(true);
+}
+
+/* Whether the gate refuses v as text. */
+static bool gated(const char *v)
+{
+        for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+                if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f)
+                        return true;
+        return false;
 }
 
 struct interp {
@@ -561,7 +576,15 @@ static void check_round_trip(const struct interp *in, const char *tmpl, const ch
         char *dir = fx_new();
         struct run_result r;
 
-        render_ctx_set(c, "v", v);
+        render_ctx_set_text(c, "v", v);
+        if (gated(v)) {
+                _cleanup_free_ char *e = render_fails(tmpl, in->lang, c);
+
+                ck_assert_msg(strstr(e, "holds a control character"), "%s", e);
+                fx_free(dir);
+                render_ctx_free(c);
+                return;
+        }
         text = render_ok(tmpl, in->lang, c);
         fx_write(dir, in->lang == FORMAT_LUA ? "m.lua" : "m.tcl", text);
         fx_write(dir, "d", in->lang == FORMAT_LUA ? lua_driver : tcl_driver);
@@ -630,6 +653,228 @@ START_TEST(render_hostile_comment_text_cannot_escape_the_comment)
 }
 END_TEST
 
+/* Comment text in the places a site template may put it: a Tcl braced
+ * body (a proc's), a Lua long comment and long string, a quoted string. */
+START_TEST(render_comment_text_cannot_end_a_braced_body_or_long_comment)
+{
+        static const char *const names[] = {
+                "a};exec touch X;proc z {} {", "a]] os.execute(\"touch X\") --[[b",
+                "a]=] os.execute('touch X') --[=[b", "a\" .. os.execute('touch X') .. \"b",
+                "a' .. os.execute('touch X') .. 'b", "a\"; exec touch X; set y \"b", "a[exec touch X]b",
+                "a$env(HOME)b", "\\", "}", "]]", NULL,
+        };
+        static const char *const tmpl[] = {
+                [FORMAT_LUA] = "--[[ from {{%v}} ]]\nlocal s = [[ {{%v}} ]]\nlocal q = \"{{%v}}\" .. '{{%v}}'\n"
+                               "--[==[ {{%v}} ]==]\nx = \"ok\"\n",
+                [FORMAT_TCL] = "proc ModulesHelp { } { # from {{%v}}\n    puts stderr \"{{%v}}\"\n}\n"
+                               "set s { {{%v}} }\nset x ok\nModulesHelp\n",
+        };
+        struct interp in[4];
+        size_t n = interps_find(in);
+        _cleanup_free_ char *bytes = all_bytes();
+
+        for (size_t k = 0; k < n; k++) {
+                for (size_t i = 0; names[i]; i++)
+                        check_round_trip(&in[k], tmpl[in[k].lang], names[i], "ok");
+                check_round_trip(&in[k], tmpl[in[k].lang], bytes, "ok");
+        }
+        /* Without an interpreter too: the text is what the README says. */
+        {
+                struct render_ctx *c = render_ctx_new();
+
+                render_ctx_set(c, "v", names[0]);
+                assert_renders("# {{%v}}", FORMAT_TCL, c, "# a?;exec touch X;proc z ?? ?");
+                render_ctx_set(c, "v", names[1]);
+                assert_renders("--[[ {{%v}} ]]", FORMAT_LUA, c, "--[[ a?? os.execute(?touch X?) --?" "?b ]]");
+                render_ctx_free(c);
+        }
+        interps_free(in, n);
+}
+END_TEST
+
+/* Every control character but the tab (and the newline in text) is refused,
+ * in every value of the tree, used by the template or not, and the error
+ * names where the value came from. */
+START_TEST(render_gate_refuses_control_characters_naming_their_origin)
+{
+        for (int b = 1; b < 0x80; b++) {
+                char v[] = { 'a', (char)b, 'b', '\0' };
+                bool refused = (b < 0x20 && b != '\t') || b == 0x7f;
+                struct render_ctx *c = render_ctx_new();
+                struct render_ctx *it;
+
+                render_ctx_set(c, "v", v);
+                if (refused) {
+                        _cleanup_free_ char *e = render_fails("{{v}}", FORMAT_LUA, c);
+                        _cleanup_free_ char *want = xasprintf("t: the value of 'v' holds a control "
+                                                              "character (\\x%02x at byte 2)", b);
+
+                        ck_assert_msg(startswith(e, want), "byte %d: %s", b, e);
+                } else {
+                        free(render_ok("{{v}}", FORMAT_TCL, c));
+                }
+                /* Not used by the template, in a list item. */
+                render_ctx_set(c, "v", "x");
+                it = render_ctx_add_item(c, "ops");
+                render_ctx_set(it, "value", v);
+                if (refused) {
+                        free(render_fails("{{v}}", FORMAT_TCL, c));
+                        /* Text: the newline only. */
+                        render_ctx_set_text(it, "value", v);
+                        if (b == '\n')
+                                free(render_ok("{{v}}", FORMAT_LUA, c));
+                        else
+                                free(render_fails("{{v}}", FORMAT_LUA, c));
+                }
+                render_ctx_free(c);
+        }
+        {
+                struct render_ctx *c = render_ctx_new();
+                _cleanup_free_ char *e = NULL;
+
+                /* A value with an origin is named by it, before a text that
+                 * holds it too (the help holds every op's value). */
+                render_ctx_set_text(c, "help", "TORCH_CUDA_ARCH_LIST = 8.0\x1b");
+                render_ctx_set_from(render_ctx_add_item(c, "ops"), "value", "8.0\n/tmp/evil.sh",
+                                    "site.yaml:4:19: 'pytorch.cuda_arch_list'");
+                render_ctx_set_from(render_ctx_add_item(c, "ops"), "value", "8.0\x1b", "site.yaml:4:19: 'x'");
+                e = render_fails("{{help}}", FORMAT_LUA, c);
+                ck_assert_str_eq(e, "site.yaml:4:19: 'pytorch.cuda_arch_list': the value holds a control "
+                                    "character (\\x0a at byte 4): the module tools write it raw into the "
+                                    "shell code they print, where it would run as a command");
+                render_ctx_free(c);
+        }
+}
+END_TEST
+
+/* The parse check run on every rendered file before it is written. */
+START_TEST(modulefile_check_syntax_accepts_modules_and_reports_breakage)
+{
+        static const struct {
+                enum module_format f;
+                const char *text;
+                const char *error; /* NULL: parses */
+        } t[] = {
+                { FORMAT_LUA, "setenv(\"A\", \"b\")\n-- x\n", NULL },
+                { FORMAT_LUA, "--[[ a ]] x = [==[ ]] ]==]\n", NULL },
+                { FORMAT_LUA, "setenv(\"A\", \"b)\n", "m:1: the rendered modulefile does not parse as Lua: unfinished string" },
+                { FORMAT_LUA, "x = 1\n--[[ a\n", "m:3: the rendered modulefile does not parse as Lua: unfinished long comment" },
+                { FORMAT_LUA, "\x1bLua", "m: the rendered modulefile does not parse as Lua: attempt to load a binary chunk" },
+                { FORMAT_TCL, "#%Module\nproc ModulesHelp { } {\n    puts stderr \"a\\\"\\{\"\n}\nsetenv A {b}\n", NULL },
+                { FORMAT_TCL, "set a [list \"x\" {y} $b ${c} $d(e[f])];# x\nif {1} {\n} else {}\n", NULL },
+                { FORMAT_TCL, "set a {*}{x y}\nputs \\\n  a\nset b \\{\n", NULL },
+                { FORMAT_TCL, "# a }\n# b {\\\n  still the comment {\nset x y\n", NULL },
+                { FORMAT_TCL, "proc p { } {\n  # {\n}\n", "m:4:1: the rendered modulefile does not parse as Tcl: missing close-brace (for what opens at 1:12)" },
+                { FORMAT_TCL, "set x \"a\n", "m:2:1: the rendered modulefile does not parse as Tcl: missing \" (for what opens at 1:7)" },
+                { FORMAT_TCL, "set x [list a\n", "m:2:1: the rendered modulefile does not parse as Tcl: missing close-bracket (for what opens at 1:7)" },
+                { FORMAT_TCL, "set x {a}b\n", "m:1:10: the rendered modulefile does not parse as Tcl: extra characters after close-brace (for what opens at 1:7)" },
+                { FORMAT_TCL, "set x \"a\"b\n", "m:1:10: the rendered modulefile does not parse as Tcl: extra characters after close-quote (for what opens at 1:7)" },
+                { FORMAT_TCL, "set x ${a\n", "m:2:1: the rendered modulefile does not parse as Tcl: missing close-brace for variable name (for what opens at 1:7)" },
+                { FORMAT_TCL, NULL, NULL },
+        };
+
+        for (size_t i = 0; t[i].text; i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                int r = modulefile_check_syntax(t[i].text, strlen(t[i].text), "m", t[i].f, &d);
+
+                if (!t[i].error) {
+                        ck_assert_msg(r == 0, "case %zu: %s", i, d.message);
+                } else {
+                        _cleanup_free_ char *e = NULL;
+
+                        ck_assert_msg(r == -EINVAL, "case %zu parses", i);
+                        e = diag_format(&d);
+                        ck_assert_msg(startswith(e, t[i].error), "case %zu: %s", i, e);
+                }
+        }
+}
+END_TEST
+
+/* Where tclsh is installed, the reader agrees with Tcl's own
+ * `info complete` on complete and incomplete scripts. */
+START_TEST(tcl_reader_agrees_with_info_complete)
+{
+        static const char *const scripts[] = {
+                "a {b", "a \"b", "a [b", "a {b}", "# {\n", "a \\{", "a {\\}", "a \"[b\"", "a [b \"]\"",
+                "a $b(c", "a ${b", "proc p { } { # }\n}", "a [b {]}]", "a \"{\"", "a {\"}", NULL,
+        };
+        _cleanup_free_ char *tcl = find_program("tclsh");
+        char *dir;
+
+        if (!tcl)
+                return;
+        dir = fx_new();
+        for (size_t i = 0; scripts[i]; i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                _cleanup_free_ char *driver = xasprintf("puts [info complete [read [open s]]]\n");
+                struct run_result r;
+                bool ours = modulefile_check_syntax(scripts[i], strlen(scripts[i]), "s", FORMAT_TCL, &d) == 0;
+
+                fx_write(dir, "s", scripts[i]);
+                fx_write(dir, "d", driver);
+                run_in(&r, dir, env_c, tcl, "d", NULL);
+                ck_assert_int_eq(r.status, 0);
+                /* info complete says 1 for "extra characters": incomplete is
+                 * what both must agree on. */
+                if (streq(r.out, "0\n"))
+                        ck_assert_msg(!ours, "'%s' is incomplete for Tcl, parses for us", scripts[i]);
+                else if (!strstr(d.message ? d.message : "", "extra characters"))
+                        ck_assert_msg(ours, "'%s' is complete for Tcl, not for us: %s", scripts[i], d.message);
+                run_result_release(&r);
+        }
+        fx_free(dir);
+}
+END_TEST
+
+/* A FIFO, a dangling symbolic link, an empty file: errors naming the file,
+ * never a block on the open nor a fall back to the built-in template. */
+START_TEST(template_load_refuses_fifo_dangling_link_and_empty_file)
+{
+        char *dir = fx_new();
+        _cleanup_free_ char *fifo = path_join(dir, "lua/cuda.lua.in");
+        _cleanup_free_ char *link = path_join(dir, "lua/cudnn.lua.in");
+        _cleanup_free_ char *empty = path_join(dir, "lua/nccl.lua.in");
+        _cleanup_free_ char *good = path_join(dir, "lua/modulerc.lua.in");
+        static const struct {
+                const char *kind, *message;
+        } t[] = {
+                { "cuda", "template is not a regular file" },
+                { "cudnn", "template is a dangling symbolic link" },
+                { "nccl", "template is empty" },
+                { NULL },
+        };
+        const char *paths[] = { fifo, link, empty };
+        char *text = NULL, *name = NULL;
+        size_t len = 0;
+
+        fx_write(dir, "lua/nccl.lua.in", "");
+        fx_write(dir, "target", "-- x\n");
+        ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+        ck_assert_int_eq(symlink("gone", link), 0);
+        alarm(10); /* an open that blocks on the FIFO fails the test */
+        for (size_t i = 0; t[i].kind; i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                ck_assert_int_lt(template_load(dir, FORMAT_LUA, t[i].kind, &text, &len, &name, &d), 0);
+                ck_assert_str_eq(d.file, paths[i]);
+                ck_assert_str_eq(d.message, t[i].message);
+        }
+        alarm(0);
+        /* A link to a regular file is used. */
+        ck_assert_int_eq(symlink("../target", good), 0);
+        {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                ck_assert_int_eq(template_load(dir, FORMAT_LUA, "modulerc", &text, &len, &name, &d), 0);
+                ck_assert_str_eq(text, "-- x\n");
+                ck_assert_str_eq(name, good);
+                free(text);
+                free(name);
+        }
+        fx_free(dir);
+}
+END_TEST
+
 /* ---- the built-in templates ---- */
 
 static const char *const kinds[] = { "cuda", "cudnn", "nccl", "modulerc", NULL };
@@ -673,8 +918,8 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
         render_ctx_set(c, "version", v->version);
         render_ctx_set(c, "full_name", full);
         render_ctx_set(c, "prefix", v->prefix);
-        render_ctx_set(c, "description", v->help);
-        render_ctx_set(c, "help", v->help);
+        render_ctx_set_text(c, "description", v->help);
+        render_ctx_set_text(c, "help", v->help);
         render_ctx_set(c, "family", v->family);
         render_ctx_set_bool(c, "property_gpu", v->gpu);
         render_ctx_set(c, "modulepath", v->modulepath);
@@ -911,17 +1156,17 @@ END_TEST
 
 START_TEST(builtin_templates_keep_hostile_values_literal)
 {
-        _cleanup_free_ char *bytes = all_bytes();
+        _cleanup_free_ char *bytes = all_bytes(), *line = all_bytes_of(false);
         const struct module_values v = {
                 .version = "12.9\"]]$(touch X)[exec touch X]",
-                .source = bytes,
+                .source = line,
                 .prefix = "/opt/a b/$HOME/[x]/\"q\"/{/a\\",
                 .help = bytes,
                 .family = "cu}da{",
                 .modulepath = "/apps/]=]/`touch X`",
-                .whatis = { bytes, "Name: } ; exec touch X ; {" },
+                .whatis = { line, "Name: } ; exec touch X ; {" },
                 .dep = { "cuda\"", "1]]", "2\\", "cuda@1:2;exec touch X" },
-                .ops = { { "A", bytes }, { "B", "\n}\nexec touch X\n{" }, { "C", "]] os.execute('touch X') --[[" } },
+                .ops = { { "A", line }, { "B", "}\texec touch X\t{" }, { "C", "]] os.execute('touch X') --[[" } },
                 .gpu = true,
         };
 
@@ -1059,7 +1304,7 @@ START_TEST(template_load_reports_unusable_files)
         } t[] = {
                 { "cudnn", FORMAT_LUA, "template holds a NUL byte", 2, 3 },
                 { "cuda", FORMAT_LUA, "template is larger than 1 MiB", 0, 0 },
-                { "cuda", FORMAT_TCL, "cannot read template: Is a directory", 0, 0 },
+                { "cuda", FORMAT_TCL, "template is not a regular file", 0, 0 },
                 { NULL },
         };
         const char *paths[] = { p_nul, p_big, p_dir };
@@ -1135,6 +1380,8 @@ int main(void)
         tcase_add_test(ti, render_hostile_values_round_trip_through_interpreters);
         tcase_add_test(ti, render_hostile_values_stay_literal_inside_tcl_braced_body);
         tcase_add_test(ti, render_hostile_comment_text_cannot_escape_the_comment);
+        tcase_add_test(ti, render_comment_text_cannot_end_a_braced_body_or_long_comment);
+        tcase_add_test(ti, tcl_reader_agrees_with_info_complete);
         suite_add_tcase(s, ti);
 
         tcase_set_timeout(tt, 60);
@@ -1147,6 +1394,9 @@ int main(void)
         tcase_add_test(tt, template_load_prefers_the_override_directory);
         tcase_add_test(tt, template_load_falls_back_when_the_directory_is_missing);
         tcase_add_test(tt, template_load_reports_unusable_files);
+        tcase_add_test(tt, template_load_refuses_fifo_dangling_link_and_empty_file);
+        tcase_add_test(tt, render_gate_refuses_control_characters_naming_their_origin);
+        tcase_add_test(tt, modulefile_check_syntax_accepts_modules_and_reports_breakage);
         suite_add_tcase(s, tt);
         return run_suite(s);
 }

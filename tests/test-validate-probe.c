@@ -1197,6 +1197,43 @@ START_TEST(failing_or_garbled_runs_are_reported)
 }
 END_TEST
 
+/* A launcher or a node that answers a compute capability holding shell
+ * code: it would go into the index and from there into TORCH_CUDA_ARCH_LIST
+ * (pytorch.cuda_arch_list: detect), so the answer is not taken. */
+START_TEST(probe_answer_with_a_hostile_compute_capability_is_refused)
+{
+        static const char *const ccs[] = { "9.0\\n/tmp/evil.sh", "9.0;/tmp/x", "\\u001b[2J", "9", "", NULL };
+        char *root = root_new();
+
+        make_standard(root);
+        for (size_t i = 0; ccs[i]; i++) {
+                _cleanup_free_ char *rel = xasprintf("bin/liar%zu", i);
+                _cleanup_free_ char *body = xasprintf(
+                        "cat <<'EOF'\n{\"probe\": 1, \"cudart\": {\"loaded\": true, \"runtime_version\": 12040, "
+                        "\"driver_version\": 12040, \"device_count\": 1}, \"driver\": {\"loaded\": true, "
+                        "\"version\": 12040, \"devices\": [{\"index\": 0, \"name\": \"H100\", "
+                        "\"compute_capability\": \"%s\", \"memory_mib\": 1}]}}\nEOF\n", ccs[i]);
+                _cleanup_free_ char *script = make_script(root, rel, body);
+                char *argv[] = { script, NULL };
+                struct validate_options o = options(NULL);
+                struct probe_report p;
+                struct check run = { 0 }, dev = { 0 };
+                struct target g;
+
+                o.launcher = argv;
+                target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
+                probe_checks(&g, &o, &p, &run, &dev);
+                ck_assert_msg(!p.ran, "compute capability '%s' taken", ccs[i]);
+                assert_check(&run, CHECK_FAIL, "unreadable output", "compute_capability");
+                probe_report_release(&p);
+                check_release(&run);
+                check_release(&dev);
+                target_release(&g);
+        }
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(report_release_is_idempotent)
 {
         struct probe_report p = { 0 };
@@ -1239,6 +1276,7 @@ int main(void)
         tcase_add_test(tc, working_launchers_pass_the_environment_through);
         tcase_add_test(tc, hung_launcher_is_killed_at_the_timeout);
         tcase_add_test(tc, failing_or_garbled_runs_are_reported);
+        tcase_add_test(tc, probe_answer_with_a_hostile_compute_capability_is_refused);
         tcase_add_test(tc, report_release_is_idempotent);
         suite_add_tcase(s, tc);
         /* Each waits out a hold or a timeout: seconds, not the default 4. */

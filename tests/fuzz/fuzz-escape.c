@@ -13,7 +13,10 @@
  *     UTF-8 cannot survive a UTF-8 locale whatever the escaping, which is
  *     why generate refuses such paths (plan.c, path_problem).
  *
- * The comment form ({{%v}}) must stay on one line and hold no backslash. */
+ * The comment form ({{%v}}) must stay on one line and hold no backslash.
+ * The value is set as text (newlines allowed): the renderer's gate refuses
+ * every other control character but the tab before any escaping, and that
+ * it does so, for exactly those, is checked here too. */
 #include <errno.h>
 #include <lauxlib.h>
 #include <lua.h>
@@ -183,7 +186,7 @@ static void rendered(enum module_format lang, const char *tmpl, const char *valu
         struct render_ctx *ctx = render_ctx_new();
         struct diag d = DIAG_INIT;
 
-        render_ctx_set(ctx, "v", value);
+        render_ctx_set_text(ctx, "v", value);
         if (render(tmpl, strlen(tmpl), "fuzz.in", lang, ctx, out, &d) < 0) {
                 fprintf(stderr, "fuzz-escape: render failed: %s\n", d.message);
                 abort();
@@ -261,6 +264,33 @@ static void check_comment(const char *value)
         }
 }
 
+/* Whether the gate must refuse value as text: a control character but
+ * the tab and the newline. */
+static bool gated(const char *value)
+{
+        for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+                if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f)
+                        return true;
+        return false;
+}
+
+static void check_refused(const char *value)
+{
+        for (int f = FORMAT_LUA; f <= FORMAT_TCL; f++) {
+                struct render_ctx *ctx = render_ctx_new();
+                struct strbuf out = STRBUF_INIT;
+                struct diag d = DIAG_INIT;
+
+                render_ctx_set_text(ctx, "v", value);
+                if (render("{{v}}", 5, "fuzz.in", (enum module_format)f, ctx, &out, &d) == 0 ||
+                    !strstr(d.message, "holds a control character"))
+                        fail("the gate let a control character through", value, &out);
+                diag_release(&d);
+                strbuf_release(&out);
+                render_ctx_free(ctx);
+        }
+}
+
 static lua_State *L;
 
 /* The state lives for the whole run; closed at exit, so valgrind sees
@@ -282,6 +312,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 L = luaL_newstate();
                 atexit(close_lua);
                 tcl_start();
+        }
+        if (gated(value)) {
+                check_refused(value);
+                free(value);
+                return 0;
         }
         check_lua(L, value);
         check_tcl(value);
