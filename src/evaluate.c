@@ -13,6 +13,7 @@
 #include "lmod-sandbox.h"
 #include "process.h"
 #include "strbuf.h"
+#include "util-file.h"
 #include "banned.h"
 
 /* A modulefile is read whole. Real ones are a few KiB (cudamod's own
@@ -254,7 +255,7 @@ static char *default_from_modulerc_lua(const char *path, const char *name)
         struct sandbox_result r = { 0 };
         char *ret = NULL;
 
-        if (strbuf_read_file(&sb, path, MODULEFILE_MAX) < 0 ||
+        if (file_read_regular_at(AT_FDCWD, path, NULL, MODULEFILE_MAX, false, &sb, &d) < 0 ||
             sandbox_eval(sb.buf, sb.len, path, &so, &r, &d) < 0)
                 return NULL;
         for (size_t i = 0; i < r.n_ops && !ret; i++) {
@@ -300,7 +301,7 @@ static char *default_from_tcl(const char *path, const char *name, bool version_f
         _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
         char *ret = NULL;
 
-        if (strbuf_read_file(&sb, path, 1 << 20) < 0)
+        if (file_read_regular_at(AT_FDCWD, path, NULL, 1 << 20, false, &sb, NULL) < 0)
                 return NULL;
         for (char *line = sb.buf; line && *line && !ret;) {
                 char *nl = strchr(line, '\n');
@@ -1311,12 +1312,22 @@ static int strict_modes_check(const struct loader *l, const char *path, struct d
 }
 
 /* -EFBIG for a file larger than MODULEFILE_MAX (the Tcl driver reads it). */
-static int check_size(const char *path)
+/* Read a modulefile (Lua) into text, or only check it (Tcl: tclsh reads
+ * it): either way its type is checked on an O_PATH descriptor before it is
+ * opened, so a device or FIFO planted on the modulepath is refused, never
+ * opened (opening a tape drive rewinds it). -EFBIG over MODULEFILE_MAX;
+ * other errors carry the reader's message in why. */
+static int read_modulefile(const char *path, bool check_only, struct strbuf *text, struct diag *why)
 {
+        _cleanup_close_ int fd = -1;
         struct stat st;
+        int r;
 
-        if (stat(path, &st) < 0)
-                return -errno;
+        if (!check_only)
+                return file_read_regular_at(AT_FDCWD, path, NULL, MODULEFILE_MAX, false, text, why);
+        r = file_open_regular_at(AT_FDCWD, path, NULL, &fd, &st, why);
+        if (r < 0)
+                return r;
         return (size_t)st.st_size > MODULEFILE_MAX ? -EFBIG : 0;
 }
 
@@ -1325,6 +1336,7 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
 {
         _cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
         _cleanup_(strv_release) struct strv start_env = { 0 };
+        _cleanup_diag_ struct diag why = DIAG_INIT;
         struct sandbox_options so = {
                 .module_name = mf->name,
                 .module_version = mf->version,
@@ -1351,11 +1363,13 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
                 if (r < 0)
                         return r;
         }
-        r = l->tcl ? check_size(mf->path) : strbuf_read_file(&text, mf->path, MODULEFILE_MAX);
+        r = read_modulefile(mf->path, l->tcl, &text, &why);
         if (r == -EFBIG)
                 return diag_set(d, r, mf->path, 0, 0,
                                 "larger than 1 MiB, too large for a modulefile (real ones are a "
                                 "few KiB)");
+        if (r < 0 && why.message)
+                return diag_errorf(d, r, "%s", why.message);
         if (r < 0)
                 return diag_errorf(d, r, "%s: %s", mf->path, strerror(-r));
         /* What the modulefiles loaded before this one recorded is kept

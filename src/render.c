@@ -9,10 +9,12 @@
  * a whole string literal or as comment text, never as raw code. The
  * escapers still handle every byte, so that they hold on their own. */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "render.h"
+#include "util-file.h"
 #include "strbuf.h"
 #include "util.h"
 #include "banned.h"
@@ -729,14 +731,17 @@ int template_load(const char *dir, enum module_format f, const char *kind, char 
                 } else if (!S_ISREG(st.st_mode)) {
                         return diag_set(d, -EINVAL, path, 0, 0, "template is not a regular file");
                 } else {
-                        r = strbuf_read_file(&sb, path, MAX_TEMPLATE_SIZE);
+                        /* Opened as the readers of scan do: a file replaced
+                         * by a device or FIFO since the stat is refused
+                         * before it is opened, not read. */
+                        r = file_read_regular_at(AT_FDCWD, path, NULL, MAX_TEMPLATE_SIZE, false, &sb, NULL);
                         if (r == -EFBIG)
                                 return diag_set(d, r, path, 0, 0, "template is larger than 1 MiB");
+                        if (r == -EINVAL || r == -EISDIR)
+                                return diag_set(d, r, path, 0, 0, "template is not a regular file");
                         if (r < 0)
                                 return diag_set(d, r, path, 0, 0, "cannot read template: %s",
                                                 strerror(-r));
-                        /* Also what a file replaced by a FIFO since the
-                         * stat reads as. */
                         if (sb.len == 0)
                                 return diag_set(d, -EINVAL, path, 0, 0, "template is empty");
                         if (memchr(sb.buf, '\0', sb.len))

@@ -21,6 +21,7 @@
 
 #include "process.h"
 #include "strbuf.h"
+#include "util-file.h"
 #include "validate.h"
 #include "version.h"
 #include "banned.h"
@@ -153,8 +154,11 @@ static char *header_read(const struct strv *incdirs, const char *const *names, s
                         char *path = path_join(incdirs->items[i], names[n]);
 
                         strbuf_reset(ret_buf);
-                        if ((head ? strbuf_read_file_head(ret_buf, path, head)
-                                  : strbuf_read_file(ret_buf, path, HEADER_MAX)) == 0)
+                        /* Type-checked before it is opened, as scan does:
+                         * a device planted in a module's include directory
+                         * is never opened. */
+                        if (file_read_regular_at(AT_FDCWD, path, NULL, head ? head : HEADER_MAX, head != 0,
+                                                 ret_buf, NULL) == 0)
                                 return path;
                         free(path);
                 }

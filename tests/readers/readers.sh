@@ -63,6 +63,34 @@ done
 rm -rf "$sp"
 note "special files: reported, never opened"
 
+# --- 1b. a modulefile that is a device is not opened ---------------------------
+# show and doctor --modulepath read modulefiles: one planted as a character
+# device (a FIFO without root) is refused by type, never opened but O_PATH.
+# (Regression coverage: discovery already skipped it by stat; what changed
+# is that the read also opens through an O_PATH check.)
+if command -v strace >/dev/null 2>&1; then
+        mp=$work/mp
+        mkdir -p "$mp/cuda"
+        printf 'setenv("CUDA_HOME", "/x")\n' >"$mp/cuda/12.4.lua"
+        if [ "$(id -u)" -eq 0 ]; then mknod "$mp/cuda/12.9.lua" c 1 3; else mkfifo "$mp/cuda/12.9.lua"; fi
+        rc=0
+        ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+                timeout 60 strace -f -qq -e trace=open,openat,openat2 -o "$work/strace-show.log" \
+                "$cudamod" show --modulepath "$mp" cuda/12.9 >"$work/show.out" 2>"$work/show.err" || rc=$?
+        # Discovery takes only regular files; the read itself checks again
+        # (a file swapped for a device after the listing is refused too).
+        [ $rc -ne 0 ] || fail "show of a device modulefile succeeded: $(cat "$work/show.out")"
+        ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+                timeout 60 strace -f -qq -e trace=open,openat,openat2 -o "$work/strace-doctor.log" \
+                "$cudamod" doctor --modulepath "$mp" "$root/cuda-12.4/targets/x86_64-linux/lib" \
+                >"$work/doctor.out" 2>&1 || true
+        opened=$(grep -hE '"[^"]*/cuda/12\.9\.lua"' "$work/strace-show.log" "$work/strace-doctor.log" |
+                 grep -v 'O_PATH' || true)
+        [ -z "$opened" ] || fail "a device modulefile was opened for reading:
+$opened"
+        note "a modulefile that is a device: refused, never opened"
+fi
+
 # --- 2. a library truncated while it is read (certain) ----------------------------
 libdir=$root/cuda-12.4/targets/x86_64-linux/lib
 lib=$(readlink -f "$libdir/libcudart.so.12")
