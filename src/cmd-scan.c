@@ -78,6 +78,24 @@ static void print_table(const struct install_list *l, const struct global_option
         }
 }
 
+/* The places the scan could not read, for --json ("unread"): a cron job
+ * reading the JSON sees that the list of installs may be short, not only
+ * the warning on stderr. */
+static json_t *gaps_to_json(const struct scan_result *r)
+{
+        json_t *a = json_array();
+
+        if (!a)
+                die_oom();
+        for (size_t i = 0; i < r->n_gaps; i++) {
+                json_t *o = json_pack("{s:s, s:s}", "path", r->gaps[i].path, "why", r->gaps[i].why);
+
+                if (!o || json_array_append_new(a, o) < 0)
+                        die_oom();
+        }
+        return a;
+}
+
 static int run_scan(int argc, char **argv, const struct global_options *g)
 {
         static const struct option options[] = {
@@ -113,7 +131,10 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
                 return EXIT_FOUND_FAILURE;
         }
         if (json) {
-                json_dump_stdout(install_list_to_json(&r.installs));
+                json_t *o = install_list_to_json(&r.installs);
+
+                json_object_set_new(o, "unread", gaps_to_json(&r));
+                json_dump_stdout(o);
         } else
                 print_table(&r.installs, g);
         scan_result_release(&r);

@@ -122,7 +122,7 @@ START_TEST(scan_empty_root_says_nothing_found)
         run_result_release(&r);
         run_cudamod(&r, (const char *const[]){ "scan", "--json", root, NULL }, false);
         ck_assert_int_eq(r.status, 0);
-        ck_assert_str_eq(r.out, "{\n  \"cudamod\": \"scan\",\n  \"format\": 1,\n  \"installs\": []\n}\n");
+        ck_assert_str_eq(r.out, "{\n  \"cudamod\": \"scan\",\n  \"format\": 1,\n  \"installs\": [],\n  \"unread\": []\n}\n");
         run_result_release(&r);
         fx_free(root);
 }
@@ -197,6 +197,16 @@ START_TEST(scan_skips_unreadable_directories)
                       "no warning: %s", r.err);
         j = parse(out);
         ck_assert_int_eq(json_array_size(json_object_get(j, "installs")), 6);
+        /* The JSON says the list may be short, and where. */
+        {
+                const json_t *unread = json_object_get(j, "unread");
+
+                ck_assert_msg(json_array_size(unread) == 1, "unread: %.2000s", out);
+                ck_assert_str_eq(json_string_value(json_object_get(json_array_get(unread, 0), "path")),
+                                 "@ROOT@/apps/secret");
+                ck_assert_str_eq(json_string_value(json_object_get(json_array_get(unread, 0), "why")),
+                                 "Permission denied");
+        }
         json_decref(j);
         run_result_release(&r);
         fx_free(root);
