@@ -96,10 +96,34 @@ static int tcl_command_subst(struct tcl_reader *t)
         return 0;
 }
 
+static int tcl_variable(struct tcl_reader *t);
+
+/* Backslash, command and variable substitutions up to stop (not taken) or
+ * the end: the inside of a quoted word or of an array index. */
+static int tcl_substitutions_until(struct tcl_reader *t, char stop)
+{
+        while (!tcl_at_end(t) && t->s[t->at] != stop) {
+                int r = 0;
+
+                if (t->s[t->at] == '\\')
+                        tcl_backslash(t);
+                else if (t->s[t->at] == '[')
+                        r = tcl_command_subst(t);
+                else if (t->s[t->at] == '$')
+                        r = tcl_variable(t);
+                else
+                        t->at++;
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* $name, ${name} or $name(index) at t->at; a lone $ is a literal. */
 static int tcl_variable(struct tcl_reader *t)
 {
         size_t open = t->at++;
+        int r;
 
         if (tcl_peek(t) == '{') {
                 const char *close = memchr(t->s + t->at, '}', t->len - t->at);
@@ -131,20 +155,9 @@ static int tcl_variable(struct tcl_reader *t)
                 return 0;
         /* The index: substitutions, up to ')'. */
         open = t->at++;
-        while (!tcl_at_end(t) && t->s[t->at] != ')') {
-                int r = 0;
-
-                if (t->s[t->at] == '\\')
-                        tcl_backslash(t);
-                else if (t->s[t->at] == '[')
-                        r = tcl_command_subst(t);
-                else if (t->s[t->at] == '$')
-                        r = tcl_variable(t);
-                else
-                        t->at++;
-                if (r < 0)
-                        return r;
-        }
+        r = tcl_substitutions_until(t, ')');
+        if (r < 0)
+                return r;
         if (tcl_at_end(t))
                 return tcl_fail(t, t->len, open, "missing )");
         t->at++;
@@ -205,22 +218,12 @@ static int tcl_braced(struct tcl_reader *t, bool bracketed)
 static int tcl_quoted(struct tcl_reader *t, bool bracketed)
 {
         size_t open = t->at++;
+        int r;
 
         shape_add(t, "\"");
-        while (!tcl_at_end(t) && t->s[t->at] != '"') {
-                int r = 0;
-
-                if (t->s[t->at] == '\\')
-                        tcl_backslash(t);
-                else if (t->s[t->at] == '[')
-                        r = tcl_command_subst(t);
-                else if (t->s[t->at] == '$')
-                        r = tcl_variable(t);
-                else
-                        t->at++;
-                if (r < 0)
-                        return r;
-        }
+        r = tcl_substitutions_until(t, '"');
+        if (r < 0)
+                return r;
         if (tcl_at_end(t))
                 return tcl_fail(t, t->len, open, "missing \"");
         t->at++;
