@@ -706,25 +706,12 @@ START_TEST(generate_lock_timeout_names_the_holder)
         _cleanup_free_ char *lock = path_join(out, ".cudamod.lock"), *cuda = path_join(out, "Core/cuda/12.9.lua");
         _cleanup_free_ char *waits = NULL, *gave_up = NULL;
         struct run_result r = { 0 };
-        int p[2], status;
+        int status;
         pid_t pid;
-        char c;
 
         demo_build(root);
         fx_mkdir(root, "mf");
-        ck_assert_int_eq(pipe(p), 0);
-        pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-                if (fd < 0 || flock(fd, LOCK_EX) < 0 || write(p[1], "x", 1) != 1)
-                        _exit(1);
-                pause();
-                _exit(0);
-        }
-        close(p[1]);
-        ck_assert_int_eq(read(p[0], &c, 1), 1);
-        close(p[0]);
+        pid = hold_lock(lock);
         waits = xasprintf("cudamod: '%s' is locked by PID %ld (", lock, (long)pid);
         gave_up = xasprintf("'%s' is still locked by PID %ld (", lock, (long)pid);
         for (size_t i = 0; i < ELEMENTSOF(modes); i++) {

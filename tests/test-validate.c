@@ -586,23 +586,10 @@ START_TEST(validate_says_when_it_waits_for_the_lock)
         _cleanup_free_ char *two = path_join(root, "drv-two"), *lock = path_join(root, "mf/.cudamod.lock");
         _cleanup_free_ char *waits = NULL, *gave_up = NULL;
         struct run_result r = { 0 };
-        int p[2], status;
+        int status;
         pid_t pid;
-        char c;
 
-        ck_assert_int_eq(pipe(p), 0);
-        pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-                if (fd < 0 || flock(fd, LOCK_EX) < 0 || write(p[1], "x", 1) != 1)
-                        _exit(1);
-                pause();
-                _exit(0);
-        }
-        close(p[1]);
-        ck_assert_int_eq(read(p[0], &c, 1), 1);
-        close(p[0]);
+        pid = hold_lock(lock);
         validate_with(&r, root, "targets.yaml", (const char *const[]){ "--json", "--no-compile", "--driver-libdir",
                                                                         two, "--target", "one", "--lock-timeout",
                                                                         "1", NULL });

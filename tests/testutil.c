@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -248,4 +249,28 @@ const char *test_dynamic_loader(void)
         dl_iterate_phdr(find_interp, &interp);
         ck_assert_msg(interp != NULL, "no PT_INTERP in the test executable");
         return interp;
+}
+
+/* A child that holds an exclusive flock on path (opened read-write,
+ * created 0600) until it is killed; returns once it holds it. */
+pid_t hold_lock(const char *path)
+{
+        int p[2];
+        pid_t pid;
+        char c;
+
+        ck_assert_int_eq(pipe(p), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+                if (fd < 0 || flock(fd, LOCK_EX) < 0 || write(p[1], "x", 1) != 1)
+                        _exit(1);
+                pause();
+                _exit(0);
+        }
+        close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        close(p[0]);
+        return pid;
 }

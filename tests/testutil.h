@@ -1,8 +1,9 @@
-/* testutil.h: running the built cudamod from a test, and golden files. */
+/* testutil.h: running the built cudamod from a test, golden files, and a lock holder. */
 #ifndef CUDAMOD_TESTUTIL_H
 #define CUDAMOD_TESTUTIL_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 struct run_result {
         int status;   /* exit status, or 128+signal */
@@ -39,6 +40,10 @@ bool updating_golden(void);
 
 /* Run every test of the suite (freeing it); the exit status for main(). */
 #include <check.h>
+/* A child that holds an exclusive flock on path (opened read-write,
+ * created 0600) until it is killed; returns once it holds it. */
+pid_t hold_lock(const char *path);
+
 int run_suite(Suite *s);
 
 /* The dynamic loader (our own PT_INTERP; the programs under test have the
