@@ -33,6 +33,21 @@ static const char *next_value(struct fields *f)
         return f->item[f->next++ % f->n];
 }
 
+/* A variable name as the config accepts one (letters, digits and '_', not
+ * starting with a digit: config.c refuses any other with its position), else
+ * a fixed one: the sandbox refuses a name no environment can carry, such as
+ * "" or "A=B", so a fuzzed one would fail the property for a value that can
+ * never reach a template. */
+static const char *variable_name(const char *s)
+{
+        if (!*s || (*s >= '0' && *s <= '9'))
+                return "CUDAMOD_FUZZ_PATH";
+        for (const char *p = s; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+                        return "CUDAMOD_FUZZ_PATH";
+        return s;
+}
+
 static void fill(struct render_ctx *ctx, struct fields *f, const char **fuzz_value)
 {
         static const char *const keys[] = { "cudamod_version", "source", "name", "version",
@@ -64,7 +79,7 @@ static void fill(struct render_ctx *ctx, struct fields *f, const char **fuzz_val
         render_ctx_set_bool(it, "setenv", false);
         render_ctx_set_bool(it, "prepend_path", true);
         render_ctx_set_bool(it, "append_path", false);
-        render_ctx_set(it, "name", next_value(f));
+        render_ctx_set(it, "name", variable_name(next_value(f)));
         render_ctx_set(it, "value", next_value(f));
         render_ctx_set_list(ctx, "defaults");
         it = render_ctx_add_item(ctx, "defaults");
