@@ -129,6 +129,23 @@ static void put(struct filler *fl, struct render_ctx *c, const char *key)
                 render_ctx_set(c, key, v);
 }
 
+/* An operation's variable name: the fuzzed one when the config would
+ * accept it (letters, digits and '_', not starting with a digit; config.c
+ * refuses any other at its position), else a fixed one. The sandbox refuses
+ * "" and "A=B", which no config can produce. */
+static void put_variable_name(struct filler *fl, struct render_ctx *c)
+{
+        struct fields *f = fl->f;
+        const char *v = f->n ? f->item[f->next++ % f->n] : "";
+        bool ok = *v && !(*v >= '0' && *v <= '9');
+
+        for (const char *p = v; ok && *p; p++)
+                ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_';
+        if (f->benign || !ok)
+                v = "CUDAMOD_FUZZ_PATH";
+        render_ctx_set(c, "name", v);
+}
+
 static struct render_ctx *fill(struct fields *f, bool *ret_refused)
 {
         static const char *const keys[] = { "cudamod_version", "source", "name", "version", "full_name",
@@ -155,7 +172,7 @@ static struct render_ctx *fill(struct fields *f, bool *ret_refused)
                 render_ctx_set_bool(it, "setenv", i == 0);
                 render_ctx_set_bool(it, "prepend_path", i == 1);
                 render_ctx_set_bool(it, "append_path", i == 2);
-                put(&fl, it, "name");
+                put_variable_name(&fl, it);
                 put(&fl, it, "value");
         }
         render_ctx_set_list(ctx, "defaults");
