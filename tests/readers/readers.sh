@@ -17,6 +17,9 @@
 # Needs CUDAMOD_BIN, MKELFSTUB and SHRINKINJECT (meson sets them); strace
 # for part 1 (skipped without it).
 
+# Under `meson test --setup=valgrind`: natively, with every cudamod run
+# under valgrind (tests/valgrind.sh).
+. "$(dirname "$0")/../valgrind.sh"
 # shellcheck source=../stress/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../stress/lib.sh"
 
@@ -101,7 +104,7 @@ cp "$orig" "$lib"
 
 # Under ASan its runtime must come first among the preloaded libraries.
 preload=$SHRINKINJECT
-asan=$(ldd "$cudamod" 2>/dev/null | awk '/libasan/ { print $3; exit }')
+asan=$(ldd "$cudamod" 2>/dev/null | awk '/libasan/ { print $3; exit }')  || asan=""
 [ -z "$asan" ] || preload="$asan $SHRINKINJECT"
 shrunk() {
         cp "$orig" "$lib"
@@ -148,14 +151,18 @@ cp "$orig" "$lib"
         done
 ) &
 racer=$!
+# Under valgrind each run takes a second or more: fewer rounds (the
+# certain case above is what valgrind checks; this one is for the race).
+scans=30 others=10
+[ -z "${CUDAMOD_VALGRIND_LOGS:-}" ] || scans=6 others=2
 runs=0
-for i in $(seq 30); do
+for i in $(seq "$scans"); do
         rc=0
         "$cudamod" scan "$root" >/dev/null 2>&1 || rc=$?
         signalled $rc && { kill "$racer"; fail "scan run $i: exit $rc (signal $((rc - 128)))"; }
         runs=$((runs + 1))
 done
-for i in $(seq 10); do
+for i in $(seq "$others"); do
         rc=0
         "$cudamod" generate -o "$work/race-out" "$root" >/dev/null 2>&1 || rc=$?
         signalled $rc && { kill "$racer"; fail "generate run $i: exit $rc (signal $((rc - 128)))"; }
