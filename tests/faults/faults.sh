@@ -334,6 +334,10 @@ tc check "$out" done || fail "SIGHUP ignored by the caller: $tc_reply"
 note "sweeps: $total_faults errors and $total_signals signals injected, $runs runs"
 
 # wait_for_waiting PID: until generate says it waits for the lock (or ends).
+# Empty run.err before starting that generate in the background: its own
+# redirection truncates the file only once the job runs, and until then
+# this would read the previous case's "waiting" (under load, the case went
+# on before generate had even opened OUT).
 wait_for_waiting() {
         while ! grep -q 'waiting' "$work/run.err"; do
                 kill -0 "$1" 2>/dev/null || { cat "$work/run.err" >&2; fail "generate ended instead of waiting for the lock"; }
@@ -359,6 +363,7 @@ else
                 tc rewind "$out" A || fail "rewind: $tc_reply"
                 [ ${#as[@]} -eq 0 ] || chown -R nobody: "$out"
                 lock_hold
+                : >"$work/run.err"
                 "${as[@]}" "$cudamod" --config "$work/cfg/b.yaml" generate --prune -o "$out" "$root" \
                         >"$work/run.out" 2>"$work/run.err" &
                 pid=$!
@@ -394,6 +399,7 @@ for how in file symlink-elsewhere gone symlink-same; do
         tc rewind "$out" A || fail "rewind: $tc_reply"
         cp -a "$work/A" "$work/elsewhere"
         lock_hold
+        : >"$work/run.err"
         gen b --prune >"$work/run.out" 2>"$work/run.err" &
         pid=$!
         wait_for_waiting $pid
@@ -486,6 +492,7 @@ label="SIGTERM while waiting for the lock"
 tc rewind "$out" A || fail "rewind: $tc_reply"
 : >"$out/.cudamod.lock"
 lock_hold
+: >"$work/run.err"
 "$cudamod" --config "$work/cfg/b.yaml" generate --prune -o "$out" "$root" >"$work/run.out" 2>"$work/run.err" &
 pid=$!
 wait_for_waiting $pid

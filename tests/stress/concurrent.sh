@@ -55,6 +55,11 @@ for ((i = 1; i <= rounds; i++)); do
         # holds exclusively, and so start together when it lets go.
         exec 9>"$work/barrier"
         flock -x 9
+        # Emptied here, not by the jobs' own redirections (which happen
+        # once each job runs): the polling below must not read the last
+        # round's "waiting".
+        : >"$work/1.err"
+        : >"$work/2.err"
         (flock -s "$work/barrier" true; exec "$cudamod" --config "$work/cfg/$first.yaml" generate -o "$out" "$root") \
                 >"$work/1.out" 2>"$work/1.err" 9>&- 8>&- &
         p1=$!
