@@ -20,11 +20,12 @@
  * writes a few KiB. */
 #define TCL_MAX_RECORD_BYTES ((size_t)900 << 10)
 
-/* The driver (Tcl). argv: FILE FULLNAME NAME VERSION MAX_CALLS MAX_BYTES
- * NAME=VALUE... Each record is "KIND LINE" and fields "x<hex of the bytes>". */
+/* The driver (Tcl). argv: FILE FULLNAME NAME VERSION MAX_CALLS MAX_BYTES;
+ * the environment the load starts from in CUDAMOD_E0, CUDAMOD_E1, ... of
+ * its own environment (each NAME=VALUE). Each record is "KIND LINE" and fields "x<hex of the bytes>". */
 static const char driver[] =
         "# cudamod's Tcl driver: evaluate one modulefile in a safe interpreter.\n"
-        "# argv: FILE FULLNAME NAME VERSION MAX_CALLS MAX_BYTES NAME=VALUE...\n"
+        "# argv: FILE FULLNAME NAME VERSION MAX_CALLS MAX_BYTES\n"
         "# Writes one record per line on stdout: a kind, the line of the call, then\n"
         "# each field as \"x\" and the hex of its bytes; \"end\" closes a run\n"
         "# that succeeded, \"error LINE xMSG\" one that did not.\n"
@@ -60,7 +61,11 @@ static const char driver[] =
         "lassign $argv file fullname name version max_calls max_bytes\n"
         "set n_calls 0\n"
         "set n_bytes 0\n"
-        "set envlist [lrange $argv 6 end]\n"
+        "# The environment the load starts from: CUDAMOD_E0, CUDAMOD_E1, ... of our\n"
+        "# own environment, which only its owner can read (a command line is\n"
+        "# anyone's: /proc/PID/cmdline).\n"
+        "set envlist {}\n"
+        "for {set i 0} {[info exists ::env(CUDAMOD_E$i)]} {incr i} { lappend envlist $::env(CUDAMOD_E$i) }\n"
         "set s [interp create -safe]\n"
         "interp recursionlimit $s 200\n"
         "# A safe interpreter's own interp command creates interpreters without the\n"
@@ -537,11 +542,14 @@ static int records_parse(struct strbuf *out, const char *path, struct sandbox_re
 int tcl_safe_eval(const struct modulefile *mf, const struct tcl_eval_options *o,
                   struct sandbox_result *ret, struct diag *d)
 {
-        /* tclsh's own environment is empty: none of the modulefiles' (a
-         * TCL_LIBRARY there would choose the init.tcl that tclsh runs), and
-         * no locale, so that the arguments reach the driver as bytes
-         * (iso8859-1). */
-        static char *const tcl_env[] = { NULL };
+        /* tclsh's own environment holds only the load's, each entry under a
+         * name of ours (CUDAMOD_E<i>=NAME=VALUE): none of the modulefiles'
+         * variables by its own name (a TCL_LIBRARY there would choose the
+         * init.tcl that tclsh runs), and no locale, so that the values
+         * reach the driver as bytes (iso8859-1). Not on the command line:
+         * any local user can read that while tclsh runs, and a caller's
+         * environment holds tokens. */
+        _cleanup_(strv_release) struct strv tcl_env = { 0 };
         _cleanup_(strv_release) struct strv argv = { 0 };
         _cleanup_(child_release) struct child c = { 0 };
         _cleanup_strbuf_ struct strbuf script = STRBUF_INIT;
@@ -567,10 +575,15 @@ int tcl_safe_eval(const struct modulefile *mf, const struct tcl_eval_options *o,
         strv_add(&argv, mf->version);
         strv_push(&argv, xasprintf("%u", max_calls));
         strv_push(&argv, xasprintf("%zu", max_bytes));
-        for (char *const *e = o->environ; e && *e; e++)
-                if (strchr(*e, '='))
-                        strv_add(&argv, *e);
-        r = process_run("/bin/sh", argv.items, tcl_env, NULL, TCL_TIMEOUT, &c);
+        {
+                size_t n = 0;
+
+                for (char *const *e = o->environ; e && *e; e++)
+                        if (strchr(*e, '='))
+                                strv_push(&tcl_env, xasprintf("CUDAMOD_E%zu=%s", n++, *e));
+        }
+        r = process_run("/bin/sh", argv.items, tcl_env.items ? tcl_env.items : (char *[]){ NULL }, NULL,
+                        TCL_TIMEOUT, &c);
         if (r < 0 || c.exec_errno)
                 return diag_errorf(d, -ENOEXEC, "cannot run /bin/sh for '%s': %s", o->tclsh,
                                    strerror(r < 0 ? -r : c.exec_errno));

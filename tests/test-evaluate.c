@@ -3,9 +3,16 @@
  * hostile modulefiles. (Parity with the real Lmod over every generated tree
  * is tests/modules/show-parity.sh.) */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "evaluate.h"
 #include "fixture.h"
@@ -771,6 +778,73 @@ START_TEST(tcl_load_applies_path_operations_as_environment_modules)
 }
 END_TEST
 
+/* Whether some process's command line holds marker: a child polls
+ * /proc for up to ms milliseconds and exits 1 at the first one it sees. */
+static pid_t watch_cmdlines(const char *marker, int ms)
+{
+        pid_t pid = fork();
+
+        ck_assert_int_ge(pid, 0);
+        if (pid > 0)
+                return pid;
+        for (int t = 0; t < ms; t += 5) {
+                DIR *dir = opendir("/proc");
+                struct dirent *de;
+
+                while (dir && (de = readdir(dir))) {
+                        char path[300], buf[65536];
+                        ssize_t n;
+                        int fd;
+
+                        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                                continue;
+                        (void)snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+                        fd = open(path, O_RDONLY | O_CLOEXEC);
+                        if (fd < 0)
+                                continue;
+                        n = read(fd, buf, sizeof(buf) - 1);
+                        close(fd);
+                        if (n > 0 && memmem(buf, (size_t)n, marker, strlen(marker)))
+                                _exit(1);
+                }
+                if (dir)
+                        closedir(dir);
+                usleep(5000);
+        }
+        _exit(0);
+}
+
+/* The environment a Tcl load starts from reaches tclsh through its own
+ * environment, which only its owner can read, never its command line,
+ * which every local user can (ps, /proc/PID/cmdline): a token in the
+ * caller's environment stays private. Its bytes arrive as they are. */
+START_TEST(tcl_environment_is_not_on_a_command_line)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+        _cleanup_free_ char *marker = xasprintf("cudamod-secret-%ld-%ld", (long)getpid(), (long)time(NULL));
+        _cleanup_free_ char *entry = xasprintf("SECRET=%s caf\xc3\xa9 \xe9\nx", marker);
+        _cleanup_free_ char *want = xasprintf("%s caf\xc3\xa9 \xe9\nx", marker);
+        int status;
+        pid_t watcher;
+
+        /* Busy for a moment, so that a watcher sees tclsh while it runs. */
+        fx_write(root, "mp/v/1",
+                 "#%Module\n"
+                 "for {set i 0} {$i < 2000000} {incr i} {}\n"
+                 "setenv GOT [getenv SECRET]\n");
+        watcher = watch_cmdlines(marker, 4000);
+        load_ok(root, "mp", (const char *const[]){ entry, NULL }, (const char *const[]){ "v/1", NULL }, &e);
+        kill(watcher, SIGKILL); /* SIGTERM: the suite's handler would pass it on to the group */
+        ck_assert_int_eq(waitpid(watcher, &status, 0), watcher);
+        ck_assert_msg(!(WIFEXITED(status) && WEXITSTATUS(status) == 1),
+                      "the caller's environment was on a command line");
+        assert_env(&e.env, "GOT", want);
+        evaluation_release(&e);
+        fx_free(root);
+}
+END_TEST
+
 /* No value can pass for a record: newlines, quotes, brackets, control
  * characters and non-ASCII come back as they were. */
 START_TEST(tcl_values_come_back_exactly)
@@ -1028,6 +1102,7 @@ int main(void)
         tcase_add_test(tc, load_caps_the_entries_a_load_adds_not_those_it_starts_with);
         tcase_add_test(tc, tcl_load_applies_path_operations_as_environment_modules);
         tcase_add_test(tc, tcl_values_come_back_exactly);
+        tcase_add_test(tc, tcl_environment_is_not_on_a_command_line);
         tcase_add_test(tc, tcl_prereq_loads_the_default_in_range);
         tcase_add_loop_test(tc, tcl_modulefile_cannot_run_anything, 0, (int)ELEMENTSOF(tcl_refused) - 1);
         tcase_add_test(tc, tcl_endless_loop_ends);
