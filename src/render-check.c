@@ -98,21 +98,31 @@ static int tcl_command_subst(struct tcl_reader *t)
 
 static int tcl_variable(struct tcl_reader *t);
 
-/* Backslash, command and variable substitutions up to stop (not taken) or
- * the end: the inside of a quoted word or of an array index. */
+/* One character of a word where substitutions happen, or the backslash,
+ * command or variable substitution that starts there. */
+static int tcl_substitution_step(struct tcl_reader *t)
+{
+        switch (t->s[t->at]) {
+        case '\\':
+                tcl_backslash(t);
+                return 0;
+        case '[':
+                return tcl_command_subst(t);
+        case '$':
+                return tcl_variable(t);
+        default:
+                t->at++;
+                return 0;
+        }
+}
+
+/* Substitutions up to stop (not taken) or the end: the inside of a quoted
+ * word or of an array index. */
 static int tcl_substitutions_until(struct tcl_reader *t, char stop)
 {
         while (!tcl_at_end(t) && t->s[t->at] != stop) {
-                int r = 0;
+                int r = tcl_substitution_step(t);
 
-                if (t->s[t->at] == '\\')
-                        tcl_backslash(t);
-                else if (t->s[t->at] == '[')
-                        r = tcl_command_subst(t);
-                else if (t->s[t->at] == '$')
-                        r = tcl_variable(t);
-                else
-                        t->at++;
                 if (r < 0)
                         return r;
         }
@@ -237,16 +247,8 @@ static int tcl_bare(struct tcl_reader *t, bool bracketed)
 {
         shape_add(t, "w");
         while (!tcl_word_end(t, bracketed)) {
-                int r = 0;
+                int r = tcl_substitution_step(t);
 
-                if (t->s[t->at] == '\\')
-                        tcl_backslash(t);
-                else if (t->s[t->at] == '[')
-                        r = tcl_command_subst(t);
-                else if (t->s[t->at] == '$')
-                        r = tcl_variable(t);
-                else
-                        t->at++;
                 if (r < 0)
                         return r;
         }
