@@ -281,16 +281,6 @@ static bool module_version_valid(const char *s)
         return true;
 }
 
-static bool env_name_valid(const char *s)
-{
-        if (!ascii_isalpha(*s) && *s != '_')
-                return false;
-        for (; *s; s++)
-                if (!ascii_isalpha(*s) && !ascii_isdigit(*s) && *s != '_')
-                        return false;
-        return true;
-}
-
 /* Length of the UTF-8 sequence at p (at most n bytes), 0 when invalid:
  * no overlong forms, no surrogates, nothing above U+10FFFF. */
 static size_t utf8_len(const unsigned char *p, size_t n)

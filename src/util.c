@@ -334,3 +334,13 @@ const char *env_get(char *const *env, const char *name)
                         return *e + n + 1;
         return NULL;
 }
+
+bool env_name_valid(const char *s)
+{
+        if (!ascii_isalpha(*s) && *s != '_')
+                return false;
+        for (; *s; s++)
+                if (!ascii_isalpha(*s) && !ascii_isdigit(*s) && *s != '_')
+                        return false;
+        return true;
+}

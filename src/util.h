@@ -127,6 +127,9 @@ char *path_absolute(const char *path);
 
 /* Whether s is valid UTF-8 (no overlongs, no surrogates). */
 bool utf8_valid(const char *s);
+/* A name the config accepts for a variable: letters, digits and '_', not
+ * starting with a digit. */
+bool env_name_valid(const char *s);
 /* s with every byte that is not part of valid UTF-8 replaced by U+FFFD. */
 char *utf8_sanitize(const char *s);
 

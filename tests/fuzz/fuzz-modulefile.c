@@ -130,18 +130,15 @@ static void put(struct filler *fl, struct render_ctx *c, const char *key)
 }
 
 /* An operation's variable name: the fuzzed one when the config would
- * accept it (letters, digits and '_', not starting with a digit; config.c
- * refuses any other at its position), else a fixed one. The sandbox refuses
- * "" and "A=B", which no config can produce. */
+ * accept it (env_name_valid; config.c refuses any other at its position),
+ * else a fixed one. The sandbox refuses "" and "A=B", which no config can
+ * produce. */
 static void put_variable_name(struct filler *fl, struct render_ctx *c)
 {
         struct fields *f = fl->f;
         const char *v = f->n ? f->item[f->next++ % f->n] : "";
-        bool ok = *v && !(*v >= '0' && *v <= '9');
 
-        for (const char *p = v; ok && *p; p++)
-                ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_';
-        if (f->benign || !ok)
+        if (f->benign || !env_name_valid(v))
                 v = "CUDAMOD_FUZZ_PATH";
         render_ctx_set(c, "name", v);
 }

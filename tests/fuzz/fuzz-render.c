@@ -33,19 +33,13 @@ static const char *next_value(struct fields *f)
         return f->item[f->next++ % f->n];
 }
 
-/* A variable name as the config accepts one (letters, digits and '_', not
- * starting with a digit: config.c refuses any other with its position), else
- * a fixed one: the sandbox refuses a name no environment can carry, such as
- * "" or "A=B", so a fuzzed one would fail the property for a value that can
- * never reach a template. */
+/* A variable name as the config accepts one, else a fixed one: the sandbox
+ * refuses a name no environment can carry, such as "" or "A=B", so a
+ * fuzzed one would fail the property for a value that can never reach a
+ * template. */
 static const char *variable_name(const char *s)
 {
-        if (!*s || (*s >= '0' && *s <= '9'))
-                return "CUDAMOD_FUZZ_PATH";
-        for (const char *p = s; *p; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
-                        return "CUDAMOD_FUZZ_PATH";
-        return s;
+        return env_name_valid(s) ? s : "CUDAMOD_FUZZ_PATH";
 }
 
 static void fill(struct render_ctx *ctx, struct fields *f, const char **fuzz_value)
