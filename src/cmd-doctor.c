@@ -21,6 +21,22 @@ static json_t *string_or_null(const char *s)
         return s ? json_string_lossy(s) : json_null();
 }
 
+/* "built_for": the CUDA major, the sonames, and each library's version
+ * linked against (by component name; null when not known). */
+static json_t *built_for(const struct doctor_report *r)
+{
+        json_t *o = json_pack("{s:o, s:o}", "cuda_major",
+                              r->built.cuda_major ? json_integer((json_int_t)r->built.cuda_major) : json_null(),
+                              "sonames", json_strv(&r->built.sonames));
+
+        if (!o)
+                die_oom();
+        FOREACH_COMPONENT(c)
+                if (!c->toolkit)
+                        json_set(o, c->name, string_or_null(r->built.linked[c->index]));
+        return o;
+}
+
 static json_t *report_json(const struct doctor_report *r, const struct strv *mp)
 {
         json_t *libs = json_array(), *findings = json_array(), *modules = json_array();
@@ -69,13 +85,10 @@ static json_t *report_json(const struct doctor_report *r, const struct strv *mp)
                                                          strv_contains(&r->chosen, m->module)));
         }
         return json_pack(
-                "{s:s, s:i, s:s, s:o, s:{s:o, s:o, s:o, s:o}, s:{s:o, s:o, s:o}, s:o, s:o, s:o,"
+                "{s:s, s:i, s:s, s:o, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o,"
                 " s:{s:o, s:o, s:o, s:o, s:o}}",
                 "cudamod", "doctor", "format", 1, "status", r->n_findings ? "problems" : "ok", "torch", torch,
-                "built_for", "cuda_major",
-                r->built.cuda_major ? json_integer((json_int_t)r->built.cuda_major) : json_null(), "sonames",
-                json_strv(&r->built.sonames), "cudnn", string_or_null(r->built.cudnn), "nccl",
-                string_or_null(r->built.nccl), "environment", "ld_library_path", json_strv(&r->ld_library_path),
+                "built_for", built_for(r), "environment", "ld_library_path", json_strv(&r->ld_library_path),
                 "loaded_modules", json_strv(&r->loaded), "toolkit", toolkit, "libraries", libs, "findings",
                 findings, "notes", json_strv(&r->notes), "modules", "modulepath", json_strv(mp), "available",
                 modules, "chosen", json_strv(&r->chosen), "module_load", string_or_null(r->module_load),
@@ -131,7 +144,7 @@ static bool interesting(const struct doctor_library *l, const struct doctor_need
         if (!n->path || n->driver)
                 return true;
         if (n->source == RESOLVE_LDCACHE || n->source == RESOLVE_DEFAULT_DIR)
-                return !!soname_module_kind(n->soname);
+                return !!component_of_soname(n->soname);
         dir = path_dirname(n->path);
         own = path_dirname(l->path);
         return !streq(dir, own);
@@ -198,12 +211,16 @@ static void print_report(const struct doctor_report *r, const struct strv *mp,
                 _cleanup_free_ char *s = strv_join(&r->built.sonames, " ");
                 print_wrapped(r->torch_dir ? "  needs " : "the libraries need ", s);
         }
-        if (r->built.cudnn || r->built.nccl) {
-                _cleanup_free_ char *cudnn = term_escape(r->built.cudnn ? r->built.cudnn : "");
-                _cleanup_free_ char *nccl = term_escape(r->built.nccl ? r->built.nccl : "");
+        {
+                _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
-                printf("  linked against%s%s%s%s (beside its RUNPATH)\n", r->built.cudnn ? " cuDNN " : "",
-                       cudnn, r->built.nccl ? " NCCL " : "", nccl);
+                FOREACH_COMPONENT(c)
+                        if (r->built.linked[c->index]) {
+                                _cleanup_free_ char *v = term_escape(r->built.linked[c->index]);
+                                strbuf_addf(&sb, " %s %s", c->label, v);
+                        }
+                if (sb.len)
+                        printf("  linked against%s (beside its RUNPATH)\n", sb.buf);
         }
         printf("environment\n");
         {

@@ -20,21 +20,15 @@ struct generate_args {
         long lock_timeout; /* as write_options.lock_timeout */
 };
 
-static const char *const kinds[_COMPONENT_MAX] = {
-        [COMPONENT_CUDA] = "cuda",
-        [COMPONENT_CUDNN] = "cudnn",
-        [COMPONENT_NCCL] = "nccl",
-};
-
 struct templates {
-        char *text[_COMPONENT_MAX + 1]; /* the last one: modulerc */
-        size_t len[_COMPONENT_MAX + 1];
-        char *name[_COMPONENT_MAX + 1];
+        char *text[N_COMPONENTS + 1]; /* by component index; the last one: modulerc */
+        size_t len[N_COMPONENTS + 1];
+        char *name[N_COMPONENTS + 1];
 };
 
 static void templates_release(struct templates *t)
 {
-        for (size_t i = 0; i <= _COMPONENT_MAX; i++) {
+        for (size_t i = 0; i <= N_COMPONENTS; i++) {
                 free(t->text[i]);
                 free(t->name[i]);
         }
@@ -55,8 +49,8 @@ static int templates_load(struct templates *t, const struct config *cfg, struct 
 {
         _cleanup_free_ char *dir = templates_dir(cfg);
 
-        for (size_t i = 0; i <= _COMPONENT_MAX; i++) {
-                const char *kind = i < _COMPONENT_MAX ? kinds[i] : "modulerc";
+        for (size_t i = 0; i <= N_COMPONENTS; i++) {
+                const char *kind = i < N_COMPONENTS ? component_table[i]->name : "modulerc";
                 int r = template_load(dir, cfg->format, kind, &t->text[i], &t->len[i], &t->name[i], d);
                 if (r < 0)
                         return r;
@@ -148,7 +142,7 @@ static int render_all(const struct plan *p, const struct templates *t, struct re
                 bool rc = i >= p->n_modules;
                 const struct module_plan *m = rc ? NULL : &p->modules[i];
                 const struct modulerc_plan *mrc = rc ? &p->rcs[i - p->n_modules] : NULL;
-                size_t k = rc ? _COMPONENT_MAX : (size_t)m->install->component;
+                size_t k = rc ? N_COMPONENTS : m->install->component->index;
                 struct render_ctx *ctx = rc ? modulerc_context(mrc) : module_context(m);
                 int r = render(t->text[k], t->len[k], t->name[k], p->format, ctx, &out.texts[i], d);
 

@@ -17,8 +17,8 @@ static char *version_column(const struct install *in)
 
         if (!in->version.count)
                 return xstrdup("?");
-        v = version_to_string(&in->version, in->component == COMPONENT_CUDA ? 2 : 3);
-        if (in->component == COMPONENT_CUDA && in->release.count) {
+        v = version_to_string(&in->version, in->component->version_parts);
+        if (in->release.count) {
                 _cleanup_free_ char *r = version_to_string(&in->release, 3);
                 return xasprintf("%s (%s)", v, r);
         }
@@ -31,8 +31,8 @@ static char *cuda_column(const struct install *in)
 {
         long major = install_cuda_major(in);
 
-        if (in->component == COMPONENT_NCCL && in->cuda_version.count >= 2)
-                return version_to_string(&in->cuda_version, 2);
+        if (in->component->cuda_parts >= 2 && in->cuda_version.count >= 2)
+                return version_to_string(&in->cuda_version, in->component->cuda_parts);
         return major >= 0 ? xasprintf("%ld", major) : xstrdup("-");
 }
 
@@ -59,7 +59,7 @@ static void print_table(const struct install_list *l, const struct global_option
                 _cleanup_free_ char *ver = version_column(in), *cuda = cuda_column(in);
                 _cleanup_free_ char *prefix = term_escape(in->prefix);
 
-                printf("%-9s %-18s %-5s %-7s %-8s %s\n", component_to_string(in->component), ver,
+                printf("%-9s %-18s %-5s %-7s %-8s %s\n", in->component->name, ver,
                        cuda, in->arch ? in->arch : "?", layout_to_string(in->layout), prefix);
                 for (size_t k = 0; k < in->aliases.len; k++)
                         print_detail(k == 0 ? "aliases" : "", in->aliases.items[k]);

@@ -315,7 +315,7 @@ static enum check_status validate_on_target(const struct validate_run *v, const 
         struct check c;
 
         vo.launcher = tg->launcher.len ? tg->launcher.items : NULL;
-        if (t->kind == MODULE_OTHER) {
+        if (!t->kind) {
                 static const char *const ids[] = { "run", "device" };
 
                 for (size_t i = 0; i < ELEMENTSOF(ids); i++) {

@@ -105,11 +105,6 @@ static const char *const top_keys[_KEY_MAX + 1] = {
         [KEY_LOCK_TIMEOUT] = "lock_timeout",
 };
 
-static const char *const component_keys[_COMPONENT_MAX + 1] = {
-        [COMPONENT_CUDA] = "cuda",
-        [COMPONENT_CUDNN] = "cudnn",
-        [COMPONENT_NCCL] = "nccl",
-};
 
 static const char *const env_op_keys[] = {
         [ENV_OP_SETENV] = "setenv",
@@ -139,12 +134,6 @@ static const char *const target_keys[] = { "name", "launcher", NULL };
 
 void config_init_default(struct config *c)
 {
-        static const char *const naming[_COMPONENT_MAX] = {
-                [COMPONENT_CUDA] = "{major}.{minor}",
-                [COMPONENT_CUDNN] = "{major}.{minor}.{patch}",
-                [COMPONENT_NCCL] = "{major}.{minor}.{patch}",
-        };
-
         *c = (struct config){
                 .format = FORMAT_LUA,
                 .layout = MODULE_LAYOUT_HIERARCHICAL,
@@ -162,9 +151,9 @@ void config_init_default(struct config *c)
                 .templates = xstrdup(""),
                 .lock_timeout = 60,
         };
-        for (int i = 0; i < _COMPONENT_MAX; i++) {
+        for (int i = 0; i < N_COMPONENTS; i++) {
                 c->defaults[i].kind = DEFAULT_LATEST;
-                c->naming[i] = xstrdup(naming[i]);
+                c->naming[i] = xstrdup(component_table[i]->naming);
                 c->ld_library_path[i] = true;
         }
 }
@@ -205,7 +194,7 @@ void config_release(struct config *c)
         free(c->output);
         strv_release(&c->search);
         strv_release(&c->exclude);
-        for (int i = 0; i < _COMPONENT_MAX; i++) {
+        for (int i = 0; i < N_COMPONENTS; i++) {
                 free(c->defaults[i].version);
                 free(c->naming[i]);
                 env_ops_release(&c->env[i]);
@@ -239,7 +228,7 @@ static void config_copy(struct config *dst, const struct config *src)
         dst->output = xstrdup_or_null(src->output);
         strv_copy(&dst->search, &src->search);
         strv_copy(&dst->exclude, &src->exclude);
-        for (int i = 0; i < _COMPONENT_MAX; i++) {
+        for (int i = 0; i < N_COMPONENTS; i++) {
                 dst->defaults[i].version = xstrdup_or_null(src->defaults[i].version);
                 dst->naming[i] = xstrdup_or_null(src->naming[i]);
                 dst->env[i] = (struct env_ops){ 0 };
@@ -945,7 +934,7 @@ static int parse_env(struct parser *p, struct config *c)
         _cleanup_(map_iter_release) struct map_iter it = { 0 };
         int r;
 
-        r = map_begin(p, &it, component_keys);
+        r = map_begin(p, &it, component_names);
         if (r < 0)
                 return r;
         while ((r = map_next(p, &it)) > 0) {
@@ -1094,7 +1083,7 @@ static int parse_per_component(struct parser *p, struct config *c, enum top_key 
         _cleanup_(map_iter_release) struct map_iter it = { 0 };
         int r;
 
-        r = map_begin(p, &it, component_keys);
+        r = map_begin(p, &it, component_names);
         if (r < 0)
                 return r;
         while ((r = map_next(p, &it)) > 0) {
@@ -1505,9 +1494,9 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
 
         emit_key(e, "defaults");
         emit_collection(e, YAML_MAPPING_START_EVENT);
-        for (int i = 0; i < _COMPONENT_MAX; i++) {
+        for (int i = 0; i < N_COMPONENTS; i++) {
                 const struct default_spec *s = &c->defaults[i];
-                emit_key(e, component_keys[i]);
+                emit_key(e, component_names[i]);
                 emit_string(e, s->kind == DEFAULT_VERSION ? s->version
                                : s->kind == DEFAULT_NONE  ? "none"
                                                           : "latest");
@@ -1515,15 +1504,15 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_collection(e, YAML_MAPPING_END_EVENT);
         emit_key(e, "naming");
         emit_collection(e, YAML_MAPPING_START_EVENT);
-        for (int i = 0; i < _COMPONENT_MAX; i++) {
-                emit_key(e, component_keys[i]);
+        for (int i = 0; i < N_COMPONENTS; i++) {
+                emit_key(e, component_names[i]);
                 emit_string(e, c->naming[i]);
         }
         emit_collection(e, YAML_MAPPING_END_EVENT);
         emit_key(e, "ld_library_path");
         emit_collection(e, YAML_MAPPING_START_EVENT);
-        for (int i = 0; i < _COMPONENT_MAX; i++) {
-                emit_key(e, component_keys[i]);
+        for (int i = 0; i < N_COMPONENTS; i++) {
+                emit_key(e, component_names[i]);
                 emit_bool(e, c->ld_library_path[i]);
         }
         emit_collection(e, YAML_MAPPING_END_EVENT);
@@ -1531,8 +1520,8 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_bool(e, c->stubs_on_library_path);
         emit_key(e, "env");
         emit_collection(e, YAML_MAPPING_START_EVENT);
-        for (int i = 0; i < _COMPONENT_MAX; i++) {
-                emit_key(e, component_keys[i]);
+        for (int i = 0; i < N_COMPONENTS; i++) {
+                emit_key(e, component_names[i]);
                 emit_env_component(e, &c->env[i]);
         }
         emit_collection(e, YAML_MAPPING_END_EVENT);

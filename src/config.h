@@ -76,11 +76,11 @@ struct config {
         struct strv search;  /* empty: the built-in default roots */
         struct strv exclude;
         unsigned max_depth;
-        struct default_spec defaults[_COMPONENT_MAX];
-        char *naming[_COMPONENT_MAX];  /* "{major}.{minor}" */
-        bool ld_library_path[_COMPONENT_MAX];
+        struct default_spec defaults[N_COMPONENTS];
+        char *naming[N_COMPONENTS];  /* "{major}.{minor}" */
+        bool ld_library_path[N_COMPONENTS];
         bool stubs_on_library_path;
-        struct env_ops env[_COMPONENT_MAX];
+        struct env_ops env[N_COMPONENTS];
         bool pytorch_build_env;
         char *cuda_arch_list; /* "" (unset), "detect", or "8.0;9.0" */
         /* Where it was set, for the renderer's gate: "FILE:LINE:COL:

@@ -1,4 +1,4 @@
-/* detect.c: the detector table and the helpers the detectors share. */
+/* detect.c: the helpers the detectors share. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -9,13 +9,6 @@
 #include "elf-file.h"
 #include "util-file.h"
 #include "banned.h"
-
-const struct detector *const detectors[] = {
-        &detector_cuda,
-        &detector_cudnn,
-        &detector_nccl,
-        NULL,
-};
 
 int dir_list(int dirfd, const char *rel, struct strv *ret)
 {
@@ -498,7 +491,7 @@ void library_find_release(struct library_find *f)
         *f = (struct library_find){ .usr_fd = -1, .include_fd = -1 };
 }
 
-struct install *library_install_new(enum component c, const struct walk_dir *dir,
+struct install *library_install_new(const struct component *c, const struct walk_dir *dir,
                                     const struct library_find *f, const char *const *headers)
 {
         struct install *in = install_new(c, f->layout);

@@ -1,6 +1,6 @@
-/* detect.h: the detector plug-ins and what they share.
+/* detect.h: what the detectors share.
  *
- * A detector looks at one directory of the walk and adds the installs it
+ * A detector (a component's `detect`, component.h) looks at one directory of the walk and adds the installs it
  * holds to the list (the list merges duplicates by realpath). It reads only
  * small files and ELF headers/rodata, never executes anything, and turns
  * everything odd it sees into a problem on the install, never a failure of
@@ -13,22 +13,6 @@
 #include "strbuf.h"
 #include "walk.h"
 
-struct detector {
-        enum component component;
-        void (*detect)(const struct walk_dir *dir, struct install_list *l,
-                       struct walk_verdict *verdict);
-};
-
-extern const struct detector detector_cuda;
-extern const struct detector detector_cudnn;
-
-/* The sub-libraries (file stems: "libcudnn_graph", …) a cuDNN of this
- * major ships beside libcudnn and dlopen()s; NULL-terminated, or NULL for
- * a major without them. */
-const char *const *cudnn_sublibraries(unsigned long major);
-extern const struct detector detector_nccl;
-/* NULL-terminated, in component order. */
-extern const struct detector *const detectors[];
 
 /* Small-file limits: version files, headers and METADATA are read up to
  * these sizes; a larger version file is a problem, a larger header is read
@@ -137,7 +121,7 @@ int library_find(const struct walk_dir *dir, const char *stem, const char *const
 void library_find_release(struct library_find *f);
 /* A new cuDNN or NCCL install from what library_find found, with its ELF
  * facts checked and missing headers recorded. */
-struct install *library_install_new(enum component c, const struct walk_dir *dir,
+struct install *library_install_new(const struct component *c, const struct walk_dir *dir,
                                     const struct library_find *f, const char *const *headers);
 
 /* The walk's verdict after a cuDNN or NCCL install was found in dir: a

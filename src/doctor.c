@@ -159,8 +159,8 @@ void doctor_built_release(struct doctor_built *b)
         free(b->git_version);
         free(b->cuda);
         strv_release(&b->sonames);
-        free(b->cudnn);
-        free(b->nccl);
+        for (size_t i = 0; i < N_COMPONENTS; i++)
+                free(b->linked[i]);
         *b = (struct doctor_built){ 0 };
 }
 
@@ -368,7 +368,6 @@ static void read_built(struct doctor *doc)
 {
         struct doctor_built *b = &doc->r->built;
         _cleanup_(strv_release) struct strv dirs = { 0 };
-        _cleanup_free_ char *cudnn = NULL;
 
         if (doc->r->torch_dir) {
                 _cleanup_free_ char *file = path_join(doc->r->torch_dir, "version.py");
@@ -395,20 +394,22 @@ static void read_built(struct doctor *doc)
                         b->cuda_major = v.n[0];
         }
         if (!b->cuda_major)
-                b->cuda_major = needed_major(doc, "libcudart", NULL);
+                b->cuda_major = needed_major(doc, component_toolkit()->library, NULL);
         for (size_t i = 0; i < doc->libs.n; i++) {
                 const struct strv *needed = &doc->libs.items[i].info.needed;
 
                 for (size_t k = 0; k < needed->len; k++)
-                        if (soname_module_kind(needed->items[k]) && !strv_contains(&b->sonames, needed->items[k]))
+                        if (component_of_soname(needed->items[k]) && !strv_contains(&b->sonames, needed->items[k]))
                                 strv_add(&b->sonames, needed->items[k]);
         }
         strv_sort_uniq(&b->sonames);
         runpath_dirs(doc, &dirs);
-        if (needed_major(doc, "libcudnn", &cudnn))
-                b->cudnn = version_beside(&dirs, cudnn, "libcudnn");
-        if (needed_major(doc, "libnccl", NULL))
-                b->nccl = version_beside(&dirs, "libnccl.so.2", "libnccl");
+        FOREACH_COMPONENT(c) {
+                _cleanup_free_ char *soname = NULL;
+
+                if (!c->toolkit && needed_major(doc, c->library, &soname))
+                        b->linked[c->index] = version_beside(&dirs, soname, c->library);
+        }
 }
 
 /* --- the environment ------------------------------------------------------- */
@@ -480,43 +481,6 @@ struct candidate {
         const char *version;         /* the module's version */
 };
 
-/* The CUDA major a module's libraries are for. */
-static unsigned long module_cuda_major(const char *kind, const struct strv *own)
-{
-        unsigned long major = 0, lib_major = 0;
-        _cleanup_free_ char *path = NULL;
-        struct elf_info info = { 0 };
-
-        if (streq(kind, "cuda")) {
-                free(find_soname_file(own, "libcudart", &major));
-                return major;
-        }
-        if (streq(kind, "nccl")) {
-                path = find_soname_file(own, "libnccl", &lib_major);
-                if (path && elf_read_info(AT_FDCWD, path, &info, NULL) >= 0)
-                        major = lib_nccl_cuda_major(path, &info, NULL);
-                elf_info_release(&info);
-                return major;
-        }
-        path = find_soname_file(own, "libcudnn", &lib_major);
-        if (!path)
-                return 0;
-        for (const char *const *s = cudnn_sublibraries(lib_major); s && *s && !major; s++) {
-                _cleanup_free_ char *dir = path_dirname(path);
-                _cleanup_free_ char *sub = xasprintf("%s/%s.so.%lu", dir, *s, lib_major);
-
-                if (elf_read_info(AT_FDCWD, sub, &info, NULL) >= 0)
-                        major = lib_cuda_major_named_by(sub, &info);
-                elf_info_release(&info);
-        }
-        return major;
-}
-
-static const char *kind_name(enum module_kind k)
-{
-        return k == MODULE_CUDA ? "cuda" : k == MODULE_CUDNN ? "cudnn" : k == MODULE_NCCL ? "nccl" : NULL;
-}
-
 /* The sonames the modules should provide: what the libraries need of the
  * CUDA stack, and what those need in turn that resolves nowhere. */
 static void wanted_sonames(const struct doctor *doc, const struct strv *unresolved, struct strv *ret)
@@ -524,7 +488,7 @@ static void wanted_sonames(const struct doctor *doc, const struct strv *unresolv
         for (size_t i = 0; i < doc->r->built.sonames.len; i++)
                 strv_add(ret, doc->r->built.sonames.items[i]);
         for (size_t i = 0; i < unresolved->len; i++)
-                if (soname_module_kind(unresolved->items[i]))
+                if (component_of_soname(unresolved->items[i]))
                         strv_add(ret, unresolved->items[i]);
         strv_sort_uniq(ret);
 }
@@ -562,32 +526,32 @@ static bool under(const struct module_unit *u, const char *cuda)
 
 static void choose(struct doctor *doc, struct candidate *c, size_t n, const struct strv *wanted)
 {
-        static const char *const kinds[] = { "cuda", "cudnn", "nccl" };
         struct doctor_report *r = doc->r;
         unsigned long major = r->built.cuda_major;
         const char *cuda = NULL;
 
-        for (size_t k = 0; k < ELEMENTSOF(kinds); k++) {
-                const char *built = k == 0 ? r->built.cuda : k == 1 ? r->built.cudnn : r->built.nccl;
+        /* The toolkit first: the others are chosen below it. */
+        FOREACH_COMPONENT(kind) {
+                const char *built = kind->toolkit ? r->built.cuda : r->built.linked[kind->index];
                 _cleanup_free_ struct candidate *ok = xcalloc(n + 1, sizeof(*ok));
                 const struct candidate *pick;
                 bool needed = false;
                 size_t n_ok = 0;
 
                 for (size_t i = 0; i < wanted->len; i++)
-                        needed |= streq(soname_module_kind(wanted->items[i]), kinds[k]);
+                        needed |= component_of_soname(wanted->items[i]) == kind;
                 if (!needed)
                         continue;
                 for (size_t i = 0; i < n; i++)
-                        if (streq(c[i].m->kind, kinds[k]) && c[i].m->provides.len &&
+                        if (streq(c[i].m->kind, kind->name) && c[i].m->provides.len &&
                             (!major || !c[i].m->cuda_major || c[i].m->cuda_major == major) &&
-                            (k == 0 ? c[i].unit->chain.len == 1 : under(c[i].unit, cuda)))
+                            (kind->toolkit ? c[i].unit->chain.len == 1 : under(c[i].unit, cuda)))
                                 ok[n_ok++] = c[i];
                 pick = prefer(ok, n_ok, built);
                 if (!pick)
                         continue;
                 strv_add(&r->chosen, pick->unit->module);
-                if (k == 0)
+                if (kind->toolkit)
                         cuda = pick->unit->module;
         }
 }
@@ -614,7 +578,7 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
                 const struct module_unit *u = &units[i];
                 const struct loaded_module *m;
                 _cleanup_(strv_release) struct strv own = { 0 }, provides = { 0 };
-                const char *kind;
+                const struct component *kind;
 
                 if (!u->evaluated) {
                         if (u->error)
@@ -624,7 +588,7 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
                 }
                 m = &u->eval.modules[u->eval.n_modules - 1];
                 evaluation_own_entries(&u->eval, "LD_LIBRARY_PATH", &own);
-                kind = kind_name(module_kind_detect(m->file.name, &own));
+                kind = module_kind_detect(m->file.name, &own);
                 if (!kind)
                         continue;
                 for (size_t w = 0; w < wanted.len; w++)
@@ -638,8 +602,8 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
                         continue;
                 r->modules[r->n_modules] = (struct doctor_module){
                         .module = xstrdup(u->module),
-                        .kind = kind,
-                        .cuda_major = module_cuda_major(kind, &own),
+                        .kind = kind->name,
+                        .cuda_major = kind->module_cuda_major(&own),
                         .provides = provides,
                 };
                 provides = (struct strv){ 0 };
@@ -650,7 +614,7 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
         /* A module of a hierarchy below a cuda module is for that CUDA. */
         for (size_t i = 0; i < n_cands; i++)
                 for (size_t k = 0; k < n_cands && !cands[i].m->cuda_major; k++)
-                        if (streq(cands[k].m->kind, "cuda") && cands[i].unit->chain.len > 1 &&
+                        if (streq(cands[k].m->kind, component_toolkit()->name) && cands[i].unit->chain.len > 1 &&
                             streq(cands[i].unit->chain.items[0], cands[k].unit->module))
                                 cands[i].m->cuda_major = cands[k].m->cuda_major;
         choose(doc, cands, n_cands, &wanted);
@@ -708,7 +672,7 @@ static void unresolved_below(struct doctor *doc, struct strv *missing, struct st
                         struct elf_info info = { 0 };
                         struct resolve_list list = { 0 };
 
-                        if (!n->path || !soname_module_kind(n->soname) || strv_contains(&seen, n->path))
+                        if (!n->path || !component_of_soname(n->soname) || strv_contains(&seen, n->path))
                                 continue;
                         strv_add(&seen, n->path);
                         if (resolve_object(&doc->renv, n->path, &info, &list, NULL) >= 0)
@@ -947,7 +911,7 @@ static void cudnn_subs(struct doctor *doc, struct cudnn_found *c)
         struct strv missing = { 0 }, foreign = { 0 };
         struct strbuf sb = STRBUF_INIT;
 
-        for (const char *const *s = cudnn_sublibraries(c->major); s && *s; s++) {
+        for (const char *const *s = component_cudnn.dlopened(c->major); s && *s; s++) {
                 _cleanup_free_ char *sub = xasprintf("%s.so.%lu", *s, c->major);
                 struct resolved res = { 0 };
 
@@ -1021,17 +985,17 @@ static void cudnn_build(struct doctor *doc, const struct cudnn_found *c)
         const struct version *v = &c->version;
         struct version b;
 
-        if (!r->built.cudnn || !v->count || version_parse(r->built.cudnn, &b) < 0 || b.count < 2)
+        if (!r->built.linked[component_cudnn.index] || !v->count || version_parse(r->built.linked[component_cudnn.index], &b) < 0 || b.count < 2)
                 return;
         if (b.n[0] == v->n[0] && (v->count < 2 || v->n[1] >= b.n[1]))
                 return;
         add_finding(r, DOCTOR_CUDNN_BUILD, "R2",
-                    xasprintf("torch was built against cuDNN %s, but cuDNN %s resolves ('%s')", r->built.cudnn,
+                    xasprintf("torch was built against cuDNN %s, but cuDNN %s resolves ('%s')", r->built.linked[component_cudnn.index],
                               c->ver, c->path),
                     "torch accepts the same major and a minor at least the build's: the first "
                     "convolution fails with \"cuDNN version incompatibility: PyTorch was compiled  "
                     "against (%lu, %lu, …) but found runtime version …\"",
-                    xasprintf("load cuDNN %s or a newer %lu.x%s%s", r->built.cudnn, b.n[0],
+                    xasprintf("load cuDNN %s or a newer %lu.x%s%s", r->built.linked[component_cudnn.index], b.n[0],
                               r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
                     b.n[0], b.n[1]);
 }
@@ -1067,8 +1031,8 @@ static void find_toolkit_libs(struct doctor *doc)
         for (size_t i = 0; i < r->n_libs; i++)
                 for (size_t k = 0; k < r->libs[i].n_needs; k++) {
                         const struct doctor_need *n = &r->libs[i].needs[k];
-                        const char *kind = n->path ? soname_module_kind(n->soname) : NULL;
-                        _cleanup_free_ char *dir = kind && streq(kind, "cuda") ? real_dirname(n->path) : NULL;
+                        const struct component *kind = n->path ? component_of_soname(n->soname) : NULL;
+                        _cleanup_free_ char *dir = kind && kind->toolkit ? real_dirname(n->path) : NULL;
                         struct version v;
 
                         if (!dir || strv_contains(&dirs, dir))
@@ -1136,18 +1100,18 @@ static void find_nccl(struct doctor *doc)
                                       r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
                             "");
         }
-        if (r->built.nccl && nccl.count) {
+        if (r->built.linked[component_nccl.index] && nccl.count) {
                 struct version b;
 
-                if (version_parse(r->built.nccl, &b) >= 0 && version_compare(&nccl, &b) < 0) {
+                if (version_parse(r->built.linked[component_nccl.index], &b) >= 0 && version_compare(&nccl, &b) < 0) {
                         _cleanup_free_ char *ns = lib_version_string(&nccl);
 
                         add_finding(r, DOCTOR_NCCL_BUILD, "R8",
                                     xasprintf("torch was built against NCCL %s, but the older NCCL %s "
-                                              "resolves ('%s')", r->built.nccl, ns, path),
+                                              "resolves ('%s')", r->built.linked[component_nccl.index], ns, path),
                                     "symbols torch uses may be missing: `import torch` fails with "
                                     "\"undefined symbol: ncclCommRegister\" or similar%s",
-                                    xasprintf("load NCCL %s or newer%s%s", r->built.nccl,
+                                    xasprintf("load NCCL %s or newer%s%s", r->built.linked[component_nccl.index],
                                               r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
                                     "");
                 }

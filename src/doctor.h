@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 
+#include "component.h"
 #include "diag.h"
 #include "resolve.h"
 #include "util.h"
@@ -57,11 +58,11 @@ struct doctor_built {
         /* The CUDA, cuDNN and NCCL sonames the libraries need (libcudart.so.12,
          * libcublas.so.12, libcudnn.so.9, libnccl.so.2, ...), sorted. */
         struct strv sonames;
-        /* The cuDNN and NCCL versions of the files the build linked against,
-         * when a RUNPATH/RPATH directory of the libraries still holds them
-         * ("9.1.0", "2.21.5"), or NULL. */
-        char *cudnn;
-        char *nccl;
+        /* By component index: the versions of the libraries (cuDNN, NCCL,
+         * ...; not the toolkit's, which is `cuda`) the build linked
+         * against, when a RUNPATH/RPATH directory of the libraries still
+         * holds them ("9.1.0", "2.21.5"), or NULL. */
+        char *linked[N_COMPONENTS];
 };
 
 struct doctor_finding {
@@ -89,7 +90,7 @@ struct doctor_finding {
 /* A module of the modulepath that provides needed sonames. */
 struct doctor_module {
         char *module;                /* "cudnn/9.1.0" */
-        const char *kind;            /* static "cuda", "cudnn", "nccl" */
+        const char *kind;            /* static: its component's name, "cudnn" */
         unsigned long cuda_major;    /* the CUDA major it is for (0: unknown) */
         struct strv provides;        /* the needed sonames its own library directories hold */
 };

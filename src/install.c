@@ -6,29 +6,18 @@
 #include "strbuf.h"
 #include "banned.h"
 
-static const char *const component_names[_COMPONENT_MAX] = {
-        [COMPONENT_CUDA] = "cuda",
-        [COMPONENT_CUDNN] = "cudnn",
-        [COMPONENT_NCCL] = "nccl",
-};
-
 static const char *const layout_names[_LAYOUT_MAX] = {
         [LAYOUT_TOOLKIT] = "toolkit", [LAYOUT_HPC_SDK] = "hpc-sdk", [LAYOUT_TARBALL] = "tarball",
         [LAYOUT_MERGED] = "merged",   [LAYOUT_WHEEL] = "wheel",     [LAYOUT_SYSTEM] = "system",
         [LAYOUT_CONDA] = "conda",
 };
 
-const char *component_to_string(enum component c)
-{
-        return c >= 0 && c < _COMPONENT_MAX ? component_names[c] : NULL;
-}
-
 const char *layout_to_string(enum layout l)
 {
         return l >= 0 && l < _LAYOUT_MAX ? layout_names[l] : NULL;
 }
 
-struct install *install_new(enum component c, enum layout l)
+struct install *install_new(const struct component *c, enum layout l)
 {
         struct install *in = xcalloc(1, sizeof(*in));
 
@@ -91,7 +80,7 @@ bool install_has_problem(const struct install *in, const char *code)
 
 long install_cuda_major(const struct install *in)
 {
-        if (in->component == COMPONENT_CUDA)
+        if (in->component->toolkit)
                 return in->version.count ? (long)in->version.n[0] : -1;
         return in->cuda_version.count ? (long)in->cuda_version.n[0] : -1;
 }
@@ -104,7 +93,7 @@ void install_list_release(struct install_list *l)
         *l = (struct install_list){ 0 };
 }
 
-struct install *install_list_find(const struct install_list *l, enum component c,
+struct install *install_list_find(const struct install_list *l, const struct component *c,
                                   const char *realpath)
 {
         for (size_t i = 0; i < l->len; i++)
@@ -173,7 +162,7 @@ static int install_cmp(const void *pa, const void *pb)
         int r;
 
         if (a->component != b->component)
-                return (int)a->component - (int)b->component;
+                return a->component->index < b->component->index ? -1 : 1;
         r = version_compare(&b->version, &a->version); /* newest first */
         if (r)
                 return r;
@@ -225,7 +214,7 @@ json_t *json_string_lossy(const char *s)
         return j;
 }
 
-static json_t *json_version(const struct version *v, unsigned parts)
+json_t *json_version(const struct version *v, unsigned parts)
 {
         _cleanup_free_ char *s = NULL;
 
@@ -246,7 +235,7 @@ json_t *json_strv(const struct strv *v)
         return a;
 }
 
-static void set(json_t *o, const char *key, json_t *value)
+void json_set(json_t *o, const char *key, json_t *value)
 {
         if (!value || json_object_set_new(o, key, value) < 0)
                 die_oom();
@@ -259,47 +248,29 @@ json_t *install_to_json(const struct install *in)
 
         if (!o)
                 die_oom();
-        set(o, "component", json_string_lossy(component_to_string(in->component)));
-        set(o, "version", json_version(&in->version, in->component == COMPONENT_CUDA ? 2 : 3));
-        switch (in->component) {
-        case COMPONENT_CUDA: {
-                json_t *comps = json_object();
-                set(o, "release", json_version(&in->release, 3));
-                for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
-                        if (in->components[i])
-                                set(comps, cuda_comp_to_string((enum cuda_comp)i),
-                                    json_string_lossy(in->components[i]));
-                set(o, "components", comps);
-                break;
-        }
-        case COMPONENT_CUDNN:
-                set(o, "build", json_string_lossy(in->build));
-                break;
-        case COMPONENT_NCCL:
-                set(o, "cuda_version", json_version(&in->cuda_version, 2));
-                break;
-        default:
-                break;
-        }
-        set(o, "cuda_major", major >= 0 ? json_integer(major) : json_null());
-        set(o, "arch", json_string_lossy(in->arch));
-        set(o, "layout", json_string_lossy(layout_to_string(in->layout)));
-        set(o, "prefix", json_string_lossy(in->prefix));
-        set(o, "realpath", json_string_lossy(in->realpath));
-        set(o, "aliases", json_strv(&in->aliases));
-        set(o, "bin_dir", json_string_lossy(in->bin_dir));
-        set(o, "include_dir", json_string_lossy(in->include_dir));
-        set(o, "lib_dir", json_string_lossy(in->lib_dir));
-        set(o, "extra_lib_dirs", json_strv(&in->extra_lib_dirs));
-        set(o, "extra_include_dirs", json_strv(&in->extra_include_dirs));
+        json_set(o, "component", json_string_lossy(in->component->name));
+        json_set(o, "version", json_version(&in->version, in->component->version_parts));
+        if (in->component->to_json)
+                in->component->to_json(in, o);
+        json_set(o, "cuda_major", major >= 0 ? json_integer(major) : json_null());
+        json_set(o, "arch", json_string_lossy(in->arch));
+        json_set(o, "layout", json_string_lossy(layout_to_string(in->layout)));
+        json_set(o, "prefix", json_string_lossy(in->prefix));
+        json_set(o, "realpath", json_string_lossy(in->realpath));
+        json_set(o, "aliases", json_strv(&in->aliases));
+        json_set(o, "bin_dir", json_string_lossy(in->bin_dir));
+        json_set(o, "include_dir", json_string_lossy(in->include_dir));
+        json_set(o, "lib_dir", json_string_lossy(in->lib_dir));
+        json_set(o, "extra_lib_dirs", json_strv(&in->extra_lib_dirs));
+        json_set(o, "extra_include_dirs", json_strv(&in->extra_include_dirs));
         problems = json_array();
         for (size_t i = 0; i < in->n_problems; i++) {
                 json_t *p = json_object();
-                set(p, "code", json_string_lossy(in->problems[i].code));
-                set(p, "message", json_string_lossy(in->problems[i].message));
+                json_set(p, "code", json_string_lossy(in->problems[i].code));
+                json_set(p, "message", json_string_lossy(in->problems[i].message));
                 json_array_append_new(problems, p);
         }
-        set(o, "problems", problems);
+        json_set(o, "problems", problems);
         return o;
 }
 
@@ -309,10 +280,10 @@ json_t *install_list_to_json(const struct install_list *l)
 
         if (!o || !a)
                 die_oom();
-        set(o, "cudamod", json_string("scan"));
-        set(o, "format", json_integer(1));
+        json_set(o, "cudamod", json_string("scan"));
+        json_set(o, "format", json_integer(1));
         for (size_t i = 0; i < l->len; i++)
                 json_array_append_new(a, install_to_json(l->items[i]));
-        set(o, "installs", a);
+        json_set(o, "installs", a);
         return o;
 }

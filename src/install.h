@@ -1,6 +1,6 @@
 /* install.h: the record that flows from scan to plan.
  *
- * An install is one CUDA Toolkit, cuDNN or NCCL found on disk. It owns all
+ * An install is one install of a component (component.h) found on disk. It owns all
  * its strings. `realpath` (with the component) is its identity: the same
  * directory reached through several paths is one install whose other paths
  * are `aliases`. Paths that are unknown are NULL; `version` is count 0 when
@@ -10,18 +10,10 @@
 
 #include <jansson.h>
 
+#include "component.h"
 #include "util.h"
 #include "version.h"
 
-enum component {
-        COMPONENT_CUDA,
-        COMPONENT_CUDNN,
-        COMPONENT_NCCL,
-        _COMPONENT_MAX,
-        _COMPONENT_INVALID = -1,
-};
-
-const char *component_to_string(enum component c);
 
 enum layout {
         LAYOUT_TOOLKIT, /* runfile/deb/rpm tree, Spack and EasyBuild prefixes */
@@ -43,7 +35,7 @@ struct problem {
 };
 
 struct install {
-        enum component component;
+        const struct component *component;
         struct version version;  /* cuda: MAJOR.MINOR; cudnn, nccl: MAJOR.MINOR.PATCH */
         struct version release;  /* cuda: toolkit release X.Y.Z when known */
         char *build;             /* cudnn: 4th number (e.g. "26") when known */
@@ -63,7 +55,7 @@ struct install {
         size_t n_problems;
 };
 
-struct install *install_new(enum component c, enum layout l);
+struct install *install_new(const struct component *c, enum layout l);
 void install_free(struct install *in);
 _printf_(3, 4) void install_add_problem(struct install *in, const char *code, const char *fmt, ...);
 bool install_has_problem(const struct install *in, const char *code);
@@ -78,7 +70,7 @@ struct install_list {
 };
 
 void install_list_release(struct install_list *l);
-struct install *install_list_find(const struct install_list *l, enum component c,
+struct install *install_list_find(const struct install_list *l, const struct component *c,
                                   const char *realpath);
 /* Add `in` (taking ownership). When an install with the same key is there,
  * merge: its missing fields are filled from `in`, `in`'s prefix and aliases
@@ -93,6 +85,10 @@ void install_list_sort(struct install_list *l);
 json_t *json_string_lossy(const char *s);
 /* A JSON array of those strings. */
 json_t *json_strv(const struct strv *v);
+/* A version of `parts` parts, or null when none is known. */
+json_t *json_version(const struct version *v, unsigned parts);
+/* o[key] = value (taking it); out of memory (value NULL) aborts. */
+void json_set(json_t *o, const char *key, json_t *value);
 
 /* The JSON object of DESIGN.md section 3 for one install / for a scan. */
 json_t *install_to_json(const struct install *in);

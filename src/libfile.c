@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "detect.h"
+#include "component.h"
 #include "libfile.h"
 #include "banned.h"
 
@@ -46,35 +47,14 @@ char *soname_stem(const char *soname)
         return xstrndup(soname, so ? (size_t)(so - soname) : strlen(soname));
 }
 
-const char *soname_module_kind(const char *soname)
-{
-        static const char *const cuda_stems[] = {
-                "libcudart", "libcublas", "libcublasLt", "libcufft", "libcufftw", "libcurand",
-                "libcusolver", "libcusolverMg", "libcusparse", "libnvrtc", "libnvrtc-builtins",
-                "libnvJitLink", "libcupti", "libnvToolsExt", "libnvjpeg", "libcufile", "libnvblas",
-        };
-        _cleanup_free_ char *stem = soname_stem(soname);
-
-        if (startswith(stem, "libnpp"))
-                return "cuda";
-        for (size_t i = 0; i < ELEMENTSOF(cuda_stems); i++)
-                if (streq(stem, cuda_stems[i]))
-                        return "cuda";
-        if (startswith(stem, "libcudnn"))
-                return "cudnn";
-        if (streq(stem, "libnccl"))
-                return "nccl";
-        return NULL;
-}
-
 char *soname_advice(const char *soname)
 {
-        const char *module = soname_module_kind(soname);
+        const struct component *c = component_of_soname(soname);
         _cleanup_free_ char *stem = soname_stem(soname);
         struct version v;
 
-        if (module && soname_version_parse(soname, stem, &v) >= 0)
-                return xasprintf("load a %s/%lu.x module", module, v.n[0]);
+        if (c && soname_version_parse(soname, stem, &v) >= 0)
+                return xasprintf("load a %s/%lu.x module", c->name, v.n[0]);
         return xstrdup("install it or load the module that provides it");
 }
 

@@ -34,9 +34,6 @@ char *soname_stem(const char *soname);
  * module", "load a cudnn/9.x module", …, or "install it or load the
  * module that provides it". Newly allocated. */
 char *soname_advice(const char *soname);
-/* The kind of module that provides soname: "cuda", "cudnn", "nccl", or
- * NULL for anything else. */
-const char *soname_module_kind(const char *soname);
 
 /* The CUDA major a cuDNN (sub-)library names: a DT_NEEDED libcublasLt.so.N,
  * libcublas.so.N or libnvrtc.so.N (cuDNN 8), or the libcublasLt.so.N /

@@ -46,16 +46,7 @@ bool path_is_system_dir(const char *dir)
         return false;
 }
 
-/* The operations of one module, gathered by variable so that several
- * directories prepended to one variable keep the order they are listed in:
- * the first listed ends up first (so it is prepended last). */
-struct opset {
-        struct plan_op *ops;
-        size_t n, alloc;
-        bool no_paths; /* a system install: root variables only */
-};
-
-static void opset_push(struct opset *s, enum env_op_kind kind, const char *name, const char *value)
+void opset_push(struct opset *s, enum env_op_kind kind, const char *name, const char *value)
 {
         if (s->n == s->alloc) {
                 s->alloc = s->alloc ? 2 * s->alloc : 16;
@@ -81,8 +72,7 @@ static void plan_op_release(struct plan_op *op)
         free(op->origin);
 }
 
-/* A list of directories for one path variable, in the order wanted. */
-static void path_add(struct strv *v, const char *dir)
+void opset_path_add(struct strv *v, const char *dir)
 {
         if (!dir || !is_dir_at(AT_FDCWD, dir) || path_is_system_dir(dir) || path_has_component(dir, "stubs") ||
             strv_contains(v, dir))
@@ -90,7 +80,7 @@ static void path_add(struct strv *v, const char *dir)
         strv_add(v, dir);
 }
 
-static void emit_prepends(struct opset *s, const char *var, struct strv *dirs)
+void opset_prepends(struct opset *s, const char *var, struct strv *dirs)
 {
         for (size_t i = s->no_paths ? 0 : dirs->len; i > 0; i--)
                 if (!opset_has(s, ENV_OP_PREPEND_PATH, var, dirs->items[i - 1]))
@@ -98,113 +88,47 @@ static void emit_prepends(struct opset *s, const char *var, struct strv *dirs)
         strv_release(dirs);
 }
 
-static void emit_setenv(struct opset *s, const char *var, const char *value)
+void opset_setenv(struct opset *s, const char *var, const char *value)
 {
         if (value && *value)
                 opset_push(s, ENV_OP_SETENV, var, value);
 }
 
-static void add_pkgconfig(struct strv *v, const char *lib_dir)
+void opset_pkgconfig(struct strv *v, const char *lib_dir)
 {
         _cleanup_free_ char *pc = lib_dir ? path_join(lib_dir, "pkgconfig") : NULL;
 
-        path_add(v, pc);
+        opset_path_add(v, pc);
 }
 
-static void ops_cuda(struct opset *s, const struct install *in, const struct config *cfg)
-{
-        struct strv libs = { 0 }, incs = { 0 }, v = { 0 };
-        _cleanup_free_ char *nvcc = in->bin_dir ? path_join(in->bin_dir, "nvcc") : NULL;
-        _cleanup_free_ char *stubs = in->lib_dir ? path_join(in->lib_dir, "stubs") : NULL;
-
-        emit_setenv(s, "CUDA_HOME", in->prefix);
-        emit_setenv(s, "CUDA_PATH", in->prefix);
-        emit_setenv(s, "CUDA_ROOT", in->prefix);
-        emit_setenv(s, "CUDAToolkit_ROOT", in->prefix);
-        if (cfg->pytorch_build_env && nvcc && is_file_at(AT_FDCWD, nvcc))
-                emit_setenv(s, "CUDACXX", nvcc);
-        if (*cfg->cuda_arch_list && !streq(cfg->cuda_arch_list, "detect")) {
-                emit_setenv(s, "TORCH_CUDA_ARCH_LIST", cfg->cuda_arch_list);
-                if (cfg->cuda_arch_list_origin)
-                        s->ops[s->n - 1].origin = xstrdup(cfg->cuda_arch_list_origin);
-        }
-
-        path_add(&v, in->bin_dir);
-        emit_prepends(s, "PATH", &v);
-
-        path_add(&libs, in->lib_dir);
-        for (size_t i = 0; i < in->extra_lib_dirs.len; i++)
-                path_add(&libs, in->extra_lib_dirs.items[i]);
-        if (cfg->ld_library_path[COMPONENT_CUDA]) {
-                for (size_t i = 0; i < libs.len; i++)
-                        strv_add(&v, libs.items[i]);
-                emit_prepends(s, "LD_LIBRARY_PATH", &v);
-        }
-        emit_prepends(s, "LIBRARY_PATH", &libs);
-
-        path_add(&incs, in->include_dir);
-        for (size_t i = 0; i < in->extra_include_dirs.len; i++)
-                path_add(&incs, in->extra_include_dirs.items[i]);
-        emit_prepends(s, "CPATH", &incs);
-
-        path_add(&v, in->prefix);
-        emit_prepends(s, "CMAKE_PREFIX_PATH", &v);
-        add_pkgconfig(&v, in->lib_dir);
-        emit_prepends(s, "PKG_CONFIG_PATH", &v);
-        {
-                _cleanup_free_ char *m1 = path_join(in->prefix, "share/man");
-                _cleanup_free_ char *m2 = path_join(in->prefix, "doc/man");
-                path_add(&v, m1);
-                path_add(&v, m2);
-                emit_prepends(s, "MANPATH", &v);
-        }
-        /* The stub libcuda.so lets -lcuda link on a node without a driver;
-         * it goes last on LIBRARY_PATH and never on LD_LIBRARY_PATH. */
-        if (cfg->stubs_on_library_path && !s->no_paths && is_dir_at(AT_FDCWD, stubs) && !path_is_system_dir(stubs))
-                opset_push(s, ENV_OP_APPEND_PATH, "LIBRARY_PATH", stubs);
-}
-
-/* cuDNN and NCCL: root variables, then the library and header paths. */
+/* A library: its root variables, then its library and header paths. */
 static void ops_library(struct opset *s, const struct install *in, const struct config *cfg)
 {
-        bool cudnn = in->component == COMPONENT_CUDNN;
-        bool build = cfg->pytorch_build_env;
+        const struct component *c = in->component;
         struct strv v = { 0 };
 
-        if (cudnn) {
-                if (build)
-                        emit_setenv(s, "CUDNN_ROOT", in->prefix);
-                emit_setenv(s, "CUDNN_HOME", in->prefix);
-                emit_setenv(s, "CUDNN_PATH", in->prefix);
-                if (build) {
-                        emit_setenv(s, "CUDNN_INCLUDE_DIR", in->include_dir);
-                        emit_setenv(s, "CUDNN_LIB_DIR", in->lib_dir);
-                }
-        } else {
-                if (build)
-                        emit_setenv(s, "NCCL_ROOT", in->prefix);
-                emit_setenv(s, "NCCL_HOME", in->prefix);
-                if (build) {
-                        emit_setenv(s, "NCCL_INCLUDE_DIR", in->include_dir);
-                        emit_setenv(s, "NCCL_LIB_DIR", in->lib_dir);
-                        /* Without it PyTorch builds its bundled NCCL and
-                         * ignores this one (PYTORCH.md §5.3). */
-                        emit_setenv(s, "USE_SYSTEM_NCCL", "1");
-                }
+        for (const struct component_var *var = c->vars; var && var->name; var++) {
+                const char *value = var->value == COMPONENT_VALUE_PREFIX        ? in->prefix
+                                    : var->value == COMPONENT_VALUE_INCLUDE_DIR ? in->include_dir
+                                    : var->value == COMPONENT_VALUE_LIB_DIR     ? in->lib_dir
+                                                                                : "1";
+
+                if (!var->build || cfg->pytorch_build_env)
+                        opset_setenv(s, var->name, value);
         }
-        if (cfg->ld_library_path[in->component]) {
-                path_add(&v, in->lib_dir);
-                emit_prepends(s, "LD_LIBRARY_PATH", &v);
+        if (cfg->ld_library_path[c->index]) {
+                opset_path_add(&v, in->lib_dir);
+                opset_prepends(s, "LD_LIBRARY_PATH", &v);
         }
-        path_add(&v, in->lib_dir);
-        emit_prepends(s, "LIBRARY_PATH", &v);
-        path_add(&v, in->include_dir);
-        emit_prepends(s, "CPATH", &v);
-        path_add(&v, in->prefix);
-        emit_prepends(s, "CMAKE_PREFIX_PATH", &v);
-        if (!cudnn) {
-                add_pkgconfig(&v, in->lib_dir);
-                emit_prepends(s, "PKG_CONFIG_PATH", &v);
+        opset_path_add(&v, in->lib_dir);
+        opset_prepends(s, "LIBRARY_PATH", &v);
+        opset_path_add(&v, in->include_dir);
+        opset_prepends(s, "CPATH", &v);
+        opset_path_add(&v, in->prefix);
+        opset_prepends(s, "CMAKE_PREFIX_PATH", &v);
+        if (c->pkgconfig) {
+                opset_pkgconfig(&v, in->lib_dir);
+                opset_prepends(s, "PKG_CONFIG_PATH", &v);
         }
 }
 
@@ -268,22 +192,16 @@ static char *unusable_path(const struct install *in, enum module_format format)
         return NULL;
 }
 
-static const char *const titles[_COMPONENT_MAX] = {
-        [COMPONENT_CUDA] = "NVIDIA CUDA Toolkit",
-        [COMPONENT_CUDNN] = "NVIDIA cuDNN",
-        [COMPONENT_NCCL] = "NVIDIA NCCL",
-};
-
 /* The most precise version known: CUDA release, cuDNN with its build. */
 static char *full_version(const struct install *in)
 {
-        if (in->component == COMPONENT_CUDA && in->release.count)
+        if (in->release.count)
                 return version_to_string(&in->release, 3);
-        if (in->component == COMPONENT_CUDNN && in->build) {
+        if (in->build) {
                 _cleanup_free_ char *v = version_to_string(&in->version, 3);
                 return xasprintf("%s.%s", v, in->build);
         }
-        return version_to_string(&in->version, in->component == COMPONENT_CUDA ? 2 : 3);
+        return version_to_string(&in->version, in->component->version_parts);
 }
 
 /* Why an install gets no module, or NULL. */
@@ -299,7 +217,7 @@ static char *skip_reason(const struct install *in, const struct config *cfg)
                 return xstrdup("a library it needs is missing (see 'cudamod scan')");
         if ((bad = unusable_path(in, cfg->format)))
                 return bad;
-        if (in->component != COMPONENT_CUDA && install_cuda_major(in) < 0 &&
+        if (!in->component->toolkit && install_cuda_major(in) < 0 &&
             cfg->layout == MODULE_LAYOUT_HIERARCHICAL)
                 return xstrdup("the CUDA major it was built for is unknown");
         return NULL;
@@ -367,7 +285,7 @@ static void disambiguate(struct candidate *c, size_t n, const struct config *cfg
                         free(c[i].version);
                         c[i].version = v;
                 }
-        } else if (cfg->layout == MODULE_LAYOUT_FLAT && c[0].in->component != COMPONENT_CUDA &&
+        } else if (cfg->layout == MODULE_LAYOUT_FLAT && !c[0].in->component->toolkit &&
                    majors_differ) {
                 for (size_t i = 0; i < n; i++) {
                         char *v = xasprintf("%s-cuda%ld", c[i].version, install_cuda_major(c[i].in));
@@ -432,11 +350,11 @@ static void resolve_collisions(struct candidate *c, size_t n, const struct confi
 
 static char *module_dir(const struct install *in, const struct config *cfg)
 {
-        const char *name = component_to_string(in->component);
+        const char *name = in->component->name;
 
         if (cfg->layout == MODULE_LAYOUT_FLAT)
                 return xstrdup(name);
-        if (in->component == COMPONENT_CUDA)
+        if (in->component->toolkit)
                 return xasprintf("Core/%s", name);
         return xasprintf("CUDA/%ld/%s", install_cuda_major(in), name);
 }
@@ -446,11 +364,11 @@ static char *describe(const struct install *in)
         _cleanup_free_ char *v = full_version(in);
         struct strbuf sb = STRBUF_INIT;
 
-        strbuf_addf(&sb, "%s %s", titles[in->component], v);
-        if (in->component == COMPONENT_NCCL && in->cuda_version.count >= 2) {
-                _cleanup_free_ char *cv = version_to_string(&in->cuda_version, 2);
+        strbuf_addf(&sb, "%s %s", in->component->title, v);
+        if (in->component->cuda_parts >= 2 && in->cuda_version.count >= 2) {
+                _cleanup_free_ char *cv = version_to_string(&in->cuda_version, in->component->cuda_parts);
                 strbuf_addf(&sb, " for CUDA %s", cv);
-        } else if (in->component != COMPONENT_CUDA && install_cuda_major(in) >= 0)
+        } else if (!in->component->toolkit && install_cuda_major(in) >= 0)
                 strbuf_addf(&sb, " for CUDA %ld", install_cuda_major(in));
         if (in->arch)
                 strbuf_addf(&sb, " (%s)", in->arch);
@@ -490,32 +408,59 @@ static void help_settings(struct strbuf *sb, const struct module_plan *m)
                 strbuf_addf(sb, "  %-18s < %s\n", "MODULEPATH", m->modulepath);
 }
 
+/* Add the words of text to sb, a line broken where the next word would
+ * pass column 72, and end it with a newline. */
+static void add_wrapped(struct strbuf *sb, const char *text)
+{
+        size_t col = 0;
+
+        for (const char *p = text; *p;) {
+                size_t n = strcspn(p, " ");
+
+                if (col && col + 1 + n > 72) {
+                        strbuf_addch(sb, '\n');
+                        col = 0;
+                } else if (col) {
+                        strbuf_addch(sb, ' ');
+                        col++;
+                }
+                strbuf_add(sb, p, n);
+                col += n;
+                p += n;
+                p += strspn(p, " ");
+        }
+        strbuf_addch(sb, '\n');
+}
+
+/* A toolkit module of the hierarchy: what loading it makes available. */
+static void help_level(struct strbuf *sb, long major)
+{
+        _cleanup_strbuf_ struct strbuf text = STRBUF_INIT, names = STRBUF_INIT;
+        size_t n = 0, i = 0;
+
+        FOREACH_COMPONENT(c)
+                n += !c->toolkit;
+        strbuf_addstr(&text, "Loading it makes the");
+        FOREACH_COMPONENT(c) {
+                if (c->toolkit)
+                        continue;
+                i++;
+                strbuf_addf(&text, "%s %s", i == 1 ? "" : i == n ? " and" : ",", c->label);
+                strbuf_addf(&names, " %s", c->name);
+        }
+        strbuf_addf(&text, " builds for CUDA %ld available ('module avail%s').", major, names.buf);
+        add_wrapped(sb, text.buf);
+}
+
 static char *help_text(const struct module_plan *m)
 {
         const struct install *in = m->install;
         struct strbuf sb = STRBUF_INIT;
 
         strbuf_addf(&sb, "%s in %s.\n\n", m->description, in->prefix);
-        switch (in->component) {
-        case COMPONENT_CUDA:
-                strbuf_addstr(&sb, "For building PyTorch and CUDA extensions from source, and for running\n"
-                                   "them: nvcc on PATH, the toolkit's headers and libraries on CPATH,\n"
-                                   "LIBRARY_PATH and LD_LIBRARY_PATH, and CUDA_HOME/CUDA_PATH for the build.\n");
-                if (m->modulepath)
-                        strbuf_addf(&sb, "Loading it makes the cuDNN and NCCL builds for CUDA %ld available\n"
-                                         "('module avail cudnn nccl').\n",
-                                    install_cuda_major(in));
-                break;
-        case COMPONENT_CUDNN:
-                strbuf_addstr(&sb, "For building PyTorch from source (CUDNN_ROOT, CUDNN_INCLUDE_DIR,\n"
-                                   "CUDNN_LIB_DIR) and running it (libcudnn*.so on LD_LIBRARY_PATH).\n");
-                break;
-        default:
-                strbuf_addstr(&sb, "For building PyTorch from source against this NCCL (USE_SYSTEM_NCCL=1,\n"
-                                   "NCCL_ROOT, NCCL_INCLUDE_DIR, NCCL_LIB_DIR) and running it (libnccl.so.2\n"
-                                   "on LD_LIBRARY_PATH).\n");
-                break;
-        }
+        strbuf_addstr(&sb, in->component->help);
+        if (m->modulepath)
+                help_level(&sb, install_cuda_major(in));
         if (m->n_deps)
                 strbuf_addf(&sb, "It needs a cuda module of CUDA %s.\n", m->deps[0].min);
         strbuf_addstr(&sb, "\nWhat it sets ('<' puts directories in front, '>' at the end):\n");
@@ -527,7 +472,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
                         const char *outdir)
 {
         const struct install *in = c->in;
-        const char *name = component_to_string(in->component);
+        const char *name = in->component->name;
         long major = install_cuda_major(in);
         struct opset s = { .no_paths = in->layout == LAYOUT_SYSTEM };
         _cleanup_free_ char *full = full_version(in);
@@ -540,26 +485,26 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
         m->dir = xstrdup(c->dir);
         m->path = xasprintf("%s/%s%s", c->dir, c->version, cfg->format == FORMAT_LUA ? ".lua" : "");
         m->family = xstrdup(name);
-        if (in->component == COMPONENT_CUDA && cfg->layout == MODULE_LAYOUT_HIERARCHICAL)
+        if (in->component->toolkit && cfg->layout == MODULE_LAYOUT_HIERARCHICAL)
                 m->modulepath = xasprintf("%s/CUDA/%ld", outdir, major);
         /* Flat: the module needs a cuda of its major. Hierarchical Tcl too:
          * Environment Modules does not unload what a level made reachable
          * when that level goes, and the prereq makes it (no cuDNN for CUDA
          * 12 is left loaded beside a CUDA 11). Lmod does this itself. */
-        if (in->component != COMPONENT_CUDA && major >= 0 &&
+        if (!in->component->toolkit && major >= 0 &&
             (cfg->layout == MODULE_LAYOUT_FLAT || cfg->format == FORMAT_TCL)) {
                 m->deps = xcalloc(1, sizeof(*m->deps));
                 m->n_deps = 1;
-                m->deps[0].name = xstrdup("cuda");
+                m->deps[0].name = xstrdup(component_toolkit()->name);
                 m->deps[0].min = xasprintf("%ld", major);
                 m->deps[0].max = xasprintf("%ld.999999", major);
                 m->deps[0].em_spec = xasprintf("cuda@%ld:%ld.999999", major, major);
         }
-        if (in->component == COMPONENT_CUDA)
-                ops_cuda(&s, in, cfg);
+        if (in->component->ops)
+                in->component->ops(&s, in, cfg);
         else
                 ops_library(&s, in, cfg);
-        ops_site(&s, &cfg->env[in->component]);
+        ops_site(&s, &cfg->env[in->component->index]);
         m->ops = s.ops;
         m->n_ops = s.n;
         m->description = describe(in);
@@ -613,18 +558,18 @@ static bool module_newer(const struct module_plan *a, const struct module_plan *
         if (is_native(a->install) != is_native(b->install))
                 return is_native(a->install);
 
-        if (r == 0 && a->install->component == COMPONENT_CUDA)
+        if (r == 0)
                 r = version_compare(&a->install->release, &b->install->release);
         return r > 0 || (r == 0 && a->order < b->order);
 }
 
 static void plan_defaults(struct plan *p, const struct config *cfg)
 {
-        bool matched[_COMPONENT_MAX] = { false };
+        bool matched[N_COMPONENTS] = { false };
 
         for (size_t i = 0; i < p->n_modules; i++) {
                 struct module_plan *m = &p->modules[i], *best = NULL;
-                enum component c = m->install->component;
+                size_t c = m->install->component->index;
                 const struct default_spec *spec = &cfg->defaults[c];
                 bool first_in_dir = true;
 
@@ -654,12 +599,11 @@ static void plan_defaults(struct plan *p, const struct config *cfg)
                         .version = xstrdup(best->version),
                 };
         }
-        for (int c = 0; c < _COMPONENT_MAX; c++)
-                if (cfg->defaults[c].kind == DEFAULT_VERSION && !matched[c])
+        FOREACH_COMPONENT(c)
+                if (cfg->defaults[c->index].kind == DEFAULT_VERSION && !matched[c->index])
                         strv_push(&p->warnings,
                                   xasprintf("defaults.%s: no %s module has version '%s'; no default marked",
-                                            component_to_string(c), component_to_string(c),
-                                            cfg->defaults[c].version));
+                                            c->name, c->name, cfg->defaults[c->index].version));
 }
 
 int plan_build(const struct install_list *installs, const struct config *cfg,
@@ -673,7 +617,7 @@ int plan_build(const struct install_list *installs, const struct config *cfg,
         p.outdir = xstrdup(outdir);
         for (size_t i = 0; i < installs->len; i++) {
                 const struct install *in = installs->items[i];
-                const char *name = component_to_string(in->component);
+                const char *name = in->component->name;
                 _cleanup_free_ char *why = skip_reason(in, cfg);
                 const struct version *v = &in->version;
                 char *version = NULL;
@@ -686,9 +630,9 @@ int plan_build(const struct install_list *installs, const struct config *cfg,
                 for (size_t k = 0; k < in->n_problems; k++)
                         strv_push(&p.warnings, xasprintf("%s at '%s': %s", name, in->prefix,
                                                          in->problems[k].message));
-                if (in->component == COMPONENT_CUDA && in->release.count >= 3)
+                if (in->release.count >= 3)
                         v = &in->release;
-                r = naming_expand(cfg->naming[in->component], v, in->build, install_cuda_major(in),
+                r = naming_expand(cfg->naming[in->component->index], v, in->build, install_cuda_major(in),
                                   &in->cuda_version, &version, d);
                 if (r < 0) {
                         if (d && d->message) {

@@ -77,6 +77,29 @@ int plan_build(const struct install_list *installs, const struct config *cfg,
                const char *outdir, struct plan *ret, struct diag *d);
 void plan_release(struct plan *p);
 
+/* --- the operations of one module, for the components' ops (component.h) ---
+ *
+ * Gathered by variable so that several directories prepended to one
+ * variable keep the order they are listed in: the first listed ends up
+ * first (so it is prepended last). */
+struct opset {
+        struct plan_op *ops;
+        size_t n, alloc;
+        bool no_paths; /* a system install: root variables only */
+};
+
+void opset_push(struct opset *s, enum env_op_kind kind, const char *name, const char *value);
+/* setenv, unless value is NULL or empty. */
+void opset_setenv(struct opset *s, const char *var, const char *value);
+/* Add dir to a list of directories for one path variable, in the order
+ * wanted, unless it is not a directory, a system directory, a stubs
+ * directory, or already there. */
+void opset_path_add(struct strv *v, const char *dir);
+/* lib_dir/pkgconfig, as opset_path_add. */
+void opset_pkgconfig(struct strv *v, const char *lib_dir);
+/* Prepend the directories (none for a system install) and release dirs. */
+void opset_prepends(struct opset *s, const char *var, struct strv *dirs);
+
 /* Whether s holds a control character other than tab: such a path or
  * value cannot go into a module (see plan.c). */
 bool path_has_control_char(const char *s);

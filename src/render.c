@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "component.h"
 #include "render.h"
 #include "util-file.h"
 #include "strbuf.h"
@@ -669,14 +670,25 @@ static const char *format_ext(enum module_format f)
         }
 }
 
+/* The built-in template a kind is written with: every component's
+ * modules with "module", the modulerc with its own. */
+static const char *builtin_kind(const char *kind)
+{
+        if (!kind)
+                return NULL;
+        if (streq(kind, "module") || streq(kind, "modulerc"))
+                return kind;
+        return component_from_string(kind) ? "module" : NULL;
+}
+
 const struct template_text *template_builtin(enum module_format f, const char *kind)
 {
-        const char *ext = format_ext(f);
+        const char *ext = format_ext(f), *builtin = builtin_kind(kind);
         _cleanup_free_ char *name = NULL;
 
-        if (!ext || !kind)
+        if (!ext || !builtin)
                 return NULL;
-        name = xasprintf("%s/%s.%s.in", ext, kind, ext);
+        name = xasprintf("%s/%s.%s.in", ext, builtin, ext);
         for (const struct template_text *t = builtin_templates; t->name; t++)
                 if (streq(t->name, name))
                         return t;
@@ -707,16 +719,22 @@ int template_load(const char *dir, enum module_format f, const char *kind, char 
         _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
         _cleanup_free_ char *path = NULL;
         const char *ext = format_ext(f);
+        const char *tries[2];
         char *text;
         int r;
 
         if (!builtin)
                 return diag_errorf(d, -EINVAL, "no template '%s' for format '%s'",
                                    kind ? kind : "(null)", ext ? ext : "?");
-        if (dir && *dir) {
-                _cleanup_free_ char *sub = xasprintf("%s/%s.%s.in", ext, kind, ext);
+        /* A site's own template for the component, else its template for
+         * every component ("module"), else the built-in one. */
+        tries[0] = kind;
+        tries[1] = streq(builtin_kind(kind), kind) ? NULL : "module";
+        for (size_t i = 0; dir && *dir && i < ELEMENTSOF(tries) && tries[i]; i++) {
+                _cleanup_free_ char *sub = xasprintf("%s/%s.%s.in", ext, tries[i], ext);
                 struct stat st;
 
+                free(path);
                 path = path_join(dir, sub);
                 /* Checked before it is opened: a FIFO would block the open
                  * or, opened without blocking, read as an empty template. */

@@ -31,10 +31,10 @@ static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void 
         ctx->n_dirs++;
         if (ctx->opts->progress)
                 ctx->opts->progress(ctx->n_dirs, dir->path, ctx->opts->userdata);
-        for (const struct detector *const *det = detectors; *det; det++) {
+        FOREACH_COMPONENT(c) {
                 struct walk_verdict v = { 0 };
 
-                (*det)->detect(dir, &r->installs, &v);
+                c->detect(dir, &r->installs, &v);
                 if (v.prune) {
                         verdict->prune = true;
                         if (v.keep)

@@ -292,7 +292,7 @@ static void cudnn_sub_sonames(const struct cudnn *c, struct strv *ret)
         _cleanup_free_ char *suffix = xasprintf(".so.%lu", c->major);
         struct strv names = { 0 };
 
-        for (const char *const *s = cudnn_sublibraries(c->major); s && *s; s++)
+        for (const char *const *s = component_cudnn.dlopened(c->major); s && *s; s++)
                 strv_push(ret, xasprintf("%s%s", *s, suffix));
         if (dir_list(AT_FDCWD, dir, &names) >= 0)
                 for (size_t i = 0; i < names.len; i++)
@@ -426,7 +426,7 @@ static unsigned long cudnn_check_cuda(const struct validate_target *t, const str
         return major;
 }
 
-static void lazy_cudnn(const struct validate_target *t, struct check *ret)
+void validate_lazy_cudnn(const struct validate_target *t, struct check *ret)
 {
         struct findings f = FINDINGS_INIT;
         struct cudnn c = { 0 };
@@ -478,7 +478,7 @@ static void nvjitlink_compare(const char *cusparse, const struct resolved *r, st
                              hs, resolve_source_to_string(r->source), ws, dir, want.n[0], want.n[1], dir);
 }
 
-static void lazy_cuda(const struct validate_target *t, struct check *ret)
+void validate_lazy_cuda(const struct validate_target *t, struct check *ret)
 {
         struct findings f = FINDINGS_INIT;
         struct elf_info info = { 0 };
@@ -519,18 +519,10 @@ static void lazy_cuda(const struct validate_target *t, struct check *ret)
 void check_lazy(const struct validate_target *t, struct check *ret)
 {
         ret->id = "lazy";
-        switch (t->kind) {
-        case MODULE_CUDNN:
-                lazy_cudnn(t, ret);
-                break;
-        case MODULE_CUDA:
-                lazy_cuda(t, ret);
-                break;
-        case MODULE_NCCL:
-                check_set(ret, CHECK_SKIP, "NCCL dlopen()s nothing that the module must provide");
-                break;
-        default:
+        if (t->kind && t->kind->lazy)
+                t->kind->lazy(t, ret);
+        else if (t->kind)
+                check_set(ret, CHECK_SKIP, "%s dlopen()s nothing that the module must provide", t->kind->label);
+        else
                 check_set(ret, CHECK_SKIP, "not a cuda or cudnn module: nothing loaded lazily to check");
-                break;
-        }
 }

@@ -35,57 +35,10 @@
 #define TAIL_LINES 5
 #define TAIL_BYTES 600
 
-/* What each module kind is built and run with. */
-struct kind_info {
-        const char *what;      /* "the CUDA runtime" */
-        const char *header;    /* the header the build includes */
-        const char *libs[3];   /* link flags, NULL-terminated */
-        const char *program;   /* the build check's program */
-};
-
-static const struct kind_info kind_infos[] = {
-        [MODULE_CUDA] = {
-                .what = "the CUDA runtime",
-                .header = "cuda_runtime_api.h",
-                .libs = { "-lcudart", NULL },
-                .program = "#include <cuda_runtime_api.h>\n"
-                           "\n"
-                           "int main(void)\n"
-                           "{\n"
-                           "        int v = 0;\n"
-                           "\n"
-                           "        return cudaRuntimeGetVersion(&v) == 0 && v > 0 ? 0 : 1;\n"
-                           "}\n",
-        },
-        [MODULE_CUDNN] = {
-                .what = "cuDNN",
-                .header = "cudnn.h",
-                .libs = { "-lcudnn", "-lcudart", NULL },
-                .program = "#include <cudnn.h>\n"
-                           "\n"
-                           "int main(void)\n"
-                           "{\n"
-                           "        return cudnnGetVersion() > 0 ? 0 : 1;\n"
-                           "}\n",
-        },
-        [MODULE_NCCL] = {
-                .what = "NCCL",
-                .header = "nccl.h",
-                .libs = { "-lnccl", NULL },
-                .program = "#include <nccl.h>\n"
-                           "\n"
-                           "int main(void)\n"
-                           "{\n"
-                           "        int v = 0;\n"
-                           "\n"
-                           "        return ncclGetVersion(&v) == 0 && v > 0 ? 0 : 1;\n"
-                           "}\n",
-        },
-};
-
-static const struct kind_info *kind_info(enum module_kind kind)
+/* The CUDA runtime's report: the toolkit's library. */
+static const struct probe_library *runtime_of(const struct probe_report *p)
 {
-        return kind == MODULE_CUDA || kind == MODULE_CUDNN || kind == MODULE_NCCL ? &kind_infos[kind] : NULL;
+        return &p->libs[component_toolkit()->index];
 }
 
 /* env with LD_LIBRARY_PATH extended by extra_libdir (when not NULL); entries
@@ -165,84 +118,36 @@ static char *header_read(const struct strv *incdirs, const char *const *names, s
         return NULL;
 }
 
-/* The version the kind's header in incdirs declares, encoded as the
- * library's version function encodes it (12040, 90701, 8907, 22105).
+/* The version the component's header in incdirs declares, encoded as
+ * the library's version function encodes it (12040, 90701, 8907, 22105).
  * Returns 0, -ENOENT when there is no such header or it declares no
  * version, another negative errno when the declaration is malformed;
  * *ret_file is the header read (or NULL). */
-static int header_version(const struct strv *incdirs, enum module_kind kind, long *ret, char **ret_file)
+static int header_version(const struct strv *incdirs, const struct component *c, long *ret, char **ret_file)
 {
-        static const char *const cuda_names[] = { "cuda_runtime_api.h", NULL };
-        static const char *const cudnn_names[] = { "cudnn_version.h", "cudnn.h", NULL };
-        static const char *const nccl_names[] = { "nccl.h", NULL };
         _cleanup_strbuf_ struct strbuf buf = STRBUF_INIT;
-        struct version v;
-        long code;
+        size_t head = c->version_header_head;
         int r;
 
-        /* cuda_runtime_api.h is 600 KB; CUDART_VERSION is in its first
-         * lines: read the head first, and the whole only when it is not
+        /* A long header (cuda_runtime_api.h is 600 KB) declares it in its
+         * first lines: read the head first, the whole only when it is not
          * there. */
-        *ret_file = header_read(incdirs,
-                                kind == MODULE_CUDA ? cuda_names : kind == MODULE_CUDNN ? cudnn_names : nccl_names,
-                                kind == MODULE_CUDA ? HEADER_HEAD : 0, &buf);
+        *ret_file = header_read(incdirs, c->version_headers, head, &buf);
         if (!*ret_file)
                 return -ENOENT;
-        switch (kind) {
-        case MODULE_CUDA:
-                r = header_define_long(buf.buf, buf.len, "CUDART_VERSION", &code);
-                if (r == -ENOENT && buf.len >= HEADER_HEAD) {
-                        free(*ret_file);
-                        *ret_file = header_read(incdirs, cuda_names, 0, &buf);
-                        r = *ret_file ? header_define_long(buf.buf, buf.len, "CUDART_VERSION", &code)
-                                      : -ENOENT;
-                }
-                if (r < 0)
-                        return r;
-                if (code < 1000)
-                        return -EBADMSG;
-                *ret = code;
-                return 0;
-        case MODULE_CUDNN:
-                r = cudnn_header_parse(buf.buf, buf.len, &v);
-                if (r < 0)
-                        return r;
-                if (v.n[0] > 99 || v.n[1] > 99 || v.n[2] > 99)
-                        return -EBADMSG;
-                /* 9 and later: major*10000+minor*100+patch; before, major*1000+… */
-                *ret = (long)(v.n[0] * (v.n[0] >= 9 ? 10000 : 1000) + v.n[1] * 100 + v.n[2]);
-                return 0;
-        case MODULE_NCCL:
-                r = nccl_header_parse(buf.buf, buf.len, &v);
-                if (r < 0)
-                        return r;
-                if (v.n[0] > 99 || v.n[1] > 99 || v.n[2] > 99)
-                        return -EBADMSG;
-                /* NCCL_VERSION(X,Y,Z): x1000 up to 2.8, x10000 from 2.9 */
-                *ret = (long)(v.n[0] * (v.n[0] <= 2 && v.n[1] <= 8 ? 1000 : 10000) + v.n[1] * 100 + v.n[2]);
-                return 0;
-        default:
-                return -ENOENT;
+        r = c->header_code(buf.buf, buf.len, ret);
+        if (r == -ENOENT && head && buf.len >= head) {
+                free(*ret_file);
+                *ret_file = header_read(incdirs, c->version_headers, 0, &buf);
+                r = *ret_file ? c->header_code(buf.buf, buf.len, ret) : -ENOENT;
         }
-}
-
-/* A version code (as the libraries report them) as a version: 12040 is
- * 12.4, 90701 is 9.7.1, 8907 is 8.9.7, 22105 is 2.21.5. */
-static struct version code_version(enum module_kind kind, long code)
-{
-        unsigned long c = code > 0 ? (unsigned long)code : 0;
-
-        if (kind == MODULE_CUDA)
-                return (struct version){ .n = { c / 1000, c % 1000 / 10 }, .count = 2 };
-        if (c >= 10000)
-                return (struct version){ .n = { c / 10000, c % 10000 / 100, c % 100 }, .count = 3 };
-        return (struct version){ .n = { c / 1000, c % 1000 / 100, c % 100 }, .count = 3 };
+        return r;
 }
 
 /* "12.4 (12040)" */
-static char *code_string(enum module_kind kind, long code)
+static char *code_string(const struct component *c, long code)
 {
-        struct version v = code_version(kind, code);
+        struct version v = c->code_version(code);
         _cleanup_free_ char *s = version_to_string(&v, 0);
 
         return xasprintf("%s (%ld)", s, code);
@@ -272,14 +177,15 @@ static unsigned long dir_cudart_major(const char *dir)
  * the first libcudart.so.N on its LD_LIBRARY_PATH; 0 when unknown. */
 static unsigned long target_cuda_major(const struct validate_target *t)
 {
-        const struct strv *dirs = t->kind == MODULE_CUDA ? &t->own_libdirs : &t->ld_library_path;
+        const struct component *toolkit = component_toolkit();
+        const struct strv *dirs = t->kind == toolkit ? &t->own_libdirs : &t->ld_library_path;
 
-        if (t->kind == MODULE_CUDA) {
+        if (t->kind == toolkit) {
                 _cleanup_free_ char *file = NULL;
                 long code;
 
-                if (header_version(&t->own_incdirs, MODULE_CUDA, &code, &file) == 0)
-                        return (unsigned long)code / 1000;
+                if (header_version(&t->own_incdirs, toolkit, &code, &file) == 0)
+                        return toolkit->code_version(code).n[0];
         }
         for (size_t i = 0; i < dirs->len; i++) {
                 unsigned long m = dir_cudart_major(dirs->items[i]);
@@ -359,8 +265,9 @@ static char *compiler_errors(const char *text)
 
 void check_build(const struct validate_target *t, const struct validate_options *o, struct check *ret)
 {
-        const struct kind_info *k = kind_info(t->kind);
-        const char *cc = o->cc ? o->cc : "cc", *tmp = getenv("TMPDIR");
+        const struct component_build_check *k = t->kind ? &t->kind->build : NULL;
+        const char *cc = k && k->cplusplus ? (o->cxx ? o->cxx : "c++") : o->cc ? o->cc : "cc";
+        const char *tmp = getenv("TMPDIR"), *source = k && k->cplusplus ? "cudamod-build.cpp" : "cudamod-build.c";
         unsigned timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT;
         _cleanup_(rm_build_dirp) char *dir = NULL;
         _cleanup_free_ char *cc_path = NULL, *search = NULL, *src = NULL, *libs = NULL, *ending = NULL, *errors = NULL,
@@ -376,7 +283,7 @@ void check_build(const struct validate_target *t, const struct validate_options 
                 check_set(ret, CHECK_SKIP, "the build check was not asked for");
                 return;
         }
-        if (!k) {
+        if (!k || !k->program) {
                 check_set(ret, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module: nothing to build against");
                 return;
         }
@@ -394,7 +301,7 @@ void check_build(const struct validate_target *t, const struct validate_options 
                 free(TAKE_PTR(dir));
                 return;
         }
-        src = path_join(dir, "cudamod-build.c");
+        src = path_join(dir, source);
         r = write_file(src, k->program);
         if (r < 0) {
                 check_set(ret, CHECK_FAIL, "cannot write '%s': %s", src, strerror(-r));
@@ -404,7 +311,7 @@ void check_build(const struct validate_target *t, const struct validate_options 
         strv_add(&argv, cc);
         strv_add(&argv, "-o");
         strv_add(&argv, "cudamod-build");
-        strv_add(&argv, "cudamod-build.c");
+        strv_add(&argv, source);
         for (size_t i = 0; k->libs[i]; i++)
                 strv_add(&argv, k->libs[i]);
         /* The compiler's own programs come from cudamod's PATH too. */
@@ -470,9 +377,8 @@ static void probe_library_release(struct probe_library *l)
 void probe_report_release(struct probe_report *r)
 {
         free(r->launch_error);
-        probe_library_release(&r->cudart);
-        probe_library_release(&r->cudnn);
-        probe_library_release(&r->nccl);
+        for (size_t i = 0; i < N_COMPONENTS; i++)
+                probe_library_release(&r->libs[i]);
         free(r->runtime_device_error);
         free(r->driver_path);
         free(r->driver_error);
@@ -484,13 +390,12 @@ void probe_report_release(struct probe_report *r)
         free(r->visible_devices);
         free(r->host);
         *r = (struct probe_report){
-                .cudart = { .version = -1, .cudart_version = -1 },
-                .cudnn = { .version = -1, .cudart_version = -1 },
-                .nccl = { .version = -1, .cudart_version = -1 },
                 .runtime_driver_version = -1,
                 .runtime_device_count = -1,
                 .driver_version = -1,
         };
+        for (size_t i = 0; i < N_COMPONENTS; i++)
+                r->libs[i] = (struct probe_library){ .version = -1, .cudart_version = -1 };
 }
 
 static long json_long(json_t *obj, const char *key)
@@ -547,18 +452,19 @@ static bool compute_capability_valid(const char *s)
  * lies, makes the document unreadable rather than recorded. */
 static int report_from_json(json_t *doc, struct probe_report *r, char **why)
 {
-        json_t *cudart = json_object_get(doc, "cudart"), *driver = json_object_get(doc, "driver"), *devices;
+        const struct component *toolkit = component_toolkit();
+        json_t *cudart = json_object_get(doc, toolkit->probe.key), *driver = json_object_get(doc, "driver"), *devices;
 
         if (!json_is_object(doc) || json_long(doc, "probe") != 1 || !json_is_object(cudart))
                 return -EBADMSG;
-        library_from_json(cudart, "runtime_version", &r->cudart);
+        FOREACH_COMPONENT(c)
+                library_from_json(json_object_get(doc, c->probe.key),
+                                  c->probe.version_key ? c->probe.version_key : "version", &r->libs[c->index]);
         r->runtime_driver_version = json_long(cudart, "driver_version");
         r->runtime_device_count = json_long(cudart, "device_count") > INT_MAX ? INT_MAX
                                   : (int)json_long(cudart, "device_count");
         if (r->runtime_device_count < 0)
                 r->runtime_device_error = json_str(cudart, "error");
-        library_from_json(json_object_get(doc, "cudnn"), "version", &r->cudnn);
-        library_from_json(json_object_get(doc, "nccl"), "version", &r->nccl);
         r->visible_devices = json_str(doc, "visible_devices");
         r->host = json_str(doc, "host");
         if (!json_is_object(driver))
@@ -646,10 +552,15 @@ static void probe_start(const struct validate_target *t, const struct validate_o
                 strv_add(&argv, "--cuda-major");
                 strv_add(&argv, major_arg);
         }
-        if (t->kind != MODULE_CUDNN)
-                strv_add(&argv, "--no-cudnn");
-        if (t->kind != MODULE_NCCL)
-                strv_add(&argv, "--no-nccl");
+        /* Only the module's own library (and the runtime, always). */
+        FOREACH_COMPONENT(c) {
+                if (c != t->kind && c->probe.off)
+                        strv_add(&argv, c->probe.off);
+                if (c == t->kind && c->probe.request) {
+                        strv_add(&argv, "--library");
+                        strv_add(&argv, c->probe.request);
+                }
+        }
 
         /* A launcher (srun) runs in the caller's environment, which has
          * what it needs (PATH, SLURM_*, …); the probe behind it gets the
@@ -792,10 +703,10 @@ static bool loaded_from_module(const struct validate_target *t, const struct pro
 /* The kind's library: loaded from the module, and its version equal to the
  * header's and the module's. Returns whether it was read (so further
  * comparisons make sense). */
-static bool run_library(const struct validate_target *t, enum module_kind kind, const struct probe_library *l,
-                        struct findings *f)
+static bool run_library(const struct validate_target *t, const struct component *kind,
+                        const struct probe_library *l, struct findings *f)
 {
-        const struct kind_info *k = kind_info(kind);
+        const struct component_build_check *k = &kind->build;
         _cleanup_free_ char *lib_dir = NULL, *dirs = NULL, *have = NULL, *header = NULL, *hdr = NULL;
         const char *soname = l->soname ? l->soname : "?";
         bool offered;
@@ -829,7 +740,7 @@ static bool run_library(const struct validate_target *t, enum module_kind kind, 
         r = header_version(&t->own_incdirs, kind, &code, &header);
         if (r == -ENOENT && !header)
                 findings_add(f, CHECK_WARN, "no %s in the module's include directories to compare %s %s with",
-                            kind == MODULE_CUDNN ? "cudnn_version.h" : k->header, soname, have);
+                            kind->version_headers[0], soname, have);
         else if (r < 0)
                 findings_add(f, CHECK_WARN, "'%s' declares no readable version to compare %s %s with", header,
                             soname, have);
@@ -843,7 +754,7 @@ static bool run_library(const struct validate_target *t, enum module_kind kind, 
         }
 
         if (t->version && *t->version) {
-                struct version mv, lv = code_version(kind, l->version);
+                struct version mv, lv = kind->code_version(l->version);
                 const char *end;
 
                 if (version_parse_prefix(t->version, &mv, &end) == 0) {
@@ -861,32 +772,34 @@ static bool run_library(const struct validate_target *t, enum module_kind kind, 
         return true;
 }
 
-/* cuDNN: the CUDA major it was built for is the loaded runtime's. */
-static void run_cudnn_runtime(const struct probe_report *p, struct findings *f)
+/* A library that tells the CUDA runtime it was built with (cuDNN's
+ * cudnnGetCudartVersion): that major is the loaded runtime's. */
+static void run_runtime_match(const struct component *kind, const struct probe_report *p, struct findings *f)
 {
-        const struct probe_library *dnn = &p->cudnn, *rt = &p->cudart;
-        _cleanup_free_ char *dnn_v = NULL, *rt_v = NULL;
+        const struct probe_library *lib = &p->libs[kind->index], *rt = runtime_of(p);
+        const struct component *toolkit = component_toolkit();
+        _cleanup_free_ char *lib_v = NULL, *rt_v = NULL;
         long want;
 
-        if (dnn->cudart_version < 1000)
+        if (lib->cudart_version < 1000)
                 return;
-        want = dnn->cudart_version / 1000;
-        dnn_v = code_string(MODULE_CUDNN, dnn->version);
+        want = lib->cudart_version / 1000;
+        lib_v = code_string(kind, lib->version);
         if (!rt->loaded || rt->version < 1000) {
                 findings_add(f, CHECK_WARN,
-                            "cuDNN %s is built for CUDA %ld (cudart %ld) but no CUDA runtime was loaded with it (%s): load a CUDA %ld module with it",
-                            dnn_v, want, dnn->cudart_version, rt->error ? rt->error : "no error given", want);
+                            "%s %s is built for CUDA %ld (cudart %ld) but no CUDA runtime was loaded with it (%s): load a CUDA %ld module with it",
+                            kind->label, lib_v, want, lib->cudart_version, rt->error ? rt->error : "no error given", want);
                 return;
         }
-        rt_v = code_string(MODULE_CUDA, rt->version);
+        rt_v = code_string(toolkit, rt->version);
         if (rt->version / 1000 != want)
                 findings_add(f, CHECK_FAIL,
-                            "cuDNN %s is built for CUDA %ld (cudart %ld) but the loaded runtime is %s, %s from '%s': use a cuDNN built for CUDA %ld or load a CUDA %ld module",
-                            dnn_v, want, dnn->cudart_version, rt_v, rt->soname ? rt->soname : "?",
-                            rt->path ? rt->path : "?", rt->version / 1000, want);
+                            "%s %s is built for CUDA %ld (cudart %ld) but the loaded runtime is %s, %s from '%s': use a %s built for CUDA %ld or load a CUDA %ld module",
+                            kind->label, lib_v, want, lib->cudart_version, rt_v, rt->soname ? rt->soname : "?",
+                            rt->path ? rt->path : "?", kind->label, rt->version / 1000, want);
         else
                 findings_add(f, CHECK_PASS, "built for CUDA %ld (cudart %ld), as the loaded runtime %s", want,
-                            dnn->cudart_version, rt_v);
+                            lib->cudart_version, rt_v);
 }
 
 /* For a report that did not run: "failed" when the probe itself was
@@ -903,7 +816,7 @@ void check_run(const struct validate_target *t, const struct probe_report *p, st
         const struct probe_library *l;
 
         ret->id = "run";
-        if (!kind_info(t->kind)) {
+        if (!t->kind) {
                 check_set(ret, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module: no library to load");
                 return;
         }
@@ -917,9 +830,9 @@ void check_run(const struct validate_target *t, const struct probe_report *p, st
                                   p->launch_error ? p->launch_error : "no reason given");
                 return;
         }
-        l = t->kind == MODULE_CUDA ? &p->cudart : t->kind == MODULE_CUDNN ? &p->cudnn : &p->nccl;
-        if (run_library(t, t->kind, l, &f) && t->kind == MODULE_CUDNN)
-                run_cudnn_runtime(p, &f);
+        l = &p->libs[t->kind->index];
+        if (run_library(t, t->kind, l, &f))
+                run_runtime_match(t->kind, p, &f);
         check_set(ret, f.worst, "%s", f.problems.len ? f.problems.buf : f.facts.buf);
         findings_release(&f);
 }
@@ -938,10 +851,10 @@ void check_device(const struct validate_target *t, const struct validate_options
         enum check_status absent = o->require_device ? CHECK_FAIL : CHECK_SKIP;
         _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
         _cleanup_free_ char *driver = NULL;
-        long dv, rv = p->cudart.loaded ? p->cudart.version : -1;
+        long dv, rv = runtime_of(p)->loaded ? runtime_of(p)->version : -1;
 
         ret->id = "device";
-        if (!kind_info(t->kind)) {
+        if (!t->kind) {
                 check_set(ret, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module");
                 return;
         }

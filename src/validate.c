@@ -92,28 +92,21 @@ static bool dir_has_versioned(const char *dir, const char *prefix)
         return found;
 }
 
-enum module_kind module_kind_detect(const char *name, const struct strv *own_libdirs)
+const struct component *module_kind_detect(const char *name, const struct strv *own_libdirs)
 {
-        static const struct {
-                const char *prefix;
-                enum module_kind kind;
-                const char *name;
-        } kinds[] = {
-                { "libcudart.so.", MODULE_CUDA, "cuda" },
-                { "libcudnn.so.", MODULE_CUDNN, "cudnn" },
-                { "libnccl.so.", MODULE_NCCL, "nccl" },
-        };
         const char *base = name ? path_basename(name) : "";
 
-        for (size_t k = 0; k < ELEMENTSOF(kinds); k++)
-                if (ascii_strcaseeq(base, kinds[k].name))
-                        for (size_t i = 0; i < own_libdirs->len; i++)
-                                if (dir_has_versioned(own_libdirs->items[i], kinds[k].prefix))
-                                        return kinds[k].kind;
+        /* The component the name says, when its library is there; else the
+         * first in table order whose library is. */
+        for (int pass = 0; pass < 2; pass++)
+                FOREACH_COMPONENT(c) {
+                        _cleanup_free_ char *prefix = xasprintf("%s.so.", c->library);
 
-        for (size_t k = 0; k < ELEMENTSOF(kinds); k++)
-                for (size_t i = 0; i < own_libdirs->len; i++)
-                        if (dir_has_versioned(own_libdirs->items[i], kinds[k].prefix))
-                                return kinds[k].kind;
-        return MODULE_OTHER;
+                        if (pass == 0 && !ascii_strcaseeq(base, c->name))
+                                continue;
+                        for (size_t i = 0; i < own_libdirs->len; i++)
+                                if (dir_has_versioned(own_libdirs->items[i], prefix))
+                                        return c;
+                }
+        return NULL;
 }

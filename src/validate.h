@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 
+#include "component.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -49,15 +50,6 @@ struct findings {
 _printf_(3, 4) void findings_add(struct findings *f, enum check_status s, const char *fmt, ...);
 void findings_release(struct findings *f);
 
-/* What a module provides, decided from its library directories: a cuda
- * module has libcudart.so.N, a cudnn module libcudnn.so.N, an nccl module
- * libnccl.so.N (the first that matches, in this order); OTHER otherwise. */
-enum module_kind {
-        MODULE_OTHER,
-        MODULE_CUDA,
-        MODULE_CUDNN,
-        MODULE_NCCL,
-};
 
 struct validate_options {
         const char *probe;          /* the cudamod-probe executable (absolute) */
@@ -67,6 +59,7 @@ struct validate_options {
         bool compile;               /* run the build check (false: skip it) */
         unsigned timeout;           /* seconds for one compiler or probe run; 0: 120 */
         const char *cc;             /* C compiler for the build check; NULL: "cc" */
+        const char *cxx;            /* C++ compiler, for a header that needs one; NULL: "c++" */
         /* Where the build check looks the compiler up and what PATH it
          * runs with, so that its as, ld and collect2 come from there too:
          * the caller's PATH, never the module's (a module could put a
@@ -91,7 +84,7 @@ struct validate_target {
         const char *name;           /* "cudnn" */
         const char *version;        /* "9.7.1" (may be "" when the module has none) */
         const char *file;           /* the modulefile */
-        enum module_kind kind;
+        const struct component *kind; /* what it provides, or NULL: another module */
         /* The environment after loading the module with its dependencies,
          * minus the module tools' bookkeeping, with PATH ending in the
          * basics (/usr/bin:/bin) and HOME: what build and run start with.
@@ -109,7 +102,7 @@ struct validate_target {
  * kind its name says ("cudnn", "nccl", "cuda") when that library is there
  * (a cuDNN installed into the toolkit shares its lib directory), else the
  * first found of libcudart, libcudnn, libnccl. */
-enum module_kind module_kind_detect(const char *name, const struct strv *own_libdirs);
+const struct component *module_kind_detect(const char *name, const struct strv *own_libdirs);
 
 /* --- validate-elf.c -------------------------------------------------- */
 
@@ -132,6 +125,10 @@ void check_closure(const struct validate_target *t, struct check *ret);
  * - cuda: libnvJitLink.so.N resolves from the same toolkit as
  *   libcusparse.so.N, or one at least as new (file versions);
  * - other kinds: skip. */
+/* The lazy checks of the toolkit (libcusparse's libnvJitLink) and of
+ * cuDNN (its sub-libraries), the components' `lazy`. */
+void validate_lazy_cuda(const struct validate_target *t, struct check *ret);
+void validate_lazy_cudnn(const struct validate_target *t, struct check *ret);
 void check_lazy(const struct validate_target *t, struct check *ret);
 
 /* --- validate-probe.c ------------------------------------------------ */
@@ -161,7 +158,7 @@ struct probe_report {
         bool launcher_failed;      /* not ran, through a launcher that could not be started,
                                     * timed out or exited non-zero: the target's failure
                                     * rather than the module's */
-        struct probe_library cudart, cudnn, nccl;
+        struct probe_library libs[N_COMPONENTS]; /* by component index */
         long runtime_driver_version;  /* cudaDriverGetVersion, -1 */
         int runtime_device_count;     /* cudaGetDeviceCount, -1 on error */
         char *runtime_device_error;   /* its error string, or NULL */
@@ -183,7 +180,7 @@ void probe_report_release(struct probe_report *r);
  * -lcudnn (and -lcudart), -lnccl, compiled with the module's environment
  * only (CPATH, LIBRARY_PATH, PATH from t->env; no -I/-L flags), in a
  * private temporary directory that is removed afterwards. Skip when
- * o->compile is false, for MODULE_OTHER, or when no C compiler is found
+ * o->compile is false, for another module, or when no C compiler is found
  * (message says so). Fail quotes the compiler's first error lines. */
 void check_build(const struct validate_target *t, const struct validate_options *o,
                  struct check *ret);

@@ -10,6 +10,7 @@
 
 #include "strbuf.h"
 #include "util.h"
+#include "component.h"
 #include "version.h"
 #include "banned.h"
 
@@ -711,8 +712,7 @@ static bool is_name_sep(char c)
         return c == '\0' || c == '-' || c == '_' || c == '+';
 }
 
-/* A version that ends at the end of the name or at a separator. */
-static bool name_version(const char *p, struct version *ret, const char **ret_end)
+bool name_version(const char *p, struct version *ret, const char **ret_end)
 {
         struct version v;
         const char *end;
@@ -725,16 +725,16 @@ static bool name_version(const char *p, struct version *ret, const char **ret_en
         return true;
 }
 
-/* The CUDA version after a "cuda" word that starts at a separator:
- * "_cuda12", "+cuda12.4", "-cuda-12.1.1" (EasyBuild), "cuda12". Other
- * versions ("-GCCcore-12.3.0") are never taken. */
-static bool name_cuda_marker(const char *tail, struct version *ret)
+bool name_cuda_marker(const char *tail, struct version *ret)
 {
         for (const char *p = tail; (p = strstr(p, "cuda")); p++) {
                 const char *q = p + 4;
 
                 if (p != tail && !is_name_sep(p[-1]))
                         continue;
+                /* EasyBuild's -CUDAcore-12.6.2 (cuDSS). */
+                if (startswith(q, "core"))
+                        q += 4;
                 if (*q == '-' || *q == '_')
                         q++;
                 if (name_version(q, ret, NULL))
@@ -743,7 +743,7 @@ static bool name_cuda_marker(const char *tail, struct version *ret)
         return false;
 }
 
-static bool name_hint_wheel(const char *component, const char *s, struct name_hint *h)
+static bool name_hint_wheel(const struct component *c, const char *s, struct name_hint *h)
 {
         char dist[PIP_NAME_MAX + 1], norm[PIP_NAME_MAX + 1];
         const char *dash = strchr(s, '-'), *end;
@@ -762,12 +762,10 @@ static bool name_hint_wheel(const char *component, const char *s, struct name_hi
         if (!pip_name_normalise(dist, norm, sizeof(norm), &major))
                 return false;
 
-        if (streq(component, "cuda"))
+        if (c->toolkit)
                 ok = cuda_comp_from_pip_name(norm) >= 0;
-        else if (streq(component, "cudnn"))
-                ok = streq(norm, "nvidia-cudnn");
         else
-                ok = streq(norm, "nvidia-nccl");
+                ok = c->wheel && streq(norm, c->wheel);
         if (!ok)
                 return false;
 
@@ -786,59 +784,35 @@ static bool name_hint_wheel(const char *component, const char *s, struct name_hi
  *   nccl-<ver>-<rev>[-<hash>]                       (Spack: the -1 is a
  *                                                    package revision)
  *   cuda-<ver>[-<hash>]                             (Spack, site dirs) */
-static bool name_hint_component(const char *component, const char *s, struct name_hint *h)
+static bool name_hint_component(const struct component *c, const char *s, struct name_hint *h)
 {
-        size_t l = strlen(component);
-        const char *p = s + l, *end;
-        struct version v;
+        const char *prefixes[] = { c->name, c->archive };
+        const char *p = NULL, *end;
 
-        if (strncmp(s, component, l) != 0 || (*p != '-' && *p != '_'))
+        for (size_t i = 0; i < ELEMENTSOF(prefixes) && !p; i++) {
+                size_t l = prefixes[i] ? strlen(prefixes[i]) : 0;
+
+                if (l && strncmp(s, prefixes[i], l) == 0 && (s[l] == '-' || s[l] == '_'))
+                        p = s + l + 1;
+        }
+        if (!p)
                 return false;
-        p++;
 
-        if (streq(component, "cudnn")) {
-                const char *vmark;
-
-                if (startswith(p, "linux-")) {
-                        p = strchr(p + 6, '-');
-                        if (!p || !name_version(p + 1, &h->version, &end))
-                                return false;
-                        name_cuda_marker(end, &h->cuda);
-                        return true;
-                }
-
-                for (vmark = strstr(p, "-v"); vmark; vmark = strstr(vmark + 1, "-v"))
-                        if (name_version(vmark + 2, &v, NULL))
-                                break;
-                if (vmark) {
-                        h->version = v;
-                        if (startswith(p, "cuda"))
-                                p += 4;
-                        if (name_version(p, &v, &end) && *end == '-')
-                                h->cuda = v;
-                        return true;
-                }
-
-                if (!name_version(p, &h->version, &end))
+        /* NVIDIA's redist archives: <name>-linux-<arch>-<ver>_cuda<cver>[-archive]. */
+        if (startswith(p, "linux-")) {
+                p = strchr(p + 6, '-');
+                if (!p || !name_version(p + 1, &h->version, &end))
                         return false;
-                if (*end == '-' && name_version(end + 1, &v, NULL) && v.count <= 2)
-                        h->cuda = v;
-                else
-                        name_cuda_marker(end, &h->cuda);
+                name_cuda_marker(end, &h->cuda);
                 return true;
         }
-
+        if (c->name_hint && c->name_hint(p, h))
+                return true;
         if (!name_version(p, &h->version, &end))
                 return false;
-        if (streq(component, "nccl"))
+        if (!c->toolkit)
                 name_cuda_marker(end, &h->cuda);
         return true;
-}
-
-static bool name_is_component(const char *s)
-{
-        return ascii_strcaseeq(s, "cuda") || ascii_strcaseeq(s, "cudnn") ||
-               ascii_strcaseeq(s, "nccl");
 }
 
 int name_hint_parse(const char *component, const char *name, const char *parent,
@@ -848,12 +822,13 @@ int name_hint_parse(const char *component, const char *name, const char *parent,
                 ".tar.xz", ".tar.gz", ".tar.bz2", ".tar.zst", ".txz", ".tgz", ".tar", ".zip",
         };
         struct name_hint h = { .version.count = 0 };
+        const struct component *c;
         char s[NAME_HINT_MAX + 1];
         size_t n;
         bool found;
 
-        if (!component || !name ||
-            !(streq(component, "cuda") || streq(component, "cudnn") || streq(component, "nccl")))
+        c = component_from_string(component);
+        if (!c || !name)
                 return -EINVAL;
 
         n = strnlen(name, sizeof(s));
@@ -865,7 +840,7 @@ int name_hint_parse(const char *component, const char *name, const char *parent,
 
         if (endswith(s, ".dist-info")) {
                 s[n - strlen(".dist-info")] = '\0';
-                found = name_hint_wheel(component, s, &h);
+                found = name_hint_wheel(c, s, &h);
         } else {
                 for (size_t i = 0; i < ELEMENTSOF(extensions); i++)
                         if (endswith(s, extensions[i])) {
@@ -873,9 +848,9 @@ int name_hint_parse(const char *component, const char *name, const char *parent,
                                 break;
                         }
 
-                if (name_hint_component(component, s, &h))
+                if (name_hint_component(c, s, &h))
                         found = true;
-                else if (streq(component, "nccl") && streq(s, "nccl") && parent) {
+                else if (c->hpc_sdk_comm_libs && streq(s, c->name) && parent) {
                         struct version v;
 
                         found = version_parse(parent, &v) == 0 && v.count >= 2;
@@ -884,10 +859,10 @@ int name_hint_parse(const char *component, const char *name, const char *parent,
                 } else {
                         const char *end;
 
-                        found = !(parent && name_is_component(parent) &&
+                        found = !(parent && component_from_name_nocase(parent) &&
                                   !ascii_strcaseeq(parent, component)) &&
                                 name_version(s, &h.version, &end) && h.version.count >= 2;
-                        if (found && !streq(component, "cuda"))
+                        if (found && !c->toolkit)
                                 name_cuda_marker(end, &h.cuda);
                 }
         }

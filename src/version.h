@@ -125,5 +125,12 @@ struct name_hint {
 };
 int name_hint_parse(const char *component, const char *name, const char *parent,
                     struct name_hint *ret);
+/* For the components' own name forms (component.h name_hint): a version
+ * at p that ends at the end of the name or at a separator ('-', '_',
+ * '+'); and the CUDA version after a "cuda" word that starts at a
+ * separator in tail: "_cuda12", "+cuda12.4", "-cuda-12.1.1" (EasyBuild),
+ * "-CUDAcore-12.6.2", "cuda12" (never "-GCCcore-12.3.0"). */
+bool name_version(const char *p, struct version *ret, const char **ret_end);
+bool name_cuda_marker(const char *tail, struct version *ret);
 
 #endif

@@ -27,8 +27,8 @@ if ! meson install -C "$CUDAMOD_BUILD_ROOT" --destdir "$work/dest" --no-rebuild 
         exit 1
 fi
 root=$work/dest$CUDAMOD_PREFIX
-for f in bin/cudamod libexec/cudamod/cudamod-probe share/cudamod/templates/lua/cuda.lua.in \
-         share/cudamod/templates/tcl/cuda.tcl.in modulefiles/cudamod.lua; do
+for f in bin/cudamod libexec/cudamod/cudamod-probe share/cudamod/templates/lua/module.lua.in \
+         share/cudamod/templates/tcl/module.tcl.in modulefiles/cudamod.lua; do
         [ -f "$root/$f" ] || fail "$f is not installed under $root"
 done
 for f in share/doc/cudamod/examples/hierarchical-lmod.yaml share/doc/cudamod/examples/cron-check.sh; do

@@ -21,7 +21,7 @@ void scan_fixture(const char *root, const char *const *rel_roots, struct scan_re
                 free(abs[i]);
 }
 
-const struct install *find(const struct scan_result *r, enum component c, const char *suffix)
+const struct install *find(const struct scan_result *r, const struct component *c, const char *suffix)
 {
         for (size_t i = 0; i < r->installs.len; i++) {
                 const struct install *in = r->installs.items[i];
@@ -41,7 +41,7 @@ const char *ver(const struct version *v)
         return buf;
 }
 
-size_t count_component(const struct scan_result *r, enum component c)
+size_t count_component(const struct scan_result *r, const struct component *c)
 {
         size_t n = 0;
 

@@ -74,15 +74,15 @@ START_TEST(config_default_has_documented_values)
         ck_assert_uint_eq(c.exclude.len, 0);
         ck_assert_uint_eq(c.max_depth, 8);
         ck_assert_uint_eq(c.lock_timeout, 60);
-        for (int i = 0; i < _COMPONENT_MAX; i++) {
+        for (int i = 0; i < N_COMPONENTS; i++) {
                 ck_assert_int_eq(c.defaults[i].kind, DEFAULT_LATEST);
                 ck_assert_ptr_null(c.defaults[i].version);
                 ck_assert(c.ld_library_path[i]);
                 ck_assert_uint_eq(c.env[i].len, 0);
         }
-        ck_assert_str_eq(c.naming[COMPONENT_CUDA], "{major}.{minor}");
-        ck_assert_str_eq(c.naming[COMPONENT_CUDNN], "{major}.{minor}.{patch}");
-        ck_assert_str_eq(c.naming[COMPONENT_NCCL], "{major}.{minor}.{patch}");
+        ck_assert_str_eq(c.naming[component_cuda.index], "{major}.{minor}");
+        ck_assert_str_eq(c.naming[component_cudnn.index], "{major}.{minor}.{patch}");
+        ck_assert_str_eq(c.naming[component_nccl.index], "{major}.{minor}.{patch}");
         ck_assert(c.stubs_on_library_path);
         ck_assert(c.pytorch_build_env);
         ck_assert_uint_eq(c.validate.n_targets, 0);
@@ -152,12 +152,12 @@ START_TEST(config_overlay_replaces_given_keys_only)
                     "validate: { timeout: 30 }\n");
         ck_assert_int_eq(c.layout, MODULE_LAYOUT_FLAT);
         ck_assert_int_eq(c.format, FORMAT_LUA);
-        ck_assert_int_eq(c.defaults[COMPONENT_CUDA].kind, DEFAULT_LATEST);
-        ck_assert_int_eq(c.defaults[COMPONENT_CUDNN].kind, DEFAULT_NONE);
-        ck_assert_int_eq(c.defaults[COMPONENT_NCCL].kind, DEFAULT_LATEST);
-        ck_assert(c.ld_library_path[COMPONENT_CUDA]);
-        ck_assert(c.ld_library_path[COMPONENT_CUDNN]);
-        ck_assert(!c.ld_library_path[COMPONENT_NCCL]);
+        ck_assert_int_eq(c.defaults[component_cuda.index].kind, DEFAULT_LATEST);
+        ck_assert_int_eq(c.defaults[component_cudnn.index].kind, DEFAULT_NONE);
+        ck_assert_int_eq(c.defaults[component_nccl.index].kind, DEFAULT_LATEST);
+        ck_assert(c.ld_library_path[component_cuda.index]);
+        ck_assert(c.ld_library_path[component_cudnn.index]);
+        ck_assert(!c.ld_library_path[component_nccl.index]);
         ck_assert_uint_eq(c.validate.timeout, 30);
         ck_assert(c.validate.compile);
         ck_assert_uint_eq(c.max_depth, 8);
@@ -176,8 +176,8 @@ START_TEST(config_lists_replace_on_a_second_load)
         ck_assert_str_eq(c.search.items[0], "/c");
         ck_assert_uint_eq(c.exclude.len, 1);
         ck_assert_str_eq(c.exclude.items[0], "*/x/*");
-        ck_assert_uint_eq(c.env[COMPONENT_CUDA].len, 1);
-        ck_assert_str_eq(c.env[COMPONENT_CUDA].items[0].name, "B");
+        ck_assert_uint_eq(c.env[component_cuda.index].len, 1);
+        ck_assert_str_eq(c.env[component_cuda.index].items[0].name, "B");
         config_release(&c);
 }
 END_TEST
@@ -205,11 +205,11 @@ START_TEST(config_plain_version_is_its_source_text)
                 struct config c;
 
                 load_ok(&c, t[i].yaml);
-                ck_assert_msg(c.defaults[COMPONENT_CUDA].kind == t[i].kind, "%s", t[i].yaml);
+                ck_assert_msg(c.defaults[component_cuda.index].kind == t[i].kind, "%s", t[i].yaml);
                 if (t[i].version)
-                        ck_assert_str_eq(c.defaults[COMPONENT_CUDA].version, t[i].version);
+                        ck_assert_str_eq(c.defaults[component_cuda.index].version, t[i].version);
                 else
-                        ck_assert_ptr_null(c.defaults[COMPONENT_CUDA].version);
+                        ck_assert_ptr_null(c.defaults[component_cuda.index].version);
                 config_release(&c);
         }
 }
@@ -293,14 +293,14 @@ START_TEST(config_env_ops_keep_file_order)
                     "      CPATH: /a/include\n"
                     "    setenv: { SITE_CUDA: 1, _X2: '' }\n"
                     "    append_path: { MANPATH: /a/man }\n");
-        o = &c.env[COMPONENT_NCCL];
+        o = &c.env[component_nccl.index];
         ck_assert_uint_eq(o->len, ELEMENTSOF(want));
         for (size_t i = 0; i < ELEMENTSOF(want); i++) {
                 ck_assert_int_eq(o->items[i].kind, want[i].kind);
                 ck_assert_str_eq(o->items[i].name, want[i].name);
                 ck_assert_str_eq(o->items[i].value, want[i].value);
         }
-        ck_assert_uint_eq(c.env[COMPONENT_CUDA].len, 0);
+        ck_assert_uint_eq(c.env[component_cuda.index].len, 0);
         config_release(&c);
 }
 END_TEST
@@ -810,8 +810,8 @@ START_TEST(config_huge_maps_and_lists_stay_fast)
                 config_init_default(&c);
                 ck_assert_int_eq(load(&c, sb.buf, &d), 0);
                 yaml = to_yaml(&c);
-                ck_assert_uint_eq(t[i].again ? c.validate.n_targets + c.env[COMPONENT_CUDA].len
-                                             : c.env[COMPONENT_CUDA].len,
+                ck_assert_uint_eq(t[i].again ? c.validate.n_targets + c.env[component_cuda.index].len
+                                             : c.env[component_cuda.index].len,
                                   n);
                 if (t[i].again) {
                         strbuf_addstr(&sb, t[i].again);
@@ -1038,8 +1038,8 @@ START_TEST(config_to_yaml_round_trips_every_key_with_odd_strings)
                 strv_add(&c.exclude, *odd[i] ? odd[i] : "x");
                 /* A value with a control character is refused (see
                  * config_errors_report_position_and_key). */
-                free(c.env[COMPONENT_NCCL].items[0].value);
-                c.env[COMPONENT_NCCL].items[0].value = xstrdup(has_control(odd[i]) ? "x" : odd[i]);
+                free(c.env[component_nccl.index].items[0].value);
+                c.env[component_nccl.index].items[0].value = xstrdup(has_control(odd[i]) ? "x" : odd[i]);
                 if (*odd[i]) {
                         free(c.output);
                         c.output = xstrdup(odd[i]);
@@ -1051,7 +1051,7 @@ START_TEST(config_to_yaml_round_trips_every_key_with_odd_strings)
                 ck_assert_str_eq(back.validate.driver_libdir, odd[i]);
                 ck_assert_str_eq(back.validate.targets[1].launcher, odd[i]);
                 ck_assert_str_eq(back.exclude.items[back.exclude.len - 1], *odd[i] ? odd[i] : "x");
-                ck_assert_str_eq(back.env[COMPONENT_NCCL].items[0].value,
+                ck_assert_str_eq(back.env[component_nccl.index].items[0].value,
                                  has_control(odd[i]) ? "x" : odd[i]);
                 if (*odd[i])
                         ck_assert_str_eq(back.output, odd[i]);
@@ -1125,10 +1125,10 @@ START_TEST(config_to_yaml_groups_env_ops_by_kind_in_first_seen_order)
         load_ok(&c, "env: {cuda: {append_path: {P: [/x, /y]}, setenv: {A: '1'}}}\n");
         /* Ops built in code may interleave kinds, which YAML cannot: P /x,
          * A 1, P /y is written as P [/x, /y], A 1. */
-        swap = c.env[COMPONENT_CUDA].items[1];
-        c.env[COMPONENT_CUDA].items[1] = c.env[COMPONENT_CUDA].items[2];
-        c.env[COMPONENT_CUDA].items[2] = swap;
-        ck_assert_str_eq(c.env[COMPONENT_CUDA].items[1].name, "A");
+        swap = c.env[component_cuda.index].items[1];
+        c.env[component_cuda.index].items[1] = c.env[component_cuda.index].items[2];
+        c.env[component_cuda.index].items[2] = swap;
+        ck_assert_str_eq(c.env[component_cuda.index].items[1].name, "A");
         yaml = to_yaml(&c);
         ck_assert_ptr_nonnull(strstr(yaml, "  cuda:\n"
                                            "    append_path:\n"

@@ -22,10 +22,10 @@
 START_TEST(cuda_runfile_uses_targets_dirs_and_version_json)
 {
         FIXTURE("runfile", r);
-        const struct install *in = find(&r, COMPONENT_CUDA, "/usr/local/cuda-12.4");
+        const struct install *in = find(&r, &component_cuda, "/usr/local/cuda-12.4");
 
         ck_assert_ptr_nonnull(in);
-        ck_assert_int_eq(count_component(&r, COMPONENT_CUDA), 1);
+        ck_assert_int_eq(count_component(&r, &component_cuda), 1);
         ck_assert_str_eq(ver(&in->version), "12.4");
         ck_assert_str_eq(ver(&in->release), "12.4.1");
         ck_assert_str_eq(in->components[CUDA_COMP_CUDART], "12.4.127");
@@ -47,7 +47,7 @@ END_TEST
 START_TEST(cuda_date_stamped_version_json_gives_no_release)
 {
         FIXTURE("runfile-sbsa", r);
-        const struct install *in = find(&r, COMPONENT_CUDA, "/opt/cuda-12.8");
+        const struct install *in = find(&r, &component_cuda, "/opt/cuda-12.8");
 
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(ver(&in->version), "12.8");
@@ -62,7 +62,7 @@ END_TEST
 START_TEST(cuda_version_txt_before_11_1)
 {
         FIXTURE("version-txt", r);
-        const struct install *in = find(&r, COMPONENT_CUDA, "/usr/local/cuda-11.0");
+        const struct install *in = find(&r, &component_cuda, "/usr/local/cuda-11.0");
 
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(ver(&in->version), "11.0");
@@ -75,10 +75,10 @@ END_TEST
 START_TEST(cuda_hpc_sdk_adds_math_libs)
 {
         FIXTURE("hpc-sdk", r);
-        const struct install *in = find(&r, COMPONENT_CUDA, "/24.5/cuda/12.4");
+        const struct install *in = find(&r, &component_cuda, "/24.5/cuda/12.4");
 
         ck_assert_ptr_nonnull(in);
-        ck_assert_int_eq(count_component(&r, COMPONENT_CUDA), 1);
+        ck_assert_int_eq(count_component(&r, &component_cuda), 1);
         ck_assert_int_eq(in->layout, LAYOUT_HPC_SDK);
         ck_assert_int_eq(in->extra_lib_dirs.len, 3);
         ck_assert(endswith(in->extra_lib_dirs.items[2], "/math_libs/12.4/lib64"));
@@ -99,7 +99,7 @@ START_TEST(cuda_hpc_sdk_without_math_libs_is_a_problem)
                         &(struct fx_cuda){ .version = "12.6", .release = "12.6.3", .cudart = "12.6.77",
                                            .nvcc = "12.6.85", .no_math = true });
         scan_fixture(root, roots, &r);
-        in = find(&r, COMPONENT_CUDA, "/cuda/12.6");
+        in = find(&r, &component_cuda, "/cuda/12.6");
         ck_assert_ptr_nonnull(in);
         ck_assert(install_has_problem(in, "missing-library"));
         DONE(r);
@@ -109,10 +109,10 @@ END_TEST
 START_TEST(cuda_wheels_cu12_one_install_over_the_component_folders)
 {
         FIXTURE("wheels-cu12", r);
-        const struct install *in = find(&r, COMPONENT_CUDA, "/site-packages/nvidia");
+        const struct install *in = find(&r, &component_cuda, "/site-packages/nvidia");
 
         ck_assert_ptr_nonnull(in);
-        ck_assert_int_eq(count_component(&r, COMPONENT_CUDA), 1);
+        ck_assert_int_eq(count_component(&r, &component_cuda), 1);
         ck_assert_int_eq(in->layout, LAYOUT_WHEEL);
         ck_assert_str_eq(ver(&in->version), "12.8");
         ck_assert_str_eq(in->components[CUDA_COMP_CUDART], "12.8.57");
@@ -130,7 +130,7 @@ END_TEST
 START_TEST(cuda_wheels_cu13_merged_tree)
 {
         FIXTURE("wheels-cu13", r);
-        const struct install *in = find(&r, COMPONENT_CUDA, "/nvidia/cu13");
+        const struct install *in = find(&r, &component_cuda, "/nvidia/cu13");
 
         ck_assert_ptr_nonnull(in);
         ck_assert_int_eq(in->layout, LAYOUT_WHEEL);
@@ -144,10 +144,10 @@ END_TEST
 START_TEST(cuda_system_multiarch_install)
 {
         FIXTURE("system", r);
-        const struct install *in = find(&r, COMPONENT_CUDA, "/usr");
+        const struct install *in = find(&r, &component_cuda, "/usr");
 
         ck_assert_ptr_nonnull(in);
-        ck_assert_int_eq(count_component(&r, COMPONENT_CUDA), 1);
+        ck_assert_int_eq(count_component(&r, &component_cuda), 1);
         ck_assert_int_eq(in->layout, LAYOUT_SYSTEM);
         ck_assert_str_eq(ver(&in->version), "12.0");
         ck_assert_str_eq(in->components[CUDA_COMP_CUDART], "12.0.146");
@@ -165,7 +165,7 @@ END_TEST
 START_TEST(cuda_conda_env_prefers_targets_over_lib_links)
 {
         FIXTURE("conda", r);
-        const struct install *in = find(&r, COMPONENT_CUDA, "/envs/torch");
+        const struct install *in = find(&r, &component_cuda, "/envs/torch");
 
         ck_assert_ptr_nonnull(in);
         ck_assert_int_eq(in->layout, LAYOUT_CONDA);
@@ -185,10 +185,10 @@ START_TEST(cuda_spack_and_easybuild_release_from_the_directory)
         layout_fixture_find("easybuild")->build(root);
         scan_fixture(root, (const char *const[]){ "spack", NULL }, &r);
         scan_fixture(root, (const char *const[]){ "easybuild", NULL }, &e);
-        in = find(&r, COMPONENT_CUDA, "-a6ajxenobex5bvpejykhtnfut4arfpwh");
+        in = find(&r, &component_cuda, "-a6ajxenobex5bvpejykhtnfut4arfpwh");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(ver(&in->release), "12.4.0");
-        in = find(&e, COMPONENT_CUDA, "/software/CUDA/12.4.0");
+        in = find(&e, &component_cuda, "/software/CUDA/12.4.0");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(ver(&in->release), "12.4.0");
         ck_assert_int_eq(in->n_problems, 0);
@@ -200,7 +200,7 @@ END_TEST
 START_TEST(cuda_assembled_prefix_prefers_real_lib_dir)
 {
         FIXTURE("assembled", r);
-        const struct install *in = find(&r, COMPONENT_CUDA, "/usr/local/cuda-13.0");
+        const struct install *in = find(&r, &component_cuda, "/usr/local/cuda-13.0");
 
         ck_assert_ptr_nonnull(in);
         ck_assert(endswith(in->lib_dir, "/cuda-13.0/lib"));
@@ -227,12 +227,12 @@ START_TEST(cuda_jetson_and_ppc64le_triples)
                                                                .triple = "ppc64le-linux" });
         scan_fixture(root, (const char *const[]){ "x", NULL }, &r);
         ck_assert_int_eq(r.installs.len, 2);
-        in = find(&r, COMPONENT_CUDA, "/cuda-12.2");
+        in = find(&r, &component_cuda, "/cuda-12.2");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(in->arch, "aarch64");
         ck_assert(endswith(in->lib_dir, "/targets/aarch64-linux/lib"));
         ck_assert_int_eq(in->n_problems, 0);
-        in = find(&r, COMPONENT_CUDA, "/cuda-12.4");
+        in = find(&r, &component_cuda, "/cuda-12.4");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(in->arch, "ppc64le");
         ck_assert_int_eq(in->n_problems, 0);
@@ -252,7 +252,7 @@ START_TEST(cuda_arch_mismatch_between_triple_and_elf)
                                                                .triple = "sbsa-linux" });
         fx_library(root, "x/cuda-12.8/targets/sbsa-linux/lib", "libcudart", "12", "12.8.57", 62, NULL, NULL);
         scan_fixture(root, (const char *const[]){ "x", NULL }, &r);
-        in = find(&r, COMPONENT_CUDA, "/cuda-12.8");
+        in = find(&r, &component_cuda, "/cuda-12.8");
         ck_assert_ptr_nonnull(in);
         ck_assert(install_has_problem(in, "arch-mismatch"));
         DONE(r);
@@ -270,7 +270,7 @@ START_TEST(cuda_soname_major_disagreeing_with_version)
         fx_library(root, "x/cuda-13.0/targets/x86_64-linux/lib", "libcudart", "12", NULL, 62, NULL, NULL);
         fx_write(root, "x/cuda-13.0/targets/x86_64-linux/lib/libcudart.so.13", "");
         scan_fixture(root, (const char *const[]){ "x", NULL }, &r);
-        in = find(&r, COMPONENT_CUDA, "/cuda-13.0");
+        in = find(&r, &component_cuda, "/cuda-13.0");
         ck_assert_ptr_nonnull(in);
         ck_assert(install_has_problem(in, "version-mismatch"));
         DONE(r);
@@ -292,7 +292,7 @@ START_TEST(cuda_no_false_positives)
                                                                    .cudart = "12.4.127", .nvcc = "12.4.131" });
         scan_fixture(root, (const char *const[]){ "local", NULL }, &r);
         ck_assert_int_eq(r.installs.len, 1);
-        ck_assert_ptr_nonnull(find(&r, COMPONENT_CUDA, "/local/cuda-12.4"));
+        ck_assert_ptr_nonnull(find(&r, &component_cuda, "/local/cuda-12.4"));
         DONE(r);
 }
 END_TEST

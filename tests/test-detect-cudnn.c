@@ -22,8 +22,8 @@ START_TEST(cudnn9_tarball_name_gives_build_and_cuda_major)
 
         layout_fixture_find("cudnn-tarballs")->build(root);
         scan_one(root, "apps", &r);
-        ck_assert_int_eq(count_component(&r, COMPONENT_CUDNN), 6);
-        in = find(&r, COMPONENT_CUDNN, "/cudnn-linux-x86_64-9.7.1.26_cuda12-archive");
+        ck_assert_int_eq(count_component(&r, &component_cudnn), 6);
+        in = find(&r, &component_cudnn, "/cudnn-linux-x86_64-9.7.1.26_cuda12-archive");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(ver(&in->version), "9.7.1");
         ck_assert_str_eq(in->build, "26");
@@ -34,28 +34,28 @@ START_TEST(cudnn9_tarball_name_gives_build_and_cuda_major)
         ck_assert_int_eq(in->n_problems, 0);
 
         /* cuDNN 8 renamed, in lib64: the major from DT_NEEDED libcublas.so.12. */
-        in = find(&r, COMPONENT_CUDNN, "/apps/cudnn/8.9.2");
+        in = find(&r, &component_cudnn, "/apps/cudnn/8.9.2");
         ck_assert_ptr_nonnull(in);
         ck_assert_int_eq(install_cuda_major(in), 12);
         ck_assert(endswith(in->lib_dir, "/8.9.2/lib64"));
         ck_assert_ptr_null(in->build);
 
         /* cuDNN 9 renamed: the major from the libcublasLt.so.11 string. */
-        in = find(&r, COMPONENT_CUDNN, "/apps/cudnn/9.1.0");
+        in = find(&r, &component_cudnn, "/apps/cudnn/9.1.0");
         ck_assert_ptr_nonnull(in);
         ck_assert_int_eq(install_cuda_major(in), 11);
 
-        in = find(&r, COMPONENT_CUDNN, "/cudnn-linux-sbsa-9.7.1.26_cuda12-archive");
+        in = find(&r, &component_cudnn, "/cudnn-linux-sbsa-9.7.1.26_cuda12-archive");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(in->arch, "aarch64");
 
         /* <= 8.2: cuda/{include,lib64}, the build and CUDA in the parent's name. */
-        in = find(&r, COMPONENT_CUDNN, "/cudnn-11.4-linux-x64-v8.2.4.15/cuda");
+        in = find(&r, &component_cudnn, "/cudnn-11.4-linux-x64-v8.2.4.15/cuda");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(ver(&in->version), "8.2.4");
         ck_assert_str_eq(in->build, "15");
         ck_assert_int_eq(install_cuda_major(in), 11);
-        ck_assert_int_eq(count_component(&r, COMPONENT_CUDA), 0);
+        ck_assert_int_eq(count_component(&r, &component_cuda), 0);
 
         /* Sorted: version newest first within the component. */
         ck_assert_str_eq(ver(&r.installs.items[0]->version), "9.7.1");
@@ -75,7 +75,7 @@ START_TEST(cudnn_name_and_libraries_disagree_on_cuda_major)
         fx_cudnn(root, "apps/cudnn-linux-x86_64-9.2.0.82_cuda12-archive",
                  &(struct fx_cudnn){ .version = "9.2.0", .cuda_major = 11 });
         scan_one(root, "apps", &r);
-        in = find(&r, COMPONENT_CUDNN, "-archive");
+        in = find(&r, &component_cudnn, "-archive");
         ck_assert_ptr_nonnull(in);
         ck_assert_int_eq(install_cuda_major(in), 11);
         ck_assert(install_has_problem(in, "cuda-major-mismatch"));
@@ -93,7 +93,7 @@ START_TEST(cudnn_unknown_cuda_major_stays_unknown)
 
         fx_cudnn(root, "apps/cudnn/9.3.0", &(struct fx_cudnn){ .version = "9.3.0", .cuda_major = 0 });
         scan_one(root, "apps", &r);
-        in = find(&r, COMPONENT_CUDNN, "/cudnn/9.3.0");
+        in = find(&r, &component_cudnn, "/cudnn/9.3.0");
         ck_assert_ptr_nonnull(in);
         ck_assert_int_eq(install_cuda_major(in), -1);
         scan_result_release(&r);
@@ -115,7 +115,7 @@ START_TEST(cudnn_missing_sub_library_and_header_mismatch)
         fx_write(root, "apps/cudnn-linux-x86_64-9.7.1.26_cuda12-archive/include/cudnn_version.h",
                  "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 6\n#define CUDNN_PATCHLEVEL 0\n");
         scan_one(root, "apps", &r);
-        in = find(&r, COMPONENT_CUDNN, "-archive");
+        in = find(&r, &component_cudnn, "-archive");
         ck_assert_ptr_nonnull(in);
         ck_assert(install_has_problem(in, "missing-library"));
         ck_assert(install_has_problem(in, "version-mismatch"));
@@ -133,7 +133,7 @@ START_TEST(cudnn_merged_into_cuda_prefix)
 
         layout_fixture_find("merged")->build(root);
         scan_one(root, "usr/local", &r);
-        in = find(&r, COMPONENT_CUDNN, "/usr/local/cuda-12.6");
+        in = find(&r, &component_cudnn, "/usr/local/cuda-12.6");
         ck_assert_ptr_nonnull(in);
         ck_assert_int_eq(in->layout, LAYOUT_MERGED);
         ck_assert(endswith(in->lib_dir, "/targets/x86_64-linux/lib"));
@@ -152,7 +152,7 @@ START_TEST(cudnn_wheel_uses_dist_info)
 
         layout_fixture_find("wheels-cu13")->build(root);
         scan_one(root, "env", &r);
-        in = find(&r, COMPONENT_CUDNN, "/nvidia/cudnn");
+        in = find(&r, &component_cudnn, "/nvidia/cudnn");
         ck_assert_ptr_nonnull(in);
         ck_assert_int_eq(in->layout, LAYOUT_WHEEL);
         ck_assert_str_eq(ver(&in->version), "9.19.0");
@@ -172,7 +172,7 @@ START_TEST(cudnn_system_headers_in_triple_include)
 
         layout_fixture_find("system")->build(root);
         scan_one(root, "usr/lib/x86_64-linux-gnu", &r);
-        in = find(&r, COMPONENT_CUDNN, "/usr");
+        in = find(&r, &component_cudnn, "/usr");
         ck_assert_ptr_nonnull(in);
         ck_assert_int_eq(in->layout, LAYOUT_SYSTEM);
         ck_assert(endswith(in->include_dir, "/usr/include/x86_64-linux-gnu"));
@@ -191,11 +191,11 @@ START_TEST(cudnn_spack_and_easybuild_names)
         layout_fixture_find("spack")->build(root);
         layout_fixture_find("easybuild")->build(root);
         scan_fixture(root, (const char *const[]){ "spack", "easybuild", NULL }, &r);
-        in = find(&r, COMPONENT_CUDNN, "-q3vxk2ixtwpgzjzpvlqcwwbcnhkpsmzr");
+        in = find(&r, &component_cudnn, "-q3vxk2ixtwpgzjzpvlqcwwbcnhkpsmzr");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(in->build, "29");
         ck_assert_int_eq(install_cuda_major(in), 12);
-        in = find(&r, COMPONENT_CUDNN, "/cuDNN/9.5.0.50-CUDA-12.6.0");
+        in = find(&r, &component_cudnn, "/cuDNN/9.5.0.50-CUDA-12.6.0");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(in->build, "50");
         ck_assert_int_eq(install_cuda_major(in), 12);

@@ -17,15 +17,15 @@ START_TEST(nccl_tarball_cuda_version_from_library_string)
 
         layout_fixture_find("nccl-tarballs")->build(root);
         scan_fixture(root, (const char *const[]){ "apps", NULL }, &r);
-        ck_assert_int_eq(count_component(&r, COMPONENT_NCCL), 2);
-        in = find(&r, COMPONENT_NCCL, "/nccl_2.21.5-1+cuda12.4_x86_64");
+        ck_assert_int_eq(count_component(&r, &component_nccl), 2);
+        in = find(&r, &component_nccl, "/nccl_2.21.5-1+cuda12.4_x86_64");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(ver(&in->version), "2.21.5");
         ck_assert_str_eq(ver(&in->cuda_version), "12.4");
         ck_assert_int_eq(install_cuda_major(in), 12);
         ck_assert_int_eq(in->layout, LAYOUT_TARBALL);
         ck_assert_int_eq(in->n_problems, 0);
-        in = find(&r, COMPONENT_NCCL, "_aarch64");
+        in = find(&r, &component_nccl, "_aarch64");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(in->arch, "aarch64");
         ck_assert_str_eq(ver(&in->cuda_version), "11.0");
@@ -43,7 +43,7 @@ START_TEST(nccl_cuda_version_from_name_when_library_is_silent)
 
         fx_nccl(root, "apps/nccl_2.19.3-1+cuda12.3_x86_64", &(struct fx_nccl){ .version = "2.19.3" });
         scan_fixture(root, (const char *const[]){ "apps", NULL }, &r);
-        in = find(&r, COMPONENT_NCCL, "_x86_64");
+        in = find(&r, &component_nccl, "_x86_64");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(ver(&in->cuda_version), "12.3");
         scan_result_release(&r);
@@ -59,7 +59,7 @@ START_TEST(nccl_name_disagreeing_with_library)
 
         fx_nccl(root, "apps/nccl_2.21.5-1+cuda11.0_x86_64", &(struct fx_nccl){ .version = "2.21.5", .cuda = "12.4" });
         scan_fixture(root, (const char *const[]){ "apps", NULL }, &r);
-        in = find(&r, COMPONENT_NCCL, "_x86_64");
+        in = find(&r, &component_nccl, "_x86_64");
         ck_assert_ptr_nonnull(in);
         ck_assert_str_eq(ver(&in->cuda_version), "12.4");
         ck_assert(install_has_problem(in, "cuda-major-mismatch"));
@@ -77,7 +77,7 @@ START_TEST(nccl_header_and_library_disagree)
         fx_nccl(root, "apps/nccl", &(struct fx_nccl){ .version = "2.21.5", .cuda = "12.4" });
         fx_write(root, "apps/nccl/include/nccl.h", "#define NCCL_MAJOR 2\n#define NCCL_MINOR 20\n#define NCCL_PATCH 3\n");
         scan_fixture(root, (const char *const[]){ "apps", NULL }, &r);
-        in = find(&r, COMPONENT_NCCL, "/apps/nccl");
+        in = find(&r, &component_nccl, "/apps/nccl");
         ck_assert_ptr_nonnull(in);
         ck_assert(install_has_problem(in, "version-mismatch"));
         scan_result_release(&r);
@@ -93,7 +93,7 @@ START_TEST(nccl_hpc_sdk_comm_libs)
 
         layout_fixture_find("hpc-sdk")->build(root);
         scan_fixture(root, (const char *const[]){ "opt/nvidia/hpc_sdk", NULL }, &r);
-        in = find(&r, COMPONENT_NCCL, "/comm_libs/12.4/nccl");
+        in = find(&r, &component_nccl, "/comm_libs/12.4/nccl");
         ck_assert_ptr_nonnull(in);
         ck_assert_int_eq(in->layout, LAYOUT_HPC_SDK);
         ck_assert_str_eq(ver(&in->cuda_version), "12.4");
@@ -123,9 +123,9 @@ START_TEST(nccl_hpc_sdk_default_links_are_aliases)
         fx_symlink(root, clib, "12.4/lib64");
         fx_symlink(root, cinc, "12.4/include");
         scan_fixture(root, (const char *const[]){ "opt/nvidia/hpc_sdk", NULL }, &r);
-        ck_assert_int_eq(count_component(&r, COMPONENT_NCCL), 1);
-        ck_assert_int_eq(count_component(&r, COMPONENT_CUDA), 1);
-        in = find(&r, COMPONENT_NCCL, "/comm_libs/12.4/nccl");
+        ck_assert_int_eq(count_component(&r, &component_nccl), 1);
+        ck_assert_int_eq(count_component(&r, &component_cuda), 1);
+        in = find(&r, &component_nccl, "/comm_libs/12.4/nccl");
         ck_assert_ptr_nonnull(in);
         ck_assert_int_eq(in->aliases.len, 1);
         ck_assert(endswith(in->aliases.items[0], "/comm_libs/nccl"));
@@ -148,17 +148,17 @@ START_TEST(nccl_layouts_merged_wheel_conda_system_easybuild)
         scan_fixture(root, (const char *const[]){ "usr/local", "venv", "conda", "usr/lib/x86_64-linux-gnu",
                                                   "easybuild", NULL },
                      &r);
-        ck_assert_int_eq(count_component(&r, COMPONENT_NCCL), 5);
-        in = find(&r, COMPONENT_NCCL, "/usr/local/cuda-12.6");
+        ck_assert_int_eq(count_component(&r, &component_nccl), 5);
+        in = find(&r, &component_nccl, "/usr/local/cuda-12.6");
         ck_assert(in && in->layout == LAYOUT_MERGED);
-        in = find(&r, COMPONENT_NCCL, "/nvidia/nccl");
+        in = find(&r, &component_nccl, "/nvidia/nccl");
         ck_assert(in && in->layout == LAYOUT_WHEEL);
         ck_assert_str_eq(ver(&in->version), "2.26.2");
-        in = find(&r, COMPONENT_NCCL, "/envs/torch");
+        in = find(&r, &component_nccl, "/envs/torch");
         ck_assert(in && in->layout == LAYOUT_CONDA);
-        in = find(&r, COMPONENT_NCCL, "/usr");
+        in = find(&r, &component_nccl, "/usr");
         ck_assert(in && in->layout == LAYOUT_SYSTEM);
-        in = find(&r, COMPONENT_NCCL, "-CUDA-12.1.1");
+        in = find(&r, &component_nccl, "-CUDA-12.1.1");
         ck_assert(in && in->layout == LAYOUT_TARBALL);
         ck_assert_str_eq(ver(&in->cuda_version), "12.1");
         ck_assert_int_eq(in->n_problems, 0);

@@ -438,10 +438,10 @@ START_TEST(built_cudnn_and_nccl_versions_from_runpath)
         env_make(&e, WORDS(CUDA12_LIB), CUDA12);
         diagnose(&e, NULL, TORCH, &r);
 
-        ck_assert_msg(r.built.cudnn && streq(r.built.cudnn, "9.1.0"), "built.cudnn %s:\n%s",
-                      r.built.cudnn ? r.built.cudnn : "NULL", dump(&r));
-        ck_assert_msg(r.built.nccl && streq(r.built.nccl, "2.21.5"), "built.nccl %s:\n%s",
-                      r.built.nccl ? r.built.nccl : "NULL", dump(&r));
+        ck_assert_msg(r.built.linked[component_cudnn.index] && streq(r.built.linked[component_cudnn.index], "9.1.0"), "built.cudnn %s:\n%s",
+                      r.built.linked[component_cudnn.index] ? r.built.linked[component_cudnn.index] : "NULL", dump(&r));
+        ck_assert_msg(r.built.linked[component_nccl.index] && streq(r.built.linked[component_nccl.index], "2.21.5"), "built.nccl %s:\n%s",
+                      r.built.linked[component_nccl.index] ? r.built.linked[component_nccl.index] : "NULL", dump(&r));
         n = find_need(find_lib(&r, "libtorch_cuda.so"), "libcudnn.so.9");
         ck_assert_msg(n && n->source == RESOLVE_RUNPATH, "libcudnn.so.9:\n%s", dump(&r));
         assert_no_finding(&r, DOCTOR_UNRESOLVED);
@@ -584,8 +584,8 @@ START_TEST(cudnn_older_than_the_build_is_r2)
         env_healthy(&e);
         diagnose(&e, NULL, TORCH, &r);
 
-        ck_assert_msg(r.built.cudnn && streq(r.built.cudnn, "9.7.1"), "built.cudnn %s",
-                      r.built.cudnn ? r.built.cudnn : "NULL");
+        ck_assert_msg(r.built.linked[component_cudnn.index] && streq(r.built.linked[component_cudnn.index], "9.7.1"), "built.cudnn %s",
+                      r.built.linked[component_cudnn.index] ? r.built.linked[component_cudnn.index] : "NULL");
         assert_finding(&r, DOCTOR_CUDNN_BUILD, "R2", NULL, WORDS("9.7.1", "9.1.0"));
 
         doctor_report_release(&r);
@@ -606,8 +606,8 @@ START_TEST(cudnn_newer_than_the_build_is_fine)
         env_make(&e, WORDS(NCCL_LIB, CUDNN97_LIB, CUDA12_LIB), CUDA12);
         diagnose(&e, NULL, TORCH, &r);
 
-        ck_assert_msg(r.built.cudnn && streq(r.built.cudnn, "9.1.0"), "built.cudnn %s",
-                      r.built.cudnn ? r.built.cudnn : "NULL");
+        ck_assert_msg(r.built.linked[component_cudnn.index] && streq(r.built.linked[component_cudnn.index], "9.1.0"), "built.cudnn %s",
+                      r.built.linked[component_cudnn.index] ? r.built.linked[component_cudnn.index] : "NULL");
         assert_no_findings(&r);
 
         doctor_report_release(&r);
@@ -628,8 +628,8 @@ START_TEST(nccl_older_than_the_build_is_r8)
         env_make(&e, WORDS("sw/nccl/2.18.3/lib", CUDNN91_LIB, CUDA12_LIB), CUDA12);
         diagnose(&e, NULL, TORCH, &r);
 
-        ck_assert_msg(r.built.nccl && streq(r.built.nccl, "2.21.5"), "built.nccl %s",
-                      r.built.nccl ? r.built.nccl : "NULL");
+        ck_assert_msg(r.built.linked[component_nccl.index] && streq(r.built.linked[component_nccl.index], "2.21.5"), "built.nccl %s",
+                      r.built.linked[component_nccl.index] ? r.built.linked[component_nccl.index] : "NULL");
         assert_finding(&r, DOCTOR_NCCL_BUILD, "R8", NULL, WORDS("2.21.5", "2.18.3"));
 
         doctor_report_release(&r);

@@ -195,15 +195,15 @@ START_TEST(plan_config_switches_change_the_operations)
         const struct module_plan *cuda, *cudnn, *nccl;
 
         config_init_default(&p.cfg);
-        p.cfg.ld_library_path[COMPONENT_CUDA] = false;
+        p.cfg.ld_library_path[component_cuda.index] = false;
         p.cfg.stubs_on_library_path = false;
         p.cfg.pytorch_build_env = false;
         free(p.cfg.cuda_arch_list);
         p.cfg.cuda_arch_list = xstrdup("8.0;9.0");
-        p.cfg.env[COMPONENT_NCCL].items = xcalloc(1, sizeof(struct env_op));
-        p.cfg.env[COMPONENT_NCCL].items[0] = (struct env_op){ ENV_OP_SETENV, xstrdup("NCCL_IB_DISABLE"),
+        p.cfg.env[component_nccl.index].items = xcalloc(1, sizeof(struct env_op));
+        p.cfg.env[component_nccl.index].items[0] = (struct env_op){ ENV_OP_SETENV, xstrdup("NCCL_IB_DISABLE"),
                                                               xstrdup("1") };
-        p.cfg.env[COMPONENT_NCCL].len = p.cfg.env[COMPONENT_NCCL].alloc = 1;
+        p.cfg.env[component_nccl.index].len = p.cfg.env[component_nccl.index].alloc = 1;
         demo_build(p.root);
         plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
         cuda = module(&p.plan, "Core/cuda/12.9.lua");
@@ -480,8 +480,8 @@ START_TEST(plan_defaults_follow_the_config)
                 const char *got = NULL;
 
                 config_init_default(&p.cfg);
-                p.cfg.defaults[COMPONENT_CUDA].kind = cases[i].kind;
-                p.cfg.defaults[COMPONENT_CUDA].version = cases[i].version ? xstrdup(cases[i].version) : NULL;
+                p.cfg.defaults[component_cuda.index].kind = cases[i].kind;
+                p.cfg.defaults[component_cuda.index].version = cases[i].version ? xstrdup(cases[i].version) : NULL;
                 demo_build(p.root);
                 plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
                 for (size_t k = 0; k < p.plan.n_rcs; k++)
@@ -611,10 +611,10 @@ START_TEST(plan_naming_templates_name_the_modules)
         struct planned p = { .root = fx_new() };
 
         config_init_default(&p.cfg);
-        free(p.cfg.naming[COMPONENT_CUDA]);
-        p.cfg.naming[COMPONENT_CUDA] = xstrdup("{major}.{minor}.{patch}");
-        free(p.cfg.naming[COMPONENT_CUDNN]);
-        p.cfg.naming[COMPONENT_CUDNN] = xstrdup("{major}.{minor}.{patch}.{build}-cu{cuda_major}");
+        free(p.cfg.naming[component_cuda.index]);
+        p.cfg.naming[component_cuda.index] = xstrdup("{major}.{minor}.{patch}");
+        free(p.cfg.naming[component_cudnn.index]);
+        p.cfg.naming[component_cudnn.index] = xstrdup("{major}.{minor}.{patch}.{build}-cu{cuda_major}");
         demo_build(p.root);
         plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
         ck_assert_ptr_nonnull(module(&p.plan, "Core/cuda/12.9.1.lua"));

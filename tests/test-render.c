@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 
 #include "fixture.h"
+#include "component.h"
 #include "render.h"
 #include "strbuf.h"
 #include "util.h"
@@ -1123,11 +1124,13 @@ static void check_builtin_templates(const struct module_values *v)
 
 START_TEST(builtin_templates_exist_for_every_kind_and_format)
 {
+        /* One template drives every component; the modulerc has its own. */
         for (enum module_format f = FORMAT_LUA; f <= FORMAT_TCL; f++) {
                 for (size_t i = 0; kinds[i]; i++) {
                         const struct template_text *t = template_builtin(f, kinds[i]);
+                        const char *file = streq(kinds[i], "modulerc") ? "modulerc" : "module";
                         _cleanup_free_ char *name = xasprintf("%s/%s.%s.in", f == FORMAT_LUA ? "lua" : "tcl",
-                                                              kinds[i], f == FORMAT_LUA ? "lua" : "tcl");
+                                                              file, f == FORMAT_LUA ? "lua" : "tcl");
 
                         ck_assert_ptr_nonnull(t);
                         ck_assert_str_eq(t->name, name);
@@ -1254,7 +1257,7 @@ START_TEST(template_load_prefers_the_override_directory)
                         ck_assert_str_eq(text, "#%Module\nsetenv X {{prefix}}\n");
                         ck_assert_str_eq(name, want_name);
                 } else {
-                        ck_assert_str_eq(name, "tcl/nccl.tcl.in");
+                        ck_assert_str_eq(name, "tcl/module.tcl.in");
                         ck_assert_mem_eq(text, template_builtin(FORMAT_TCL, "nccl")->text, len);
                 }
                 ck_assert_uint_eq(len, strlen(text));
@@ -1262,8 +1265,43 @@ START_TEST(template_load_prefers_the_override_directory)
                 free(name);
 
                 ck_assert_int_eq(template_load(base, FORMAT_LUA, "nccl", &text, &len, &name, &d), 0);
-                ck_assert_str_eq(name, "lua/nccl.lua.in");
+                ck_assert_str_eq(name, "lua/module.lua.in");
                 ck_assert_uint_eq(len, template_builtin(FORMAT_LUA, "nccl")->len);
+                free(text);
+                free(name);
+        }
+        fx_free(dir);
+}
+END_TEST
+
+/* A site's module.<ext>.in is every component's template, and its
+ * <component>.<ext>.in wins over it for that component. */
+START_TEST(template_load_takes_the_site_module_template_for_every_component)
+{
+        char *dir = fx_new();
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+
+        fx_write(dir, "lua/module.lua.in", "setenv(\"ALL\", {{prefix}})\n");
+        fx_write(dir, "lua/cudnn.lua.in", "setenv(\"DNN\", {{prefix}})\n");
+        FOREACH_COMPONENT(c) {
+                _cleanup_free_ char *want = path_join(dir, streq(c->name, "cudnn") ? "lua/cudnn.lua.in"
+                                                                                    : "lua/module.lua.in");
+                char *text = NULL, *name = NULL;
+                size_t len = 0;
+
+                ck_assert_int_eq(template_load(dir, FORMAT_LUA, c->name, &text, &len, &name, &d), 0);
+                ck_assert_str_eq(name, want);
+                ck_assert_ptr_nonnull(strstr(text, streq(c->name, "cudnn") ? "DNN" : "ALL"));
+                free(text);
+                free(name);
+        }
+        /* The modulerc is not a component: module.lua.in is not its template. */
+        {
+                char *text = NULL, *name = NULL;
+                size_t len = 0;
+
+                ck_assert_int_eq(template_load(dir, FORMAT_LUA, "modulerc", &text, &len, &name, &d), 0);
+                ck_assert_str_eq(name, "lua/modulerc.lua.in");
                 free(text);
                 free(name);
         }
@@ -1392,6 +1430,7 @@ int main(void)
         tcase_add_test(tt, builtin_lua_cuda_template_output_is_exact);
         tcase_add_test(tt, builtin_tcl_cuda_template_output_is_exact);
         tcase_add_test(tt, template_load_prefers_the_override_directory);
+        tcase_add_test(tt, template_load_takes_the_site_module_template_for_every_component);
         tcase_add_test(tt, template_load_falls_back_when_the_directory_is_missing);
         tcase_add_test(tt, template_load_reports_unusable_files);
         tcase_add_test(tt, template_load_refuses_fifo_dangling_link_and_empty_file);

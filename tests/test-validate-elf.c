@@ -33,7 +33,7 @@ static void teardown(void)
 
 /* A target of this kind whose own library directories and LD_LIBRARY_PATH
  * are the given directories below root. */
-static void target_init(struct validate_target *t, enum module_kind kind, const char *const *own,
+static void target_init(struct validate_target *t, const struct component *kind, const char *const *own,
                         const char *const *llp)
 {
         *t = (struct validate_target){
@@ -129,7 +129,7 @@ START_TEST(closure_passes_and_leaves_the_driver_library)
         fx_library(root, "m/lib", "libfoo", "1", "1.2.3", 0,
                    WORDS("libbar.so.1", "libcuda.so.1", "libc.so.6"), NULL);
         fx_library(root, "dep/lib", "libbar", "1", NULL, 0, NULL, NULL);
-        target_init(&t, MODULE_OTHER, WORDS("m/lib"), WORDS("m/lib", "dep/lib"));
+        target_init(&t, NULL, WORDS("m/lib"), WORDS("m/lib", "dep/lib"));
         assert_check(check_closure, &t, "closure", CHECK_PASS,
                      WORDS("1 library, 3 needs resolved", "libcuda.so.1 left to the driver"));
         target_release(&t);
@@ -145,7 +145,7 @@ START_TEST(closure_fails_on_a_need_that_resolves_nowhere)
         fx_library(root, "m/lib", "libfoo", "1", "1.2.3", 0,
                    WORDS("libcublasLt.so.12", "libcudamod-nowhere.so.3", "libc.so.6"), NULL);
         fx_library(root, "m/lib", "libok", "1", NULL, 0, WORDS("libfoo.so.1"), NULL);
-        target_init(&t, MODULE_OTHER, WORDS("m/lib"), WORDS("m/lib"));
+        target_init(&t, NULL, WORDS("m/lib"), WORDS("m/lib"));
         assert_check(check_closure, &t, "closure", CHECK_FAIL,
                      WORDS("2 libraries, 4 needs; some do not resolve",
                            "libfoo.so.1 needs libcublasLt.so.12 and libcudamod-nowhere.so.3, which resolve nowhere",
@@ -162,7 +162,7 @@ START_TEST(closure_cudnn8_for_cuda12_with_cuda13_fails)
                 return;
         fx_cudnn(root, "cudnn", &(struct fx_cudnn){ .version = "8.9.7", .cuda_major = 12 });
         toolkit("13.0", "13.0.88");
-        target_init(&t, MODULE_CUDNN, WORDS("cudnn/lib"), WORDS("cudnn/lib", CUDA_LIB));
+        target_init(&t, &component_cudnn, WORDS("cudnn/lib"), WORDS("cudnn/lib", CUDA_LIB));
         assert_check(check_closure, &t, "closure", CHECK_FAIL,
                      WORDS("libcudnn_ops_infer.so.8 needs libcublas.so.12 and libcublasLt.so.12",
                            "load a cuda/12.x module"));
@@ -175,7 +175,7 @@ START_TEST(closure_skips_without_libraries)
         struct validate_target t;
 
         fx_write(root, "m/lib/README", "nothing\n");
-        target_init(&t, MODULE_OTHER, WORDS("m/lib"), WORDS("m/lib"));
+        target_init(&t, NULL, WORDS("m/lib"), WORDS("m/lib"));
         assert_check(check_closure, &t, "closure", CHECK_SKIP, WORDS("no shared library"));
         target_release(&t);
 }
@@ -186,7 +186,7 @@ START_TEST(closure_warns_on_driver_library_inside_the_module)
         struct validate_target t;
 
         fx_library(root, "m/lib", "libcuda", "1", "550.54.15", 0, WORDS("libc.so.6"), NULL);
-        target_init(&t, MODULE_OTHER, WORDS("m/lib"), WORDS("m/lib"));
+        target_init(&t, NULL, WORDS("m/lib"), WORDS("m/lib"));
         assert_check(check_closure, &t, "closure", CHECK_WARN,
                      WORDS("1 library, 1 need resolved", "m/lib/libcuda.so' is a driver library inside the module",
                            "remove it"));
@@ -198,7 +198,7 @@ END_TEST
 
 static void cudnn_target(struct validate_target *t, const char *const *llp)
 {
-        target_init(t, MODULE_CUDNN, WORDS("cudnn/lib"), llp);
+        target_init(t, &component_cudnn, WORDS("cudnn/lib"), llp);
 }
 
 START_TEST(lazy_cudnn_passes_with_its_cuda)
@@ -296,7 +296,7 @@ START_TEST(lazy_cuda_nvjitlink_of_the_same_toolkit_passes)
         struct validate_target t;
 
         toolkit_with_cusparse();
-        target_init(&t, MODULE_CUDA, WORDS(CUDA_LIB), WORDS(CUDA_LIB));
+        target_init(&t, &component_cuda, WORDS(CUDA_LIB), WORDS(CUDA_LIB));
         assert_check(check_lazy, &t, "lazy", CHECK_PASS,
                      WORDS("libnvJitLink.so.12 resolves to '", "same toolkit as libcusparse.so.12"));
         target_release(&t);
@@ -309,7 +309,7 @@ START_TEST(lazy_cuda_newer_nvjitlink_elsewhere_passes)
 
         toolkit_with_cusparse();
         fx_library(root, "new/lib", "libnvJitLink", "12", "12.6.77", 0, NULL, NULL);
-        target_init(&t, MODULE_CUDA, WORDS(CUDA_LIB), WORDS("new/lib", CUDA_LIB));
+        target_init(&t, &component_cuda, WORDS(CUDA_LIB), WORDS("new/lib", CUDA_LIB));
         assert_check(check_lazy, &t, "lazy", CHECK_PASS, WORDS("new/lib/libnvJitLink.so.12'"));
         target_release(&t);
 }
@@ -321,7 +321,7 @@ START_TEST(lazy_cuda_older_nvjitlink_fails)
 
         toolkit_with_cusparse();
         fx_library(root, "old/lib", "libnvJitLink", "12", "12.1.105", 0, NULL, NULL);
-        target_init(&t, MODULE_CUDA, WORDS(CUDA_LIB), WORDS("old/lib", CUDA_LIB));
+        target_init(&t, &component_cuda, WORDS(CUDA_LIB), WORDS("old/lib", CUDA_LIB));
         assert_check(check_lazy, &t, "lazy", CHECK_FAIL,
                      WORDS("old/lib/libnvJitLink.so.12' (12.1.105, through LD_LIBRARY_PATH)",
                            "older than the CUDA 12.4 toolkit", "__nvJitLinkComplete_12_4",
@@ -336,7 +336,7 @@ START_TEST(lazy_cuda_unknown_versions_warn)
 
         toolkit_with_cusparse();
         fx_library(root, "wheel/lib", "libnvJitLink", "12", NULL, 0, NULL, NULL);
-        target_init(&t, MODULE_CUDA, WORDS(CUDA_LIB), WORDS("wheel/lib", CUDA_LIB));
+        target_init(&t, &component_cuda, WORDS(CUDA_LIB), WORDS("wheel/lib", CUDA_LIB));
         assert_check(check_lazy, &t, "lazy", CHECK_WARN, WORDS("cannot be compared"));
         target_release(&t);
 }
@@ -347,7 +347,7 @@ START_TEST(lazy_cuda_without_cusparse_skips)
         struct validate_target t;
 
         toolkit("12.4", "12.4.127");
-        target_init(&t, MODULE_CUDA, WORDS(CUDA_LIB), WORDS(CUDA_LIB));
+        target_init(&t, &component_cuda, WORDS(CUDA_LIB), WORDS(CUDA_LIB));
         assert_check(check_lazy, &t, "lazy", CHECK_SKIP, WORDS("no libcusparse"));
         target_release(&t);
 }
@@ -358,9 +358,9 @@ START_TEST(lazy_other_kinds_skip)
         struct validate_target t;
 
         fx_library(root, "m/lib", "libfoo", "1", NULL, 0, NULL, NULL);
-        target_init(&t, MODULE_OTHER, WORDS("m/lib"), WORDS("m/lib"));
+        target_init(&t, NULL, WORDS("m/lib"), WORDS("m/lib"));
         assert_check(check_lazy, &t, "lazy", CHECK_SKIP, WORDS("not a cuda or cudnn module"));
-        t.kind = MODULE_NCCL;
+        t.kind = &component_nccl;
         assert_check(check_lazy, &t, "lazy", CHECK_SKIP, WORDS("NCCL"));
         target_release(&t);
 }

@@ -441,7 +441,7 @@ START_TEST(build_skips_when_not_asked_without_compiler_or_for_other_modules)
 
         o.cc = NULL;
         target_init(&other, root, "tools/1.0", other_lib, NULL, NULL, NULL);
-        ck_assert_int_eq(other.t.kind, MODULE_OTHER);
+        ck_assert_ptr_eq(other.t.kind, NULL);
         check_build(&other.t, &o, &c);
         assert_check(&c, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module");
 
@@ -512,10 +512,10 @@ START_TEST(run_and_device_pass_for_a_cuda_module_on_two_gpus)
         target_init(&g, root, "cuda/12.4", cuda_lib, cuda_inc, NULL, NULL);
         probe_checks(&g, &o, &p, &run, &dev);
         ck_assert_msg(p.ran, "probe did not run: %s", p.launch_error);
-        ck_assert_str_eq(p.cudart.soname, "libcudart.so.12");
-        ck_assert_str_eq(p.cudart.path, lib);
-        ck_assert_int_eq(p.cudart.version, 12040);
-        ck_assert(!p.cudnn.loaded && !p.nccl.loaded);
+        ck_assert_str_eq(p.libs[component_cuda.index].soname, "libcudart.so.12");
+        ck_assert_str_eq(p.libs[component_cuda.index].path, lib);
+        ck_assert_int_eq(p.libs[component_cuda.index].version, 12040);
+        ck_assert(!p.libs[component_cudnn.index].loaded && !p.libs[component_nccl.index].loaded);
         assert_check(&run, CHECK_PASS, "libcudart.so.12 12.4 (12040)", lib, "cuda_runtime_api.h",
                      "module version 12.4");
         ck_assert_int_eq(p.driver_version, 12080);
@@ -606,7 +606,7 @@ START_TEST(run_passes_for_cudnn_and_nccl_with_their_cuda)
                 probe_checks(&g, &o, &p, &run, &dev);
                 /* The runtime comes from the dependency's libcudart.so.12,
                  * not whatever the probe would try first. */
-                ck_assert_str_eq(p.cudart.soname, "libcudart.so.12");
+                ck_assert_str_eq(p.libs[component_cuda.index].soname, "libcudart.so.12");
                 assert_check(&run, CHECK_PASS, cases[i].words[0], cases[i].words[1], cases[i].words[2]);
                 assert_check(&dev, CHECK_PASS, "2 GPUs");
                 probe_report_release(&p);
@@ -630,7 +630,7 @@ START_TEST(run_fails_when_cudnn_targets_another_cuda_major)
         make_cudnn(root, "cudnn", 9, 7, 1, "CUDNN9_CUDA13", "libcudnn.so.9");
         target_init(&g, root, "cudnn/9.7.1", cudnn_lib, cudnn_inc, cuda_lib, cuda_inc);
         probe_checks(&g, &o, &p, &run, &dev);
-        ck_assert_int_eq(p.cudnn.cudart_version, 13000);
+        ck_assert_int_eq(p.libs[component_cudnn.index].cudart_version, 13000);
         assert_check(&run, CHECK_FAIL, "cuDNN 9.7.1 (90701) is built for CUDA 13 (cudart 13000)",
                      "loaded runtime is 12.4 (12040), libcudart.so.12", "load a CUDA 13 module");
         probe_checks_release(&g, &p, &run, &dev);
@@ -659,7 +659,7 @@ START_TEST(run_reads_cudnn_8_versions)
                     (const char *const[]){ "cudnn8/include", NULL }, cuda11_lib, cuda11_inc);
         probe_checks(&g, &o, &p, &run, &dev);
         ck_assert_msg(p.ran, "probe did not run: %s", p.launch_error);
-        ck_assert_str_eq(p.cudart.soname, "libcudart.so.11.0");
+        ck_assert_str_eq(p.libs[component_cuda.index].soname, "libcudart.so.11.0");
         assert_check(&run, CHECK_PASS, "libcudnn.so.8 8.9.7 (8907)", "cudnn_version.h",
                      "built for CUDA 11 (cudart 11080)", "runtime 11.8 (11080)");
         probe_checks_release(&g, &p, &run, &dev);
@@ -1239,7 +1239,7 @@ START_TEST(report_release_is_idempotent)
         struct probe_report p = { 0 };
 
         probe_report_release(&p);
-        ck_assert_int_eq(p.cudart.version, -1);
+        ck_assert_int_eq(p.libs[component_cuda.index].version, -1);
         ck_assert_int_eq(p.driver_version, -1);
         probe_report_release(&p);
 }

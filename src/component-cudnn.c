@@ -1,10 +1,14 @@
-/* detect-cudnn.c: cuDNN 8 and 9 installs (LAYOUTS.md §2): tarballs with lib
+/* component-cudnn.c: cuDNN. Its 8 and 9 installs (LAYOUTS.md §2): tarballs with lib
  * or lib64, copies inside a CUDA prefix, pip wheels (nvidia/cudnn), conda,
  * Spack and EasyBuild prefixes, and distribution multiarch packages. */
 #include <errno.h>
+#include <fcntl.h>
 
 #include "detect.h"
 #include "elf-file.h"
+#include "libfile.h"
+#include "util-file.h"
+#include "validate.h"
 #include "banned.h"
 
 static const char *const cudnn8_libs[] = {
@@ -17,7 +21,7 @@ static const char *const cudnn9_libs[] = {
         "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled", NULL,
 };
 
-const char *const *cudnn_sublibraries(unsigned long major)
+static const char *const *cudnn_sublibraries(unsigned long major)
 {
         return major == 8 ? cudnn8_libs : major == 9 ? cudnn9_libs : NULL;
 }
@@ -184,7 +188,7 @@ static void detect_cudnn(const struct walk_dir *dir, struct install_list *l,
 
         if (library_find(dir, "libcudnn", cudnn_headers, &f) < 0)
                 return;
-        in = library_install_new(COMPONENT_CUDNN, dir, &f, cudnn_headers);
+        in = library_install_new(&component_cudnn, dir, &f, cudnn_headers);
         if (f.include_rel)
                 (void)header_version(in, f.include_fd, f.usr ? f.usr : dir->path, f.include_rel,
                                      &header);
@@ -231,7 +235,116 @@ static void detect_cudnn(const struct walk_dir *dir, struct install_list *l,
         library_find_release(&f);
 }
 
-const struct detector detector_cudnn = {
-        .component = COMPONENT_CUDNN,
+/* The forms of cuDNN's names after "cudnn-":
+ *   <cver>-linux-<arch>-v<ver>    (8.2 and older archives)
+ *   cuda<cver>-linux-<arch>-v<ver> (ALCF)
+ *   <ver>-<cmajor>[-<hash>]       (Spack: 8.9.7.29-12) */
+static bool cudnn_name_hint(const char *p, struct name_hint *h)
+{
+        const char *vmark, *end;
+        struct version v;
+
+        for (vmark = strstr(p, "-v"); vmark; vmark = strstr(vmark + 1, "-v"))
+                if (name_version(vmark + 2, &v, NULL))
+                        break;
+        if (vmark) {
+                h->version = v;
+                if (startswith(p, "cuda"))
+                        p += 4;
+                if (name_version(p, &v, &end) && *end == '-')
+                        h->cuda = v;
+                return true;
+        }
+        if (!name_version(p, &v, &end) || *end != '-')
+                return false;
+        h->version = v;
+        if (name_version(end + 1, &v, NULL) && v.count <= 2) {
+                h->cuda = v;
+                return true;
+        }
+        return false;
+}
+
+static void cudnn_to_json(const struct install *in, json_t *o)
+{
+        json_set(o, "build", json_string_lossy(in->build));
+}
+
+/* CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL as cudnnGetVersion encodes
+ * them: major*10000+minor*100+patch from 9, major*1000+… before. */
+static int cudnn_header_code(const char *buf, size_t len, long *ret)
+{
+        struct version v;
+        int r = cudnn_header_parse(buf, len, &v);
+
+        if (r < 0)
+                return r;
+        if (v.n[0] > 99 || v.n[1] > 99 || v.n[2] > 99)
+                return -EBADMSG;
+        *ret = (long)(v.n[0] * (v.n[0] >= 9 ? 10000 : 1000) + v.n[1] * 100 + v.n[2]);
+        return 0;
+}
+
+/* The libcudnn_* sub-libraries name the libcublas (so the CUDA) they need. */
+static unsigned long cudnn_module_cuda_major(const struct strv *own)
+{
+        unsigned long major = 0, lib_major = 0;
+        _cleanup_free_ char *path = find_soname_file(own, "libcudnn", &lib_major);
+
+        if (!path)
+                return 0;
+        for (const char *const *s = cudnn_sublibraries(lib_major); s && *s && !major; s++) {
+                _cleanup_free_ char *dir = path_dirname(path);
+                _cleanup_free_ char *sub = xasprintf("%s/%s.so.%lu", dir, *s, lib_major);
+                struct elf_info info = { 0 };
+
+                if (elf_read_info(AT_FDCWD, sub, &info, NULL) >= 0)
+                        major = lib_cuda_major_named_by(sub, &info);
+                elf_info_release(&info);
+        }
+        return major;
+}
+
+const struct component component_cudnn = {
+        .name = "cudnn",
+        .title = "NVIDIA cuDNN",
+        .label = "cuDNN",
+        .index = COMPONENT_INDEX(cudnn),
+        .version_parts = 3,
+        .cuda_parts = 1,
+        .naming = "{major}.{minor}.{patch}",
+        .library = "libcudnn",
+        .stems = (const char *const[]){ "libcudnn*", NULL },
+        .dlopened = cudnn_sublibraries,
+        .wheel = "nvidia-cudnn",
+        .name_hint = cudnn_name_hint,
         .detect = detect_cudnn,
+        .to_json = cudnn_to_json,
+        .vars = (const struct component_var[]){
+                { "CUDNN_ROOT", COMPONENT_VALUE_PREFIX, .build = true },
+                { "CUDNN_HOME", COMPONENT_VALUE_PREFIX },
+                { "CUDNN_PATH", COMPONENT_VALUE_PREFIX },
+                { "CUDNN_INCLUDE_DIR", COMPONENT_VALUE_INCLUDE_DIR, .build = true },
+                { "CUDNN_LIB_DIR", COMPONENT_VALUE_LIB_DIR, .build = true },
+                { NULL },
+        },
+        .help = "For building PyTorch from source (CUDNN_ROOT, CUDNN_INCLUDE_DIR,\n"
+                "CUDNN_LIB_DIR) and running it (libcudnn*.so on LD_LIBRARY_PATH).\n",
+        .version_headers = (const char *const[]){ "cudnn_version.h", "cudnn.h", NULL },
+        .header_code = cudnn_header_code,
+        .code_version = component_code_library,
+        .build = {
+                .what = "cuDNN",
+                .header = "cudnn.h",
+                .libs = { "-lcudnn", "-lcudart", NULL },
+                .program = "#include <cudnn.h>\n"
+                           "\n"
+                           "int main(void)\n"
+                           "{\n"
+                           "        return cudnnGetVersion() > 0 ? 0 : 1;\n"
+                           "}\n",
+        },
+        .lazy = validate_lazy_cudnn,
+        .probe = { .key = "cudnn", .off = "--no-cudnn" },
+        .module_cuda_major = cudnn_module_cuda_major,
 };

@@ -1,4 +1,4 @@
-/* detect-cuda.c: CUDA Toolkit installs in every layout of LAYOUTS.md §1:
+/* component-cuda.c: the CUDA Toolkit. Its installs in every layout of LAYOUTS.md §1:
  * runfile/deb/rpm trees (targets/<triple>), HPC SDK cuda/X.Y with its
  * math_libs, conda environments, prefixes assembled from wheels, pip wheel
  * trees (nvidia/<component> for CUDA 12, nvidia/cu13) and distribution
@@ -6,9 +6,13 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include "config.h"
 #include "detect.h"
 #include "elf-file.h"
+#include "libfile.h"
+#include "plan.h"
 #include "util-file.h"
+#include "validate.h"
 #include "banned.h"
 
 /* The per-component folders of CUDA 12 wheels (site-packages/nvidia/…). */
@@ -202,7 +206,7 @@ static char *choose_include(int fd, const char *triple)
 /* A CUDA 12 wheel tree: site-packages/nvidia with cuda_runtime/ and friends. */
 static void detect_cu12_wheels(const struct walk_dir *dir, struct install_list *l)
 {
-        struct install *in = install_new(COMPONENT_CUDA, LAYOUT_WHEEL);
+        struct install *in = install_new(&component_cuda, LAYOUT_WHEEL);
         _cleanup_free_ char *site = path_dirname(dir->realpath);
         struct dist_infos di = { 0 };
         struct libdir ld = { 0 };
@@ -283,7 +287,7 @@ static void detect_system(const struct walk_dir *dir, const char *usr, const cha
 
         if (libdir_in(dir->fd, ".", "libcudart", &ld) < 0)
                 return;
-        in = install_new(COMPONENT_CUDA, LAYOUT_SYSTEM);
+        in = install_new(&component_cuda, LAYOUT_SYSTEM);
         in->prefix = xstrdup(usr);
         in->realpath = xstrdup(usr);
         in->lib_dir = xstrdup(dir->path);
@@ -446,7 +450,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
                 if (site)
                         layout = LAYOUT_WHEEL;
         }
-        in = install_new(COMPONENT_CUDA, layout);
+        in = install_new(&component_cuda, layout);
         install_set_location(in, dir);
 
         if (ld.triple)
@@ -564,7 +568,7 @@ static void detect_cuda(const struct walk_dir *dir, struct install_list *l,
         if (usr) {
                 /* A partial record: merged with the multiarch one by realpath;
                  * scan_finalize reports what is still missing. */
-                struct install *in = install_new(COMPONENT_CUDA, LAYOUT_SYSTEM);
+                struct install *in = install_new(&component_cuda, LAYOUT_SYSTEM);
                 struct version rel = { 0 };
 
                 in->prefix = xstrdup(usr);
@@ -600,7 +604,139 @@ static void detect_cuda(const struct walk_dir *dir, struct install_list *l,
                 detect_toolkit(dir, l, verdict);
 }
 
-const struct detector detector_cuda = {
-        .component = COMPONENT_CUDA,
+static void cuda_to_json(const struct install *in, json_t *o)
+{
+        json_t *comps = json_object();
+
+        if (!comps)
+                die_oom();
+        json_set(o, "release", json_version(&in->release, 3));
+        for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
+                if (in->components[i])
+                        json_set(comps, cuda_comp_to_string((enum cuda_comp)i), json_string_lossy(in->components[i]));
+        json_set(o, "components", comps);
+}
+
+static void ops_cuda(struct opset *s, const struct install *in, const struct config *cfg)
+{
+        struct strv libs = { 0 }, incs = { 0 }, v = { 0 };
+        _cleanup_free_ char *nvcc = in->bin_dir ? path_join(in->bin_dir, "nvcc") : NULL;
+        _cleanup_free_ char *stubs = in->lib_dir ? path_join(in->lib_dir, "stubs") : NULL;
+
+        opset_setenv(s, "CUDA_HOME", in->prefix);
+        opset_setenv(s, "CUDA_PATH", in->prefix);
+        opset_setenv(s, "CUDA_ROOT", in->prefix);
+        opset_setenv(s, "CUDAToolkit_ROOT", in->prefix);
+        if (cfg->pytorch_build_env && nvcc && is_file_at(AT_FDCWD, nvcc))
+                opset_setenv(s, "CUDACXX", nvcc);
+        if (*cfg->cuda_arch_list && !streq(cfg->cuda_arch_list, "detect")) {
+                opset_setenv(s, "TORCH_CUDA_ARCH_LIST", cfg->cuda_arch_list);
+                if (cfg->cuda_arch_list_origin)
+                        s->ops[s->n - 1].origin = xstrdup(cfg->cuda_arch_list_origin);
+        }
+
+        opset_path_add(&v, in->bin_dir);
+        opset_prepends(s, "PATH", &v);
+
+        opset_path_add(&libs, in->lib_dir);
+        for (size_t i = 0; i < in->extra_lib_dirs.len; i++)
+                opset_path_add(&libs, in->extra_lib_dirs.items[i]);
+        if (cfg->ld_library_path[component_cuda.index]) {
+                for (size_t i = 0; i < libs.len; i++)
+                        strv_add(&v, libs.items[i]);
+                opset_prepends(s, "LD_LIBRARY_PATH", &v);
+        }
+        opset_prepends(s, "LIBRARY_PATH", &libs);
+
+        opset_path_add(&incs, in->include_dir);
+        for (size_t i = 0; i < in->extra_include_dirs.len; i++)
+                opset_path_add(&incs, in->extra_include_dirs.items[i]);
+        opset_prepends(s, "CPATH", &incs);
+
+        opset_path_add(&v, in->prefix);
+        opset_prepends(s, "CMAKE_PREFIX_PATH", &v);
+        opset_pkgconfig(&v, in->lib_dir);
+        opset_prepends(s, "PKG_CONFIG_PATH", &v);
+        {
+                _cleanup_free_ char *m1 = path_join(in->prefix, "share/man");
+                _cleanup_free_ char *m2 = path_join(in->prefix, "doc/man");
+                opset_path_add(&v, m1);
+                opset_path_add(&v, m2);
+                opset_prepends(s, "MANPATH", &v);
+        }
+        /* The stub libcuda.so lets -lcuda link on a node without a driver;
+         * it goes last on LIBRARY_PATH and never on LD_LIBRARY_PATH. */
+        if (cfg->stubs_on_library_path && !s->no_paths && is_dir_at(AT_FDCWD, stubs) && !path_is_system_dir(stubs))
+                opset_push(s, ENV_OP_APPEND_PATH, "LIBRARY_PATH", stubs);
+}
+
+/* CUDART_VERSION: 12040 for 12.4. */
+static int cuda_header_code(const char *buf, size_t len, long *ret)
+{
+        long code;
+        int r = header_define_long(buf, len, "CUDART_VERSION", &code);
+
+        if (r < 0)
+                return r;
+        if (code < 1000)
+                return -EBADMSG;
+        *ret = code;
+        return 0;
+}
+
+static struct version cuda_code_version(long code)
+{
+        unsigned long c = code > 0 ? (unsigned long)code : 0;
+
+        return (struct version){ .n = { c / 1000, c % 1000 / 10 }, .count = 2 };
+}
+
+static unsigned long cuda_module_cuda_major(const struct strv *own)
+{
+        unsigned long major = 0;
+
+        free(find_soname_file(own, "libcudart", &major));
+        return major;
+}
+
+const struct component component_cuda = {
+        .name = "cuda",
+        .title = "NVIDIA CUDA Toolkit",
+        .label = "CUDA",
+        .index = COMPONENT_INDEX(cuda),
+        .toolkit = true,
+        .version_parts = 2,
+        .naming = "{major}.{minor}",
+        .library = "libcudart",
+        .stems = (const char *const[]){ "libcudart", "libcublas", "libcublasLt", "libcufft", "libcufftw",
+                                        "libcurand", "libcusolver", "libcusolverMg", "libcusparse", "libnvrtc",
+                                        "libnvrtc-builtins", "libnvJitLink", "libcupti", "libnvToolsExt",
+                                        "libnvjpeg", "libcufile", "libnvblas", "libnpp*", NULL },
         .detect = detect_cuda,
+        .to_json = cuda_to_json,
+        .ops = ops_cuda,
+        .help = "For building PyTorch and CUDA extensions from source, and for running\n"
+                "them: nvcc on PATH, the toolkit's headers and libraries on CPATH,\n"
+                "LIBRARY_PATH and LD_LIBRARY_PATH, and CUDA_HOME/CUDA_PATH for the build.\n",
+        .version_headers = (const char *const[]){ "cuda_runtime_api.h", NULL },
+        /* cuda_runtime_api.h is 600 KB; CUDART_VERSION is in its first lines. */
+        .version_header_head = 64 * 1024,
+        .header_code = cuda_header_code,
+        .code_version = cuda_code_version,
+        .build = {
+                .what = "the CUDA runtime",
+                .header = "cuda_runtime_api.h",
+                .libs = { "-lcudart", NULL },
+                .program = "#include <cuda_runtime_api.h>\n"
+                           "\n"
+                           "int main(void)\n"
+                           "{\n"
+                           "        int v = 0;\n"
+                           "\n"
+                           "        return cudaRuntimeGetVersion(&v) == 0 && v > 0 ? 0 : 1;\n"
+                           "}\n",
+        },
+        .lazy = validate_lazy_cuda,
+        .probe = { .key = "cudart", .version_key = "runtime_version" },
+        .module_cuda_major = cuda_module_cuda_major,
 };

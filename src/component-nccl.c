@@ -1,10 +1,12 @@
-/* detect-nccl.c: NCCL installs (LAYOUTS.md §3): tarballs, copies inside a
+/* component-nccl.c: NCCL. Its installs (LAYOUTS.md §3): tarballs, copies inside a
  * CUDA prefix, HPC SDK comm_libs/X.Y/nccl, pip wheels (nvidia/nccl), conda,
  * Spack and EasyBuild builds, and distribution packages. */
 #include <errno.h>
+#include <fcntl.h>
 
 #include "detect.h"
 #include "elf-file.h"
+#include "libfile.h"
 #include "banned.h"
 
 /* …/comm_libs/<X.Y>/nccl: the CUDA version in the path, else count 0. */
@@ -75,7 +77,7 @@ static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
         path_cuda = hpc_sdk_cuda_of(dir->realpath);
         if (path_cuda.count && !f.usr)
                 f.layout = LAYOUT_HPC_SDK;
-        in = library_install_new(COMPONENT_NCCL, dir, &f, nccl_headers);
+        in = library_install_new(&component_nccl, dir, &f, nccl_headers);
         /* ncclras (2.25+) and friends; a CUDA prefix's bin is CUDA's. */
         if (!f.usr && f.layout != LAYOUT_MERGED && is_file_at(dir->fd, "bin/ncclras"))
                 in->bin_dir = path_join(dir->path, "bin");
@@ -153,7 +155,82 @@ static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
         library_find_release(&f);
 }
 
-const struct detector detector_nccl = {
-        .component = COMPONENT_NCCL,
+static void nccl_to_json(const struct install *in, json_t *o)
+{
+        json_set(o, "cuda_version", json_version(&in->cuda_version, 2));
+}
+
+/* NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH as ncclGetVersion encodes them:
+ * NCCL_VERSION(X,Y,Z) is x1000 up to 2.8, x10000 from 2.9. */
+static int nccl_header_code(const char *buf, size_t len, long *ret)
+{
+        struct version v;
+        int r = nccl_header_parse(buf, len, &v);
+
+        if (r < 0)
+                return r;
+        if (v.n[0] > 99 || v.n[1] > 99 || v.n[2] > 99)
+                return -EBADMSG;
+        *ret = (long)(v.n[0] * (v.n[0] <= 2 && v.n[1] <= 8 ? 1000 : 10000) + v.n[1] * 100 + v.n[2]);
+        return 0;
+}
+
+static unsigned long nccl_module_cuda_major(const struct strv *own)
+{
+        unsigned long major = 0, lib_major = 0;
+        _cleanup_free_ char *path = find_soname_file(own, "libnccl", &lib_major);
+        struct elf_info info = { 0 };
+
+        if (path && elf_read_info(AT_FDCWD, path, &info, NULL) >= 0)
+                major = lib_nccl_cuda_major(path, &info, NULL);
+        elf_info_release(&info);
+        return major;
+}
+
+const struct component component_nccl = {
+        .name = "nccl",
+        .title = "NVIDIA NCCL",
+        .label = "NCCL",
+        .index = COMPONENT_INDEX(nccl),
+        .version_parts = 3,
+        .cuda_parts = 2,
+        .naming = "{major}.{minor}.{patch}",
+        .library = "libnccl",
+        .stems = (const char *const[]){ "libnccl", NULL },
+        .wheel = "nvidia-nccl",
+        .hpc_sdk_comm_libs = true,
         .detect = detect_nccl,
+        .to_json = nccl_to_json,
+        .vars = (const struct component_var[]){
+                { "NCCL_ROOT", COMPONENT_VALUE_PREFIX, .build = true },
+                { "NCCL_HOME", COMPONENT_VALUE_PREFIX },
+                { "NCCL_INCLUDE_DIR", COMPONENT_VALUE_INCLUDE_DIR, .build = true },
+                { "NCCL_LIB_DIR", COMPONENT_VALUE_LIB_DIR, .build = true },
+                /* Without it PyTorch builds its bundled NCCL and ignores
+                 * this one (PYTORCH.md §5.3). */
+                { "USE_SYSTEM_NCCL", COMPONENT_VALUE_ONE, .build = true },
+                { NULL },
+        },
+        .pkgconfig = true,
+        .help = "For building PyTorch from source against this NCCL (USE_SYSTEM_NCCL=1,\n"
+                "NCCL_ROOT, NCCL_INCLUDE_DIR, NCCL_LIB_DIR) and running it (libnccl.so.2\n"
+                "on LD_LIBRARY_PATH).\n",
+        .version_headers = (const char *const[]){ "nccl.h", NULL },
+        .header_code = nccl_header_code,
+        .code_version = component_code_library,
+        .build = {
+                .what = "NCCL",
+                .header = "nccl.h",
+                .libs = { "-lnccl", NULL },
+                .program = "#include <nccl.h>\n"
+                           "\n"
+                           "int main(void)\n"
+                           "{\n"
+                           "        int v = 0;\n"
+                           "\n"
+                           "        return ncclGetVersion(&v) == 0 && v > 0 ? 0 : 1;\n"
+                           "}\n",
+        },
+        .probe = { .key = "nccl", .off = "--no-nccl" },
+        .module_cuda_major = nccl_module_cuda_major,
 };

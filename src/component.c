@@ -1,0 +1,92 @@
+/* component.c: the component table and its lookups. */
+#include "component.h"
+#include "strbuf.h"
+#include "util.h"
+#include "banned.h"
+
+const struct component *const component_table[N_COMPONENTS] = {
+#define X(name) [COMPONENT_INDEX(name)] = &component_##name,
+        COMPONENT_LIST(X)
+#undef X
+};
+
+const char *const component_names[N_COMPONENTS + 1] = {
+#define X(name) #name,
+        COMPONENT_LIST(X)
+#undef X
+        NULL,
+};
+
+const struct component *component_from_string(const char *name)
+{
+        if (!name)
+                return NULL;
+        FOREACH_COMPONENT(c)
+                if (streq(c->name, name))
+                        return c;
+        return NULL;
+}
+
+const struct component *component_from_name_nocase(const char *name)
+{
+        if (!name)
+                return NULL;
+        FOREACH_COMPONENT(c)
+                if (ascii_strcaseeq(c->name, name))
+                        return c;
+        return NULL;
+}
+
+const struct component *component_toolkit(void)
+{
+        FOREACH_COMPONENT(c)
+                if (c->toolkit)
+                        return c;
+        return NULL;
+}
+
+static bool stem_matches(const char *pattern, const char *stem)
+{
+        size_t n = strlen(pattern);
+
+        if (n && pattern[n - 1] == '*')
+                return strncmp(stem, pattern, n - 1) == 0;
+        return streq(stem, pattern);
+}
+
+const struct component *component_of_soname(const char *soname)
+{
+        const char *so = strstr(soname, ".so");
+        _cleanup_free_ char *stem = xstrndup(soname, so ? (size_t)(so - soname) : strlen(soname));
+
+        FOREACH_COMPONENT(c)
+                for (const char *const *s = c->stems; s && *s; s++)
+                        if (stem_matches(*s, stem))
+                                return c;
+        return NULL;
+}
+
+char *component_names_joined(const char *sep)
+{
+        struct strbuf sb = STRBUF_INIT;
+
+        FOREACH_COMPONENT(c)
+                strbuf_addf(&sb, "%s%s", sb.len ? sep : "", c->name);
+        return strbuf_detach(&sb);
+}
+
+struct version component_code_mmp(long code)
+{
+        unsigned long c = code > 0 ? (unsigned long)code : 0;
+
+        return (struct version){ .n = { c / 10000, c % 10000 / 100, c % 100 }, .count = 3 };
+}
+
+struct version component_code_library(long code)
+{
+        unsigned long c = code > 0 ? (unsigned long)code : 0;
+
+        if (c >= 10000)
+                return component_code_mmp(code);
+        return (struct version){ .n = { c / 1000, c % 1000 / 100, c % 100 }, .count = 3 };
+}

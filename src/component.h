@@ -1,0 +1,178 @@
+/* component.h: the component table.
+ *
+ * A component is one library of the CUDA stack that gets modules (the
+ * toolkit, cuDNN, NCCL, ...). Everything specific to one lives in its
+ * `const struct component`, defined in src/component-<name>.c, in the
+ * manner of systemd's unit_vtable: its names, how its version is written,
+ * its libraries and headers, how the scan finds it, the environment its
+ * modules set, and what validate and doctor ask of it. Code outside those
+ * files reaches a component only through this table: the scan runs every
+ * detector, plan, render, validate and doctor read the descriptor, and a
+ * name that is not in the table is an error where it is read (config key,
+ * JSON, module kind).
+ *
+ * The descriptors are static and immutable; an install, a config and a
+ * module point at them and never own them. */
+#ifndef CUDAMOD_COMPONENT_H
+#define CUDAMOD_COMPONENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "version.h"
+
+struct config;
+struct install;
+struct install_list;
+struct name_hint;
+struct opset;
+struct check;
+struct strv;
+struct validate_target;
+struct walk_dir;
+struct walk_verdict;
+
+/* The table, in the order scan lists and plan writes: adding a component
+ * is its file, one line here, and one line in src/meson.build. */
+#define COMPONENT_LIST(X) \
+        X(cuda)           \
+        X(cudnn)          \
+        X(nccl)
+
+#define COMPONENT_INDEX(name) _COMPONENT_INDEX_##name
+enum {
+#define X(name) COMPONENT_INDEX(name),
+        COMPONENT_LIST(X)
+#undef X
+        N_COMPONENTS
+};
+
+/* What a variable a module sets holds. */
+enum component_value {
+        COMPONENT_VALUE_PREFIX,
+        COMPONENT_VALUE_INCLUDE_DIR,
+        COMPONENT_VALUE_LIB_DIR,
+        COMPONENT_VALUE_ONE, /* "1": a switch such as USE_SYSTEM_NCCL */
+};
+
+struct component_var {
+        const char *name;
+        enum component_value value;
+        bool build; /* a PyTorch build variable: only with pytorch.build_env */
+};
+
+/* validate's build check: a program that includes the header, calls the
+ * version function and links with the flags, compiled with the module's
+ * environment only. */
+struct component_build_check {
+        const char *what;    /* "cuDNN", in messages */
+        const char *header;  /* "cudnn.h" */
+        const char *libs[3]; /* link flags, NULL-terminated */
+        const char *program;
+        bool cplusplus;      /* the header needs a C++ compiler (cusparseLt.h) */
+};
+
+/* How cudamod-probe reports the library (validate's run check). The probe
+ * loads the libraries it knows by default unless told `off`; one it does
+ * not know it loads only on `--library request`. Either way its JSON
+ * object is under `key`. */
+struct component_probe {
+        const char *key;     /* "cudart", "cudnn" */
+        const char *off;     /* "--no-cudnn", or NULL */
+        const char *request; /* "cusparselt=libcusparseLt.so.0:cusparseLtGetProperty:property", or NULL */
+        const char *version_key; /* the key of its version in that object; NULL: "version" */
+};
+
+struct component {
+        const char *name;       /* "cudnn": config key, module name, JSON, module kind */
+        const char *title;      /* "NVIDIA cuDNN" */
+        const char *label;      /* "cuDNN": how messages name it */
+        size_t index;           /* COMPONENT_INDEX(name): its row in per-component arrays */
+        bool toolkit;           /* the CUDA Toolkit itself: its major is its version's, it
+                                 * opens the hierarchy level (Core), the others need it */
+        unsigned version_parts; /* parts the version is written and compared with */
+        unsigned cuda_parts;    /* parts of the CUDA it targets shown (NCCL: 12.4) */
+        const char *naming;     /* the default `naming` template */
+        const char *library;    /* "libcudnn": the library a link uses, by its stem */
+        /* The sonames' stems of its libraries, for validate's module kind
+         * and doctor (a stem ending in '*' is a prefix: "libnpp*"). */
+        const char *const *stems;
+        /* The libraries (file stems) a build of this major ships beside
+         * `library` and dlopen()s, NULL-terminated, or NULL. */
+        const char *const *(*dlopened)(unsigned long major);
+
+        /* scan: the names that tell its version (version.h name hints):
+         * its wheel's normalised dist name ("nvidia-cudnn"), the name its
+         * NVIDIA archives start with when not its own ("libcusparse_lt"),
+         * whether the HPC SDK has it as comm_libs/<X.Y>/<name>, and its own
+         * name forms after "<name>-" (true when one matched). */
+        const char *wheel;
+        const char *archive;
+        bool hpc_sdk_comm_libs;
+        bool (*name_hint)(const char *rest, struct name_hint *h);
+        /* scan: add the installs dir holds (detect.h). */
+        void (*detect)(const struct walk_dir *dir, struct install_list *l, struct walk_verdict *verdict);
+        /* scan --json: its own fields of the install record. */
+        void (*to_json)(const struct install *in, json_t *o);
+
+        /* generate: the environment. ops, when set, emits it all (the
+         * toolkit); otherwise the root variables `vars`, then its library
+         * directory on LD_LIBRARY_PATH (as configured) and LIBRARY_PATH, its
+         * headers on CPATH, the prefix on CMAKE_PREFIX_PATH and, with
+         * `pkgconfig`, lib/pkgconfig on PKG_CONFIG_PATH. */
+        void (*ops)(struct opset *s, const struct install *in, const struct config *cfg);
+        const struct component_var *vars; /* NULL-name terminated */
+        bool pkgconfig;
+        const char *help;       /* the help text's paragraph: what the module is for */
+
+        /* validate: the headers that tell the version (the first found is
+         * read), the version code they declare, as the library's version
+         * function reports it, and that code as a version. */
+        const char *const *version_headers;
+        size_t version_header_head; /* read this much first, the whole only when not there */
+        int (*header_code)(const char *buf, size_t len, long *ret);
+        struct version (*code_version)(long code);
+        struct component_build_check build;
+        struct component_probe probe;
+        /* The lazy check: what it dlopen()s resolves; NULL: nothing. */
+        void (*lazy)(const struct validate_target *t, struct check *ret);
+
+        /* doctor: the CUDA major the libraries in a module's library
+         * directories are for, 0 when unknown. */
+        unsigned long (*module_cuda_major)(const struct strv *own_libdirs);
+};
+
+#define X(name) extern const struct component component_##name;
+COMPONENT_LIST(X)
+#undef X
+
+extern const struct component *const component_table[N_COMPONENTS];
+/* Their names in table order, NULL-terminated (config keys). */
+extern const char *const component_names[N_COMPONENTS + 1];
+
+#define FOREACH_COMPONENT(c) \
+        for (const struct component *const *_c = component_table, *c; \
+             _c < component_table + N_COMPONENTS && (c = *_c); _c++)
+
+/* The component named name (case-sensitive), or NULL. */
+const struct component *component_from_string(const char *name);
+/* The same, ignoring ASCII case ("CUDA", "cuDNN" directory names). */
+const struct component *component_from_name_nocase(const char *name);
+/* The CUDA Toolkit's row: the component the others depend on. */
+const struct component *component_toolkit(void);
+/* The component whose library has this soname ("libcudnn_ops.so.9"),
+ * by its stems, or NULL. */
+const struct component *component_of_soname(const char *soname);
+/* "cuda, cudnn, nccl": the names, for messages. */
+char *component_names_joined(const char *sep);
+
+/* The version codes of component_probe's generic requests and of the
+ * headers read with header_define_triple: MAJOR*10000+MINOR*100+PATCH. */
+struct version component_code_mmp(long code);
+/* cuDNN's and NCCL's codes: MAJOR*10000+MINOR*100+PATCH from cuDNN 9 and
+ * NCCL 2.9, MAJOR*1000+MINOR*100+PATCH before (8907 is 8.9.7). */
+struct version component_code_library(long code);
+
+#endif

@@ -1,0 +1,96 @@
+/* test-component.c: the component table: every row complete and where
+ * its index says, the lookups by name and by soname, and the codes. */
+#include <check.h>
+
+#include "component.h"
+#include "testutil.h"
+#include "util.h"
+
+START_TEST(every_row_is_complete_and_at_its_index)
+{
+        size_t toolkits = 0;
+
+        for (size_t i = 0; i < N_COMPONENTS; i++) {
+                const struct component *c = component_table[i];
+
+                ck_assert_ptr_nonnull(c);
+                ck_assert_uint_eq(c->index, i);
+                ck_assert_str_eq(c->name, component_names[i]);
+                ck_assert_msg(c->title && c->label && c->naming && c->library && c->help, "%s", c->name);
+                ck_assert_msg(c->stems && c->stems[0] && c->detect && c->to_json, "%s", c->name);
+                ck_assert_msg(c->version_parts >= 2 && c->version_parts <= 3, "%s", c->name);
+                ck_assert_msg(c->version_headers && c->version_headers[0] && c->header_code && c->code_version,
+                              "%s", c->name);
+                ck_assert_msg(c->build.what && c->build.header && c->build.libs[0] && c->build.program, "%s",
+                              c->name);
+                ck_assert_msg(c->probe.key && c->module_cuda_major, "%s", c->name);
+                /* The probe loads it by default (and can be told not to), or
+                 * only on request; never neither, unless it is the runtime. */
+                ck_assert_msg(c->toolkit || c->probe.off || c->probe.request, "%s", c->name);
+                /* A library either names its variables or emits its own. */
+                ck_assert_msg(c->ops || (c->vars && c->vars[0].name), "%s", c->name);
+                ck_assert_ptr_eq(component_from_string(c->name), c);
+                toolkits += c->toolkit;
+        }
+        ck_assert_ptr_null(component_names[N_COMPONENTS]);
+        ck_assert_uint_eq(toolkits, 1);
+        ck_assert_ptr_nonnull(component_toolkit());
+        ck_assert(component_toolkit()->toolkit);
+}
+END_TEST
+
+START_TEST(names_that_are_not_in_the_table_are_not_components)
+{
+        ck_assert_ptr_null(component_from_string("cudart"));
+        ck_assert_ptr_null(component_from_string("CUDA"));
+        ck_assert_ptr_null(component_from_string(""));
+        ck_assert_ptr_null(component_from_string(NULL));
+        ck_assert_ptr_eq(component_from_name_nocase("cuDNN"), &component_cudnn);
+        ck_assert_ptr_null(component_from_name_nocase("cudnn9"));
+}
+END_TEST
+
+START_TEST(sonames_map_to_the_component_that_ships_them)
+{
+        ck_assert_ptr_eq(component_of_soname("libcudart.so.12"), &component_cuda);
+        ck_assert_ptr_eq(component_of_soname("libnppc.so.12"), &component_cuda);
+        ck_assert_ptr_eq(component_of_soname("libcublasLt.so.13"), &component_cuda);
+        ck_assert_ptr_eq(component_of_soname("libcudnn_engines_precompiled.so.9"), &component_cudnn);
+        ck_assert_ptr_eq(component_of_soname("libnccl.so.2"), &component_nccl);
+        ck_assert_ptr_null(component_of_soname("libnccl-net.so"));
+        ck_assert_ptr_null(component_of_soname("libcuda.so.1"));
+        ck_assert_ptr_null(component_of_soname("libstdc++.so.6"));
+}
+END_TEST
+
+START_TEST(version_codes_read_as_each_library_writes_them)
+{
+        struct version v;
+
+        v = component_cuda.code_version(12040);
+        ck_assert_uint_eq(v.count, 2);
+        ck_assert_uint_eq(v.n[0], 12);
+        ck_assert_uint_eq(v.n[1], 4);
+        v = component_code_library(8907);
+        ck_assert(v.n[0] == 8 && v.n[1] == 9 && v.n[2] == 7);
+        v = component_code_library(90701);
+        ck_assert(v.n[0] == 9 && v.n[1] == 7 && v.n[2] == 1);
+        v = component_code_mmp(801);
+        ck_assert(v.count == 3 && v.n[0] == 0 && v.n[1] == 8 && v.n[2] == 1);
+        v = component_code_mmp(21000);
+        ck_assert(v.n[0] == 2 && v.n[1] == 10 && v.n[2] == 0);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("component");
+        TCase *tc = tcase_create("table");
+
+        tcase_add_test(tc, every_row_is_complete_and_at_its_index);
+        tcase_add_test(tc, names_that_are_not_in_the_table_are_not_components);
+        tcase_add_test(tc, sonames_map_to_the_component_that_ships_them);
+        tcase_add_test(tc, version_codes_read_as_each_library_writes_them);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
