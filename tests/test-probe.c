@@ -542,6 +542,61 @@ START_TEST(probe_env_leaves_out_the_rest_of_the_callers_environment)
 }
 END_TEST
 
+/* --library: each call convention, the version as MAJOR*10000+MINOR*100+PATCH
+ * under the request's name, and a library that is not there or whose call
+ * fails is an error in its object, not a failure of the probe. */
+START_TEST(probe_library_requests_read_each_call)
+{
+        static const char *const args[] = {
+                "--no-cudnn", "--no-nccl", "--no-driver",
+                "--library", "cusparselt=libcusparseLt.so.0:cusparseLtGetProperty:property",
+                "--library", "cudss=libcudss.so.0:cudssGetProperty:property",
+                "--library", "nvshmem=libnvshmem_host.so.3:nvshmemx_vendor_get_version_info:int3",
+                "--library", "magma=libmagma.so:magma_version:magma",
+                "--library", "gone=libgone.so.7,libgone.so.6:gone_version:int3",
+                "--library", "nosym=libcudss.so.0:cudssGetVersion:property",
+                NULL,
+        };
+        char *root;
+        _cleanup_free_ char *lib = libdir_new(&root);
+        json_t *doc;
+
+        fx_fake_library(lib, "libcudart.so.12", "CUDART12");
+        fx_fake_library(lib, "libcusparseLt.so.0", "CUSPARSELT");
+        fx_fake_library(lib, "libcudss.so.0", "CUDSS");
+        fx_fake_library(lib, "libnvshmem_host.so.3", "NVSHMEM");
+        fx_fake_library(lib, "libmagma.so", "MAGMA_ILP64");
+        doc = probe_json(lib, args, false);
+
+        expect_realpath(doc, "cusparselt", lib, "libcusparseLt.so.0");
+        expect_int(doc, "cusparselt.version", 801);
+        expect_null(doc, "cusparselt.error");
+        expect_int(doc, "cudss.version", 701);
+        expect_int(doc, "nvshmem.version", 30405);
+        expect_realpath(doc, "magma", lib, "libmagma.so");
+        expect_int(doc, "magma.version", 21000);
+        expect_loaded(doc, "gone", false);
+        expect_str(doc, "gone.soname", "libgone.so.6");
+        expect_contains(doc, "gone.error", "libgone.so.7");
+        expect_null(doc, "gone.version");
+        expect_loaded(doc, "nosym", true);
+        expect_contains(doc, "nosym.error", "missing symbol 'cudssGetVersion'");
+        ck_assert_ptr_null(jget(doc, "cudnn"));
+        json_decref(doc);
+
+        /* A 32-bit magma_int_t reads the same; a failing property call is
+         * its error. */
+        fx_fake_library(lib, "libmagma.so", "MAGMA");
+        fx_fake_library(lib, "libcusparseLt.so.0", "CUSPARSELT_BROKEN");
+        doc = probe_json(lib, args, false);
+        expect_int(doc, "magma.version", 20900);
+        expect_null(doc, "cusparselt.version");
+        expect_contains(doc, "cusparselt.error", "cusparseLtGetProperty(0) failed: error 7");
+        json_decref(doc);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(probe_usage_errors_exit_2)
 {
         static const struct {
@@ -557,6 +612,13 @@ START_TEST(probe_usage_errors_exit_2)
                 { { "--env", "=x" }, 2 },
                 { { "--env", "noequals" }, 2 },
                 { { "--env" }, 2 },
+                { { "--library", "x" }, 2 },
+                { { "--library", "cudart=libcudart.so.12:cudaRuntimeGetVersion:int3" }, 2 },
+                { { "--library", "Bad=libx.so:f:int3" }, 2 },
+                { { "--library", "x=libx.so:f:varargs" }, 2 },
+                { { "--library", "x=:f:int3" }, 2 },
+                { { "--library", "x=/tmp/libx.so:f:int3" }, 2 },
+                { { "--library", "x=libx.so::int3" }, 2 },
                 { { "--help" }, 0 },
                 { { NULL }, -1 },
         };
@@ -647,6 +709,7 @@ int main(void)
         tcase_add_test(tc, probe_leaves_out_what_it_is_told_to_skip);
         tcase_add_test(tc, probe_env_gives_the_module_environment_and_keeps_the_steps);
         tcase_add_test(tc, probe_env_leaves_out_the_rest_of_the_callers_environment);
+        tcase_add_test(tc, probe_library_requests_read_each_call);
         tcase_add_test(tc, probe_usage_errors_exit_2);
         tcase_add_test(tc, probe_fails_when_stdout_cannot_be_written);
         tcase_add_test(tc, probe_reads_the_real_cuda_13_install);

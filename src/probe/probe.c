@@ -54,6 +54,9 @@ typedef int (*cu_device_get_attribute_fn)(int *, int, int);
 typedef int (*cu_device_total_mem_v2_fn)(size_t *, int);
 typedef int (*cu_device_total_mem_fn)(unsigned int *, int);
 typedef size_t (*get_size_fn)(void);
+typedef int (*get_property_fn)(int, int *);
+typedef void (*get_int3_fn)(int *, int *, int *);
+typedef void (*get_int64_3_fn)(int64_t *, int64_t *, int64_t *);
 
 /* --- crashes ----------------------------------------------------------- */
 
@@ -497,9 +500,126 @@ static json_t *probe_nccl(void)
         return obj;
 }
 
+/* A library loaded on request (--library NAME=SONAME[,SONAME...]:SYMBOL:CALL),
+ * its version asked by one of the calls the libraries of the CUDA stack
+ * use, and reported as MAJOR*10000+MINOR*100+PATCH:
+ *   property   int SYMBOL(int type, int *value) for types 0, 1, 2 (MAJOR_VERSION,
+ *              MINOR_VERSION, PATCH_LEVEL of libraryPropertyType): cuSPARSELt,
+ *              cuDSS; 0 is success
+ *   int3       void SYMBOL(int *, int *, int *): NVSHMEM's vendor version
+ *   magma      void SYMBOL(magma_int_t *, magma_int_t *, magma_int_t *):
+ *              magma_int_t is 32-bit, or 64-bit in an ILP64 build; the cells
+ *              are 64-bit and zeroed, so on a little-endian machine either
+ *              width reads right */
+#define MAX_LIBRARIES 8
+#define MAX_SONAMES 4
+
+struct library_request {
+        char name[64];
+        const char *sonames[MAX_SONAMES + 1];
+        char soname_buf[512];
+        char symbol[128];
+        char call[16];
+};
+
+static bool request_name_valid(const char *s, size_t n)
+{
+        static const char *const taken[] = { "probe", "host", "visible_devices", "cudart", "driver", "cudnn", "nccl" };
+
+        if (n == 0 || n >= 64)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+                        return false;
+        for (size_t i = 0; i < ELEMENTSOF(taken); i++)
+                if (strlen(taken[i]) == n && strncmp(s, taken[i], n) == 0)
+                        return false;
+        return true;
+}
+
+/* Parse NAME=SONAME[,SONAME...]:SYMBOL:CALL into r; false when malformed. */
+static bool request_parse(const char *arg, struct library_request *r)
+{
+        const char *eq = strchr(arg, '='), *c1, *c2;
+        size_t n_sonames = 0;
+
+        *r = (struct library_request){ .name = "" };
+        if (!eq || !request_name_valid(arg, (size_t)(eq - arg)))
+                return false;
+        memcpy(r->name, arg, (size_t)(eq - arg));
+        c1 = strchr(eq + 1, ':');
+        c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c1 || !c2 || c1 == eq + 1 || c2 == c1 + 1 || (size_t)(c1 - eq - 1) >= sizeof(r->soname_buf) ||
+            (size_t)(c2 - c1 - 1) >= sizeof(r->symbol) || strlen(c2 + 1) >= sizeof(r->call))
+                return false;
+        memcpy(r->soname_buf, eq + 1, (size_t)(c1 - eq - 1));
+        memcpy(r->symbol, c1 + 1, (size_t)(c2 - c1 - 1));
+        memcpy(r->call, c2 + 1, strlen(c2 + 1));
+        if (strcmp(r->call, "property") != 0 && strcmp(r->call, "int3") != 0 && strcmp(r->call, "magma") != 0)
+                return false;
+        for (char *p = r->soname_buf; p && *p;) {
+                char *comma = strchr(p, ',');
+
+                if (comma)
+                        *comma = '\0';
+                if (!*p || n_sonames == MAX_SONAMES || strchr(p, '/'))
+                        return false;
+                r->sonames[n_sonames++] = p;
+                p = comma ? comma + 1 : NULL;
+        }
+        return n_sonames > 0;
+}
+
+static json_t *probe_request(const struct library_request *r)
+{
+        json_t *obj = json_object();
+        struct errors e = { .len = 0 };
+        void *h = load(obj, r->sonames, true, &e);
+        long long v[3] = { -1, -1, -1 };
+
+        if (h) {
+                void *f = sym(h, r->symbol, true, &e);
+
+                step_call(r->symbol);
+                if (f && strcmp(r->call, "property") == 0) {
+                        for (int type = 0; type < 3; type++) {
+                                int value = -1, rc = ((get_property_fn)f)(type, &value);
+
+                                if (rc != 0) {
+                                        errors_add(&e, "%s(%d) failed: error %d", r->symbol, type, rc);
+                                        break;
+                                }
+                                v[type] = value;
+                        }
+                } else if (f && strcmp(r->call, "int3") == 0) {
+                        int a = -1, b = -1, c = -1;
+
+                        ((get_int3_fn)f)(&a, &b, &c);
+                        v[0] = a, v[1] = b, v[2] = c;
+                } else if (f) {
+                        int64_t a = 0, b = 0, c = 0;
+
+                        ((get_int64_3_fn)f)(&a, &b, &c);
+                        v[0] = a, v[1] = b, v[2] = c;
+                }
+                if (v[0] >= 0 && v[1] >= 0 && v[1] <= 99 && v[2] >= 0 && v[2] <= 99 && v[0] <= 9999)
+                        set(obj, "version", json_integer(v[0] * 10000 + v[1] * 100 + v[2]));
+                else {
+                        if (f && e.len == 0)
+                                errors_add(&e, "%s gave no version (%lld, %lld, %lld)", r->symbol, v[0], v[1], v[2]);
+                        set(obj, "version", json_null());
+                }
+        } else {
+                set(obj, "version", json_null());
+        }
+        set_error(obj, &e);
+        return obj;
+}
+
 static void usage(FILE *f)
 {
         fputs("usage: cudamod-probe [--cuda-major N] [--no-cudnn] [--no-nccl] [--no-driver]\n"
+              "                     [--library NAME=SONAME[,SONAME...]:SYMBOL:property|int3|magma]...\n"
               "                     [--env NAME=VALUE]...\n", f);
 }
 
@@ -605,10 +725,13 @@ int main(int argc, char **argv)
                 { "no-nccl", no_argument, NULL, 'n' },
                 { "no-driver", no_argument, NULL, 'd' },
                 { "env", required_argument, NULL, 'e' },
+                { "library", required_argument, NULL, 'l' },
                 { "help", no_argument, NULL, 'h' },
                 { NULL, 0, NULL, 0 },
         };
         bool cudnn = true, nccl = true, driver = true;
+        struct library_request requests[MAX_LIBRARIES];
+        size_t n_requests = 0;
         int cuda_major = 0, c, r;
         _cleanup_free_ char **env = calloc((size_t)argc + 1, sizeof(*env));
         _cleanup_free_ char **args = calloc(2 * (size_t)argc + 2, sizeof(*args));
@@ -650,6 +773,23 @@ int main(int argc, char **argv)
                 case 'd':
                         driver = false;
                         args[n_args++] = (char *)"--no-driver";
+                        break;
+                case 'l':
+                        if (n_requests == MAX_LIBRARIES || !request_parse(optarg, &requests[n_requests])) {
+                                fprintf(stderr, "cudamod-probe: --library wants NAME=SONAME[,SONAME...]:SYMBOL:CALL "
+                                                "(at most %d), not '%s'\n", MAX_LIBRARIES, optarg);
+                                usage(stderr);
+                                return 2;
+                        }
+                        for (size_t i = 0; i < n_requests; i++)
+                                if (strcmp(requests[i].name, requests[n_requests].name) == 0) {
+                                        fprintf(stderr, "cudamod-probe: --library '%s' given twice\n",
+                                                requests[i].name);
+                                        return 2;
+                                }
+                        n_requests++;
+                        args[n_args++] = (char *)"--library";
+                        args[n_args++] = optarg;
                         break;
                 case 'e':
                         if (!strchr(optarg, '=') || optarg[0] == '=') {
@@ -693,6 +833,8 @@ int main(int argc, char **argv)
                 set(doc, "cudnn", probe_cudnn());
         if (nccl)
                 set(doc, "nccl", probe_nccl());
+        for (size_t i = 0; i < n_requests; i++)
+                set(doc, requests[i].name, probe_request(&requests[i]));
         step[0] = '\0';
 
         r = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
