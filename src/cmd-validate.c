@@ -37,8 +37,9 @@
 
 #define RESULT_MAX ((size_t)4 << 20)
 
-/* Where the probe runs: a launcher (srun -p a100 …) or this machine. */
-struct vtarget {
+/* A launcher target: where the probe runs, through a launcher (srun -p
+ * a100 …) or on this machine. */
+struct launch_target {
         char *name;
         char *launcher_text;     /* as configured, or NULL */
         struct strv launcher;    /* its words (empty: none) */
@@ -48,7 +49,7 @@ struct validate_run {
         struct module_unit *units;
         json_t **results;    /* the report's object of each unit, once validated */
         size_t n_units;
-        struct vtarget *targets;
+        struct launch_target *targets;
         size_t n_targets;
         struct strv mp;
         struct strv start_env;  /* PATH/HOME basics and the module tools' */
@@ -210,8 +211,8 @@ static void check_paths(const struct evaluation *e, struct check *c)
                                     "paths by hand", bad.buf + 1);
 }
 
-static void fill_target(const struct module_unit *u, const struct evaluation *e, struct strv *clean,
-                        struct validate_target *t)
+static void fill_module(const struct module_unit *u, const struct evaluation *e, struct strv *clean,
+                        struct validate_module *t)
 {
         const struct modulefile *m = &e->modules[e->n_modules - 1].file;
 
@@ -222,7 +223,7 @@ static void fill_target(const struct module_unit *u, const struct evaluation *e,
                 if (!env_is_bookkeeping(name) && !streq(name, "MODULEPATH"))
                         strv_add(clean, e->env.items[i]);
         }
-        *t = (struct validate_target){
+        *t = (struct validate_module){
                 .module = u->module,
                 .name = m->name,
                 .version = m->version,
@@ -283,7 +284,7 @@ static json_t *probe_info(const struct probe_report *p)
         return o;
 }
 
-static void add_target_check(json_t *checks, struct check *c, const struct vtarget *tg)
+static void add_target_check(json_t *checks, struct check *c, const struct launch_target *tg)
 {
         json_t *j = check_to_json(c);
 
@@ -305,8 +306,8 @@ static enum check_status worse(enum check_status a, enum check_status b)
  * cell (pass/warn/fail/skip, or launcher-failed, which is the target's
  * failure and not the module's), and the probe's facts. Returns the
  * module's worst status so far. */
-static enum check_status validate_on_target(const struct validate_run *v, const struct vtarget *tg,
-                                            const struct validate_target *t, json_t *checks, json_t *cells,
+static enum check_status validate_on_target(const struct validate_run *v, const struct launch_target *tg,
+                                            const struct validate_module *t, json_t *checks, json_t *cells,
                                             json_t *info, json_t **device, enum check_status worst)
 {
         _cleanup_(probe_report_release) struct probe_report p = { 0 };
@@ -355,7 +356,7 @@ static json_t *validate_unit(const struct validate_run *v, const struct module_u
         _cleanup_diag_ struct diag d = DIAG_INIT;
         _cleanup_(evaluation_release) struct evaluation own = { 0 };
         _cleanup_(strv_release) struct strv clean = { 0 };
-        struct validate_target t = { 0 };
+        struct validate_module t = { 0 };
         enum check_status worst = CHECK_PASS;
         json_t *checks = json_array(), *device = json_null(), *cells = json_object(), *info = json_object();
         json_t *ret;
@@ -386,7 +387,7 @@ static json_t *validate_unit(const struct validate_run *v, const struct module_u
                                                  ? "parses and loads (Lua, Lmod's functions)"
                                                  : "loads in a Tcl safe interpreter");
         worst = add_check(checks, &c, worst);
-        fill_target(u, ev, &clean, &t);
+        fill_module(u, ev, &clean, &t);
 
         c = (struct check){ .id = "paths" };
         check_paths(ev, &c);
@@ -729,7 +730,7 @@ static void print_targets(const struct validate_run *v, json_t *summary)
         json_t *t, *d;
 
         json_array_foreach(json_object_get(summary, "targets"), i, t) {
-                const struct vtarget *tg = &v->targets[i];
+                const struct launch_target *tg = &v->targets[i];
                 const char *status = json_string_value(json_object_get(t, "status"));
                 json_t *devs = json_object_get(t, "devices");
                 _cleanup_free_ char *name = term_escape(tg->name);
@@ -848,11 +849,11 @@ static int split_words(const char *s, struct strv *ret);
 
 static void target_add(struct validate_run *v, const char *name, const char *launcher)
 {
-        struct vtarget *t;
+        struct launch_target *t;
 
         v->targets = xreallocarray(v->targets, v->n_targets + 1, sizeof(*v->targets));
         t = &v->targets[v->n_targets++];
-        *t = (struct vtarget){ .name = xstrdup(name), .launcher_text = launcher ? xstrdup(launcher) : NULL };
+        *t = (struct launch_target){ .name = xstrdup(name), .launcher_text = launcher ? xstrdup(launcher) : NULL };
 }
 
 /* The targets: --launcher CMD (one, "launcher"); else the config's
@@ -895,7 +896,7 @@ static int targets_choose(struct validate_run *v, const struct config *cfg, cons
         if (!v->n_targets)
                 target_add(v, "local", NULL);
         for (size_t i = 0; i < v->n_targets; i++) {
-                struct vtarget *t = &v->targets[i];
+                struct launch_target *t = &v->targets[i];
 
                 if (t->launcher_text && (split_words(t->launcher_text, &t->launcher) < 0 || !t->launcher.len)) {
                         log_error("target %s: launcher '%s': unbalanced quotes or no command", t->name,
@@ -946,7 +947,7 @@ static json_t *targets_summary(struct validate_run *v)
         _cleanup_free_ char *list = NULL;
 
         for (size_t k = 0; k < v->n_targets; k++) {
-                const struct vtarget *tg = &v->targets[k];
+                const struct launch_target *tg = &v->targets[k];
                 json_t *t = json_pack("{s:o, s:o, s:s, s:n, s:n, s:[], s:n, s:n}", "name", json_string_lossy(tg->name),
                                       "launcher", tg->launcher.len ? json_strv(&tg->launcher) : json_null(),
                                       "status", "unused", "message", "driver_version", "devices",

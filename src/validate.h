@@ -1,8 +1,14 @@
 /* validate.h: the checks of `cudamod validate` (DESIGN.md §6) for one
  * module that has been evaluated already.
  *
+ * Two things are easily confused here: the module under test (struct
+ * validate_module: the module loaded, with its dependencies, whose
+ * environment the checks look at) and a launcher target (where the probe
+ * runs: this machine, or a Slurm partition through `srun`; --target,
+ * validate.targets). "target" means only the latter.
+ *
  * The caller (cmd-validate.c, with evaluate.c) loads the module with its
- * dependencies and fills a struct validate_target: the clean environment
+ * dependencies and fills a struct validate_module: the clean environment
  * the module gives (plus PATH/HOME basics), and the directories the module
  * itself adds. Each check function fills one struct check. They never
  * print; messages say what was found and what to do about it.
@@ -86,7 +92,8 @@ struct validate_options {
  * start (what validate started the load from), or NULL. */
 const char *validate_refused_variable(char *const *env, char *const *start);
 
-struct validate_target {
+/* The module under test. */
+struct validate_module {
         const char *module;         /* "cudnn/9.7.1" */
         const char *name;           /* "cudnn" */
         const char *version;        /* "9.7.1" (may be "" when the module has none) */
@@ -115,11 +122,11 @@ enum module_kind module_kind_detect(const char *name, const struct strv *own_lib
 
 /* closure: every DT_NEEDED of every shared library (ELF ET_DYN, regular
  * file or symlink to one, each real file once) in own_libdirs resolves
- * with target->ld_library_path, the library's RUNPATH/RPATH and the system
+ * with m->ld_library_path, the library's RUNPATH/RPATH and the system
  * loader path; the driver's libraries are exempt (they come from the
  * driver) and listed as such. Fail names each library and its missing
  * needs (at most a few, then "and N more") and what to load or install. */
-void check_closure(const struct validate_target *t, struct check *ret);
+void check_closure(const struct validate_module *m, struct check *ret);
 /* lazy: what is dlopen()ed later resolves too (PYTORCH.md R3, R5, R7):
  * - cudnn: the sub-libraries libcudnn_*.so.<major> resolve, all from one
  *   directory and of one version (the file versions), and that directory
@@ -132,7 +139,7 @@ void check_closure(const struct validate_target *t, struct check *ret);
  * - cuda: libnvJitLink.so.N resolves from the same toolkit as
  *   libcusparse.so.N, or one at least as new (file versions);
  * - other kinds: skip. */
-void check_lazy(const struct validate_target *t, struct check *ret);
+void check_lazy(const struct validate_module *m, struct check *ret);
 
 /* --- validate-probe.c ------------------------------------------------ */
 
@@ -181,27 +188,27 @@ void probe_report_release(struct probe_report *r);
 /* build: a C program that includes the kind's header (cuda_runtime_api.h,
  * cudnn.h, nccl.h), calls its version function, and links with -lcudart,
  * -lcudnn (and -lcudart), -lnccl, compiled with the module's environment
- * only (CPATH, LIBRARY_PATH, PATH from t->env; no -I/-L flags), in a
+ * only (CPATH, LIBRARY_PATH, PATH from m->env; no -I/-L flags), in a
  * private temporary directory that is removed afterwards. Skip when
  * o->compile is false, for MODULE_OTHER, or when no C compiler is found
  * (message says so). Fail quotes the compiler's first error lines. */
-void check_build(const struct validate_target *t, const struct validate_options *o,
+void check_build(const struct validate_module *m, const struct validate_options *o,
                  struct check *ret);
 
-/* Start the probe with exactly t->env (LD_LIBRARY_PATH extended with
+/* Start the probe with exactly m->env (LD_LIBRARY_PATH extended with
  * o->driver_libdir when given), through o->launcher when given (as
  * `LAUNCHER... PROBE --env NAME=value... ARGS`, so the environment reaches
  * the job step whatever the launcher exports, and the probe keeps what the
  * step sets: CUDA_VISIBLE_DEVICES, SLURM_*), in its own process group,
- * killed at the timeout. The probe is looked up in the PATH of t->env; a
+ * killed at the timeout. The probe is looked up in the PATH of m->env; a
  * launcher in cudamod's own PATH, and it runs in cudamod's environment
  * (srun needs PATH, SLURM_* and the like).
  * Arguments: --cuda-major N when the module's CUDA major is known (a cuda
  * module's runtime header, else the first libcudart.so.N on
- * t->ld_library_path); --no-cudnn / --no-nccl when the kind does not need
+ * m->ld_library_path); --no-cudnn / --no-nccl when the kind does not need
  * them. Returns 0 with ret filled (ret->ran false and launch_error set when
  * it could not be run or its output could not be read). */
-int probe_run(const struct validate_target *t, const struct validate_options *o,
+int probe_run(const struct validate_module *m, const struct validate_options *o,
               struct probe_report *ret);
 
 /* run: from a probe report, the kind's libraries loaded by soname, from
@@ -212,13 +219,13 @@ int probe_run(const struct validate_target *t, const struct validate_options *o,
  * major*1000+minor*100+patch — nccl/2.21.5 and 22105); cudnn: its
  * cudnnGetCudartVersion major equals the loaded runtime's. Fail when the
  * probe did not run (the message says whether the launcher failed). */
-void check_run(const struct validate_target *t, const struct probe_report *p, struct check *ret);
+void check_run(const struct validate_module *m, const struct probe_report *p, struct check *ret);
 /* device: driver version ≥ what the runtime needs (runtime major*1000,
  * minor ignored as CUDA's minor version compatibility allows), the device
  * count, and per device its name, compute capability and memory in the
  * message ("2 GPUs: 0 NVIDIA H100 (9.0, 81559 MiB); …"). No driver or no
  * GPU: skip, or fail with o->require_device. A too-old driver: fail. */
-void check_device(const struct validate_target *t, const struct validate_options *o,
+void check_device(const struct validate_module *m, const struct validate_options *o,
                   const struct probe_report *p, struct check *ret);
 
 #endif
