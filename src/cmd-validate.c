@@ -8,18 +8,21 @@
  * MODULEs keep the units whose module is that one ("cudnn/9.7.1"), or of
  * that name ("cudnn"), or under that partial version ("cudnn/9").
  *
- * With -j 1 the units are validated here, one after the other. With -j N,
- * by N worker processes, each sending back the JSON object of the report
- * for the unit it was given; the report keeps the unit order, so it does
- * not depend on -j, and a crash while validating one unit is that unit's
- * failure (a new worker goes on), not the run's. */
+ * Each unit goes through the table of checks (validate_checks[],
+ * validate-checks.c): the per-module ones, then for each launcher target
+ * (struct launch_target: where the probe runs) the per-target ones; the
+ * JSON object of its report is made here. With -j 1 the units are
+ * validated here, one after the other. With -j N, by N worker processes,
+ * each sending back that JSON object for the unit it was given; the
+ * report keeps the unit order, so it does not depend on -j, and a crash
+ * while validating one unit is that unit's failure (a new worker goes on),
+ * not the run's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -88,21 +91,6 @@ static int evaluate_chain(const struct validate_run *v, const struct strv *chain
         return evaluate_load(&eo, chain->items, chain->len, e, d);
 }
 
-/* -EPERM when the load sets a variable validate refuses (before anything
- * is started with its environment). */
-static int refuse_environment(const struct validate_run *v, const struct evaluation *e,
-                              struct diag *d)
-{
-        const char *refused = validate_refused_variable(e->env.items, v->start_env.items);
-
-        if (!refused)
-                return 0;
-        return diag_set(d, -EPERM, e->modules[e->n_modules - 1].file.path, 0, 0,
-                        "refused: the load sets %s, which would make the programs validate "
-                        "starts (the compiler, the probe) load or write what the module chooses",
-                        refused);
-}
-
 static bool unit_matches(const struct module_unit *u, char **specs, int n_specs)
 {
         if (n_specs == 0)
@@ -117,123 +105,12 @@ static bool unit_matches(const struct module_unit *u, char **specs, int n_specs)
         return false;
 }
 
-/* --- validating one unit (in the child) ---------------------------------- */
+/* --- validating one unit (in a worker, or here with -j 1) ------------------ */
 
 static json_t *check_to_json(const struct check *c)
 {
         return json_pack("{s:s, s:s, s:o}", "id", c->id, "status", check_status_to_string(c->status),
                          "message", json_string_lossy(c->message ? c->message : ""));
-}
-
-static bool is_path_list(const char *name, const char *value)
-{
-        static const char *const lists[] = {
-                "PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
-                "CPLUS_INCLUDE_PATH", "CMAKE_PREFIX_PATH", "PKG_CONFIG_PATH", "MANPATH",
-                "PYTHONPATH", "MODULEPATH",
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(lists); i++)
-                if (streq(name, lists[i]))
-                        return true;
-        return strchr(value, ':') != NULL;
-}
-
-/* One directory the module adds to name; in_front: ahead of every entry
- * the variable had. Returns the worst status found. */
-static enum check_status check_added_dir(const char *name, const char *p, bool in_front,
-                                         struct strbuf *bad)
-{
-        if (p[0] == '/' && !is_dir_at(AT_FDCWD, p)) {
-                strbuf_addf(bad, "\n%s: %s does not exist", name, p);
-                return CHECK_FAIL;
-        }
-        if (streq(name, "LD_LIBRARY_PATH") && path_has_component(p, "stubs")) {
-                strbuf_addf(bad, "\nLD_LIBRARY_PATH: %s is a stubs directory: programs would load "
-                                 "the stub libcuda.so.1 instead of the driver's and fail with 'CUDA "
-                                 "driver version is insufficient'; stubs belong on LIBRARY_PATH only",
-                            p);
-                return CHECK_FAIL;
-        }
-        if (in_front && path_is_system_dir(p)) {
-                strbuf_addf(bad, "\n%s: the system directory %s is put in front, ahead of what "
-                                 "other modules add",
-                            name, p);
-                return CHECK_FAIL;
-        }
-        return CHECK_PASS;
-}
-
-/* paths: every directory the module adds exists; no stubs directory on
- * LD_LIBRARY_PATH; no system directory put in front of anything. */
-static void check_paths(const struct evaluation *e, struct check *c)
-{
-        _cleanup_strbuf_ struct strbuf bad = STRBUF_INIT;
-        enum check_status worst = CHECK_PASS;
-        size_t n_dirs = 0;
-
-        for (size_t i = 0; i < e->env.len; i++) {
-                const char *item = e->env.items[i], *eq = strchr(item, '='), *value = eq + 1, *old;
-                _cleanup_free_ char *name = xstrndup(item, (size_t)(eq - item));
-                _cleanup_(strv_release) struct strv now = { 0 }, had = { 0 };
-                bool in_front = true;
-
-                old = env_get(e->env_before_last.items, name);
-                if (env_is_bookkeeping(name) || streq(name, "MODULEPATH") || (old && streq(old, value)))
-                        continue;
-                if (!is_path_list(name, value)) {
-                        if (value[0] == '/' && (endswith(name, "_HOME") || endswith(name, "_ROOT") ||
-                                                endswith(name, "_PATH") || endswith(name, "_DIR"))) {
-                                n_dirs++;
-                                if (!is_dir_at(AT_FDCWD, value)) {
-                                        strbuf_addf(&bad, "\n%s=%s does not exist", name, value);
-                                        worst = CHECK_FAIL;
-                                }
-                        }
-                        continue;
-                }
-                modulepath_split(value, &now);
-                modulepath_split(old, &had);
-                for (size_t k = 0; k < now.len; k++) {
-                        if (strv_contains(&had, now.items[k])) {
-                                in_front = false;
-                                continue;
-                        }
-                        n_dirs++;
-                        if (check_added_dir(name, now.items[k], in_front, &bad) == CHECK_FAIL)
-                                worst = CHECK_FAIL;
-                }
-        }
-        if (worst == CHECK_PASS)
-                check_set(c, CHECK_PASS, "%zu directories added, all present", n_dirs);
-        else
-                check_set(c, worst, "%s\nregenerate the module (cudamod generate) or fix its "
-                                    "paths by hand", bad.buf + 1);
-}
-
-static void fill_module(const struct module_unit *u, const struct evaluation *e, struct strv *clean,
-                        struct validate_module *t)
-{
-        const struct modulefile *m = &e->modules[e->n_modules - 1].file;
-
-        for (size_t i = 0; i < e->env.len; i++) {
-                const char *eq = strchr(e->env.items[i], '=');
-                _cleanup_free_ char *name = xstrndup(e->env.items[i], (size_t)(eq - e->env.items[i]));
-
-                if (!env_is_bookkeeping(name) && !streq(name, "MODULEPATH"))
-                        strv_add(clean, e->env.items[i]);
-        }
-        *t = (struct validate_module){
-                .module = u->module,
-                .name = m->name,
-                .version = m->version,
-                .file = m->path,
-                .env = clean->items,
-        };
-        evaluation_own_entries(e, "LD_LIBRARY_PATH", &t->own_libdirs);
-        evaluation_own_entries(e, "CPATH", &t->own_incdirs);
-        modulepath_split(env_get(clean->items, "LD_LIBRARY_PATH"), &t->ld_library_path);
-        t->kind = module_kind_detect(m->name, &t->own_libdirs);
 }
 
 static json_t *device_to_json(const struct probe_report *p)
@@ -302,41 +179,40 @@ static enum check_status worse(enum check_status a, enum check_status b)
         return a == CHECK_PASS || b == CHECK_PASS ? CHECK_PASS : CHECK_SKIP;
 }
 
-/* run and device through one target: their checks (with "target"), the
- * cell (pass/warn/fail/skip, or launcher-failed, which is the target's
- * failure and not the module's), and the probe's facts. Returns the
+/* The per-target checks (run, device) through target tg: their checks
+ * (with "target"), the cell (pass/warn/fail/skip, or launcher-failed,
+ * which is the target's failure and not the module's), and the probe's
+ * facts. in is the module's, for the per-module checks. Returns the
  * module's worst status so far. */
 static enum check_status validate_on_target(const struct validate_run *v, const struct launch_target *tg,
-                                            const struct validate_module *t, json_t *checks, json_t *cells,
+                                            const struct check_input *in, json_t *checks, json_t *cells,
                                             json_t *info, json_t **device, enum check_status worst)
 {
         _cleanup_(probe_report_release) struct probe_report p = { 0 };
         struct validate_options vo = v->vo;
+        struct check_input on = *in;
         enum check_status cell = CHECK_SKIP;
-        struct check c;
+        bool probed = validate_module_needs_probe(in->module);
 
         vo.launcher = tg->launcher.len ? tg->launcher.items : NULL;
-        if (t->kind == MODULE_OTHER) {
-                static const char *const ids[] = { "run", "device" };
+        on.options = &vo;
+        if (probed) {
+                probe_run(in->module, &vo, &p);
+                on.probe = &p;
+        }
+        for (const struct check_type *ct = validate_checks; ct->id; ct++) {
+                struct check c;
 
-                for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
-                        c = (struct check){ .id = ids[i] };
-                        check_set(&c, CHECK_SKIP, "no libcudart, libcudnn or libnccl in the module's "
-                                                  "LD_LIBRARY_PATH directories");
-                        add_target_check(checks, &c, tg);
-                }
+                if (ct->scope != CHECK_PER_TARGET)
+                        continue;
+                check_type_run(ct, &on, &c);
+                cell = worse(cell, c.status);
+                add_target_check(checks, &c, tg);
+        }
+        if (!probed) {
                 json_object_set_new(cells, tg->name, json_string("skip"));
                 return worst;
         }
-        probe_run(t, &vo, &p);
-        c = (struct check){ .id = "run" };
-        check_run(t, &p, &c);
-        cell = worse(cell, c.status);
-        add_target_check(checks, &c, tg);
-        c = (struct check){ .id = "device" };
-        check_device(t, &vo, &p, &c);
-        cell = worse(cell, c.status);
-        add_target_check(checks, &c, tg);
         json_object_set_new(info, tg->name, probe_info(&p));
         if (p.launcher_failed) {
                 json_object_set_new(cells, tg->name, json_string("launcher-failed"));
@@ -350,63 +226,49 @@ static enum check_status validate_on_target(const struct validate_run *v, const 
         return cell == CHECK_SKIP ? worst : worse(worst, cell);
 }
 
+/* Load unit u (unless discovering the units did already), and run the
+ * table's checks on it: the report's object for it. A module that did
+ * not load is checked no further, on no target. */
 static json_t *validate_unit(const struct validate_run *v, const struct module_unit *u)
 {
-        static const char *const later[] = { "paths", "closure", "lazy", "build" };
         _cleanup_diag_ struct diag d = DIAG_INIT;
         _cleanup_(evaluation_release) struct evaluation own = { 0 };
-        _cleanup_(strv_release) struct strv clean = { 0 };
-        struct validate_module t = { 0 };
+        _cleanup_(strv_release) struct strv env = { 0 };
+        _cleanup_(validate_module_release) struct validate_module m = { 0 };
         enum check_status worst = CHECK_PASS;
         json_t *checks = json_array(), *device = json_null(), *cells = json_object(), *info = json_object();
         json_t *ret;
-        struct check c = { .id = "syntax" };
+        struct check_input in = { .options = &v->vo };
         const struct evaluation *ev = &u->eval;
         int r = u->evaluated ? 0 : evaluate_chain(v, &u->chain, &own, &d);
 
         if (!u->evaluated)
                 ev = &own;
         if (r >= 0)
-                r = refuse_environment(v, ev, &d);
-
-        if (r < 0) {
-                _cleanup_free_ char *msg = diag_format(&d);
-
-                check_set(&c, CHECK_FAIL, "%s", msg);
-                worst = add_check(checks, &c, worst);
-                for (size_t i = 0; i < ELEMENTSOF(later); i++) {
-                        c = (struct check){ .id = later[i] };
-                        check_set(&c, CHECK_SKIP, "the module did not load");
-                        add_check(checks, &c, worst);
-                }
-                for (size_t k = 0; k < v->n_targets; k++)
-                        json_object_set_new(cells, v->targets[k].name, json_string("skip"));
-                goto out;
+                r = validate_refuse_load(ev, v->start_env.items, &d);
+        if (r < 0)
+                in.load_error = &d;
+        else {
+                validate_module_init(&m, u->module, ev, &env);
+                in.eval = ev;
+                in.module = &m;
         }
-        check_set(&c, CHECK_PASS, "%s", ev->modules[ev->n_modules - 1].file.lua
-                                                 ? "parses and loads (Lua, Lmod's functions)"
-                                                 : "loads in a Tcl safe interpreter");
-        worst = add_check(checks, &c, worst);
-        fill_module(u, ev, &clean, &t);
 
-        c = (struct check){ .id = "paths" };
-        check_paths(ev, &c);
-        worst = add_check(checks, &c, worst);
-        c = (struct check){ .id = "closure" };
-        check_closure(&t, &c);
-        worst = add_check(checks, &c, worst);
-        c = (struct check){ .id = "lazy" };
-        check_lazy(&t, &c);
-        worst = add_check(checks, &c, worst);
-        c = (struct check){ .id = "build" };
-        check_build(&t, &v->vo, &c);
-        worst = add_check(checks, &c, worst);
-        for (size_t k = 0; k < v->n_targets; k++)
-                worst = validate_on_target(v, &v->targets[k], &t, checks, cells, info, &device, worst);
-        strv_release(&t.own_libdirs);
-        strv_release(&t.own_incdirs);
-        strv_release(&t.ld_library_path);
-out:
+        for (const struct check_type *ct = validate_checks; ct->id; ct++) {
+                struct check c;
+
+                if (ct->scope != CHECK_PER_MODULE)
+                        continue;
+                check_type_run(ct, &in, &c);
+                worst = add_check(checks, &c, worst);
+        }
+        for (size_t k = 0; k < v->n_targets; k++) {
+                if (!in.module)
+                        json_object_set_new(cells, v->targets[k].name, json_string("skip"));
+                else
+                        worst = validate_on_target(v, &v->targets[k], &in, checks, cells, info, &device, worst);
+        }
+
         ret = json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:o}", "module", json_string_lossy(u->module), "file",
                         json_string_lossy(u->file), "status", check_status_to_string(worst),
                         "checks", checks, "targets", cells, "device", device, TARGET_INFO, info);

@@ -8,19 +8,23 @@
  * validate.targets). "target" means only the latter.
  *
  * The caller (cmd-validate.c, with evaluate.c) loads the module with its
- * dependencies and fills a struct validate_module: the clean environment
- * the module gives (plus PATH/HOME basics), and the directories the module
- * itself adds. Each check function fills one struct check. They never
- * print; messages say what was found and what to do about it.
+ * dependencies and makes a struct validate_module of the load
+ * (validate_module_init): the clean environment the module gives (plus
+ * PATH/HOME basics), and the directories the module itself adds. Each
+ * check fills one struct check; the table validate_checks[] lists them in
+ * report order. They never print; messages say what was found and what to
+ * do about it.
  *
  *   syntax, paths        validate.c (from the evaluation)
  *   closure, lazy        validate-elf.c (resolve.h)
- *   build, run, device   validate-probe.c (the C compiler, cudamod-probe) */
+ *   build, run, device   validate-probe.c (the C compiler, cudamod-probe)
+ *   the table            validate-checks.c */
 #ifndef CUDAMOD_VALIDATE_H
 #define CUDAMOD_VALIDATE_H
 
 #include <stdbool.h>
 
+#include "diag.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -92,7 +96,9 @@ struct validate_options {
  * start (what validate started the load from), or NULL. */
 const char *validate_refused_variable(char *const *env, char *const *start);
 
-/* The module under test. */
+/* The module under test. Built by validate_module_init from a load (the
+ * strings point into the evaluation, env into the caller's strv), or by
+ * hand in tests; validate_module_release frees the three strvs. */
 struct validate_module {
         const char *module;         /* "cudnn/9.7.1" */
         const char *name;           /* "cudnn" */
@@ -117,6 +123,29 @@ struct validate_module {
  * (a cuDNN installed into the toolkit shares its lib directory), else the
  * first found of libcudart, libcudnn, libnccl. */
 enum module_kind module_kind_detect(const char *name, const struct strv *own_libdirs);
+
+struct evaluation;
+
+/* The module under test from e, the load of module (its last module) with
+ * its dependencies: env is e's environment minus the module tools'
+ * bookkeeping and MODULEPATH, put in ret_env, which must outlive ret. */
+void validate_module_init(struct validate_module *ret, const char *module, const struct evaluation *e,
+                          struct strv *ret_env);
+void validate_module_release(struct validate_module *m);
+
+/* -EPERM with d saying so when the load e sets a variable validate
+ * refuses (validate_refused_variable, against start): checked before
+ * anything is started with e's environment, and reported by syntax. */
+int validate_refuse_load(const struct evaluation *e, char *const *start, struct diag *d);
+
+/* syntax: the load's outcome: load_error (the load failed or was
+ * refused: fail with its message), else e loaded (Lua or Tcl). */
+void check_syntax(const struct evaluation *e, const struct diag *load_error, struct check *ret);
+/* paths: every directory the load e adds (to a path list, or as a
+ * *_HOME, *_ROOT, *_PATH, *_DIR variable) exists; no stubs directory on
+ * LD_LIBRARY_PATH; no system directory put in front of what the variable
+ * had. */
+void check_paths(const struct evaluation *e, struct check *ret);
 
 /* --- validate-elf.c -------------------------------------------------- */
 
@@ -227,5 +256,51 @@ void check_run(const struct validate_module *m, const struct probe_report *p, st
  * GPU: skip, or fail with o->require_device. A too-old driver: fail. */
 void check_device(const struct validate_module *m, const struct validate_options *o,
                   const struct probe_report *p, struct check *ret);
+
+
+/* --- validate-checks.c ----------------------------------------------- */
+
+/* A check runs once for the module under test, or once per launcher
+ * target (run and device read what the probe saw through that target). */
+enum check_scope {
+        CHECK_PER_MODULE,
+        CHECK_PER_TARGET,
+};
+
+/* What a check is given. Per module: eval and module, or load_error
+ * alone when the load failed. Per target also options with that target's
+ * launcher, and probe: the probe's report through it, or NULL when the
+ * module has nothing for the probe to load (validate_module_needs_probe). */
+struct check_input {
+        const struct evaluation *eval;
+        const struct diag *load_error;
+        const struct validate_module *module;
+        const struct validate_options *options;
+        const struct probe_report *probe;
+};
+
+/* One row of validate_checks[]: a check of its own id. needs_load: the
+ * check looks at the loaded module, so a module that did not load skips
+ * it (syntax, which reports the failed load, does not). */
+struct check_type {
+        const char *id;
+        enum check_scope scope;
+        bool needs_load;
+        void (*run)(const struct check_input *in, struct check *ret);
+};
+
+/* Every check, in the report's order: the per-module ones in table
+ * order, then for each target its per-target ones in table order. Ends
+ * with a row whose id is NULL. */
+extern const struct check_type validate_checks[];
+
+/* Whether the probe is started for m at all: not for a module with none
+ * of the libraries it loads (its per-target checks skip). */
+bool validate_module_needs_probe(const struct validate_module *m);
+
+/* Run ct on in into ret, whose id it sets: a skip saying why when the
+ * module did not load and ct needs it, or, per target, when in->probe is
+ * NULL; else ct->run. */
+void check_type_run(const struct check_type *ct, const struct check_input *in, struct check *ret);
 
 #endif
