@@ -11,19 +11,13 @@
  * Each unit goes through the table of checks (validate_checks[],
  * validate-checks.c): the per-module ones, then for each launcher target
  * (struct launch_target: where the probe runs) the per-target ones; the
- * JSON object of its report is made here. With -j 1 the units are
- * validated here, one after the other. With -j N, by N worker processes,
- * each sending back that JSON object for the unit it was given; the
- * report keeps the unit order, so it does not depend on -j, and a crash
- * while validating one unit is that unit's failure (a new worker goes on),
- * not the run's. */
+ * JSON object of its report is made here. With -j N the units are shared
+ * out to N worker processes (validate-pool.c); the report keeps the unit
+ * order, so it does not depend on -j, and a crash while validating one
+ * unit is that unit's failure, not the run's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdint.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #include "build-config.h"
@@ -32,13 +26,11 @@
 #include "evaluate.h"
 #include "install.h"
 #include "plan.h"
-#include "process.h"
 #include "strbuf.h"
 #include "validate.h"
+#include "validate-pool.h"
 #include "write.h"
 #include "banned.h"
-
-#define RESULT_MAX ((size_t)4 << 20)
 
 /* A launcher target: where the probe runs, through a launcher (srun -p
  * a100 …) or on this machine. */
@@ -284,167 +276,40 @@ static json_t *validate_unit(const struct validate_run *v, const struct module_u
 
 /* --- running the units, -j at a time -------------------------------------- */
 
-/* A worker process of -j N: it reads unit indices (8 bytes each) on cmd,
- * and answers each with the result's length (8 bytes) and its JSON on
- * res. Forking once per worker, not once per module, matters where a fork
- * is slow (a large page table, a virtual machine). */
-struct worker {
-        pid_t pid;
-        int cmd, res;
-        bool busy;
-        size_t unit;
-        struct strbuf in;
+/* What the pool's functions are given. */
+struct unit_pool {
+        const struct validate_run *v;
+        const struct global_options *g;
 };
 
-static json_t *crashed_result(const struct module_unit *u, const char *why)
+static json_t *unit_work(size_t i, void *userdata)
 {
+        const struct unit_pool *up = userdata;
+
+        return validate_unit(up->v, &up->v->units[i]);
+}
+
+/* The result of a unit whose validation did not finish (its worker
+ * died): a failed syntax check saying so. */
+static json_t *unit_lost(size_t i, const char *why, void *userdata)
+{
+        const struct unit_pool *up = userdata;
+        const struct module_unit *u = &up->v->units[i];
         struct check c = { .id = "syntax" };
-        json_t *checks = json_array(), *r;
+        json_t *checks = json_array();
 
         check_set(&c, CHECK_FAIL, "the validation of this module did not finish: %s "
                                   "(a bug in cudamod: please report it)", why);
         add_check(checks, &c, CHECK_FAIL);
-        r = json_pack("{s:o, s:o, s:s, s:o, s:n}", "module", json_string_lossy(u->module), "file",
-                      json_string_lossy(u->file), "status", "fail", "checks", checks, "device");
-        return r;
+        return json_pack("{s:o, s:o, s:s, s:o, s:n}", "module", json_string_lossy(u->module), "file",
+                         json_string_lossy(u->file), "status", "fail", "checks", checks, "device");
 }
 
-static bool write_all(int fd, const void *buf, size_t len)
+static void unit_progress(size_t done, size_t total, bool end, void *userdata)
 {
-        for (size_t off = 0; off < len;) {
-                ssize_t n = write(fd, (const char *)buf + off, len - off);
+        const struct unit_pool *up = userdata;
 
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return false;
-                off += (size_t)n;
-        }
-        return true;
-}
-
-_noreturn_ static void worker_main(const struct validate_run *v, int cmd, int res)
-{
-        uint64_t i;
-
-        signal(SIGPIPE, SIG_DFL);
-        for (;;) {
-                ssize_t n = read(cmd, &i, sizeof(i));
-                _cleanup_free_ char *text = NULL;
-                uint64_t len;
-                json_t *r;
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n != (ssize_t)sizeof(i) || i >= v->n_units)
-                        _exit(0);
-                r = validate_unit(v, &v->units[i]);
-                text = json_dumps(r, JSON_COMPACT);
-                json_decref(r);
-                len = text ? strlen(text) : 0;
-                if (!write_all(res, &len, sizeof(len)) || !write_all(res, text, len))
-                        _exit(1);
-        }
-}
-
-/* Start worker k; the others' pipes are closed in it, so that each worker
- * sees the end of its own cmd when the parent closes it. */
-static int worker_start(const struct validate_run *v, struct worker *w, size_t n, size_t k)
-{
-        int cmd[2], res[2];
-        pid_t pid;
-
-        if (pipe2(cmd, O_CLOEXEC) < 0)
-                return -errno;
-        if (pipe2(res, O_CLOEXEC) < 0) {
-                int e = -errno;
-
-                close(cmd[0]), close(cmd[1]);
-                return e;
-        }
-        fflush(NULL);
-        pid = fork();
-        if (pid == 0) {
-                for (size_t j = 0; j < n; j++)
-                        if (j != k && w[j].pid > 0) {
-                                close(w[j].cmd);
-                                close(w[j].res);
-                        }
-                close(cmd[1]);
-                close(res[0]);
-                worker_main(v, cmd[0], res[1]);
-        }
-        close(cmd[0]);
-        close(res[1]);
-        if (pid < 0) {
-                int e = -errno;
-
-                close(cmd[1]), close(res[0]);
-                return e;
-        }
-        w[k] = (struct worker){ .pid = pid, .cmd = cmd[1], .res = res[0], .in = STRBUF_INIT };
-        return 0;
-}
-
-static void worker_stop(struct worker *w, int *status)
-{
-        close(w->cmd);
-        close(w->res);
-        while (waitpid(w->pid, status, 0) < 0 && errno == EINTR)
-                ;
-        strbuf_release(&w->in);
-        w->pid = 0;
-        w->busy = false;
-}
-
-/* The worker's unit died with it: its result says how; a new worker takes
- * its place. */
-static void worker_died(struct validate_run *v, struct worker *w, size_t n, size_t k)
-{
-        struct module_unit *u = &v->units[w[k].unit];
-        _cleanup_free_ char *why = NULL;
-        int status = 0;
-
-        worker_stop(&w[k], &status);
-        why = wait_status_string(status);
-        v->results[w[k].unit] = crashed_result(u, why);
-        (void)worker_start(v, w, n, k);
-}
-
-enum worker_state { WORKER_BUSY, WORKER_DONE, WORKER_DEAD };
-
-/* Read what worker w sent: its unit's result complete (DONE), not yet
- * (BUSY), or the worker is gone (DEAD). */
-static enum worker_state worker_read(struct validate_run *v, struct worker *w)
-{
-        char buf[65536];
-        ssize_t n = read(w->res, buf, sizeof(buf));
-        uint64_t len;
-        json_error_t err;
-
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                return WORKER_BUSY;
-        if (n <= 0)
-                return WORKER_DEAD;
-        strbuf_add(&w->in, buf, (size_t)n);
-        if (w->in.len < sizeof(len))
-                return WORKER_BUSY;
-        memcpy(&len, w->in.buf, sizeof(len));
-        if (len > RESULT_MAX)
-                return WORKER_DEAD;
-        if (w->in.len < sizeof(len) + len)
-                return WORKER_BUSY;
-        v->results[w->unit] = json_loadb(w->in.buf + sizeof(len), len, 0, &err);
-        if (!v->results[w->unit])
-                v->results[w->unit] = crashed_result(&v->units[w->unit], "an unreadable result");
-        strbuf_reset(&w->in);
-        w->busy = false;
-        return WORKER_DONE;
-}
-
-static void progress(const struct global_options *g, size_t done, size_t total, bool end)
-{
-        if (g->verbosity < 0 || !isatty(STDERR_FILENO))
+        if (up->g->verbosity < 0 || !isatty(STDERR_FILENO))
                 return;
         if (end)
                 fprintf(stderr, "\r\033[K");
@@ -455,80 +320,16 @@ static void progress(const struct global_options *g, size_t done, size_t total, 
 
 static void run_units(struct validate_run *v, unsigned jobs, const struct global_options *g)
 {
-        _cleanup_free_ struct worker *workers = xcalloc(jobs, sizeof(*workers));
-        size_t next = 0, done = 0;
+        static const struct validate_pool_ops ops = {
+                .work = unit_work,
+                .lost = unit_lost,
+                .progress = unit_progress,
+        };
+        struct unit_pool up = { .v = v, .g = g };
+        int r = validate_pool_run(v->n_units, jobs, &ops, &up, v->results);
 
-        /* One at a time: in this process (a fork per module costs more than
-         * some checks). */
-        if (jobs == 1) {
-                for (size_t i = 0; i < v->n_units; i++) {
-                        progress(g, i, v->n_units, false);
-                        v->results[i] = validate_unit(v, &v->units[i]);
-                }
-                progress(g, v->n_units, v->n_units, true);
-                return;
-        }
-
-        /* A worker that died must not take us with it when we write to it. */
-        signal(SIGPIPE, SIG_IGN);
-        for (size_t k = 0; k < jobs; k++)
-                if (worker_start(v, workers, jobs, k) < 0) {
-                        log_error("cannot start a worker process: %s", strerror(errno));
-                        jobs = (unsigned)k;
-                        break;
-                }
-        while (done < v->n_units && jobs) {
-                struct pollfd fds[64];
-                size_t map[64], nf = 0;
-
-                for (size_t k = 0; k < jobs; k++) {
-                        uint64_t i = next;
-
-                        if (workers[k].pid <= 0 || workers[k].busy || next >= v->n_units)
-                                continue;
-                        if (!write_all(workers[k].cmd, &i, sizeof(i))) {
-                                workers[k].unit = next++;
-                                workers[k].busy = true;
-                                worker_died(v, workers, jobs, k);
-                                done++;
-                                continue;
-                        }
-                        workers[k].unit = next++;
-                        workers[k].busy = true;
-                }
-                for (size_t k = 0; k < jobs && nf < ELEMENTSOF(fds); k++)
-                        if (workers[k].busy) {
-                                fds[nf] = (struct pollfd){ .fd = workers[k].res, .events = POLLIN };
-                                map[nf++] = k;
-                        }
-                if (!nf)
-                        break;
-                progress(g, done, v->n_units, false);
-                if (poll(fds, nf, -1) < 0 && errno != EINTR)
-                        break;
-                for (size_t f = 0; f < nf; f++) {
-                        struct worker *w = &workers[map[f]];
-
-                        if (!fds[f].revents)
-                                continue;
-                        switch (worker_read(v, w)) {
-                        case WORKER_DONE:
-                                done++;
-                                break;
-                        case WORKER_DEAD:
-                                worker_died(v, workers, jobs, map[f]);
-                                done++;
-                                break;
-                        case WORKER_BUSY:
-                                break;
-                        }
-                }
-        }
-        for (size_t k = 0; k < jobs; k++)
-                if (workers[k].pid > 0)
-                        worker_stop(&workers[k], &(int){ 0 });
-        signal(SIGPIPE, SIG_DFL);
-        progress(g, done, v->n_units, true);
+        if (r < 0)
+                log_error("cannot start a worker process: %s", strerror(-r));
 }
 
 /* --- the report ------------------------------------------------------------- */
