@@ -8,19 +8,16 @@
  * MODULEs keep the units whose module is that one ("cudnn/9.7.1"), or of
  * that name ("cudnn"), or under that partial version ("cudnn/9").
  *
- * With -j 1 the units are validated here, one after the other. With -j N,
- * by N worker processes, each sending back the JSON object of the report
- * for the unit it was given; the report keeps the unit order, so it does
- * not depend on -j, and a crash while validating one unit is that unit's
- * failure (a new worker goes on), not the run's. */
+ * Each unit goes through the table of checks (validate_checks[],
+ * validate-checks.c): the per-module ones, then for each launcher target
+ * (struct launch_target: where the probe runs) the per-target ones; the
+ * JSON object of its report is made here. With -j N the units are shared
+ * out to N worker processes (validate-pool.c); the report keeps the unit
+ * order, so it does not depend on -j, and a crash while validating one
+ * unit is that unit's failure, not the run's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdint.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #include "build-config.h"
@@ -29,16 +26,15 @@
 #include "evaluate.h"
 #include "install.h"
 #include "plan.h"
-#include "process.h"
 #include "strbuf.h"
 #include "validate.h"
+#include "validate-pool.h"
 #include "write.h"
 #include "banned.h"
 
-#define RESULT_MAX ((size_t)4 << 20)
-
-/* Where the probe runs: a launcher (srun -p a100 …) or this machine. */
-struct vtarget {
+/* A launcher target: where the probe runs, through a launcher (srun -p
+ * a100 …) or on this machine. */
+struct launch_target {
         char *name;
         char *launcher_text;     /* as configured, or NULL */
         struct strv launcher;    /* its words (empty: none) */
@@ -48,7 +44,7 @@ struct validate_run {
         struct module_unit *units;
         json_t **results;    /* the report's object of each unit, once validated */
         size_t n_units;
-        struct vtarget *targets;
+        struct launch_target *targets;
         size_t n_targets;
         struct strv mp;
         struct strv start_env;  /* PATH/HOME basics and the module tools' */
@@ -87,21 +83,6 @@ static int evaluate_chain(const struct validate_run *v, const struct strv *chain
         return evaluate_load(&eo, chain->items, chain->len, e, d);
 }
 
-/* -EPERM when the load sets a variable validate refuses (before anything
- * is started with its environment). */
-static int refuse_environment(const struct validate_run *v, const struct evaluation *e,
-                              struct diag *d)
-{
-        const char *refused = validate_refused_variable(e->env.items, v->start_env.items);
-
-        if (!refused)
-                return 0;
-        return diag_set(d, -EPERM, e->modules[e->n_modules - 1].file.path, 0, 0,
-                        "refused: the load sets %s, which would make the programs validate "
-                        "starts (the compiler, the probe) load or write what the module chooses",
-                        refused);
-}
-
 static bool unit_matches(const struct module_unit *u, char **specs, int n_specs)
 {
         if (n_specs == 0)
@@ -116,123 +97,12 @@ static bool unit_matches(const struct module_unit *u, char **specs, int n_specs)
         return false;
 }
 
-/* --- validating one unit (in the child) ---------------------------------- */
+/* --- validating one unit (in a worker, or here with -j 1) ------------------ */
 
 static json_t *check_to_json(const struct check *c)
 {
         return json_pack("{s:s, s:s, s:o}", "id", c->id, "status", check_status_to_string(c->status),
                          "message", json_string_lossy(c->message ? c->message : ""));
-}
-
-static bool is_path_list(const char *name, const char *value)
-{
-        static const char *const lists[] = {
-                "PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
-                "CPLUS_INCLUDE_PATH", "CMAKE_PREFIX_PATH", "PKG_CONFIG_PATH", "MANPATH",
-                "PYTHONPATH", "MODULEPATH",
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(lists); i++)
-                if (streq(name, lists[i]))
-                        return true;
-        return strchr(value, ':') != NULL;
-}
-
-/* One directory the module adds to name; in_front: ahead of every entry
- * the variable had. Returns the worst status found. */
-static enum check_status check_added_dir(const char *name, const char *p, bool in_front,
-                                         struct strbuf *bad)
-{
-        if (p[0] == '/' && !is_dir_at(AT_FDCWD, p)) {
-                strbuf_addf(bad, "\n%s: %s does not exist", name, p);
-                return CHECK_FAIL;
-        }
-        if (streq(name, "LD_LIBRARY_PATH") && path_has_component(p, "stubs")) {
-                strbuf_addf(bad, "\nLD_LIBRARY_PATH: %s is a stubs directory: programs would load "
-                                 "the stub libcuda.so.1 instead of the driver's and fail with 'CUDA "
-                                 "driver version is insufficient'; stubs belong on LIBRARY_PATH only",
-                            p);
-                return CHECK_FAIL;
-        }
-        if (in_front && path_is_system_dir(p)) {
-                strbuf_addf(bad, "\n%s: the system directory %s is put in front, ahead of what "
-                                 "other modules add",
-                            name, p);
-                return CHECK_FAIL;
-        }
-        return CHECK_PASS;
-}
-
-/* paths: every directory the module adds exists; no stubs directory on
- * LD_LIBRARY_PATH; no system directory put in front of anything. */
-static void check_paths(const struct evaluation *e, struct check *c)
-{
-        _cleanup_strbuf_ struct strbuf bad = STRBUF_INIT;
-        enum check_status worst = CHECK_PASS;
-        size_t n_dirs = 0;
-
-        for (size_t i = 0; i < e->env.len; i++) {
-                const char *item = e->env.items[i], *eq = strchr(item, '='), *value = eq + 1, *old;
-                _cleanup_free_ char *name = xstrndup(item, (size_t)(eq - item));
-                _cleanup_(strv_release) struct strv now = { 0 }, had = { 0 };
-                bool in_front = true;
-
-                old = env_get(e->env_before_last.items, name);
-                if (env_is_bookkeeping(name) || streq(name, "MODULEPATH") || (old && streq(old, value)))
-                        continue;
-                if (!is_path_list(name, value)) {
-                        if (value[0] == '/' && (endswith(name, "_HOME") || endswith(name, "_ROOT") ||
-                                                endswith(name, "_PATH") || endswith(name, "_DIR"))) {
-                                n_dirs++;
-                                if (!is_dir_at(AT_FDCWD, value)) {
-                                        strbuf_addf(&bad, "\n%s=%s does not exist", name, value);
-                                        worst = CHECK_FAIL;
-                                }
-                        }
-                        continue;
-                }
-                modulepath_split(value, &now);
-                modulepath_split(old, &had);
-                for (size_t k = 0; k < now.len; k++) {
-                        if (strv_contains(&had, now.items[k])) {
-                                in_front = false;
-                                continue;
-                        }
-                        n_dirs++;
-                        if (check_added_dir(name, now.items[k], in_front, &bad) == CHECK_FAIL)
-                                worst = CHECK_FAIL;
-                }
-        }
-        if (worst == CHECK_PASS)
-                check_set(c, CHECK_PASS, "%zu directories added, all present", n_dirs);
-        else
-                check_set(c, worst, "%s\nregenerate the module (cudamod generate) or fix its "
-                                    "paths by hand", bad.buf + 1);
-}
-
-static void fill_target(const struct module_unit *u, const struct evaluation *e, struct strv *clean,
-                        struct validate_target *t)
-{
-        const struct modulefile *m = &e->modules[e->n_modules - 1].file;
-
-        for (size_t i = 0; i < e->env.len; i++) {
-                const char *eq = strchr(e->env.items[i], '=');
-                _cleanup_free_ char *name = xstrndup(e->env.items[i], (size_t)(eq - e->env.items[i]));
-
-                if (!env_is_bookkeeping(name) && !streq(name, "MODULEPATH"))
-                        strv_add(clean, e->env.items[i]);
-        }
-        *t = (struct validate_target){
-                .module = u->module,
-                .name = m->name,
-                .version = m->version,
-                .file = m->path,
-                .env = clean->items,
-        };
-        evaluation_own_entries(e, "LD_LIBRARY_PATH", &t->own_libdirs);
-        evaluation_own_entries(e, "CPATH", &t->own_incdirs);
-        modulepath_split(env_get(clean->items, "LD_LIBRARY_PATH"), &t->ld_library_path);
-        t->kind = module_kind_detect(m->name, &t->own_libdirs);
 }
 
 static json_t *device_to_json(const struct probe_report *p)
@@ -283,7 +153,7 @@ static json_t *probe_info(const struct probe_report *p)
         return o;
 }
 
-static void add_target_check(json_t *checks, struct check *c, const struct vtarget *tg)
+static void add_target_check(json_t *checks, struct check *c, const struct launch_target *tg)
 {
         json_t *j = check_to_json(c);
 
@@ -301,41 +171,40 @@ static enum check_status worse(enum check_status a, enum check_status b)
         return a == CHECK_PASS || b == CHECK_PASS ? CHECK_PASS : CHECK_SKIP;
 }
 
-/* run and device through one target: their checks (with "target"), the
- * cell (pass/warn/fail/skip, or launcher-failed, which is the target's
- * failure and not the module's), and the probe's facts. Returns the
+/* The per-target checks (run, device) through target tg: their checks
+ * (with "target"), the cell (pass/warn/fail/skip, or launcher-failed,
+ * which is the target's failure and not the module's), and the probe's
+ * facts. in is the module's, for the per-module checks. Returns the
  * module's worst status so far. */
-static enum check_status validate_on_target(const struct validate_run *v, const struct vtarget *tg,
-                                            const struct validate_target *t, json_t *checks, json_t *cells,
+static enum check_status validate_on_target(const struct validate_run *v, const struct launch_target *tg,
+                                            const struct check_input *in, json_t *checks, json_t *cells,
                                             json_t *info, json_t **device, enum check_status worst)
 {
         _cleanup_(probe_report_release) struct probe_report p = { 0 };
         struct validate_options vo = v->vo;
+        struct check_input on = *in;
         enum check_status cell = CHECK_SKIP;
-        struct check c;
+        bool probed = validate_module_needs_probe(in->module);
 
         vo.launcher = tg->launcher.len ? tg->launcher.items : NULL;
-        if (!t->kind) {
-                static const char *const ids[] = { "run", "device" };
+        on.options = &vo;
+        if (probed) {
+                probe_run(in->module, &vo, &p);
+                on.probe = &p;
+        }
+        for (const struct check_type *ct = validate_checks; ct->id; ct++) {
+                struct check c;
 
-                for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
-                        c = (struct check){ .id = ids[i] };
-                        check_set(&c, CHECK_SKIP, "no libcudart, libcudnn or libnccl in the module's "
-                                                  "LD_LIBRARY_PATH directories");
-                        add_target_check(checks, &c, tg);
-                }
+                if (ct->scope != CHECK_PER_TARGET)
+                        continue;
+                check_type_run(ct, &on, &c);
+                cell = worse(cell, c.status);
+                add_target_check(checks, &c, tg);
+        }
+        if (!probed) {
                 json_object_set_new(cells, tg->name, json_string("skip"));
                 return worst;
         }
-        probe_run(t, &vo, &p);
-        c = (struct check){ .id = "run" };
-        check_run(t, &p, &c);
-        cell = worse(cell, c.status);
-        add_target_check(checks, &c, tg);
-        c = (struct check){ .id = "device" };
-        check_device(t, &vo, &p, &c);
-        cell = worse(cell, c.status);
-        add_target_check(checks, &c, tg);
         json_object_set_new(info, tg->name, probe_info(&p));
         if (p.launcher_failed) {
                 json_object_set_new(cells, tg->name, json_string("launcher-failed"));
@@ -349,63 +218,49 @@ static enum check_status validate_on_target(const struct validate_run *v, const 
         return cell == CHECK_SKIP ? worst : worse(worst, cell);
 }
 
+/* Load unit u (unless discovering the units did already), and run the
+ * table's checks on it: the report's object for it. A module that did
+ * not load is checked no further, on no target. */
 static json_t *validate_unit(const struct validate_run *v, const struct module_unit *u)
 {
-        static const char *const later[] = { "paths", "closure", "lazy", "build" };
         _cleanup_diag_ struct diag d = DIAG_INIT;
         _cleanup_(evaluation_release) struct evaluation own = { 0 };
-        _cleanup_(strv_release) struct strv clean = { 0 };
-        struct validate_target t = { 0 };
+        _cleanup_(strv_release) struct strv env = { 0 };
+        _cleanup_(validate_module_release) struct validate_module m = { 0 };
         enum check_status worst = CHECK_PASS;
         json_t *checks = json_array(), *device = json_null(), *cells = json_object(), *info = json_object();
         json_t *ret;
-        struct check c = { .id = "syntax" };
+        struct check_input in = { .options = &v->vo };
         const struct evaluation *ev = &u->eval;
         int r = u->evaluated ? 0 : evaluate_chain(v, &u->chain, &own, &d);
 
         if (!u->evaluated)
                 ev = &own;
         if (r >= 0)
-                r = refuse_environment(v, ev, &d);
-
-        if (r < 0) {
-                _cleanup_free_ char *msg = diag_format(&d);
-
-                check_set(&c, CHECK_FAIL, "%s", msg);
-                worst = add_check(checks, &c, worst);
-                for (size_t i = 0; i < ELEMENTSOF(later); i++) {
-                        c = (struct check){ .id = later[i] };
-                        check_set(&c, CHECK_SKIP, "the module did not load");
-                        add_check(checks, &c, worst);
-                }
-                for (size_t k = 0; k < v->n_targets; k++)
-                        json_object_set_new(cells, v->targets[k].name, json_string("skip"));
-                goto out;
+                r = validate_refuse_load(ev, v->start_env.items, &d);
+        if (r < 0)
+                in.load_error = &d;
+        else {
+                validate_module_init(&m, u->module, ev, &env);
+                in.eval = ev;
+                in.module = &m;
         }
-        check_set(&c, CHECK_PASS, "%s", ev->modules[ev->n_modules - 1].file.lua
-                                                 ? "parses and loads (Lua, Lmod's functions)"
-                                                 : "loads in a Tcl safe interpreter");
-        worst = add_check(checks, &c, worst);
-        fill_target(u, ev, &clean, &t);
 
-        c = (struct check){ .id = "paths" };
-        check_paths(ev, &c);
-        worst = add_check(checks, &c, worst);
-        c = (struct check){ .id = "closure" };
-        check_closure(&t, &c);
-        worst = add_check(checks, &c, worst);
-        c = (struct check){ .id = "lazy" };
-        check_lazy(&t, &c);
-        worst = add_check(checks, &c, worst);
-        c = (struct check){ .id = "build" };
-        check_build(&t, &v->vo, &c);
-        worst = add_check(checks, &c, worst);
-        for (size_t k = 0; k < v->n_targets; k++)
-                worst = validate_on_target(v, &v->targets[k], &t, checks, cells, info, &device, worst);
-        strv_release(&t.own_libdirs);
-        strv_release(&t.own_incdirs);
-        strv_release(&t.ld_library_path);
-out:
+        for (const struct check_type *ct = validate_checks; ct->id; ct++) {
+                struct check c;
+
+                if (ct->scope != CHECK_PER_MODULE)
+                        continue;
+                check_type_run(ct, &in, &c);
+                worst = add_check(checks, &c, worst);
+        }
+        for (size_t k = 0; k < v->n_targets; k++) {
+                if (!in.module)
+                        json_object_set_new(cells, v->targets[k].name, json_string("skip"));
+                else
+                        worst = validate_on_target(v, &v->targets[k], &in, checks, cells, info, &device, worst);
+        }
+
         ret = json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:o}", "module", json_string_lossy(u->module), "file",
                         json_string_lossy(u->file), "status", check_status_to_string(worst),
                         "checks", checks, "targets", cells, "device", device, TARGET_INFO, info);
@@ -421,167 +276,40 @@ out:
 
 /* --- running the units, -j at a time -------------------------------------- */
 
-/* A worker process of -j N: it reads unit indices (8 bytes each) on cmd,
- * and answers each with the result's length (8 bytes) and its JSON on
- * res. Forking once per worker, not once per module, matters where a fork
- * is slow (a large page table, a virtual machine). */
-struct worker {
-        pid_t pid;
-        int cmd, res;
-        bool busy;
-        size_t unit;
-        struct strbuf in;
+/* What the pool's functions are given. */
+struct unit_pool {
+        const struct validate_run *v;
+        const struct global_options *g;
 };
 
-static json_t *crashed_result(const struct module_unit *u, const char *why)
+static json_t *unit_work(size_t i, void *userdata)
 {
+        const struct unit_pool *up = userdata;
+
+        return validate_unit(up->v, &up->v->units[i]);
+}
+
+/* The result of a unit whose validation did not finish (its worker
+ * died): a failed syntax check saying so. */
+static json_t *unit_lost(size_t i, const char *why, void *userdata)
+{
+        const struct unit_pool *up = userdata;
+        const struct module_unit *u = &up->v->units[i];
         struct check c = { .id = "syntax" };
-        json_t *checks = json_array(), *r;
+        json_t *checks = json_array();
 
         check_set(&c, CHECK_FAIL, "the validation of this module did not finish: %s "
                                   "(a bug in cudamod: please report it)", why);
         add_check(checks, &c, CHECK_FAIL);
-        r = json_pack("{s:o, s:o, s:s, s:o, s:n}", "module", json_string_lossy(u->module), "file",
-                      json_string_lossy(u->file), "status", "fail", "checks", checks, "device");
-        return r;
+        return json_pack("{s:o, s:o, s:s, s:o, s:n}", "module", json_string_lossy(u->module), "file",
+                         json_string_lossy(u->file), "status", "fail", "checks", checks, "device");
 }
 
-static bool write_all(int fd, const void *buf, size_t len)
+static void unit_progress(size_t done, size_t total, bool end, void *userdata)
 {
-        for (size_t off = 0; off < len;) {
-                ssize_t n = write(fd, (const char *)buf + off, len - off);
+        const struct unit_pool *up = userdata;
 
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return false;
-                off += (size_t)n;
-        }
-        return true;
-}
-
-_noreturn_ static void worker_main(const struct validate_run *v, int cmd, int res)
-{
-        uint64_t i;
-
-        signal(SIGPIPE, SIG_DFL);
-        for (;;) {
-                ssize_t n = read(cmd, &i, sizeof(i));
-                _cleanup_free_ char *text = NULL;
-                uint64_t len;
-                json_t *r;
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n != (ssize_t)sizeof(i) || i >= v->n_units)
-                        _exit(0);
-                r = validate_unit(v, &v->units[i]);
-                text = json_dumps(r, JSON_COMPACT);
-                json_decref(r);
-                len = text ? strlen(text) : 0;
-                if (!write_all(res, &len, sizeof(len)) || !write_all(res, text, len))
-                        _exit(1);
-        }
-}
-
-/* Start worker k; the others' pipes are closed in it, so that each worker
- * sees the end of its own cmd when the parent closes it. */
-static int worker_start(const struct validate_run *v, struct worker *w, size_t n, size_t k)
-{
-        int cmd[2], res[2];
-        pid_t pid;
-
-        if (pipe2(cmd, O_CLOEXEC) < 0)
-                return -errno;
-        if (pipe2(res, O_CLOEXEC) < 0) {
-                int e = -errno;
-
-                close(cmd[0]), close(cmd[1]);
-                return e;
-        }
-        fflush(NULL);
-        pid = fork();
-        if (pid == 0) {
-                for (size_t j = 0; j < n; j++)
-                        if (j != k && w[j].pid > 0) {
-                                close(w[j].cmd);
-                                close(w[j].res);
-                        }
-                close(cmd[1]);
-                close(res[0]);
-                worker_main(v, cmd[0], res[1]);
-        }
-        close(cmd[0]);
-        close(res[1]);
-        if (pid < 0) {
-                int e = -errno;
-
-                close(cmd[1]), close(res[0]);
-                return e;
-        }
-        w[k] = (struct worker){ .pid = pid, .cmd = cmd[1], .res = res[0], .in = STRBUF_INIT };
-        return 0;
-}
-
-static void worker_stop(struct worker *w, int *status)
-{
-        close(w->cmd);
-        close(w->res);
-        while (waitpid(w->pid, status, 0) < 0 && errno == EINTR)
-                ;
-        strbuf_release(&w->in);
-        w->pid = 0;
-        w->busy = false;
-}
-
-/* The worker's unit died with it: its result says how; a new worker takes
- * its place. */
-static void worker_died(struct validate_run *v, struct worker *w, size_t n, size_t k)
-{
-        struct module_unit *u = &v->units[w[k].unit];
-        _cleanup_free_ char *why = NULL;
-        int status = 0;
-
-        worker_stop(&w[k], &status);
-        why = wait_status_string(status);
-        v->results[w[k].unit] = crashed_result(u, why);
-        (void)worker_start(v, w, n, k);
-}
-
-enum worker_state { WORKER_BUSY, WORKER_DONE, WORKER_DEAD };
-
-/* Read what worker w sent: its unit's result complete (DONE), not yet
- * (BUSY), or the worker is gone (DEAD). */
-static enum worker_state worker_read(struct validate_run *v, struct worker *w)
-{
-        char buf[65536];
-        ssize_t n = read(w->res, buf, sizeof(buf));
-        uint64_t len;
-        json_error_t err;
-
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                return WORKER_BUSY;
-        if (n <= 0)
-                return WORKER_DEAD;
-        strbuf_add(&w->in, buf, (size_t)n);
-        if (w->in.len < sizeof(len))
-                return WORKER_BUSY;
-        memcpy(&len, w->in.buf, sizeof(len));
-        if (len > RESULT_MAX)
-                return WORKER_DEAD;
-        if (w->in.len < sizeof(len) + len)
-                return WORKER_BUSY;
-        v->results[w->unit] = json_loadb(w->in.buf + sizeof(len), len, 0, &err);
-        if (!v->results[w->unit])
-                v->results[w->unit] = crashed_result(&v->units[w->unit], "an unreadable result");
-        strbuf_reset(&w->in);
-        w->busy = false;
-        return WORKER_DONE;
-}
-
-static void progress(const struct global_options *g, size_t done, size_t total, bool end)
-{
-        if (g->verbosity < 0 || !isatty(STDERR_FILENO))
+        if (up->g->verbosity < 0 || !isatty(STDERR_FILENO))
                 return;
         if (end)
                 fprintf(stderr, "\r\033[K");
@@ -592,80 +320,16 @@ static void progress(const struct global_options *g, size_t done, size_t total, 
 
 static void run_units(struct validate_run *v, unsigned jobs, const struct global_options *g)
 {
-        _cleanup_free_ struct worker *workers = xcalloc(jobs, sizeof(*workers));
-        size_t next = 0, done = 0;
+        static const struct validate_pool_ops ops = {
+                .work = unit_work,
+                .lost = unit_lost,
+                .progress = unit_progress,
+        };
+        struct unit_pool up = { .v = v, .g = g };
+        int r = validate_pool_run(v->n_units, jobs, &ops, &up, v->results);
 
-        /* One at a time: in this process (a fork per module costs more than
-         * some checks). */
-        if (jobs == 1) {
-                for (size_t i = 0; i < v->n_units; i++) {
-                        progress(g, i, v->n_units, false);
-                        v->results[i] = validate_unit(v, &v->units[i]);
-                }
-                progress(g, v->n_units, v->n_units, true);
-                return;
-        }
-
-        /* A worker that died must not take us with it when we write to it. */
-        signal(SIGPIPE, SIG_IGN);
-        for (size_t k = 0; k < jobs; k++)
-                if (worker_start(v, workers, jobs, k) < 0) {
-                        log_error("cannot start a worker process: %s", strerror(errno));
-                        jobs = (unsigned)k;
-                        break;
-                }
-        while (done < v->n_units && jobs) {
-                struct pollfd fds[64];
-                size_t map[64], nf = 0;
-
-                for (size_t k = 0; k < jobs; k++) {
-                        uint64_t i = next;
-
-                        if (workers[k].pid <= 0 || workers[k].busy || next >= v->n_units)
-                                continue;
-                        if (!write_all(workers[k].cmd, &i, sizeof(i))) {
-                                workers[k].unit = next++;
-                                workers[k].busy = true;
-                                worker_died(v, workers, jobs, k);
-                                done++;
-                                continue;
-                        }
-                        workers[k].unit = next++;
-                        workers[k].busy = true;
-                }
-                for (size_t k = 0; k < jobs && nf < ELEMENTSOF(fds); k++)
-                        if (workers[k].busy) {
-                                fds[nf] = (struct pollfd){ .fd = workers[k].res, .events = POLLIN };
-                                map[nf++] = k;
-                        }
-                if (!nf)
-                        break;
-                progress(g, done, v->n_units, false);
-                if (poll(fds, nf, -1) < 0 && errno != EINTR)
-                        break;
-                for (size_t f = 0; f < nf; f++) {
-                        struct worker *w = &workers[map[f]];
-
-                        if (!fds[f].revents)
-                                continue;
-                        switch (worker_read(v, w)) {
-                        case WORKER_DONE:
-                                done++;
-                                break;
-                        case WORKER_DEAD:
-                                worker_died(v, workers, jobs, map[f]);
-                                done++;
-                                break;
-                        case WORKER_BUSY:
-                                break;
-                        }
-                }
-        }
-        for (size_t k = 0; k < jobs; k++)
-                if (workers[k].pid > 0)
-                        worker_stop(&workers[k], &(int){ 0 });
-        signal(SIGPIPE, SIG_DFL);
-        progress(g, done, v->n_units, true);
+        if (r < 0)
+                log_error("cannot start a worker process: %s", strerror(-r));
 }
 
 /* --- the report ------------------------------------------------------------- */
@@ -729,7 +393,7 @@ static void print_targets(const struct validate_run *v, json_t *summary)
         json_t *t, *d;
 
         json_array_foreach(json_object_get(summary, "targets"), i, t) {
-                const struct vtarget *tg = &v->targets[i];
+                const struct launch_target *tg = &v->targets[i];
                 const char *status = json_string_value(json_object_get(t, "status"));
                 json_t *devs = json_object_get(t, "devices");
                 _cleanup_free_ char *name = term_escape(tg->name);
@@ -848,11 +512,11 @@ static int split_words(const char *s, struct strv *ret);
 
 static void target_add(struct validate_run *v, const char *name, const char *launcher)
 {
-        struct vtarget *t;
+        struct launch_target *t;
 
         v->targets = xreallocarray(v->targets, v->n_targets + 1, sizeof(*v->targets));
         t = &v->targets[v->n_targets++];
-        *t = (struct vtarget){ .name = xstrdup(name), .launcher_text = launcher ? xstrdup(launcher) : NULL };
+        *t = (struct launch_target){ .name = xstrdup(name), .launcher_text = launcher ? xstrdup(launcher) : NULL };
 }
 
 /* The targets: --launcher CMD (one, "launcher"); else the config's
@@ -895,7 +559,7 @@ static int targets_choose(struct validate_run *v, const struct config *cfg, cons
         if (!v->n_targets)
                 target_add(v, "local", NULL);
         for (size_t i = 0; i < v->n_targets; i++) {
-                struct vtarget *t = &v->targets[i];
+                struct launch_target *t = &v->targets[i];
 
                 if (t->launcher_text && (split_words(t->launcher_text, &t->launcher) < 0 || !t->launcher.len)) {
                         log_error("target %s: launcher '%s': unbalanced quotes or no command", t->name,
@@ -946,7 +610,7 @@ static json_t *targets_summary(struct validate_run *v)
         _cleanup_free_ char *list = NULL;
 
         for (size_t k = 0; k < v->n_targets; k++) {
-                const struct vtarget *tg = &v->targets[k];
+                const struct launch_target *tg = &v->targets[k];
                 json_t *t = json_pack("{s:o, s:o, s:s, s:n, s:n, s:[], s:n, s:n}", "name", json_string_lossy(tg->name),
                                       "launcher", tg->launcher.len ? json_strv(&tg->launcher) : json_null(),
                                       "status", "unused", "message", "driver_version", "devices",

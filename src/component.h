@@ -30,7 +30,7 @@ struct name_hint;
 struct opset;
 struct check;
 struct strv;
-struct validate_target;
+struct validate_module;
 struct walk_dir;
 struct walk_verdict;
 
@@ -137,7 +137,7 @@ struct component {
         struct component_build_check build;
         struct component_probe probe;
         /* The lazy check: what it dlopen()s resolves; NULL: nothing. */
-        void (*lazy)(const struct validate_target *t, struct check *ret);
+        void (*lazy)(const struct validate_module *t, struct check *ret);
 
         /* doctor: the CUDA major the libraries in a module's library
          * directories are for, 0 when unknown. */

@@ -49,14 +49,14 @@ static void findings_skip(struct findings *f, const char *why, struct check *ret
         }
 }
 
-/* The resolver's view of the target: its LD_LIBRARY_PATH and the real
- * loader cache (read per check: it is small). */
+/* The resolver's view of the module under test: its LD_LIBRARY_PATH and
+ * the real loader cache (read per check: it is small). */
 struct elf_context {
         struct resolve_env env;
         struct ldcache *cache;
 };
 
-static void elf_context_init(struct elf_context *c, const struct validate_target *t,
+static void elf_context_init(struct elf_context *c, const struct validate_module *m,
                              struct findings *f)
 {
         struct diag d = DIAG_INIT;
@@ -66,8 +66,8 @@ static void elf_context_init(struct elf_context *c, const struct validate_target
                 findings_add(f, CHECK_WARN, "%s; the loader cache was not searched", d.message);
         diag_release(&d);
         resolve_env_init(&c->env, NULL, c->cache);
-        for (size_t i = 0; i < t->ld_library_path.len; i++)
-                strv_add(&c->env.ld_library_path, t->ld_library_path.items[i]);
+        for (size_t i = 0; i < m->ld_library_path.len; i++)
+                strv_add(&c->env.ld_library_path, m->ld_library_path.items[i]);
 }
 
 static void elf_context_release(struct elf_context *c)
@@ -77,22 +77,22 @@ static void elf_context_release(struct elf_context *c)
         c->cache = NULL;
 }
 
-static void own_libs_collect(const struct validate_target *t, struct libset *ret,
+static void own_libs_collect(const struct validate_module *m, struct libset *ret,
                              struct findings *f)
 {
-        for (size_t i = 0; i < t->own_libdirs.len; i++) {
+        for (size_t i = 0; i < m->own_libdirs.len; i++) {
                 struct strv names = { 0 };
-                int r = dir_list(AT_FDCWD, t->own_libdirs.items[i], &names);
+                int r = dir_list(AT_FDCWD, m->own_libdirs.items[i], &names);
 
                 if (r == -E2BIG)
                         findings_add(f, CHECK_WARN, "'%s' holds more than %d entries, its libraries not checked",
-                                     t->own_libdirs.items[i], WALK_MAX_ENTRIES);
+                                     m->own_libdirs.items[i], WALK_MAX_ENTRIES);
                 if (r < 0)
                         continue;  /* the paths check reports any other error */
                 for (size_t k = 0; k < names.len; k++) {
                         struct diag d = DIAG_INIT;
 
-                        if (libset_add(ret, t->own_libdirs.items[i], names.items[k], &d) < 0)
+                        if (libset_add(ret, m->own_libdirs.items[i], names.items[k], &d) < 0)
                                 findings_add(f, CHECK_WARN, "%s, skipping", d.message);
                         diag_release(&d);
                 }
@@ -155,7 +155,7 @@ static void closure_library(const struct elf_context *c, const struct libset_ent
         strv_release(&missing);
 }
 
-void check_closure(const struct validate_target *t, struct check *ret)
+void check_closure(const struct validate_module *m, struct check *ret)
 {
         struct findings f = FINDINGS_INIT;
         struct closure_count n = { 0 };
@@ -164,12 +164,12 @@ void check_closure(const struct validate_target *t, struct check *ret)
         struct strbuf summary = STRBUF_INIT;
 
         ret->id = "closure";
-        own_libs_collect(t, &libs, &f);
+        own_libs_collect(m, &libs, &f);
         if (libs.n == 0) {
                 findings_skip(&f, "no shared library in the module's library directories", ret);
                 return;
         }
-        elf_context_init(&c, t, &f);
+        elf_context_init(&c, m, &f);
         for (size_t i = 0; i < libs.n; i++)
                 closure_library(&c, &libs.items[i], &n, &f);
         if (n.failing_libs > SHOW_LIBRARIES)
@@ -193,10 +193,10 @@ void check_closure(const struct validate_target *t, struct check *ret)
 
 /* The module's library stem.so.N: path, ELF facts and N; NULL when absent
  * or unreadable (reported). */
-static char *own_library(const struct validate_target *t, const char *stem, struct elf_info *info,
+static char *own_library(const struct validate_module *m, const char *stem, struct elf_info *info,
                          unsigned long *major, struct findings *f)
 {
-        char *path = find_soname_file(&t->own_libdirs, stem, major);
+        char *path = find_soname_file(&m->own_libdirs, stem, major);
         struct diag d = DIAG_INIT;
 
         if (path && elf_read_info(AT_FDCWD, path, info, &d) < 0) {
@@ -208,12 +208,12 @@ static char *own_library(const struct validate_target *t, const char *stem, stru
 }
 
 /* The CUDA majors whose libcublasLt the LD_LIBRARY_PATH offers ("13"). */
-static void offered_cuda_majors(const struct validate_target *t, struct strv *ret)
+static void offered_cuda_majors(const struct validate_module *m, struct strv *ret)
 {
-        for (size_t i = 0; i < t->ld_library_path.len; i++) {
+        for (size_t i = 0; i < m->ld_library_path.len; i++) {
                 struct strv names = { 0 };
 
-                if (dir_list(AT_FDCWD, t->ld_library_path.items[i], &names) < 0)
+                if (dir_list(AT_FDCWD, m->ld_library_path.items[i], &names) < 0)
                         continue;
                 for (size_t k = 0; k < names.len; k++) {
                         struct version v;
@@ -244,15 +244,15 @@ static void cudnn_release(struct cudnn *c)
 }
 
 /* libcudnn.so.N in more than one LD_LIBRARY_PATH directory. */
-static void cudnn_check_reachable(const struct validate_target *t, const struct cudnn *c,
+static void cudnn_check_reachable(const struct validate_module *m, const struct cudnn *c,
                                   struct findings *f)
 {
         _cleanup_free_ char *soname = xasprintf("libcudnn.so.%lu", c->major);
         struct strv files = { 0 }, shown = { 0 };
         bool differ = false;
 
-        for (size_t i = 0; i < t->ld_library_path.len; i++) {
-                _cleanup_free_ char *p = path_join(t->ld_library_path.items[i], soname);
+        for (size_t i = 0; i < m->ld_library_path.len; i++) {
+                _cleanup_free_ char *p = path_join(m->ld_library_path.items[i], soname);
                 _cleanup_free_ char *real = realpath(p, NULL);
                 struct version v;
 
@@ -263,7 +263,7 @@ static void cudnn_check_reachable(const struct validate_target *t, const struct 
                 differ |= !v.count || !c->version.count || version_compare(&v, &c->version) != 0;
                 {
                         _cleanup_free_ char *vs = lib_version_string(&v);
-                        strv_push(&shown, xasprintf("%s in '%s'", vs, t->ld_library_path.items[i]));
+                        strv_push(&shown, xasprintf("%s in '%s'", vs, m->ld_library_path.items[i]));
                 }
         }
         if (files.len > 1) {
@@ -363,12 +363,12 @@ static void cudnn_check_subs(const struct elf_context *ctx, struct cudnn *c, str
 }
 
 /* Advice when the CUDA libraries of cuDNN's CUDA major do not resolve. */
-static char *cuda_major_advice(const struct validate_target *t, unsigned long major)
+static char *cuda_major_advice(const struct validate_module *m, unsigned long major)
 {
         struct strv offered = { 0 };
         struct strbuf sb = STRBUF_INIT;
 
-        offered_cuda_majors(t, &offered);
+        offered_cuda_majors(m, &offered);
         strbuf_addf(&sb, "load a cuda/%lu.x module", major);
         for (size_t i = 0; i < offered.len; i++)
                 if (strtoul(offered.items[i], NULL, 10) != major)
@@ -380,7 +380,7 @@ static char *cuda_major_advice(const struct validate_target *t, unsigned long ma
 /* libcublasLt.so.N and libnvrtc.so.N of the CUDA major cuDNN is built for
  * resolve from the sub-library that loads them. Returns the major (0:
  * unknown). */
-static unsigned long cudnn_check_cuda(const struct validate_target *t, const struct elf_context *ctx,
+static unsigned long cudnn_check_cuda(const struct validate_module *m, const struct elf_context *ctx,
                                       const struct cudnn *c, struct findings *f)
 {
         static const char *const stems[] = { "libcublasLt", "libnvrtc" };
@@ -411,7 +411,7 @@ static unsigned long cudnn_check_cuda(const struct validate_target *t, const str
                 resolved_release(&r);
         }
         if (missing.len) {
-                _cleanup_free_ char *advice = cuda_major_advice(t, major);
+                _cleanup_free_ char *advice = cuda_major_advice(m, major);
                 struct strbuf sb = STRBUF_INIT;
 
                 strbuf_add_list(&sb, &missing, missing.len);
@@ -426,7 +426,7 @@ static unsigned long cudnn_check_cuda(const struct validate_target *t, const str
         return major;
 }
 
-void validate_lazy_cudnn(const struct validate_target *t, struct check *ret)
+void validate_lazy_cudnn(const struct validate_module *m, struct check *ret)
 {
         struct findings f = FINDINGS_INIT;
         struct cudnn c = { 0 };
@@ -434,18 +434,18 @@ void validate_lazy_cudnn(const struct validate_target *t, struct check *ret)
         _cleanup_free_ char *ver = NULL, *dir = NULL, *summary = NULL;
         unsigned long cuda;
 
-        c.path = own_library(t, "libcudnn", &c.info, &c.major, &f);
+        c.path = own_library(m, "libcudnn", &c.info, &c.major, &f);
         if (!c.path) {
                 findings_skip(&f, "no libcudnn.so.N in the module's library directories", ret);
                 return;
         }
-        elf_context_init(&ctx, t, &f);
+        elf_context_init(&ctx, m, &f);
         c.version = lib_file_version(c.path, "libcudnn");
         ver = lib_version_string(&c.version);
         dir = path_dirname(c.path);
-        cudnn_check_reachable(t, &c, &f);
+        cudnn_check_reachable(m, &c, &f);
         cudnn_check_subs(&ctx, &c, &f);
-        cuda = cudnn_check_cuda(t, &ctx, &c, &f);
+        cuda = cudnn_check_cuda(m, &ctx, &c, &f);
         if (f.worst == CHECK_PASS)
                 summary = xasprintf("cuDNN %s in '%s': %zu sub-libraries resolve there, all %s; "
                                     "built for CUDA %lu, whose libcublasLt.so.%lu and libnvrtc.so.%lu "
@@ -478,14 +478,14 @@ static void nvjitlink_compare(const char *cusparse, const struct resolved *r, st
                              hs, resolve_source_to_string(r->source), ws, dir, want.n[0], want.n[1], dir);
 }
 
-void validate_lazy_cuda(const struct validate_target *t, struct check *ret)
+void validate_lazy_cuda(const struct validate_module *m, struct check *ret)
 {
         struct findings f = FINDINGS_INIT;
         struct elf_info info = { 0 };
         struct resolved r = { 0 };
         struct elf_context ctx;
         unsigned long major = 0;
-        _cleanup_free_ char *cusparse = own_library(t, "libcusparse", &info, &major, &f);
+        _cleanup_free_ char *cusparse = own_library(m, "libcusparse", &info, &major, &f);
         _cleanup_free_ char *summary = NULL, *jit = NULL;
 
         for (size_t i = 0; cusparse && i < info.needed.len && !jit; i++)
@@ -499,7 +499,7 @@ void validate_lazy_cuda(const struct validate_target *t, struct check *ret)
                 elf_info_release(&info);
                 return;
         }
-        elf_context_init(&ctx, t, &f);
+        elf_context_init(&ctx, m, &f);
         if (resolve_needed(&ctx.env, cusparse, &info, jit, &r, NULL) < 0 || r.source == RESOLVE_NOT_FOUND) {
                 _cleanup_free_ char *advice = soname_advice(jit);
                 findings_add(&f, CHECK_FAIL, "libcusparse.so.%lu needs %s, which resolves nowhere: %s",
@@ -516,13 +516,13 @@ void validate_lazy_cuda(const struct validate_target *t, struct check *ret)
         elf_info_release(&info);
 }
 
-void check_lazy(const struct validate_target *t, struct check *ret)
+void check_lazy(const struct validate_module *m, struct check *ret)
 {
         ret->id = "lazy";
-        if (t->kind && t->kind->lazy)
-                t->kind->lazy(t, ret);
-        else if (t->kind)
-                check_set(ret, CHECK_SKIP, "%s dlopen()s nothing that the module must provide", t->kind->label);
+        if (m->kind && m->kind->lazy)
+                m->kind->lazy(m, ret);
+        else if (m->kind)
+                check_set(ret, CHECK_SKIP, "%s dlopen()s nothing that the module must provide", m->kind->label);
         else
                 check_set(ret, CHECK_SKIP, "not a cuda or cudnn module: nothing loaded lazily to check");
 }

@@ -175,7 +175,7 @@ static unsigned long dir_cudart_major(const char *dir)
 /* The CUDA major the probe should load the runtime of: a cuda module's
  * from its runtime header (or its libcudart.so.N), another module's from
  * the first libcudart.so.N on its LD_LIBRARY_PATH; 0 when unknown. */
-static unsigned long target_cuda_major(const struct validate_target *t)
+static unsigned long module_cuda_major(const struct validate_module *t)
 {
         const struct component *toolkit = component_toolkit();
         const struct strv *dirs = t->kind == toolkit ? &t->own_libdirs : &t->ld_library_path;
@@ -263,7 +263,7 @@ static char *compiler_errors(const char *text)
         return strbuf_detach(&sb);
 }
 
-void check_build(const struct validate_target *t, const struct validate_options *o, struct check *ret)
+void check_build(const struct validate_module *t, const struct validate_options *o, struct check *ret)
 {
         const struct component_build_check *k = t->kind ? &t->kind->build : NULL;
         const char *cc = k && k->cplusplus ? (o->cxx ? o->cxx : "c++") : o->cc ? o->cc : "cc";
@@ -512,13 +512,13 @@ struct probe_job {
         unsigned timeout;
 };
 
-static void probe_start(const struct validate_target *t, const struct validate_options *o,
+static void probe_start(const struct validate_module *t, const struct validate_options *o,
                         struct probe_job *job)
 {
         _cleanup_(strv_release) struct strv env = { 0 }, argv = { 0 };
         _cleanup_free_ char *exe = NULL, *major_arg = NULL;
         bool launcher = o->launcher && o->launcher[0];
-        unsigned long major = target_cuda_major(t);
+        unsigned long major = module_cuda_major(t);
         extern char **environ;
         char *const *launch_env;
         int r, err = 0;
@@ -658,7 +658,7 @@ done:
         *r = (struct probe_report){ 0 };
 }
 
-int probe_run(const struct validate_target *t, const struct validate_options *o, struct probe_report *ret)
+int probe_run(const struct validate_module *t, const struct validate_options *o, struct probe_report *ret)
 {
         struct probe_job job;
 
@@ -670,7 +670,7 @@ int probe_run(const struct validate_target *t, const struct validate_options *o,
 /* --- run --------------------------------------------------------------- */
 
 /* The module's library directories, for messages: "'/a', '/b'". */
-static char *own_dirs_string(const struct validate_target *t)
+static char *own_dirs_string(const struct validate_module *t)
 {
         struct strbuf sb = STRBUF_INIT;
 
@@ -682,7 +682,7 @@ static char *own_dirs_string(const struct validate_target *t)
 /* Whether the file loaded (l->path, a realpath) is what the module's
  * library directories offer under its soname; *ret_offered tells whether
  * they offer that soname at all. */
-static bool loaded_from_module(const struct validate_target *t, const struct probe_library *l, bool *ret_offered)
+static bool loaded_from_module(const struct validate_module *t, const struct probe_library *l, bool *ret_offered)
 {
         bool offered = false, same = false;
 
@@ -703,7 +703,7 @@ static bool loaded_from_module(const struct validate_target *t, const struct pro
 /* The kind's library: loaded from the module, and its version equal to the
  * header's and the module's. Returns whether it was read (so further
  * comparisons make sense). */
-static bool run_library(const struct validate_target *t, const struct component *kind,
+static bool run_library(const struct validate_module *t, const struct component *kind,
                         const struct probe_library *l, struct findings *f)
 {
         const struct component_build_check *k = &kind->build;
@@ -810,7 +810,7 @@ static const char *probe_outcome(const struct probe_report *p)
         return p->started && !p->launcher_failed ? "failed" : "did not run";
 }
 
-void check_run(const struct validate_target *t, const struct probe_report *p, struct check *ret)
+void check_run(const struct validate_module *t, const struct probe_report *p, struct check *ret)
 {
         struct findings f = FINDINGS_INIT;
         const struct probe_library *l;
@@ -845,7 +845,7 @@ static char *driver_string(long v)
         return xasprintf("%ld (CUDA %ld.%ld)", v, v / 1000, v % 1000 / 10);
 }
 
-void check_device(const struct validate_target *t, const struct validate_options *o,
+void check_device(const struct validate_module *t, const struct validate_options *o,
                   const struct probe_report *p, struct check *ret)
 {
         enum check_status absent = o->require_device ? CHECK_FAIL : CHECK_SKIP;

@@ -1,21 +1,31 @@
 /* validate.h: the checks of `cudamod validate` (DESIGN.md §6) for one
  * module that has been evaluated already.
  *
+ * Two things are easily confused here: the module under test (struct
+ * validate_module: the module loaded, with its dependencies, whose
+ * environment the checks look at) and a launcher target (where the probe
+ * runs: this machine, or a Slurm partition through `srun`; --target,
+ * validate.targets). "target" means only the latter.
+ *
  * The caller (cmd-validate.c, with evaluate.c) loads the module with its
- * dependencies and fills a struct validate_target: the clean environment
- * the module gives (plus PATH/HOME basics), and the directories the module
- * itself adds. Each check function fills one struct check. They never
- * print; messages say what was found and what to do about it.
+ * dependencies and makes a struct validate_module of the load
+ * (validate_module_init): the clean environment the module gives (plus
+ * PATH/HOME basics), and the directories the module itself adds. Each
+ * check fills one struct check; the table validate_checks[] lists them in
+ * report order. They never print; messages say what was found and what to
+ * do about it.
  *
  *   syntax, paths        validate.c (from the evaluation)
  *   closure, lazy        validate-elf.c (resolve.h)
- *   build, run, device   validate-probe.c (the C compiler, cudamod-probe) */
+ *   build, run, device   validate-probe.c (the C compiler, cudamod-probe)
+ *   the table            validate-checks.c */
 #ifndef CUDAMOD_VALIDATE_H
 #define CUDAMOD_VALIDATE_H
 
 #include <stdbool.h>
 
 #include "component.h"
+#include "diag.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -79,7 +89,10 @@ struct validate_options {
  * start (what validate started the load from), or NULL. */
 const char *validate_refused_variable(char *const *env, char *const *start);
 
-struct validate_target {
+/* The module under test. Built by validate_module_init from a load (the
+ * strings point into the evaluation, env into the caller's strv), or by
+ * hand in tests; validate_module_release frees the three strvs. */
+struct validate_module {
         const char *module;         /* "cudnn/9.7.1" */
         const char *name;           /* "cudnn" */
         const char *version;        /* "9.7.1" (may be "" when the module has none) */
@@ -104,15 +117,38 @@ struct validate_target {
  * first found of libcudart, libcudnn, libnccl. */
 const struct component *module_kind_detect(const char *name, const struct strv *own_libdirs);
 
+struct evaluation;
+
+/* The module under test from e, the load of module (its last module) with
+ * its dependencies: env is e's environment minus the module tools'
+ * bookkeeping and MODULEPATH, put in ret_env, which must outlive ret. */
+void validate_module_init(struct validate_module *ret, const char *module, const struct evaluation *e,
+                          struct strv *ret_env);
+void validate_module_release(struct validate_module *m);
+
+/* -EPERM with d saying so when the load e sets a variable validate
+ * refuses (validate_refused_variable, against start): checked before
+ * anything is started with e's environment, and reported by syntax. */
+int validate_refuse_load(const struct evaluation *e, char *const *start, struct diag *d);
+
+/* syntax: the load's outcome: load_error (the load failed or was
+ * refused: fail with its message), else e loaded (Lua or Tcl). */
+void check_syntax(const struct evaluation *e, const struct diag *load_error, struct check *ret);
+/* paths: every directory the load e adds (to a path list, or as a
+ * *_HOME, *_ROOT, *_PATH, *_DIR variable) exists; no stubs directory on
+ * LD_LIBRARY_PATH; no system directory put in front of what the variable
+ * had. */
+void check_paths(const struct evaluation *e, struct check *ret);
+
 /* --- validate-elf.c -------------------------------------------------- */
 
 /* closure: every DT_NEEDED of every shared library (ELF ET_DYN, regular
  * file or symlink to one, each real file once) in own_libdirs resolves
- * with target->ld_library_path, the library's RUNPATH/RPATH and the system
+ * with m->ld_library_path, the library's RUNPATH/RPATH and the system
  * loader path; the driver's libraries are exempt (they come from the
  * driver) and listed as such. Fail names each library and its missing
  * needs (at most a few, then "and N more") and what to load or install. */
-void check_closure(const struct validate_target *t, struct check *ret);
+void check_closure(const struct validate_module *m, struct check *ret);
 /* lazy: what is dlopen()ed later resolves too (PYTORCH.md R3, R5, R7):
  * - cudnn: the sub-libraries libcudnn_*.so.<major> resolve, all from one
  *   directory and of one version (the file versions), and that directory
@@ -127,9 +163,9 @@ void check_closure(const struct validate_target *t, struct check *ret);
  * - other kinds: skip. */
 /* The lazy checks of the toolkit (libcusparse's libnvJitLink) and of
  * cuDNN (its sub-libraries), the components' `lazy`. */
-void validate_lazy_cuda(const struct validate_target *t, struct check *ret);
-void validate_lazy_cudnn(const struct validate_target *t, struct check *ret);
-void check_lazy(const struct validate_target *t, struct check *ret);
+void validate_lazy_cuda(const struct validate_module *m, struct check *ret);
+void validate_lazy_cudnn(const struct validate_module *m, struct check *ret);
+void check_lazy(const struct validate_module *m, struct check *ret);
 
 /* --- validate-probe.c ------------------------------------------------ */
 
@@ -178,27 +214,27 @@ void probe_report_release(struct probe_report *r);
 /* build: a C program that includes the kind's header (cuda_runtime_api.h,
  * cudnn.h, nccl.h), calls its version function, and links with -lcudart,
  * -lcudnn (and -lcudart), -lnccl, compiled with the module's environment
- * only (CPATH, LIBRARY_PATH, PATH from t->env; no -I/-L flags), in a
+ * only (CPATH, LIBRARY_PATH, PATH from m->env; no -I/-L flags), in a
  * private temporary directory that is removed afterwards. Skip when
  * o->compile is false, for another module, or when no C compiler is found
  * (message says so). Fail quotes the compiler's first error lines. */
-void check_build(const struct validate_target *t, const struct validate_options *o,
+void check_build(const struct validate_module *m, const struct validate_options *o,
                  struct check *ret);
 
-/* Start the probe with exactly t->env (LD_LIBRARY_PATH extended with
+/* Start the probe with exactly m->env (LD_LIBRARY_PATH extended with
  * o->driver_libdir when given), through o->launcher when given (as
  * `LAUNCHER... PROBE --env NAME=value... ARGS`, so the environment reaches
  * the job step whatever the launcher exports, and the probe keeps what the
  * step sets: CUDA_VISIBLE_DEVICES, SLURM_*), in its own process group,
- * killed at the timeout. The probe is looked up in the PATH of t->env; a
+ * killed at the timeout. The probe is looked up in the PATH of m->env; a
  * launcher in cudamod's own PATH, and it runs in cudamod's environment
  * (srun needs PATH, SLURM_* and the like).
  * Arguments: --cuda-major N when the module's CUDA major is known (a cuda
  * module's runtime header, else the first libcudart.so.N on
- * t->ld_library_path); --no-cudnn / --no-nccl when the kind does not need
+ * m->ld_library_path); --no-cudnn / --no-nccl when the kind does not need
  * them. Returns 0 with ret filled (ret->ran false and launch_error set when
  * it could not be run or its output could not be read). */
-int probe_run(const struct validate_target *t, const struct validate_options *o,
+int probe_run(const struct validate_module *m, const struct validate_options *o,
               struct probe_report *ret);
 
 /* run: from a probe report, the kind's libraries loaded by soname, from
@@ -209,13 +245,59 @@ int probe_run(const struct validate_target *t, const struct validate_options *o,
  * major*1000+minor*100+patch — nccl/2.21.5 and 22105); cudnn: its
  * cudnnGetCudartVersion major equals the loaded runtime's. Fail when the
  * probe did not run (the message says whether the launcher failed). */
-void check_run(const struct validate_target *t, const struct probe_report *p, struct check *ret);
+void check_run(const struct validate_module *m, const struct probe_report *p, struct check *ret);
 /* device: driver version ≥ what the runtime needs (runtime major*1000,
  * minor ignored as CUDA's minor version compatibility allows), the device
  * count, and per device its name, compute capability and memory in the
  * message ("2 GPUs: 0 NVIDIA H100 (9.0, 81559 MiB); …"). No driver or no
  * GPU: skip, or fail with o->require_device. A too-old driver: fail. */
-void check_device(const struct validate_target *t, const struct validate_options *o,
+void check_device(const struct validate_module *m, const struct validate_options *o,
                   const struct probe_report *p, struct check *ret);
+
+
+/* --- validate-checks.c ----------------------------------------------- */
+
+/* A check runs once for the module under test, or once per launcher
+ * target (run and device read what the probe saw through that target). */
+enum check_scope {
+        CHECK_PER_MODULE,
+        CHECK_PER_TARGET,
+};
+
+/* What a check is given. Per module: eval and module, or load_error
+ * alone when the load failed. Per target also options with that target's
+ * launcher, and probe: the probe's report through it, or NULL when the
+ * module has nothing for the probe to load (validate_module_needs_probe). */
+struct check_input {
+        const struct evaluation *eval;
+        const struct diag *load_error;
+        const struct validate_module *module;
+        const struct validate_options *options;
+        const struct probe_report *probe;
+};
+
+/* One row of validate_checks[]: a check of its own id. needs_load: the
+ * check looks at the loaded module, so a module that did not load skips
+ * it (syntax, which reports the failed load, does not). */
+struct check_type {
+        const char *id;
+        enum check_scope scope;
+        bool needs_load;
+        void (*run)(const struct check_input *in, struct check *ret);
+};
+
+/* Every check, in the report's order: the per-module ones in table
+ * order, then for each target its per-target ones in table order. Ends
+ * with a row whose id is NULL. */
+extern const struct check_type validate_checks[];
+
+/* Whether the probe is started for m at all: not for a module with none
+ * of the libraries it loads (its per-target checks skip). */
+bool validate_module_needs_probe(const struct validate_module *m);
+
+/* Run ct on in into ret, whose id it sets: a skip saying why when the
+ * module did not load and ct needs it, or, per target, when in->probe is
+ * NULL; else ct->run. */
+void check_type_run(const struct check_type *ct, const struct check_input *in, struct check *ret);
 
 #endif

@@ -31,12 +31,12 @@ static void teardown(void)
         root = NULL;
 }
 
-/* A target of this kind whose own library directories and LD_LIBRARY_PATH
- * are the given directories below root. */
-static void target_init(struct validate_target *t, const struct component *kind, const char *const *own,
+/* A module under test of this kind whose own library directories and
+ * LD_LIBRARY_PATH are the given directories below root. */
+static void target_init(struct validate_module *t, const struct component *kind, const char *const *own,
                         const char *const *llp)
 {
-        *t = (struct validate_target){
+        *t = (struct validate_module){
                 .module = "test/1.0", .name = "test", .version = "1.0", .file = "/dev/null",
                 .kind = kind, .env = env,
         };
@@ -46,7 +46,7 @@ static void target_init(struct validate_target *t, const struct component *kind,
                 strv_push(&t->ld_library_path, path_join(root, *llp));
 }
 
-static void target_release(struct validate_target *t)
+static void target_release(struct validate_module *t)
 {
         strv_release(&t->own_libdirs);
         strv_release(&t->own_incdirs);
@@ -55,8 +55,8 @@ static void target_release(struct validate_target *t)
 
 /* Run check on t and assert its status and that its message holds each of
  * words (NULL-terminated). */
-static void assert_check(void (*check)(const struct validate_target *, struct check *),
-                         const struct validate_target *t, const char *id, enum check_status want,
+static void assert_check(void (*check)(const struct validate_module *, struct check *),
+                         const struct validate_module *t, const char *id, enum check_status want,
                          const char *const *words)
 {
         struct check c = { 0 };
@@ -124,7 +124,7 @@ static bool host_provides(const char *const *sonames)
 
 START_TEST(closure_passes_and_leaves_the_driver_library)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         fx_library(root, "m/lib", "libfoo", "1", "1.2.3", 0,
                    WORDS("libbar.so.1", "libcuda.so.1", "libc.so.6"), NULL);
@@ -138,7 +138,7 @@ END_TEST
 
 START_TEST(closure_fails_on_a_need_that_resolves_nowhere)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         if (host_provides(WORDS("libcublasLt.so.12")))
                 return;
@@ -156,7 +156,7 @@ END_TEST
 
 START_TEST(closure_cudnn8_for_cuda12_with_cuda13_fails)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         if (host_provides(WORDS("libcublas.so.12", "libcublasLt.so.12")))
                 return;
@@ -172,7 +172,7 @@ END_TEST
 
 START_TEST(closure_skips_without_libraries)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         fx_write(root, "m/lib/README", "nothing\n");
         target_init(&t, NULL, WORDS("m/lib"), WORDS("m/lib"));
@@ -183,7 +183,7 @@ END_TEST
 
 START_TEST(closure_warns_on_driver_library_inside_the_module)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         fx_library(root, "m/lib", "libcuda", "1", "550.54.15", 0, WORDS("libc.so.6"), NULL);
         target_init(&t, NULL, WORDS("m/lib"), WORDS("m/lib"));
@@ -196,14 +196,14 @@ END_TEST
 
 /* --- lazy: cuDNN -------------------------------------------------------- */
 
-static void cudnn_target(struct validate_target *t, const char *const *llp)
+static void cudnn_target(struct validate_module *t, const char *const *llp)
 {
         target_init(t, &component_cudnn, WORDS("cudnn/lib"), llp);
 }
 
 START_TEST(lazy_cudnn_passes_with_its_cuda)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         cudnn9("cudnn", "9.7.1", 12);
         toolkit("12.4", "12.4.127");
@@ -217,7 +217,7 @@ END_TEST
 
 START_TEST(lazy_cudnn_for_cuda12_with_only_cuda13_fails)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         if (host_provides(WORDS("libcublasLt.so.12", "libnvrtc.so.12")))
                 return;
@@ -233,7 +233,7 @@ END_TEST
 
 START_TEST(lazy_cudnn_missing_sub_library_fails)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         cudnn9("cudnn", "9.7.1", 12);
         toolkit("12.4", "12.4.127");
@@ -250,7 +250,7 @@ END_TEST
 
 START_TEST(lazy_cudnn_two_versions_reachable_fails)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         cudnn9("cudnn", "9.7.1", 12);
         cudnn9("other", "9.1.0", 12);
@@ -265,7 +265,7 @@ END_TEST
 
 START_TEST(lazy_cudnn_sub_library_from_another_directory_fails)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         cudnn9("cudnn", "9.7.1", 12);
         toolkit("12.4", "12.4.127");
@@ -293,7 +293,7 @@ static void toolkit_with_cusparse(void)
 
 START_TEST(lazy_cuda_nvjitlink_of_the_same_toolkit_passes)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         toolkit_with_cusparse();
         target_init(&t, &component_cuda, WORDS(CUDA_LIB), WORDS(CUDA_LIB));
@@ -305,7 +305,7 @@ END_TEST
 
 START_TEST(lazy_cuda_newer_nvjitlink_elsewhere_passes)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         toolkit_with_cusparse();
         fx_library(root, "new/lib", "libnvJitLink", "12", "12.6.77", 0, NULL, NULL);
@@ -317,7 +317,7 @@ END_TEST
 
 START_TEST(lazy_cuda_older_nvjitlink_fails)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         toolkit_with_cusparse();
         fx_library(root, "old/lib", "libnvJitLink", "12", "12.1.105", 0, NULL, NULL);
@@ -332,7 +332,7 @@ END_TEST
 
 START_TEST(lazy_cuda_unknown_versions_warn)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         toolkit_with_cusparse();
         fx_library(root, "wheel/lib", "libnvJitLink", "12", NULL, 0, NULL, NULL);
@@ -344,7 +344,7 @@ END_TEST
 
 START_TEST(lazy_cuda_without_cusparse_skips)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         toolkit("12.4", "12.4.127");
         target_init(&t, &component_cuda, WORDS(CUDA_LIB), WORDS(CUDA_LIB));
@@ -355,7 +355,7 @@ END_TEST
 
 START_TEST(lazy_other_kinds_skip)
 {
-        struct validate_target t;
+        struct validate_module t;
 
         fx_library(root, "m/lib", "libfoo", "1", NULL, 0, NULL, NULL);
         target_init(&t, NULL, WORDS("m/lib"), WORDS("m/lib"));

@@ -144,7 +144,7 @@ static char *make_no_cache_launcher(const char *root)
 /* A module as validate would see it: own library and include directories
  * (relative to root) first on the paths, then those of its dependencies. */
 struct target {
-        struct validate_target t;
+        struct validate_module t;
         struct strv env;
         char *name, *version;
 };

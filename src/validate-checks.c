@@ -1,0 +1,74 @@
+/* validate-checks.c: the table of validate's checks (DESIGN.md §6, §9):
+ * one row each, its id, whether it runs per module or per launcher target,
+ * and the function that runs it from a struct check_input. A new check is
+ * a new row here; cmd-validate.c only walks the table. */
+#include "validate.h"
+#include "banned.h"
+
+static void run_syntax(const struct check_input *in, struct check *ret)
+{
+        check_syntax(in->eval, in->load_error, ret);
+}
+
+static void run_paths(const struct check_input *in, struct check *ret)
+{
+        check_paths(in->eval, ret);
+}
+
+static void run_closure(const struct check_input *in, struct check *ret)
+{
+        check_closure(in->module, ret);
+}
+
+static void run_lazy(const struct check_input *in, struct check *ret)
+{
+        check_lazy(in->module, ret);
+}
+
+static void run_build(const struct check_input *in, struct check *ret)
+{
+        check_build(in->module, in->options, ret);
+}
+
+static void run_run(const struct check_input *in, struct check *ret)
+{
+        check_run(in->module, in->probe, ret);
+}
+
+static void run_device(const struct check_input *in, struct check *ret)
+{
+        check_device(in->module, in->options, in->probe, ret);
+}
+
+const struct check_type validate_checks[] = {
+        { .id = "syntax", .scope = CHECK_PER_MODULE, .needs_load = false, .run = run_syntax },
+        { .id = "paths", .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_paths },
+        { .id = "closure", .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_closure },
+        { .id = "lazy", .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_lazy },
+        { .id = "build", .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_build },
+        { .id = "run", .scope = CHECK_PER_TARGET, .needs_load = true, .run = run_run },
+        { .id = "device", .scope = CHECK_PER_TARGET, .needs_load = true, .run = run_device },
+        {},
+};
+
+bool validate_module_needs_probe(const struct validate_module *m)
+{
+        return m->kind != NULL;
+}
+
+void check_type_run(const struct check_type *ct, const struct check_input *in, struct check *ret)
+{
+        *ret = (struct check){ .id = ct->id };
+        if (ct->needs_load && !in->module) {
+                check_set(ret, CHECK_SKIP, "the module did not load");
+                return;
+        }
+        /* Nothing for the probe to load, so it was not started: each
+         * per-target check says so, rather than that the probe failed. */
+        if (ct->scope == CHECK_PER_TARGET && !in->probe) {
+                check_set(ret, CHECK_SKIP, "no libcudart, libcudnn or libnccl in the module's "
+                                           "LD_LIBRARY_PATH directories");
+                return;
+        }
+        ct->run(in, ret);
+}
