@@ -49,7 +49,9 @@ static void print_detail(const char *label, const char *value)
 static void print_table(const struct install_list *l, const struct global_options *g)
 {
         if (l->len == 0) {
-                printf("no CUDA, cuDNN or NCCL installation found\n");
+                _cleanup_free_ char *labels = component_list(COMPONENT_FIELD_LABEL, " or ");
+
+                printf("no %s installation found\n", labels);
                 return;
         }
         printf("%s%-9s %-18s %-5s %-7s %-8s %s%s\n", g->color ? BOLD : "", "COMPONENT", "VERSION",

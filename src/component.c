@@ -66,12 +66,17 @@ const struct component *component_of_soname(const char *soname)
         return NULL;
 }
 
-char *component_names_joined(const char *sep)
+char *component_list(enum component_field field, const char *conj)
 {
         struct strbuf sb = STRBUF_INIT;
+        size_t i = 0;
 
-        FOREACH_COMPONENT(c)
-                strbuf_addf(&sb, "%s%s", sb.len ? sep : "", c->name);
+        FOREACH_COMPONENT(c) {
+                const char *s = field == COMPONENT_FIELD_LABEL ? c->label : c->library;
+
+                i++;
+                strbuf_addf(&sb, "%s%s", i == 1 ? "" : i == N_COMPONENTS ? conj : ", ", s);
+        }
         return strbuf_detach(&sb);
 }
 

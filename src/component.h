@@ -165,8 +165,10 @@ const struct component *component_toolkit(void);
 /* The component whose library has this soname ("libcudnn_ops.so.9"),
  * by its stems, or NULL. */
 const struct component *component_of_soname(const char *soname);
-/* "cuda, cudnn, nccl": the names, for messages. */
-char *component_names_joined(const char *sep);
+/* "CUDA, cuDNN or NCCL" (labels), "libcudart, libcudnn or libnccl"
+ * (libraries): every component, for messages; conj is " or ", " and ". */
+enum component_field { COMPONENT_FIELD_LABEL, COMPONENT_FIELD_LIBRARY };
+char *component_list(enum component_field field, const char *conj);
 
 /* The version codes of component_probe's generic requests and of the
  * headers read with header_define_triple: MAJOR*10000+MINOR*100+PATCH. */

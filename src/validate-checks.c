@@ -66,8 +66,9 @@ void check_type_run(const struct check_type *ct, const struct check_input *in, s
         /* Nothing for the probe to load, so it was not started: each
          * per-target check says so, rather than that the probe failed. */
         if (ct->scope == CHECK_PER_TARGET && !in->probe) {
-                check_set(ret, CHECK_SKIP, "no libcudart, libcudnn or libnccl in the module's "
-                                           "LD_LIBRARY_PATH directories");
+                _cleanup_free_ char *libs = component_list(COMPONENT_FIELD_LIBRARY, " or ");
+
+                check_set(ret, CHECK_SKIP, "no %s in the module's LD_LIBRARY_PATH directories", libs);
                 return;
         }
         ct->run(in, ret);

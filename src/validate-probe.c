@@ -284,7 +284,9 @@ void check_build(const struct validate_module *t, const struct validate_options 
                 return;
         }
         if (!k || !k->program) {
-                check_set(ret, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module: nothing to build against");
+                _cleanup_free_ char *labels = component_list(COMPONENT_FIELD_LABEL, " or ");
+
+                check_set(ret, CHECK_SKIP, "not a %s module: nothing to build against", labels);
                 return;
         }
         search = xasprintf("PATH=%s", o->cc_path ? o->cc_path : "/usr/bin:/bin");
@@ -817,7 +819,9 @@ void check_run(const struct validate_module *t, const struct probe_report *p, st
 
         ret->id = "run";
         if (!t->kind) {
-                check_set(ret, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module: no library to load");
+                _cleanup_free_ char *labels = component_list(COMPONENT_FIELD_LABEL, " or ");
+
+                check_set(ret, CHECK_SKIP, "not a %s module: no library to load", labels);
                 return;
         }
         if (!p->ran) {
@@ -855,7 +859,9 @@ void check_device(const struct validate_module *t, const struct validate_options
 
         ret->id = "device";
         if (!t->kind) {
-                check_set(ret, CHECK_SKIP, "not a CUDA, cuDNN or NCCL module");
+                _cleanup_free_ char *labels = component_list(COMPONENT_FIELD_LABEL, " or ");
+
+                check_set(ret, CHECK_SKIP, "not a %s module", labels);
                 return;
         }
         if (!p->ran) {
