@@ -31,6 +31,7 @@
 #include "plan.h"
 #include "process.h"
 #include "strbuf.h"
+#include "util-path.h"
 #include "validate.h"
 #include "write.h"
 #include "banned.h"

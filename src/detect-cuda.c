@@ -9,6 +9,7 @@
 #include "detect.h"
 #include "elf-file.h"
 #include "util-file.h"
+#include "util-path.h"
 #include "banned.h"
 
 /* The per-component folders of CUDA 12 wheels (site-packages/nvidia/…). */

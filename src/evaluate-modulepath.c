@@ -8,12 +8,12 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "detect.h"
 #include "evaluate.h"
 #include "evaluate-internal.h"
 #include "lmod-sandbox.h"
 #include "strbuf.h"
 #include "util-file.h"
+#include "util-path.h"
 #include "banned.h"
 
 void modulefile_release(struct modulefile *m)

@@ -9,13 +9,13 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "detect.h"
 #include "evaluate.h"
 #include "evaluate-internal.h"
 #include "evaluate-tcl.h"
 #include "lmod-sandbox.h"
 #include "strbuf.h"
 #include "util-file.h"
+#include "util-path.h"
 #include "banned.h"
 
 /* Modules loaded by one evaluation, dependencies included. */

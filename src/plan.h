@@ -77,13 +77,4 @@ int plan_build(const struct install_list *installs, const struct config *cfg,
                const char *outdir, struct plan *ret, struct diag *d);
 void plan_release(struct plan *p);
 
-/* Whether s holds a control character other than tab: such a path or
- * value cannot go into a module (see plan.c). */
-bool path_has_control_char(const char *s);
-
-/* Whether dir is a system directory that is never prepended (/usr/lib*,
- * /usr/include, /usr/bin, /lib*, /bin, /usr, /usr/local/{bin,lib,include},
- * /usr/share/man). */
-bool path_is_system_dir(const char *dir);
-
 #endif
