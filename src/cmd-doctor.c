@@ -12,6 +12,7 @@
 #include "install.h"
 #include "libfile.h"
 #include "strbuf.h"
+#include "util-path.h"
 #include "banned.h"
 
 /* --- JSON ---------------------------------------------------------------- */

@@ -8,6 +8,7 @@
 #include "plan.h"
 #include "render.h"
 #include "strbuf.h"
+#include "util-path.h"
 #include "write.h"
 #include "build-config.h"
 #include "banned.h"

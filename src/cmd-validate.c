@@ -27,6 +27,7 @@
 #include "install.h"
 #include "plan.h"
 #include "strbuf.h"
+#include "util-path.h"
 #include "validate.h"
 #include "validate-pool.h"
 #include "write.h"

@@ -12,6 +12,7 @@
 #include "libfile.h"
 #include "plan.h"
 #include "util-file.h"
+#include "util-path.h"
 #include "validate.h"
 #include "banned.h"
 

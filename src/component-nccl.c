@@ -7,6 +7,7 @@
 #include "detect.h"
 #include "elf-file.h"
 #include "libfile.h"
+#include "util-path.h"
 #include "banned.h"
 
 /* …/comm_libs/<X.Y>/nccl: the CUDA version in the path, else count 0. */

@@ -8,6 +8,7 @@
 #include "detect.h"
 #include "elf-file.h"
 #include "util-file.h"
+#include "util-path.h"
 #include "banned.h"
 
 int dir_list(int dirfd, const char *rel, struct strv *ret)
@@ -40,27 +41,6 @@ int dir_list(int dirfd, const char *rel, struct strv *ret)
         strv_sort_uniq(&v);
         *ret = v;
         return 0;
-}
-
-bool is_dir_at(int dirfd, const char *rel)
-{
-        struct stat st;
-
-        return fstatat(dirfd, rel, &st, 0) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool is_file_at(int dirfd, const char *rel)
-{
-        struct stat st;
-
-        return fstatat(dirfd, rel, &st, 0) == 0 && S_ISREG(st.st_mode);
-}
-
-bool is_symlink_at(int dirfd, const char *rel)
-{
-        struct stat st;
-
-        return fstatat(dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
 }
 
 void install_add_file_problem(struct install *in, int r, const struct diag *d)

@@ -23,9 +23,6 @@
 /* The sorted names in dirfd/rel (a directory), or -errno: -E2BIG for a
  * directory of more than WALK_MAX_ENTRIES entries, as the walk skips. */
 int dir_list(int dirfd, const char *rel, struct strv *ret);
-bool is_dir_at(int dirfd, const char *rel);
-bool is_file_at(int dirfd, const char *rel);
-bool is_symlink_at(int dirfd, const char *rel);
 /* Read at most max bytes of dirfd/rel (the head of a longer file); dir_path
  * is dirfd's path, for messages (NULL: rel alone). Only a regular file is
  * opened (file_open_regular_at: a device or FIFO is never opened); with in,

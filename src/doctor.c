@@ -17,6 +17,7 @@
 #include "process.h"
 #include "strbuf.h"
 #include "util-file.h"
+#include "util-path.h"
 #include "validate.h"
 #include "version.h"
 #include "banned.h"

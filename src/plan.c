@@ -18,33 +18,8 @@
 #include "detect.h"
 #include "plan.h"
 #include "strbuf.h"
+#include "util-path.h"
 #include "banned.h"
-
-static const char *const system_dirs[] = {
-        "/usr", "/usr/bin", "/usr/include", "/usr/share/man", "/bin", "/sbin", "/usr/sbin",
-        "/usr/local/bin", "/usr/local/lib", "/usr/local/lib64", "/usr/local/include", NULL,
-};
-
-bool path_is_system_dir(const char *dir)
-{
-        for (const char *const *s = system_dirs; *s; s++)
-                if (streq(dir, *s))
-                        return true;
-        /* /lib, /lib64, /lib/x86_64-linux-gnu, /usr/lib, /usr/lib64,
-         * /usr/lib/aarch64-linux-gnu, …: every loader default. */
-        for (const char *const *p = (const char *const[]){ "/lib", "/usr/lib", NULL }; *p; p++) {
-                size_t n = strlen(*p);
-                const char *rest = dir + n;
-
-                if (strncmp(dir, *p, n) != 0)
-                        continue;
-                if (*rest == '\0' || streq(rest, "32") || streq(rest, "64") || streq(rest, "x32"))
-                        return true;
-                if (*rest == '/' && !strchr(rest + 1, '/') && strstr(rest + 1, "-linux-gnu"))
-                        return true;
-        }
-        return false;
-}
 
 void opset_push(struct opset *s, enum env_op_kind kind, const char *name, const char *value)
 {
@@ -136,14 +111,6 @@ static void ops_site(struct opset *s, const struct env_ops *extra)
 {
         for (size_t i = 0; i < extra->len; i++)
                 opset_push(s, extra->items[i].kind, extra->items[i].name, extra->items[i].value);
-}
-
-bool path_has_control_char(const char *s)
-{
-        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-                if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
-                        return true;
-        return false;
 }
 
 /* Why a path cannot go into a module, or NULL: ':' separates entries of

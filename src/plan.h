@@ -100,13 +100,4 @@ void opset_pkgconfig(struct strv *v, const char *lib_dir);
 /* Prepend the directories (none for a system install) and release dirs. */
 void opset_prepends(struct opset *s, const char *var, struct strv *dirs);
 
-/* Whether s holds a control character other than tab: such a path or
- * value cannot go into a module (see plan.c). */
-bool path_has_control_char(const char *s);
-
-/* Whether dir is a system directory that is never prepended (/usr/lib*,
- * /usr/include, /usr/bin, /lib*, /bin, /usr, /usr/local/{bin,lib,include},
- * /usr/share/man). */
-bool path_is_system_dir(const char *dir);
-
 #endif

@@ -8,6 +8,7 @@
 #include "detect.h"
 #include "evaluate.h"
 #include "plan.h"
+#include "util-path.h"
 #include "validate.h"
 #include "banned.h"
 

@@ -15,6 +15,7 @@
 #include "scanhelp.h"
 #include "strbuf.h"
 #include "testutil.h"
+#include "util-path.h"
 
 struct planned {
         char *root;

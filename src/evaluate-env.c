@@ -1,0 +1,356 @@
+/* evaluate-env.c: a load's environment as a "NAME=value" strv: setting and
+ * removing variables, the path operations (prepend_path, append_path,
+ * remove_path) with Lmod's or Environment Modules' semantics and the
+ * bounds on their result, and what differs between two environments
+ * (env_diff_compute). */
+#include <errno.h>
+
+#include "evaluate.h"
+#include "evaluate-internal.h"
+#include "strbuf.h"
+#include "banned.h"
+
+/* --- the environment ----------------------------------------------------- */
+
+void env_set(struct strv *env, const char *name, const char *value)
+{
+        size_t n = strlen(name);
+        char *item = xasprintf("%s=%s", name, value);
+
+        for (size_t i = 0; i < env->len; i++)
+                if (strncmp(env->items[i], name, n) == 0 && env->items[i][n] == '=') {
+                        free(env->items[i]);
+                        env->items[i] = item;
+                        return;
+                }
+        strv_push(env, item);
+}
+
+void env_unset(struct strv *env, const char *name)
+{
+        size_t n = strlen(name);
+
+        for (size_t i = 0; i < env->len; i++)
+                if (strncmp(env->items[i], name, n) == 0 && env->items[i][n] == '=') {
+                        free(env->items[i]);
+                        memmove(&env->items[i], &env->items[i + 1],
+                                (env->len - i) * sizeof(*env->items));
+                        env->len--;
+                        return;
+                }
+}
+
+void env_copy(struct strv *to, char *const *from)
+{
+        for (char *const *e = from; e && *e; e++)
+                if (strchr(*e, '='))
+                        strv_add(to, *e);
+}
+
+bool env_is_bookkeeping(const char *name)
+{
+        static const char *const exact[] = {
+                "_LMFILES_", "LOADEDMODULES", "_", "SHLVL", "PWD", "OLDPWD", "_ModuleTable_Sz_",
+        };
+        static const char *const prefixes[] = {
+                "_ModuleTable", "__LMOD_", "LMOD_", "__MODULES_", "MODULES_", "BASH_FUNC_",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(exact); i++)
+                if (streq(name, exact[i]))
+                        return true;
+        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++)
+                if (startswith(name, prefixes[i]))
+                        return true;
+        return false;
+}
+
+/* Lmod's path_regularize: "//" → "/", no trailing '/' (but "/" itself). */
+static char *path_regularize(const char *s, size_t n)
+{
+        char *r = xmalloc(n + 1);
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (!(s[i] == '/' && k > 0 && r[k - 1] == '/'))
+                        r[k++] = s[i];
+        while (k > 1 && r[k - 1] == '/')
+                k--;
+        r[k] = '\0';
+        return r;
+}
+
+void split_entries(const char *value, char delim, bool keep_empty, struct strv *ret)
+{
+        for (const char *p = value; p;) {
+                const char *end = strchr(p, delim);
+                size_t n = end ? (size_t)(end - p) : strlen(p);
+
+                if (n || keep_empty)
+                        strv_push(ret, path_regularize(p, n));
+                p = end ? end + 1 : NULL;
+        }
+}
+
+void str_set_init(struct str_set *set, size_t max_items)
+{
+        set->size = 16;
+        while (set->size < 2 * max_items)
+                set->size *= 2;
+        set->slots = xcalloc(set->size, sizeof(*set->slots));
+}
+
+/* Add s; false when it was there already. */
+bool str_set_add(struct str_set *set, const char *s)
+{
+        size_t h = 14695981039346656037ULL;
+
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+                h = (h ^ *p) * 1099511628211ULL;
+        for (size_t i = h & (set->size - 1);; i = (i + 1) & (set->size - 1)) {
+                if (!set->slots[i]) {
+                        set->slots[i] = s;
+                        return true;
+                }
+                if (streq(set->slots[i], s))
+                        return false;
+        }
+}
+
+static bool str_set_has(const struct str_set *set, const char *s)
+{
+        size_t h = 14695981039346656037ULL;
+
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+                h = (h ^ *p) * 1099511628211ULL;
+        for (size_t i = h & (set->size - 1); set->slots[i]; i = (i + 1) & (set->size - 1))
+                if (streq(set->slots[i], s))
+                        return true;
+        return false;
+}
+
+/* The entries of a copy of value, split at delim and regularised in
+ * place (as path_regularize does): pointers into buf, which the caller
+ * frees with the array. */
+struct entries {
+        char *buf;
+        const char **items;
+        size_t len;
+};
+
+static void entries_split(const char *value, char delim, bool keep_empty, bool regularize,
+                          struct entries *ret)
+{
+        size_t cap = 1;
+
+        ret->buf = xstrdup(value);
+        for (const char *p = value; *p; p++)
+                cap += *p == delim;
+        ret->items = xreallocarray(NULL, cap, sizeof(*ret->items));
+        ret->len = 0;
+        for (char *p = ret->buf; p;) {
+                char *end = strchr(p, delim), *w = p;
+                size_t n;
+
+                if (end)
+                        *end = '\0';
+                for (const char *q = p; *q; q++)
+                        if (!(regularize && *q == '/' && w > p && w[-1] == '/'))
+                                *w++ = *q;
+                while (regularize && w - p > 1 && w[-1] == '/')
+                        w--;
+                *w = '\0';
+                n = (size_t)(w - p);
+                if (n || keep_empty)
+                        ret->items[ret->len++] = p;
+                p = end ? end + 1 : NULL;
+        }
+}
+
+static void entries_release(struct entries *e)
+{
+        free(e->buf);
+        free(e->items);
+}
+
+/* Apply a path operation to name; -E2BIG (nothing changed) when the
+ * result would be longer than ENV_ENTRY_MAX or hold more than max_entries
+ * entries, its length and entries in *ret_len and *ret_entries. Linear in
+ * the length of the variable and of value. */
+int path_apply(struct strv *env, const char *name, const char *value, char delim,
+               enum path_how how, bool em, size_t max_entries, size_t *ret_len,
+               size_t *ret_entries)
+{
+        struct entries old = { 0 }, add = { 0 };
+        struct str_set in_add, in_out;
+        const char *cur = env_get(env->items, name);
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        size_t n_out = 0;
+        int r = 0;
+
+        entries_split(cur && *cur ? cur : "", delim, cur && *cur, !em, &old);
+        entries_split(value, delim, false, !em, &add);
+        str_set_init(&in_add, add.len);
+        str_set_init(&in_out, old.len + add.len);
+        for (size_t i = 0; i < add.len; i++)
+                str_set_add(&in_add, add.items[i]);
+#define OUT(e)                                      \
+        do {                                        \
+                if (n_out++)                        \
+                        strbuf_addch(&sb, delim);   \
+                strbuf_addstr(&sb, (e));            \
+        } while (0)
+        if (em) {
+                /* Environment Modules: an entry already there stays where it
+                 * is (and counts once more), the others go in front or at
+                 * the end; remove-path drops every copy; nothing else of the
+                 * old value changes. */
+                for (size_t i = 0; i < old.len; i++)
+                        str_set_add(&in_out, old.items[i]);
+                if (how == PATH_PREPEND)
+                        for (size_t i = 0; i < add.len; i++)
+                                if (str_set_add(&in_out, add.items[i]))
+                                        OUT(add.items[i]);
+                for (size_t i = 0; i < old.len; i++)
+                        if (how != PATH_REMOVE || !str_set_has(&in_add, old.items[i]))
+                                OUT(old.items[i]);
+                if (how == PATH_APPEND)
+                        for (size_t i = 0; i < add.len; i++)
+                                if (str_set_add(&in_out, add.items[i]))
+                                        OUT(add.items[i]);
+        } else {
+                if (how == PATH_PREPEND)
+                        for (size_t i = 0; i < add.len; i++)
+                                if (str_set_add(&in_out, add.items[i]))
+                                        OUT(add.items[i]);
+                for (size_t i = 0; i < old.len; i++)
+                        if (!str_set_has(&in_add, old.items[i]) &&
+                            (!*old.items[i] || str_set_add(&in_out, old.items[i])))
+                                OUT(old.items[i]);
+                if (how == PATH_APPEND)
+                        for (size_t i = 0; i < add.len; i++)
+                                if (str_set_add(&in_out, add.items[i]))
+                                        OUT(add.items[i]);
+        }
+#undef OUT
+        if (how != PATH_REMOVE &&
+            (strlen(name) + 1 + sb.len + 1 > ENV_ENTRY_MAX || n_out > max_entries)) {
+                *ret_len = sb.len;
+                *ret_entries = n_out;
+                r = -E2BIG;
+        } else if (how == PATH_REMOVE && n_out == 0)
+                env_unset(env, name);
+        else if (n_out || cur)
+                env_set(env, name, sb.buf);
+        free(in_add.slots);
+        free(in_out.slots);
+        entries_release(&old);
+        entries_release(&add);
+        return r;
+}
+
+/* --- differences ------------------------------------------------------------ */
+
+static int compare_changes(const void *a, const void *b)
+{
+        return strcmp(((const struct env_change *)a)->name, ((const struct env_change *)b)->name);
+}
+
+/* Where the entries of b sit together in a, or -1. */
+static long find_block(const struct strv *a, const struct strv *b)
+{
+        for (size_t i = 0; b->len && i + b->len <= a->len; i++) {
+                size_t k = 0;
+
+                while (k < b->len && streq(a->items[i + k], b->items[k]))
+                        k++;
+                if (k == b->len)
+                        return (long)i;
+        }
+        return -1;
+}
+
+/* after = P:before:A, entry by entry → the entries of P and A. The old
+ * value also counts with its duplicates dropped, as Lmod drops them when
+ * it changes a path. */
+static bool path_extension(const char *before, const char *after, struct strv *pre,
+                           struct strv *app)
+{
+        _cleanup_(strv_release) struct strv b = { 0 }, a = { 0 }, uniq = { 0 };
+        long at;
+
+        if (!*before)
+                return false;
+        split_entries(before, ':', true, &b);
+        split_entries(after, ':', true, &a);
+        at = find_block(&a, &b);
+        if (at < 0) {
+                for (size_t i = 0; i < b.len; i++)
+                        if (!strv_contains(&uniq, b.items[i]))
+                                strv_add(&uniq, b.items[i]);
+                at = find_block(&a, &uniq);
+                if (at < 0)
+                        return false;
+                strv_release(&b);
+                b = uniq;
+                uniq = (struct strv){ 0 };
+        }
+        if (a.len == b.len)
+                return false;
+        for (size_t i = 0; i < (size_t)at; i++)
+                strv_add(pre, a.items[i]);
+        for (size_t i = (size_t)at + b.len; i < a.len; i++)
+                strv_add(app, a.items[i]);
+        return true;
+}
+
+void env_diff_compute(const struct strv *before, const struct strv *after, struct env_diff *ret)
+{
+        struct env_diff r = { 0 };
+
+        for (size_t i = 0; i < after->len; i++) {
+                const char *eq = strchr(after->items[i], '=');
+                _cleanup_free_ char *name = xstrndup(after->items[i], (size_t)(eq - after->items[i]));
+                const char *old = env_get(before->items, name);
+                struct env_change c = { 0 };
+
+                if (env_is_bookkeeping(name) || (old && streq(old, eq + 1)))
+                        continue;
+                c.name = TAKE_PTR(name);
+                c.value = xstrdup(eq + 1);
+                c.old_value = old ? xstrdup(old) : NULL;
+                c.kind = old && path_extension(old, c.value, &c.prepended, &c.appended) ? ENV_PATH
+                                                                                       : ENV_SET;
+                r.changes = xreallocarray(r.changes, r.n + 1, sizeof(*r.changes));
+                r.changes[r.n++] = c;
+        }
+        for (size_t i = 0; i < before->len; i++) {
+                const char *eq = strchr(before->items[i], '=');
+                _cleanup_free_ char *name = xstrndup(before->items[i], (size_t)(eq - before->items[i]));
+
+                if (env_is_bookkeeping(name) || env_get(after->items, name))
+                        continue;
+                r.changes = xreallocarray(r.changes, r.n + 1, sizeof(*r.changes));
+                r.changes[r.n++] = (struct env_change){
+                        .name = TAKE_PTR(name),
+                        .kind = ENV_UNSET,
+                        .old_value = xstrdup(eq + 1),
+                };
+        }
+        if (r.n)
+                qsort(r.changes, r.n, sizeof(*r.changes), compare_changes);
+        *ret = r;
+}
+
+void env_diff_release(struct env_diff *d)
+{
+        for (size_t i = 0; i < d->n; i++) {
+                free(d->changes[i].name);
+                free(d->changes[i].value);
+                free(d->changes[i].old_value);
+                strv_release(&d->changes[i].prepended);
+                strv_release(&d->changes[i].appended);
+        }
+        free(d->changes);
+        *d = (struct env_diff){ 0 };
+}
