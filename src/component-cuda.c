@@ -628,7 +628,7 @@ static void ops_cuda(struct opset *s, const struct install *in, const struct con
         opset_setenv(s, "CUDA_PATH", in->prefix);
         opset_setenv(s, "CUDA_ROOT", in->prefix);
         opset_setenv(s, "CUDAToolkit_ROOT", in->prefix);
-        if (cfg->pytorch_build_env && nvcc && is_file_at(AT_FDCWD, nvcc))
+        if (cfg->pytorch_build_env && install_path_present(in, nvcc))
                 opset_setenv(s, "CUDACXX", nvcc);
         if (*cfg->cuda_arch_list && !streq(cfg->cuda_arch_list, "detect")) {
                 opset_setenv(s, "TORCH_CUDA_ARCH_LIST", cfg->cuda_arch_list);
@@ -636,12 +636,12 @@ static void ops_cuda(struct opset *s, const struct install *in, const struct con
                         s->ops[s->n - 1].origin = xstrdup(cfg->cuda_arch_list_origin);
         }
 
-        opset_path_add(&v, in->bin_dir);
+        opset_path_add(s, &v, in->bin_dir);
         opset_prepends(s, "PATH", &v);
 
-        opset_path_add(&libs, in->lib_dir);
+        opset_path_add(s, &libs, in->lib_dir);
         for (size_t i = 0; i < in->extra_lib_dirs.len; i++)
-                opset_path_add(&libs, in->extra_lib_dirs.items[i]);
+                opset_path_add(s, &libs, in->extra_lib_dirs.items[i]);
         if (cfg->ld_library_path[component_cuda.index]) {
                 for (size_t i = 0; i < libs.len; i++)
                         strv_add(&v, libs.items[i]);
@@ -649,25 +649,25 @@ static void ops_cuda(struct opset *s, const struct install *in, const struct con
         }
         opset_prepends(s, "LIBRARY_PATH", &libs);
 
-        opset_path_add(&incs, in->include_dir);
+        opset_path_add(s, &incs, in->include_dir);
         for (size_t i = 0; i < in->extra_include_dirs.len; i++)
-                opset_path_add(&incs, in->extra_include_dirs.items[i]);
+                opset_path_add(s, &incs, in->extra_include_dirs.items[i]);
         opset_prepends(s, "CPATH", &incs);
 
-        opset_path_add(&v, in->prefix);
+        opset_path_add(s, &v, in->prefix);
         opset_prepends(s, "CMAKE_PREFIX_PATH", &v);
-        opset_pkgconfig(&v, in->lib_dir);
+        opset_pkgconfig(s, &v, in->lib_dir);
         opset_prepends(s, "PKG_CONFIG_PATH", &v);
         {
                 _cleanup_free_ char *m1 = path_join(in->prefix, "share/man");
                 _cleanup_free_ char *m2 = path_join(in->prefix, "doc/man");
-                opset_path_add(&v, m1);
-                opset_path_add(&v, m2);
+                opset_path_add(s, &v, m1);
+                opset_path_add(s, &v, m2);
                 opset_prepends(s, "MANPATH", &v);
         }
         /* The stub libcuda.so lets -lcuda link on a node without a driver;
          * it goes last on LIBRARY_PATH and never on LD_LIBRARY_PATH. */
-        if (cfg->stubs_on_library_path && !s->no_paths && is_dir_at(AT_FDCWD, stubs) && !path_is_system_dir(stubs))
+        if (cfg->stubs_on_library_path && !s->no_paths && install_path_present(in, stubs) && !path_is_system_dir(stubs))
                 opset_push(s, ENV_OP_APPEND_PATH, "LIBRARY_PATH", stubs);
 }
 

@@ -1,8 +1,10 @@
 /* install.c: the install record, the install set, and their JSON form. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 
 #include "install.h"
+#include "util-path.h"
 #include "strbuf.h"
 #include "banned.h"
 
@@ -42,6 +44,7 @@ void install_free(struct install *in)
         free(in->lib_dir);
         strv_release(&in->extra_lib_dirs);
         strv_release(&in->extra_include_dirs);
+        strv_release(&in->present);
         for (size_t i = 0; i < in->n_problems; i++) {
                 free(in->problems[i].code);
                 free(in->problems[i].message);
@@ -76,6 +79,47 @@ bool install_has_problem(const struct install *in, const char *code)
                 if (streq(in->problems[i].code, code))
                         return true;
         return false;
+}
+
+/* Directories below an install's own that a module may name. */
+static const char *const derived_dirs[][2] = {
+        { "lib", "pkgconfig" },  /* lib_dir/pkgconfig: PKG_CONFIG_PATH */
+        { "lib", "stubs" },      /* lib_dir/stubs: LIBRARY_PATH, last */
+        { "prefix", "share/man" },
+        { "prefix", "doc/man" },
+};
+
+static void present_add(struct install *in, const char *path, bool file)
+{
+        if (path && (file ? is_file_at(AT_FDCWD, path) : is_dir_at(AT_FDCWD, path)))
+                strv_add(&in->present, path);
+}
+
+void install_record_present(struct install *in)
+{
+        const char *dirs[] = { in->prefix, in->bin_dir, in->include_dir, in->lib_dir };
+        const struct strv *lists[] = { &in->extra_lib_dirs, &in->extra_include_dirs };
+        _cleanup_free_ char *nvcc = in->bin_dir ? path_join(in->bin_dir, "nvcc") : NULL;
+
+        strv_release(&in->present);
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+                present_add(in, dirs[i], false);
+        for (size_t k = 0; k < ELEMENTSOF(lists); k++)
+                for (size_t i = 0; i < lists[k]->len; i++)
+                        present_add(in, lists[k]->items[i], false);
+        for (size_t i = 0; i < ELEMENTSOF(derived_dirs); i++) {
+                const char *base = streq(derived_dirs[i][0], "lib") ? in->lib_dir : in->prefix;
+                _cleanup_free_ char *p = base ? path_join(base, derived_dirs[i][1]) : NULL;
+
+                present_add(in, p, false);
+        }
+        present_add(in, nvcc, true);
+        strv_sort_uniq(&in->present);
+}
+
+bool install_path_present(const struct install *in, const char *path)
+{
+        return path && strv_contains(&in->present, path);
 }
 
 long install_cuda_major(const struct install *in)

@@ -53,12 +53,23 @@ struct install {
         struct strv extra_include_dirs;
         struct problem *problems;
         size_t n_problems;
+        /* What the scan found on disk of the paths a module may name (the
+         * directories above, and those below them plan derives: pkgconfig,
+         * man pages, stubs, bin/nvcc), sorted: plan decides from this and
+         * never looks at the filesystem itself. Filled by
+         * install_record_present at the end of the scan. */
+        struct strv present;
 };
 
 struct install *install_new(const struct component *c, enum layout l);
 void install_free(struct install *in);
 _printf_(3, 4) void install_add_problem(struct install *in, const char *code, const char *fmt, ...);
 bool install_has_problem(const struct install *in, const char *code);
+/* Record in in->present which of its paths are there (directories, and
+ * bin/nvcc as a file); whether one is. */
+void install_record_present(struct install *in);
+bool install_path_present(const struct install *in, const char *path);
+
 /* The CUDA major the install targets (cuda: its own), or -1 when unknown. */
 long install_cuda_major(const struct install *in);
 

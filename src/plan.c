@@ -47,9 +47,9 @@ static void plan_op_release(struct plan_op *op)
         free(op->origin);
 }
 
-void opset_path_add(struct strv *v, const char *dir)
+void opset_path_add(const struct opset *s, struct strv *v, const char *dir)
 {
-        if (!dir || !is_dir_at(AT_FDCWD, dir) || path_is_system_dir(dir) || path_has_component(dir, "stubs") ||
+        if (!dir || !install_path_present(s->in, dir) || path_is_system_dir(dir) || path_has_component(dir, "stubs") ||
             strv_contains(v, dir))
                 return;
         strv_add(v, dir);
@@ -69,11 +69,11 @@ void opset_setenv(struct opset *s, const char *var, const char *value)
                 opset_push(s, ENV_OP_SETENV, var, value);
 }
 
-void opset_pkgconfig(struct strv *v, const char *lib_dir)
+void opset_pkgconfig(const struct opset *s, struct strv *v, const char *lib_dir)
 {
         _cleanup_free_ char *pc = lib_dir ? path_join(lib_dir, "pkgconfig") : NULL;
 
-        opset_path_add(v, pc);
+        opset_path_add(s, v, pc);
 }
 
 /* A library: its root variables, then its library and header paths. */
@@ -92,17 +92,17 @@ static void ops_library(struct opset *s, const struct install *in, const struct 
                         opset_setenv(s, var->name, value);
         }
         if (cfg->ld_library_path[c->index]) {
-                opset_path_add(&v, in->lib_dir);
+                opset_path_add(s, &v, in->lib_dir);
                 opset_prepends(s, "LD_LIBRARY_PATH", &v);
         }
-        opset_path_add(&v, in->lib_dir);
+        opset_path_add(s, &v, in->lib_dir);
         opset_prepends(s, "LIBRARY_PATH", &v);
-        opset_path_add(&v, in->include_dir);
+        opset_path_add(s, &v, in->include_dir);
         opset_prepends(s, "CPATH", &v);
-        opset_path_add(&v, in->prefix);
+        opset_path_add(s, &v, in->prefix);
         opset_prepends(s, "CMAKE_PREFIX_PATH", &v);
         if (c->pkgconfig) {
-                opset_pkgconfig(&v, in->lib_dir);
+                opset_pkgconfig(s, &v, in->lib_dir);
                 opset_prepends(s, "PKG_CONFIG_PATH", &v);
         }
 }
@@ -441,7 +441,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
         const struct install *in = c->in;
         const char *name = in->component->name;
         long major = install_cuda_major(in);
-        struct opset s = { .no_paths = in->layout == LAYOUT_SYSTEM };
+        struct opset s = { .in = in, .no_paths = in->layout == LAYOUT_SYSTEM };
         _cleanup_free_ char *full = full_version(in);
 
         m->install = in;

@@ -4,8 +4,10 @@
  * file (relative to the output directory), family, what it depends on, the
  * hierarchy level it opens, and the ordered environment operations of
  * DESIGN.md section 5, plus one modulerc per directory that marks a default.
- * Nothing after plan_build looks at the filesystem of an install again, and
- * nothing here knows Lua or Tcl syntax (file names aside: ".lua" or none).
+ * Planning is pure: what is on disk comes from the scan (install.h
+ * `present`), so plan_build, and nothing after it, looks at the filesystem
+ * of an install; nothing here knows Lua or Tcl syntax (file names aside:
+ * ".lua" or none).
  *
  * struct plan owns everything it holds except the installs, which it
  * borrows from the install list given to plan_build (keep that alive). */
@@ -83,6 +85,7 @@ void plan_release(struct plan *p);
  * variable keep the order they are listed in: the first listed ends up
  * first (so it is prepended last). */
 struct opset {
+        const struct install *in; /* whose module: what its scan found there */
         struct plan_op *ops;
         size_t n, alloc;
         bool no_paths; /* a system install: root variables only */
@@ -92,11 +95,12 @@ void opset_push(struct opset *s, enum env_op_kind kind, const char *name, const 
 /* setenv, unless value is NULL or empty. */
 void opset_setenv(struct opset *s, const char *var, const char *value);
 /* Add dir to a list of directories for one path variable, in the order
- * wanted, unless it is not a directory, a system directory, a stubs
- * directory, or already there. */
-void opset_path_add(struct strv *v, const char *dir);
+ * wanted, unless the scan did not find it a directory (install.h
+ * `present`), it is a system directory, a stubs directory, or already
+ * there. */
+void opset_path_add(const struct opset *s, struct strv *v, const char *dir);
 /* lib_dir/pkgconfig, as opset_path_add. */
-void opset_pkgconfig(struct strv *v, const char *lib_dir);
+void opset_pkgconfig(const struct opset *s, struct strv *v, const char *lib_dir);
 /* Prepend the directories (none for a system install) and release dirs. */
 void opset_prepends(struct opset *s, const char *var, struct strv *dirs);
 

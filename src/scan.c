@@ -169,8 +169,10 @@ int scan_run(const struct scan_options *opts, struct scan_result *ret, struct di
                 return diag_errorf(d, err, "scan failed: %s", strerror(-err));
         }
         merge_shared_lib_dirs(&r.installs);
-        for (size_t i = 0; i < r.installs.len; i++)
+        for (size_t i = 0; i < r.installs.len; i++) {
                 finalize(r.installs.items[i]);
+                install_record_present(r.installs.items[i]);
+        }
         install_list_sort(&r.installs);
         *ret = r;
         return 0;

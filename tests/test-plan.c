@@ -190,6 +190,35 @@ START_TEST(plan_cudnn_and_nccl_operations_follow_design_section_5)
 }
 END_TEST
 
+/* Plan decides from what the scan recorded, never from the disk: a
+ * directory removed after the scan is still named, one made after it is
+ * not (generate scans right before it plans). */
+START_TEST(plan_does_not_look_at_the_disk)
+{
+        struct planned p = { .root = fx_new() };
+        const char *nccl_dir = "sw/nccl_2.21.5-1+cuda12.4_x86_64";
+        _cleanup_free_ char *pc = NULL, *pc_file = NULL, *ops = NULL;
+
+        config_init_default(&p.cfg);
+        demo_build(p.root);
+        scan_fixture(p.root, (const char *const[]){ "sw", NULL }, &p.scan);
+        pc = xasprintf("%s/%s/lib/pkgconfig", p.root, nccl_dir);
+        pc_file = path_join(pc, "nccl.pc");
+        ck_assert_int_eq(unlink(pc_file), 0);
+        ck_assert_int_eq(rmdir(pc), 0);
+        /* The toolkit's man pages would be on MANPATH had the scan seen them. */
+        fx_mkdir(p.root, "sw/cuda-12.9/share/man");
+        plan_fixture(&p, NULL, NULL);
+        ops = ops_text(module(&p.plan, "CUDA/12/nccl/2.21.5.lua"), p.root);
+        ck_assert_msg(strstr(ops, "prepend PKG_CONFIG_PATH @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64/lib/pkgconfig\n"),
+                      "%s", ops);
+        free(ops);
+        ops = ops_text(module(&p.plan, "Core/cuda/12.9.lua"), p.root);
+        ck_assert_msg(!strstr(ops, "MANPATH"), "%s", ops);
+        planned_release(&p);
+}
+END_TEST
+
 START_TEST(plan_config_switches_change_the_operations)
 {
         struct planned p = { .root = fx_new() };
@@ -664,6 +693,7 @@ int main(void)
         tcase_add_test(tc, plan_two_cuda_releases_of_one_minor_are_named_by_release);
         tcase_add_test(tc, plan_identical_installs_are_numbered_in_scan_order);
         tcase_add_test(tc, plan_builds_for_another_architecture_give_way);
+        tcase_add_test(tc, plan_does_not_look_at_the_disk);
         tcase_add_test(tc, plan_equal_versions_default_to_the_first_in_scan_order);
         tcase_add_test(tc, plan_defaults_follow_the_config);
         tcase_add_test(tc, plan_leaves_out_installs_it_cannot_serve);
