@@ -200,6 +200,28 @@ static void emit_key(yaml_emitter_t *e, const char *key)
         emit_string(e, key);
 }
 
+/* The list form unless a component has patterns of its own. */
+static void emit_exclude(yaml_emitter_t *e, const struct config *c)
+{
+        bool per_component = false;
+
+        FOREACH_COMPONENT(comp)
+                per_component |= c->exclude_installs[comp->index].len > 0;
+        if (!per_component) {
+                emit_strv(e, &c->exclude);
+                return;
+        }
+        emit_collection(e, YAML_MAPPING_START_EVENT);
+        emit_key(e, "paths");
+        emit_strv(e, &c->exclude);
+        FOREACH_COMPONENT(comp)
+                if (c->exclude_installs[comp->index].len) {
+                        emit_key(e, comp->name);
+                        emit_strv(e, &c->exclude_installs[comp->index]);
+                }
+        emit_collection(e, YAML_MAPPING_END_EVENT);
+}
+
 static void emit_config(yaml_emitter_t *e, const struct config *c)
 {
         emit_collection(e, YAML_MAPPING_START_EVENT);
@@ -212,7 +234,7 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_key(e, "search");
         emit_strv(e, &c->search);
         emit_key(e, "exclude");
-        emit_strv(e, &c->exclude);
+        emit_exclude(e, c);
         emit_key(e, "max_depth");
         emit_uint(e, c->max_depth);
 

@@ -175,6 +175,8 @@ void config_release(struct config *c)
         free(c->output);
         strv_release(&c->search);
         strv_release(&c->exclude);
+        for (size_t i = 0; i < N_COMPONENTS; i++)
+                strv_release(&c->exclude_installs[i]);
         for (int i = 0; i < N_COMPONENTS; i++) {
                 free(c->defaults[i].version);
                 free(c->naming[i]);
@@ -209,6 +211,8 @@ static void config_copy(struct config *dst, const struct config *src)
         dst->output = xstrdup_or_null(src->output);
         strv_copy(&dst->search, &src->search);
         strv_copy(&dst->exclude, &src->exclude);
+        for (size_t i = 0; i < N_COMPONENTS; i++)
+                strv_copy(&dst->exclude_installs[i], &src->exclude_installs[i]);
         for (int i = 0; i < N_COMPONENTS; i++) {
                 dst->defaults[i].version = xstrdup_or_null(src->defaults[i].version);
                 dst->naming[i] = xstrdup_or_null(src->naming[i]);
@@ -522,6 +526,34 @@ static int parse_pytorch(struct parser *p, struct config *c)
         return r;
 }
 
+/* exclude: a list of walk patterns, or a mapping of them ("paths") and of
+ * each component's install patterns. */
+static const char *const exclude_keys[] = {
+        "paths",
+#define X(name) #name,
+        COMPONENT_LIST(X)
+#undef X
+        NULL,
+};
+
+static int parse_exclude(struct parser *p, struct config *c)
+{
+        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        int r;
+
+        if (p->event.type != YAML_MAPPING_START_EVENT)
+                return parse_string_list(p, &c->exclude);
+        r = map_begin(p, &it, exclude_keys);
+        if (r < 0)
+                return r;
+        while ((r = map_next(p, &it)) > 0) {
+                r = parse_string_list(p, it.index == 0 ? &c->exclude : &c->exclude_installs[it.index - 1]);
+                if (r < 0)
+                        return r;
+        }
+        return r;
+}
+
 /* defaults, naming and ld_library_path: one value per component. */
 static int parse_per_component(struct parser *p, struct config *c, enum top_key key)
 {
@@ -575,7 +607,7 @@ static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
         case KEY_SEARCH:
                 return parse_string_list(p, &c->search);
         case KEY_EXCLUDE:
-                return parse_string_list(p, &c->exclude);
+                return parse_exclude(p, c);
         case KEY_MAX_DEPTH:
                 return get_uint(p, 1, MAX_DEPTH_MAX, &c->max_depth);
         case KEY_DEFAULTS:

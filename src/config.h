@@ -75,6 +75,11 @@ struct config {
         enum module_layout layout;
         struct strv search;  /* empty: the built-in default roots */
         struct strv exclude;
+        /* exclude.<component>: fnmatch(3) patterns; an install of that
+         * component whose prefix, real path or an alias matches gets no
+         * module (the walk still enters it: another component may be
+         * there). */
+        struct strv exclude_installs[N_COMPONENTS];
         unsigned max_depth;
         struct default_spec defaults[N_COMPONENTS];
         char *naming[N_COMPONENTS];  /* "{major}.{minor}" */

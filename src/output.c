@@ -204,6 +204,7 @@ void scan_options_from_config(struct scan_options *so, const struct config *cfg,
         }
         so->max_depth = cfg->max_depth;
         so->exclude = &cfg->exclude;
+        so->exclude_installs = cfg->exclude_installs;
 }
 
 /* "scanning: N directories" on a terminal, at most ten times a second. */

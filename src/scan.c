@@ -1,4 +1,5 @@
 /* scan.c: the walk, the detectors, and the finishing of their records. */
+#include <fnmatch.h>
 #include <errno.h>
 
 #include "detect.h"
@@ -93,6 +94,45 @@ static void finalize(struct install *in)
                                     "the path is not valid UTF-8; JSON shows each invalid byte as U+FFFD");
 }
 
+static bool path_matches(const struct strv *patterns, const char *path)
+{
+        _cleanup_free_ char *slashed = path ? xasprintf("%s/", path) : NULL;
+
+        for (size_t i = 0; path && i < patterns->len; i++)
+                if (fnmatch(patterns->items[i], path, 0) == 0 || fnmatch(patterns->items[i], slashed, 0) == 0)
+                        return true;
+        return false;
+}
+
+/* Whether the config leaves the install out (exclude.<component>): its
+ * prefix, real path or an alias matches one of the component's patterns. */
+static bool install_excluded(const struct scan_options *opts, const struct install *in)
+{
+        const struct strv *pats = opts->exclude_installs ? &opts->exclude_installs[in->component->index] : NULL;
+
+        if (!pats || !pats->len)
+                return false;
+        if (path_matches(pats, in->prefix) || path_matches(pats, in->realpath))
+                return true;
+        for (size_t i = 0; i < in->aliases.len; i++)
+                if (path_matches(pats, in->aliases.items[i]))
+                        return true;
+        return false;
+}
+
+static void drop_excluded(const struct scan_options *opts, struct install_list *l)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < l->len; i++) {
+                if (install_excluded(opts, l->items[i]))
+                        install_free(l->items[i]);
+                else
+                        l->items[k++] = l->items[i];
+        }
+        l->len = k;
+}
+
 /* One install reached as two prefixes: a directory whose include/ and lib/
  * are links into another install (HPC SDK comm_libs/nccl, a hand-made
  * "current" tree) is that install. Same component and same real library
@@ -169,6 +209,7 @@ int scan_run(const struct scan_options *opts, struct scan_result *ret, struct di
                 return diag_errorf(d, err, "scan failed: %s", strerror(-err));
         }
         merge_shared_lib_dirs(&r.installs);
+        drop_excluded(opts, &r.installs);
         for (size_t i = 0; i < r.installs.len; i++) {
                 finalize(r.installs.items[i]);
                 install_record_present(r.installs.items[i]);

@@ -16,6 +16,9 @@ struct scan_options {
         size_t n_roots;
         unsigned max_depth;         /* 0: the default */
         const struct strv *exclude; /* may be NULL */
+        /* By component index (may be NULL): patterns of installs left out
+         * after the walk (config exclude.<component>). */
+        const struct strv *exclude_installs;
         /* Called for every directory visited (may be NULL): the count so
          * far and the directory, for a progress display. */
         void (*progress)(size_t n_dirs, const char *path, void *userdata);

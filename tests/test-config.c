@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include "component.h"
 #include "config.h"
 #include "strbuf.h"
 #include "testutil.h"
@@ -178,6 +179,37 @@ START_TEST(config_lists_replace_on_a_second_load)
         ck_assert_str_eq(c.exclude.items[0], "*/x/*");
         ck_assert_uint_eq(c.env[component_cuda.index].len, 1);
         ck_assert_str_eq(c.env[component_cuda.index].items[0].name, "B");
+        config_release(&c);
+}
+END_TEST
+
+/* exclude: the list form is the walk's patterns; the mapping form has them
+ * under "paths" and each component's install patterns under its name, and
+ * writes back as it was read. */
+START_TEST(config_exclude_takes_walk_and_component_patterns)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *yaml = NULL;
+        struct config c, again;
+
+        load_ok(&c, "exclude: {paths: ['*/.snapshot/*'], cudnn: ['/apps/cudnn/8.*'], nccl: [/opt/nccl]}\n");
+        ck_assert_uint_eq(c.exclude.len, 1);
+        ck_assert_str_eq(c.exclude.items[0], "*/.snapshot/*");
+        ck_assert_uint_eq(c.exclude_installs[component_cudnn.index].len, 1);
+        ck_assert_str_eq(c.exclude_installs[component_cudnn.index].items[0], "/apps/cudnn/8.*");
+        ck_assert_str_eq(c.exclude_installs[component_nccl.index].items[0], "/opt/nccl");
+        ck_assert_uint_eq(c.exclude_installs[component_cuda.index].len, 0);
+        yaml = to_yaml(&c);
+        load_ok(&again, yaml);
+        ck_assert_str_eq(again.exclude.items[0], "*/.snapshot/*");
+        ck_assert_str_eq(again.exclude_installs[component_cudnn.index].items[0], "/apps/cudnn/8.*");
+        ck_assert_str_eq(again.exclude_installs[component_nccl.index].items[0], "/opt/nccl");
+        config_release(&again);
+        config_release(&c);
+
+        config_init_default(&c);
+        ck_assert_int_lt(load(&c, "exclude: {cudart: [/x]}\n", &d), 0);
+        ck_assert_msg(strstr(d.message, "unknown key 'exclude.cudart'"), "%s", d.message);
         config_release(&c);
 }
 END_TEST
@@ -1246,6 +1278,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, config_empty_mapping_means_defaults);
         tcase_add_test(tc, config_overlay_replaces_given_keys_only);
         tcase_add_test(tc, config_lists_replace_on_a_second_load);
+        tcase_add_test(tc, config_exclude_takes_walk_and_component_patterns);
         tcase_add_test(tc, config_plain_version_is_its_source_text);
         tcase_add_test(tc, config_accepts_yaml11_booleans_in_any_case);
         tcase_add_test(tc, config_strings_take_plain_and_quoted_forms);

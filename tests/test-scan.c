@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "demo.h"
 #include "fixture.h"
+#include "scanhelp.h"
 #include "layouts.h"
 #include "scan.h"
 #include "testutil.h"
@@ -70,6 +72,37 @@ START_TEST(scan_layout_matches_golden)
 END_TEST
 
 /* The same tree scanned twice gives byte-identical output. */
+/* exclude.<component>: an install of that component whose prefix matches
+ * is left out; another component in the same tree, and the same
+ * component elsewhere, stay. */
+START_TEST(scan_leaves_out_the_installs_a_component_excludes)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *sw = path_join(root, "sw");
+        _cleanup_free_ char *pattern = path_join(root, "sw/cudnn-*8.9.7*");
+        const char *roots[] = { sw };
+        struct strv excl[N_COMPONENTS] = { { 0 } };
+        struct scan_result r = { 0 };
+        struct diag d = DIAG_INIT;
+
+        demo_build(root);
+        strv_add(&excl[component_cudnn.index], pattern);
+        /* A pattern of another component does not touch cuDNN. */
+        strv_add(&excl[component_nccl.index], pattern);
+        ck_assert_int_eq(scan_run(&(struct scan_options){ .roots = roots, .n_roots = 1, .exclude_installs = excl },
+                                  &r, &d), 0);
+        ck_assert_uint_eq(count_component(&r, &component_cudnn), 1);
+        ck_assert_ptr_nonnull(find(&r, &component_cudnn, "cudnn-linux-x86_64-9.7.1.26_cuda12-archive"));
+        ck_assert_uint_eq(count_component(&r, &component_cuda), 2);
+        ck_assert_uint_eq(count_component(&r, &component_nccl), 1);
+        scan_result_release(&r);
+        for (size_t i = 0; i < N_COMPONENTS; i++)
+                strv_release(&excl[i]);
+        diag_release(&d);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(scan_output_is_deterministic)
 {
         char *root = fx_new();
@@ -649,6 +682,7 @@ static Suite *scan_suite(void)
         tcase_set_timeout(tc, 60);
         tcase_add_loop_test(tc, scan_layout_matches_golden, 0, (int)n);
         tcase_add_test(tc, scan_output_is_deterministic);
+        tcase_add_test(tc, scan_leaves_out_the_installs_a_component_excludes);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("cli");
