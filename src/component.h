@@ -140,8 +140,12 @@ struct component {
         void (*lazy)(const struct validate_module *t, struct check *ret);
 
         /* doctor: the CUDA major the libraries in a module's library
-         * directories are for, 0 when unknown. */
+         * directories are for, 0 when unknown; and what goes wrong when
+         * the one torch loads is for another CUDA major than torch's: with
+         * it, doctor's generic cuda-major finding (R5) covers it (cuDNN
+         * and NCCL have findings of their own, doctor.c). */
         unsigned long (*module_cuda_major)(const struct strv *own_libdirs);
+        const char *doctor_cuda_major_why;
 };
 
 #define X(name) extern const struct component component_##name;

@@ -1076,6 +1076,39 @@ static void find_toolkit_libs(struct doctor *doc)
         strv_release(&wrong);
 }
 
+/* A library of a component torch needs, built for another CUDA major than
+ * torch (the component's module_cuda_major read on the directory it
+ * resolves in): for the components that say what that breaks. */
+static void find_component_cuda_major(struct doctor *doc)
+{
+        struct doctor_report *r = doc->r;
+        bool seen[N_COMPONENTS] = { false };
+
+        if (!r->built.cuda_major)
+                return;
+        for (size_t i = 0; i < r->built.sonames.len; i++) {
+                const char *soname = r->built.sonames.items[i];
+                const struct component *c = component_of_soname(soname);
+                const char *path = c && c->doctor_cuda_major_why && !seen[c->index]
+                                           ? resolved_path(doc, soname, NULL) : NULL;
+                _cleanup_free_ char *dir = path ? real_dirname(path) : NULL;
+                unsigned long cuda;
+
+                if (!dir)
+                        continue;
+                seen[c->index] = true;
+                cuda = c->module_cuda_major(&(struct strv){ .items = (char *[]){ dir, NULL }, .len = 1 });
+                if (!cuda || cuda == r->built.cuda_major)
+                        continue;
+                add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
+                            xasprintf("the %s that resolves ('%s') is built for CUDA %lu, but torch for CUDA %lu",
+                                      c->label, path, cuda, r->built.cuda_major),
+                            "%s", xasprintf("load a %s module built for CUDA %lu%s%s", c->name, r->built.cuda_major,
+                                            r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
+                            c->doctor_cuda_major_why);
+        }
+}
+
 static void find_nccl(struct doctor *doc)
 {
         struct doctor_report *r = doc->r;
@@ -1319,6 +1352,7 @@ int doctor_run(const struct doctor_options *o, char *const *paths, size_t n_path
         find_toolkit_libs(&doc);
         find_cudnn(&doc);
         find_nccl(&doc);
+        find_component_cuda_major(&doc);
         find_nvjitlink(&doc);
         find_nvidia_wheels(&doc);
         find_toolkit_major(&doc);
