@@ -497,6 +497,7 @@ int library_find_cuda_versioned(const struct walk_dir *dir, const char *name, co
 {
         struct library_find f = { .usr_fd = -1, .include_fd = -1 };
         _cleanup_free_ char *named = path_dirname(dir->realpath);
+        _cleanup_free_ char *multiarch = path_dirname(named);
         _cleanup_free_ char *inc = NULL;
         const char *triple = NULL;
         unsigned long major;
@@ -505,7 +506,7 @@ int library_find_cuda_versioned(const struct walk_dir *dir, const char *name, co
         if (!major_component(path_basename(dir->realpath), &major) ||
             !streq(path_basename(named), name))
                 return -ENOENT;
-        f.usr = system_prefix_of(named, &triple);
+        f.usr = system_prefix_of(multiarch, &triple);
         /* Only the multiarch directory: /usr/lib64/<name>/<N> is no
          * layout anyone ships. */
         if (!f.usr || !triple) {
