@@ -4,6 +4,7 @@
  * the runtime statically, so no DT_NEEDED tells), disagreements; and the
  * modules generate writes for it. */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -310,6 +311,52 @@ START_TEST(cusparselt_wrong_soname_and_missing_header)
 }
 END_TEST
 
+/* Fedora/EL (negativo17): /usr/lib64 and /usr/include, no CUDA in names. */
+START_TEST(cusparselt_rpm_in_usr_lib64)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+        const struct install *in;
+        _cleanup_free_ char *inc = path_join(root, "usr/include");
+
+        fx_cusparselt(root, "usr", &(struct fx_cusparselt){ .version = "0.6.3.2", .lib = "lib64" });
+        scan_fixture(root, (const char *const[]){ "usr/lib64", NULL }, &r);
+        in = expect(&r, "/usr", "0.6.3", "2", 12, LAYOUT_SYSTEM);
+        ck_assert_str_eq(in->include_dir, inc);
+        ck_assert_int_eq(in->n_problems, 0);
+        scan_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(cusparselt_header_defines)
+{
+        static const char *const names[] = {
+                "CUSPARSELT_VER_MAJOR", "CUSPARSELT_VER_MINOR", "CUSPARSELT_VER_PATCH", "CUSPARSELT_VER_BUILD",
+        };
+        static const char four[] = "#define CUSPARSELT_VER_MAJOR 0\n#define CUSPARSELT_VER_MINOR 10\n"
+                                   "#  define CUSPARSELT_VER_PATCH 2\n#define CUSPARSELT_VER_BUILD 5\n";
+        static const char three[] = "#define CUSPARSELT_VER_MAJOR 0\n#define CUSPARSELT_VER_MINOR 1\n"
+                                    "#define CUSPARSELT_VER_PATCH 0\n";
+        static const char bad[] = "#define CUSPARSELT_VER_MAJOR 0\n#define CUSPARSELT_VER_MINOR x\n"
+                                  "#define CUSPARSELT_VER_PATCH 0\n";
+        struct version v;
+        long code;
+
+        ck_assert_int_eq(header_define_triple(four, strlen(four), names, &v), 0);
+        ck_assert_str_eq(ver(&v), "0.10.2.5");
+        ck_assert_int_eq(header_define_triple(three, strlen(three), names, &v), 0);
+        ck_assert_str_eq(ver(&v), "0.1.0");
+        ck_assert_int_eq(header_define_triple(bad, strlen(bad), names, &v), -EINVAL);
+        ck_assert_int_eq(header_define_triple(three, strlen(three) - 28, names, &v), -ENOENT);
+        /* The probe's code, not the header's ambiguous CUSPARSELT_VERSION. */
+        ck_assert_int_eq(component_cusparselt.header_code(four, strlen(four), &code), 0);
+        ck_assert_int_eq(code, 1002);
+        v = component_cusparselt.code_version(code);
+        ck_assert_str_eq(ver(&v), "0.10.2");
+}
+END_TEST
+
 START_TEST(cusparselt_path_cuda_major)
 {
         static const struct {
@@ -435,6 +482,8 @@ int main(void)
         tcase_add_test(tc, cusparselt_build_numbers_disagree);
         tcase_add_test(tc, cusparselt_name_and_conda_record_disagree);
         tcase_add_test(tc, cusparselt_wrong_soname_and_missing_header);
+        tcase_add_test(tc, cusparselt_rpm_in_usr_lib64);
+        tcase_add_test(tc, cusparselt_header_defines);
         tcase_add_test(tc, cusparselt_path_cuda_major);
         tcase_add_test(tc, cusparselt_generate_both_layouts_and_formats);
         suite_add_tcase(s, tc);
