@@ -435,13 +435,26 @@ static char *help_text(const struct module_plan *m)
         return strbuf_detach(&sb);
 }
 
+/* A distribution's libraries and headers are where the loader and the
+ * compiler look already, except those a package puts in a directory of
+ * their own per CUDA major (…/lib/<triple>/libcusparseLt/12,
+ * library_find_cuda_versioned), which nothing searches. */
+static bool system_paths_searched(const struct install *in)
+{
+        _cleanup_free_ char *named = in->lib_dir ? path_dirname(in->lib_dir) : NULL;
+        _cleanup_free_ char *multiarch = named ? path_dirname(named) : NULL;
+        _cleanup_free_ char *usr = multiarch ? system_prefix_of(multiarch, NULL) : NULL;
+
+        return in->layout == LAYOUT_SYSTEM && !usr;
+}
+
 static void fill_module(struct module_plan *m, const struct candidate *c, const struct config *cfg,
                         const char *outdir)
 {
         const struct install *in = c->in;
         const char *name = in->component->name;
         long major = install_cuda_major(in);
-        struct opset s = { .in = in, .no_paths = in->layout == LAYOUT_SYSTEM };
+        struct opset s = { .in = in, .no_paths = system_paths_searched(in) };
         _cleanup_free_ char *full = full_version(in);
 
         m->install = in;

@@ -487,6 +487,25 @@ static int header_define_part(const char *buf, size_t len, const char *name,
         return 0;
 }
 
+int header_define_triple(const char *buf, size_t len, const char *const names[4],
+                         struct version *ret)
+{
+        struct version v = { .count = 3 };
+        int r;
+
+        for (size_t i = 0; i < 3; i++) {
+                r = header_define_part(buf, len, names[i], &v.n[i]);
+                if (r < 0)
+                        return r;
+        }
+        /* The build number is optional: older headers may lack it. */
+        if (names[3] && header_define_part(buf, len, names[3], &v.n[3]) == 0)
+                v.count = 4;
+
+        *ret = v;
+        return 0;
+}
+
 int cuda_header_parse(const char *buf, size_t len, struct version *ret)
 {
         long l;

@@ -83,6 +83,13 @@ int version_txt_parse(const char *buf, size_t len, const char *file, struct vers
  * Returns 0, -ENOENT when absent, -EINVAL when the value is not an integer. */
 int header_define_long(const char *buf, size_t len, const char *name, long *ret);
 
+/* The version declared by `#define` lines of its parts (header_define_long):
+ * names[0..2] MAJOR, MINOR, PATCH (CUSPARSELT_VER_MAJOR, ...), all needed;
+ * names[3], when not NULL and defined, a fourth part (the build). Each must
+ * be 0 to 999999999. Returns 0, -ENOENT when one of the three is absent,
+ * -EINVAL when one is not a number. */
+int header_define_triple(const char *buf, size_t len, const char *const names[4],
+                         struct version *ret);
 /* cuda.h CUDA_VERSION (MAJOR*1000 + MINOR*10) as MAJOR.MINOR. */
 int cuda_header_parse(const char *buf, size_t len, struct version *ret);
 /* cudnn_version.h (or cudnn.h <= 7): CUDNN_MAJOR.CUDNN_MINOR.CUDNN_PATCHLEVEL. */

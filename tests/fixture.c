@@ -326,6 +326,27 @@ void fx_nccl(const char *root, const char *prefix, const struct fx_nccl *c)
         fx_write(root, p = path_join(lib, "pkgconfig/nccl.pc"), pc);
 }
 
+void fx_cusparselt(const char *root, const char *prefix, const struct fx_cusparselt *c)
+{
+        unsigned long a = 0, b = 0, d = 0, e = 0;
+        _cleanup_free_ char *lib = path_join(prefix, c->lib ? c->lib : "lib");
+        _cleanup_free_ char *inc = path_join(prefix, c->include ? c->include : "include");
+        _cleanup_free_ char *h = NULL, *p = NULL;
+
+        ck_assert_int_eq(sscanf(c->version, "%lu.%lu.%lu.%lu", &a, &b, &d, &e), 4);
+        h = xasprintf("#if !defined(CUSPARSELT_HEADER_)\n#define CUSPARSELT_HEADER_\n\n"
+                      "#include \"cusparse.h\"      // cusparseStatus_t\n\n#include <cstddef>\n\n"
+                      "#define CUSPARSELT_VER_MAJOR %lu\n#define CUSPARSELT_VER_MINOR %lu\n"
+                      "#define CUSPARSELT_VER_PATCH %lu\n#define CUSPARSELT_VER_BUILD %lu\n"
+                      "#define CUSPARSELT_VERSION (CUSPARSELT_VER_MAJOR * 1000 + \\\n"
+                      "                            CUSPARSELT_VER_MINOR *  100 + \\\n"
+                      "                            CUSPARSELT_VER_PATCH)\n#endif\n",
+                      a, b, d, e);
+        fx_write(root, p = path_join(inc, "cusparseLt.h"), h);
+        fx_library(root, lib, "libcusparseLt", "0", c->soname_only ? NULL : c->version, c->machine,
+                   (const char *const[]){ "libdl.so.2", "libpthread.so.0", "libc.so.6", NULL }, NULL);
+}
+
 void fx_dist_info(const char *root, const char *dir, const char *name, const char *version)
 {
         _cleanup_free_ char *under = xstrdup(name), *rel = NULL, *meta = NULL;
@@ -418,7 +439,7 @@ void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
         _cleanup_free_ char *cusparse = xasprintf("libcusparse.so.%u", major >= 13 ? 12 : major);
         _cleanup_free_ char *cudnn = xasprintf("libcudnn.so.%u", t->cudnn_major);
         _cleanup_free_ char *lib_base = NULL, *c_base = NULL, *lib_path = NULL, *c_path = NULL;
-        const char *cuda_needed[12];
+        const char *cuda_needed[16];
         size_t n = 0;
 
         if (t->wheel_rpath) {
@@ -443,6 +464,8 @@ void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
                 cuda_needed[n++] = cudnn;
         if (t->nccl)
                 cuda_needed[n++] = "libnccl.so.2";
+        if (t->cusparselt)
+                cuda_needed[n++] = "libcusparseLt.so.0";
         cuda_needed[n++] = "libcuda.so.1";
         cuda_needed[n] = NULL;
 

@@ -72,6 +72,18 @@ struct fx_nccl {
 };
 void fx_nccl(const char *root, const char *prefix, const struct fx_nccl *c);
 
+struct fx_cusparselt {
+        const char *version;   /* "0.8.1.1": MAJOR.MINOR.PATCH.BUILD */
+        unsigned machine;
+        bool soname_only;      /* wheels: libcusparseLt.so.0 only */
+        const char *lib;       /* default "lib" */
+        const char *include;   /* default "include" */
+};
+/* cusparseLt.h with the four CUSPARSELT_VER_* defines (and the includes of
+ * the real one), libcusparseLt.so.0 -> .so.<version> with no libcudart
+ * DT_NEEDED (it links the runtime statically), the dev link. */
+void fx_cusparselt(const char *root, const char *prefix, const struct fx_cusparselt *c);
+
 /* Copy the fake CUDA library $CUDAMOD_FAKE_<var> (tests/fakecuda, set by
  * meson test) to root/rel, parents created, replacing what was there,
  * mode 0755. */
@@ -86,6 +98,7 @@ struct fx_torch {
         unsigned cuda_major;     /* the libcudart.so.N etc. its libraries need (default: major of cuda, else 12) */
         unsigned cudnn_major;    /* libtorch_cuda.so needs libcudnn.so.N (0: no cuDNN) */
         bool nccl;               /* libtorch_cuda.so needs libnccl.so.2 */
+        bool cusparselt;         /* libtorch_cuda.so needs libcusparseLt.so.0 */
         bool cusparse;           /* libtorch_cuda.so needs libcusparse (a toolkit made with .cusparse) */
         /* Extra RUNPATH entries after $ORIGIN, ':'-separated; entries not
          * starting with '/' or '$' are made absolute below root (NULL: just
@@ -108,7 +121,8 @@ struct fx_torch {
  *   libc10_cuda.so           libc10.so libcudart.so.N
  *   libtorch_cuda.so         libc10.so libc10_cuda.so libtorch_cpu.so libcudart.so.N
  *                            libcublas.so.N libcublasLt.so.N [libcusparse.so.12 (.11 for 11)]
- *                            [libcudnn.so.M] [libnccl.so.2] libcuda.so.1
+ *                            [libcudnn.so.M] [libnccl.so.2] [libcusparseLt.so.0]
+ *                            libcuda.so.1
  *   libtorch.so              libtorch_cpu.so libtorch_cuda.so */
 void fx_torch(const char *root, const char *dir, const struct fx_torch *t);
 

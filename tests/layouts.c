@@ -254,6 +254,44 @@ static void build_assembled(const char *root)
         fx_symlink(root, "usr/local/cuda", target);
 }
 
+/* cuSPARSELt from NVIDIA's archives, Spack and EasyBuild: a 0.6 archive
+ * (one CUDA 12 build, no suffix), a 0.8 archive for CUDA 13, Spack's
+ * 0.8.1-cuda120 and an EasyBuild 0.7.1.0-CUDA-12.6.0. */
+static void build_cusparselt_tarballs(const char *root)
+{
+        fx_cusparselt(root, "apps/libcusparse_lt-linux-x86_64-0.6.3.2-archive",
+                      &(struct fx_cusparselt){ .version = "0.6.3.2" });
+        fx_cusparselt(root, "apps/libcusparse_lt-linux-x86_64-0.8.0.4_cuda13-archive",
+                      &(struct fx_cusparselt){ .version = "0.8.0.4" });
+        fx_cusparselt(root,
+                      "apps/spack/opt/spack/linux-ubuntu22.04-zen2/gcc-12.3.0/"
+                      "cusparselt-0.8.1-cuda120-p4kq3w5dcvqnvrfsw2b3zbd7bhqgxl6c",
+                      &(struct fx_cusparselt){ .version = "0.8.1.1" });
+        fx_cusparselt(root, "apps/easybuild/software/cuSPARSELt/0.7.1.0-CUDA-12.6.0",
+                      &(struct fx_cusparselt){ .version = "0.7.1.0" });
+}
+
+/* cuSPARSELt from packages: NVIDIA's CUDA-repository deb for CUDA 12
+ * (lib/<triple>/libcusparseLt/12, include/libcusparseLt/12), the CUDA 12
+ * wheel (the library by its soname only) and a conda environment whose
+ * package record pins CUDA 13. */
+static void build_cusparselt_packages(const char *root)
+{
+        const char *site = "venv/lib/python3.11/site-packages";
+        _cleanup_free_ char *wheel = xasprintf("%s/nvidia/cusparselt", site);
+
+        fx_cusparselt(root, "usr", &(struct fx_cusparselt){ .version = "0.8.1.1",
+                                                           .lib = "lib/x86_64-linux-gnu/libcusparseLt/12",
+                                                           .include = "include/libcusparseLt/12" });
+        fx_cusparselt(root, wheel, &(struct fx_cusparselt){ .version = "0.6.3.2", .soname_only = true });
+        fx_dist_info(root, site, "nvidia-cusparselt-cu12", "0.6.3");
+        fx_cusparselt(root, "conda/envs/torch", &(struct fx_cusparselt){ .version = "0.8.0.4" });
+        fx_write(root, "conda/envs/torch/conda-meta/cusparselt-0.8.0.4-hbd2cd06_1.json",
+                 "{\n  \"build\": \"hbd2cd06_1\",\n  \"depends\": [\n    \"__glibc >=2.28,<3.0.a0\",\n"
+                 "    \"cuda-version >=13,<14.0a0\",\n    \"libgcc >=14\"\n  ],\n"
+                 "  \"name\": \"cusparselt\",\n  \"version\": \"0.8.0.4\"\n}\n");
+}
+
 const struct layout_fixture layout_fixtures[] = {
         { "runfile", build_runfile, { "usr/local", NULL } },
         { "runfile-sbsa", build_runfile_sbsa, { "opt", NULL } },
@@ -269,6 +307,9 @@ const struct layout_fixture layout_fixtures[] = {
         { "spack", build_spack, { "spack", NULL } },
         { "easybuild", build_easybuild, { "easybuild", NULL } },
         { "assembled", build_assembled, { "usr/local", NULL } },
+        { "cusparselt-tarballs", build_cusparselt_tarballs, { "apps", NULL } },
+        { "cusparselt-packages", build_cusparselt_packages,
+          { "usr/lib/x86_64-linux-gnu", "venv", "conda", NULL } },
         { NULL, NULL, { NULL } },
 };
 

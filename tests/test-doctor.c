@@ -993,6 +993,50 @@ START_TEST(suggestions_prefer_the_built_cudnn_version)
 }
 END_TEST
 
+/* torch needs libcusparseLt.so.0: of a cuSPARSELt module for each CUDA
+ * major (told by the archive's _cudaN, the library links the runtime
+ * statically), the one for torch's. */
+START_TEST(suggestions_include_cusparselt_of_torchs_cuda_major)
+{
+        struct doctor_report r;
+        struct strv mp = { 0 };
+        _cleanup_free_ char *chosen = NULL, *unprovided = NULL;
+        const char *lt12 = "sw/libcusparse_lt-linux-x86_64-0.8.1.1_cuda12-archive";
+        const char *lt13 = "sw/libcusparse_lt-linux-x86_64-0.8.1.1_cuda13-archive";
+        _cleanup_free_ char *lt12_lib = path_join(lt12, "lib"), *lt13_lib = path_join(lt13, "lib");
+
+        cuda12();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("12.4");
+        fx_cusparselt(root, lt12, &(struct fx_cusparselt){ .version = "0.8.1.1" });
+        fx_cusparselt(root, lt13, &(struct fx_cusparselt){ .version = "0.8.1.1" });
+        fx_torch(root, TORCH,
+                 &(struct fx_torch){ .cuda = "12.4", .cudnn_major = 9, .nccl = true, .cusparse = true,
+                                     .cusparselt = true });
+        modulefile("cuda/12.4", CUDA12_LIB, CUDA12);
+        modulefile("cudnn/9.1.0", CUDNN91_LIB, NULL);
+        modulefile("nccl/2.21.5", NCCL_LIB, NULL);
+        modulefile("cusparselt/0.8.1-cu13", lt13_lib, NULL);
+        modulefile("cusparselt/0.8.1-cu12", lt12_lib, NULL);
+        strv_push(&mp, at("mods"));
+        diagnose_clean(&mp, &r);
+
+        chosen = strv_join(&r.chosen, " ");
+        unprovided = strv_join(&r.unprovided, " ");
+        assert_module(&r, "cusparselt/0.8.1-cu12", "cusparselt", 12, "libcusparseLt.so.0");
+        assert_module(&r, "cusparselt/0.8.1-cu13", "cusparselt", 13, "libcusparseLt.so.0");
+        ck_assert_msg(strv_contains(&r.chosen, "cusparselt/0.8.1-cu12") &&
+                              !strv_contains(&r.chosen, "cusparselt/0.8.1-cu13"),
+                      "chosen '%s'", chosen);
+        ck_assert_msg(r.module_load && strstr(r.module_load, "cusparselt/0.8.1-cu12"), "module_load '%s'",
+                      r.module_load ? r.module_load : "NULL");
+        ck_assert_msg(!strv_contains(&r.unprovided, "libcusparseLt.so.0"), "unprovided '%s'", unprovided);
+
+        doctor_report_release(&r);
+        strv_release(&mp);
+}
+END_TEST
+
 START_TEST(suggestions_without_cudnn_module_leave_it_unprovided)
 {
         struct doctor_report r;
@@ -1361,6 +1405,7 @@ static Suite *doctor_suite(void)
         tcase_add_test(tc, suggestions_choose_one_cuda_major);
         tcase_add_test(tc, suggestions_prefer_the_built_cudnn_version);
         tcase_add_test(tc, suggestions_without_cudnn_module_leave_it_unprovided);
+        tcase_add_test(tc, suggestions_include_cusparselt_of_torchs_cuda_major);
         tcase_add_test(tc, input_torch_lib_dir_is_the_package);
         tcase_add_test(tc, input_one_library_file);
         tcase_add_test(tc, input_other_directory_takes_its_libraries);

@@ -1245,6 +1245,127 @@ START_TEST(report_release_is_idempotent)
 }
 END_TEST
 
+/* --- cuSPARSELt: a C++ header, the version by cusparseLtGetProperty ---- */
+
+/* cuSPARSELt 0.8.1 at root/prefix: include/cusparseLt.h declaring
+ * major.minor.patch (it includes <cstddef> and the toolkit's cusparse.h, as
+ * the real one), lib/libcusparseLt.so.0 (the fake var) and the dev link;
+ * cusparse.h and library_types.h in cuda/include. */
+static void make_cusparselt(const char *root, const char *prefix, unsigned major, unsigned minor, unsigned patch,
+                            const char *var)
+{
+        _cleanup_free_ char *h = xasprintf("%s/include/cusparseLt.h", prefix);
+        _cleanup_free_ char *lib = xasprintf("%s/lib/libcusparseLt.so.0", prefix);
+        _cleanup_free_ char *dev = xasprintf("%s/lib/libcusparseLt.so", prefix);
+        _cleanup_free_ char *text = xasprintf("#if !defined(CUSPARSELT_HEADER_)\n"
+                                              "#define CUSPARSELT_HEADER_\n"
+                                              "#include \"cusparse.h\"\n"
+                                              "#include <cstddef>\n"
+                                              "#include <library_types.h>\n"
+                                              "#define CUSPARSELT_VER_MAJOR %u\n"
+                                              "#define CUSPARSELT_VER_MINOR %u\n"
+                                              "#define CUSPARSELT_VER_PATCH %u\n"
+                                              "#define CUSPARSELT_VER_BUILD 1\n"
+                                              "extern \"C\" cusparseStatus_t cusparseLtGetProperty(libraryPropertyType propertyType, int *value);\n"
+                                              "#endif\n",
+                                              major, minor, patch);
+
+        fx_write(root, h, text);
+        fx_write(root, "cuda/include/cusparse.h", "typedef enum { CUSPARSE_STATUS_SUCCESS = 0 } cusparseStatus_t;\n");
+        fx_write(root, "cuda/include/library_types.h",
+                 "typedef enum libraryPropertyType_t { MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL } libraryPropertyType;\n");
+        fx_fake_library(root, lib, var);
+        fx_symlink(root, dev, "libcusparseLt.so.0");
+}
+
+static const char *const cusparselt_lib[] = { "cusparselt/lib", NULL };
+static const char *const cusparselt_inc[] = { "cusparselt/include", NULL };
+
+START_TEST(cusparselt_build_compiles_as_cplusplus)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct check c = { 0 };
+        struct target g;
+
+        make_standard(root);
+        make_cusparselt(root, "cusparselt", 0, 8, 1, "CUSPARSELT");
+        target_init(&g, root, "cusparselt/0.8.1", cusparselt_lib, cusparselt_inc, cuda_lib, cuda_inc);
+        ck_assert_ptr_eq(g.t.kind, &component_cusparselt);
+        check_build(&g.t, &o, &c);
+        assert_check(&c, CHECK_PASS, "cusparseLt.h", "-lcusparseLt", "compiles and links", "c++");
+        check_release(&c);
+        target_release(&g);
+
+        /* Without the toolkit's headers the real one does not compile either. */
+        target_init(&g, root, "cusparselt/0.8.1", cusparselt_lib, cusparselt_inc, cuda_lib, NULL);
+        check_build(&g.t, &o, &c);
+        assert_check(&c, CHECK_FAIL, "cusparseLt.h", "CPATH does not reach a header");
+        check_release(&c);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(cusparselt_run_reads_the_version_by_get_property)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_standard(root);
+        make_cusparselt(root, "cusparselt", 0, 8, 1, "CUSPARSELT");
+        target_init(&g, root, "cusparselt/0.8.1", cusparselt_lib, cusparselt_inc, cuda_lib, cuda_inc);
+        probe_checks(&g, &o, &p, &run, &dev);
+        ck_assert_int_eq(p.libs[component_cusparselt.index].version, 801);
+        assert_check(&run, CHECK_PASS, "libcusparseLt.so.0 0.8.1 (801)", "equal to", "cusparseLt.h",
+                     "agrees with the module version 0.8.1");
+        probe_checks_release(&g, &p, &run, &dev);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(cusparselt_run_fails_when_header_and_library_disagree)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        /* The header says 0.7.1, the library 0.8.1. */
+        make_standard(root);
+        make_cusparselt(root, "cusparselt", 0, 7, 1, "CUSPARSELT");
+        target_init(&g, root, "cusparselt/0.8.1", cusparselt_lib, cusparselt_inc, cuda_lib, cuda_inc);
+        probe_checks(&g, &o, &p, &run, &dev);
+        assert_check(&run, CHECK_FAIL, "libcusparseLt.so.0 is 0.8.1 (801)", "declares 0.7.1 (701)", "cusparseLt.h",
+                     "different installs");
+        probe_checks_release(&g, &p, &run, &dev);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(cusparselt_run_fails_when_get_property_fails)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_standard(root);
+        make_cusparselt(root, "cusparselt", 0, 8, 1, "CUSPARSELT_BROKEN");
+        target_init(&g, root, "cusparselt/0.8.1", cusparselt_lib, cusparselt_inc, cuda_lib, cuda_inc);
+        probe_checks(&g, &o, &p, &run, &dev);
+        assert_check(&run, CHECK_FAIL, "libcusparseLt.so.0", "did not tell its version",
+                     "cusparseLtGetProperty(0) failed: error 7");
+        probe_checks_release(&g, &p, &run, &dev);
+        fx_free(root);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("validate-probe");
@@ -1278,6 +1399,10 @@ int main(void)
         tcase_add_test(tc, failing_or_garbled_runs_are_reported);
         tcase_add_test(tc, probe_answer_with_a_hostile_compute_capability_is_refused);
         tcase_add_test(tc, report_release_is_idempotent);
+        tcase_add_test(tc, cusparselt_build_compiles_as_cplusplus);
+        tcase_add_test(tc, cusparselt_run_reads_the_version_by_get_property);
+        tcase_add_test(tc, cusparselt_run_fails_when_header_and_library_disagree);
+        tcase_add_test(tc, cusparselt_run_fails_when_get_property_fails);
         suite_add_tcase(s, tc);
         /* Each waits out a hold or a timeout: seconds, not the default 4. */
         tc = tcase_create("leftovers");
