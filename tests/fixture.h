@@ -72,6 +72,26 @@ struct fx_nccl {
 };
 void fx_nccl(const char *root, const char *prefix, const struct fx_nccl *c);
 
+struct fx_nvshmem {
+        const char *version;   /* "3.4.5" */
+        /* NVSHMEM_TRANSPORT_PLUGIN_MAJOR_VERSION (default 3, as 3.1-3.4);
+         * plugin_major: the nvshmem_transport_ibrc.so.N it ships (default
+         * the same) */
+        unsigned transport, plugin_major;
+        unsigned machine;
+        bool soname_only;      /* wheels: libnvshmem_host.so.3 only, no dev link */
+        bool no_device;        /* runtime-only (conda libnvshmem3): no libnvshmem_device.a */
+        bool no_bin;           /* no bin/nvshmem-info */
+        const char *lib;       /* default "lib" */
+        const char *include;   /* default "include" */
+};
+/* PREFIX/include/{nvshmem.h,nvshmemx.h,non_abi/nvshmem_version.h,
+ * device_host_transport/nvshmem_constants.h (the OpenSHMEM 1.3 spec
+ * version)}, PREFIX/lib/{libnvshmem_host.so.3[.M.m.p] (no libcudart:
+ * NVSHMEM links it statically), libnvshmem_device.a, libnvshmem_device.bc,
+ * nvshmem_bootstrap_uid.so.3, nvshmem_transport_ibrc.so.N}, bin/nvshmem-info. */
+void fx_nvshmem(const char *root, const char *prefix, const struct fx_nvshmem *c);
+
 /* Copy the fake CUDA library $CUDAMOD_FAKE_<var> (tests/fakecuda, set by
  * meson test) to root/rel, parents created, replacing what was there,
  * mode 0755. */
