@@ -468,7 +468,7 @@ void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
         _cleanup_free_ char *cusparse = xasprintf("libcusparse.so.%u", major >= 13 ? 12 : major);
         _cleanup_free_ char *cudnn = xasprintf("libcudnn.so.%u", t->cudnn_major);
         _cleanup_free_ char *lib_base = NULL, *c_base = NULL, *lib_path = NULL, *c_path = NULL;
-        const char *cuda_needed[12];
+        const char *cuda_needed[13];
         size_t n = 0;
 
         if (t->wheel_rpath) {
@@ -493,6 +493,8 @@ void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
                 cuda_needed[n++] = cudnn;
         if (t->nccl)
                 cuda_needed[n++] = "libnccl.so.2";
+        if (t->nvshmem)
+                cuda_needed[n++] = "libnvshmem_host.so.3";
         cuda_needed[n++] = "libcuda.so.1";
         cuda_needed[n] = NULL;
 

@@ -106,6 +106,7 @@ struct fx_torch {
         unsigned cuda_major;     /* the libcudart.so.N etc. its libraries need (default: major of cuda, else 12) */
         unsigned cudnn_major;    /* libtorch_cuda.so needs libcudnn.so.N (0: no cuDNN) */
         bool nccl;               /* libtorch_cuda.so needs libnccl.so.2 */
+        bool nvshmem;            /* libtorch_cuda.so needs libnvshmem_host.so.3 (for libtorch_nvshmem.so) */
         bool cusparse;           /* libtorch_cuda.so needs libcusparse (a toolkit made with .cusparse) */
         /* Extra RUNPATH entries after $ORIGIN, ':'-separated; entries not
          * starting with '/' or '$' are made absolute below root (NULL: just
@@ -128,7 +129,7 @@ struct fx_torch {
  *   libc10_cuda.so           libc10.so libcudart.so.N
  *   libtorch_cuda.so         libc10.so libc10_cuda.so libtorch_cpu.so libcudart.so.N
  *                            libcublas.so.N libcublasLt.so.N [libcusparse.so.12 (.11 for 11)]
- *                            [libcudnn.so.M] [libnccl.so.2] libcuda.so.1
+ *                            [libcudnn.so.M] [libnccl.so.2] [libnvshmem_host.so.3] libcuda.so.1
  *   libtorch.so              libtorch_cpu.so libtorch_cuda.so */
 void fx_torch(const char *root, const char *dir, const struct fx_torch *t);
 
