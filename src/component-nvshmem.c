@@ -217,10 +217,13 @@ static void detect_nvshmem(const struct walk_dir *dir, struct install_list *l,
                 install_add_problem(in, "missing-device-library",
                                     "no libnvshmem_device.a in '%s': PyTorch's build cannot use this NVSHMEM (it needs libnvshmem_host, libnvshmem_device.a and nvshmem.h), running against it works",
                                     in->lib_dir);
+        /* The loader does not search nvshmem/12 (nor the compiler
+         * include/nvshmem_12): the module must. */
+        in->own_dirs = deb_major != 0;
         if (deb_major)
                 install_add_problem(in, "pytorch-unfindable",
-                                    "PyTorch's build looks for NVSHMEM only in $NVSHMEM_HOME/lib and $NVSHMEM_HOME/include, and '%s' is not under '%s/lib': it needs a directory with include and lib links to build against this one",
-                                    in->lib_dir, in->prefix);
+                                    "PyTorch's build looks for libnvshmem_host in $NVSHMEM_HOME/lib or lib64 and for nvshmem.h in $NVSHMEM_HOME/include, which '%s' and '%s' are not: building against it needs a directory with include and lib links to them",
+                                    in->lib_dir, in->include_dir ? in->include_dir : "(no headers)");
         check_plugins(in, dir->fd, f.ld.rel, "transport", transport);
         check_plugins(in, dir->fd, f.ld.rel, "bootstrap", bootstrap);
 

@@ -130,6 +130,7 @@ static void install_merge(struct install *into, struct install *from)
         fill_str(&into->bin_dir, &from->bin_dir);
         fill_str(&into->include_dir, &from->include_dir);
         fill_str(&into->lib_dir, &from->lib_dir);
+        into->own_dirs = into->own_dirs || from->own_dirs;
         fill_strv(&into->extra_lib_dirs, &from->extra_lib_dirs);
         fill_strv(&into->extra_include_dirs, &from->extra_include_dirs);
         if (!streq(into->prefix, from->prefix) && !strv_contains(&into->aliases, from->prefix))

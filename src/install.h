@@ -51,6 +51,11 @@ struct install {
         char *lib_dir;
         struct strv extra_lib_dirs;
         struct strv extra_include_dirs;
+        /* A distribution package in directories of its own, which no
+         * loader or compiler searches (/usr/lib/<triple>/nvshmem/12): its
+         * module puts them on the paths as for a prefix. Other system
+         * installs are in the default directories and get none. */
+        bool own_dirs;
         struct problem *problems;
         size_t n_problems;
 };

@@ -474,7 +474,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
         const struct install *in = c->in;
         const char *name = in->component->name;
         long major = install_cuda_major(in);
-        struct opset s = { .no_paths = in->layout == LAYOUT_SYSTEM };
+        struct opset s = { .no_paths = in->layout == LAYOUT_SYSTEM && !in->own_dirs };
         _cleanup_free_ char *full = full_version(in);
 
         m->install = in;
