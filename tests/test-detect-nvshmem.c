@@ -218,6 +218,8 @@ START_TEST(nvshmem_apt_package)
         ck_assert_str_eq(ver(&in->cuda_version), "12");
         assert_path(root, in->lib_dir, "usr/lib/x86_64-linux-gnu/nvshmem/12");
         assert_path(root, in->include_dir, "usr/include/nvshmem_12");
+        /* No loader searches nvshmem/12: its module must put it on the paths. */
+        ck_assert(in->own_dirs);
         ck_assert_int_eq(in->n_problems, 1);
         ck_assert(install_has_problem(in, "pytorch-unfindable"));
         scan_result_release(&r);
