@@ -124,6 +124,12 @@ static const char *nvshmem_hints(const struct walk_dir *dir, const struct librar
         return source;
 }
 
+/* A CUDA major as a one-part version; 0 is none (count 0). */
+static struct version major_version(unsigned long major)
+{
+        return (struct version){ .n = { major }, .count = major ? 1 : 0 };
+}
+
 static void detect_nvshmem(const struct walk_dir *dir, struct install_list *l,
                            struct walk_verdict *verdict)
 {
@@ -132,10 +138,10 @@ static void detect_nvshmem(const struct walk_dir *dir, struct install_list *l,
         struct library_find f;
         struct name_hint hint;
         struct version header = { 0 }, path_cuda, cuda = { 0 };
-        struct version_vote votes[4];
+        struct version_vote votes[4], sources[5];
         struct install *in;
         long transport = -1, bootstrap = -1;
-        unsigned long deb_major = 0, beside;
+        unsigned long deb_major = 0, beside, conda;
 
         if (deb_find(dir, &f, &deb_major) < 0 &&
             library_find(dir, "libnvshmem_host", nvshmem_headers, &f) < 0)
@@ -181,37 +187,28 @@ static void detect_nvshmem(const struct walk_dir *dir, struct install_list *l,
          * path, the archive/wheel/EasyBuild name, the conda environment's
          * pin, a CUDA runtime beside it. Any that disagrees is a problem. */
         beside = f.usr ? 0 : cudart_beside(dir->fd, f.ld.rel);
-        {
-                const struct version_vote sources[] = {
-                        { { .n = { deb_major }, .count = deb_major ? 1 : 0 }, "the package directory" },
-                        { path_cuda, "the HPC SDK path" },
-                        { hint.cuda, hint_source },
-                        { { .n = { 0 }, .count = 0 }, "the conda environment's cuda-version" },
-                        { { .n = { beside }, .count = beside ? 1 : 0 }, "the libcudart beside it" },
-                };
-                struct version_vote s[ELEMENTSOF(sources)];
-
-                memcpy(s, sources, sizeof(s));
-                if (f.layout == LAYOUT_CONDA) {
-                        unsigned long m = conda_cuda_major(dir->fd);
-                        s[3].value = (struct version){ .n = { m }, .count = m ? 1 : 0 };
-                }
-                for (size_t i = 0; i < ELEMENTSOF(s); i++) {
-                        if (!s[i].value.count)
-                                continue;
-                        if (!cuda.count) {
-                                cuda = s[i].value;
-                                cuda_source = s[i].source;
-                        } else if (s[i].value.n[0] != cuda.n[0])
-                                install_add_problem(in, "cuda-major-mismatch",
-                                                    "%s says CUDA %lu but %s says CUDA %lu", cuda_source,
-                                                    cuda.n[0], s[i].source, s[i].value.n[0]);
-                }
+        conda = f.layout == LAYOUT_CONDA ? conda_cuda_major(dir->fd) : 0;
+        sources[0] = (struct version_vote){ major_version(deb_major), "the package directory" };
+        sources[1] = (struct version_vote){ path_cuda, "the HPC SDK path" };
+        sources[2] = (struct version_vote){ hint.cuda, hint_source };
+        sources[3] = (struct version_vote){ major_version(conda), "the conda environment's cuda-version" };
+        sources[4] = (struct version_vote){ major_version(beside), "the libcudart beside it" };
+        for (size_t i = 0; i < ELEMENTSOF(sources); i++) {
+                if (!sources[i].value.count)
+                        continue;
+                if (!cuda.count) {
+                        cuda = sources[i].value;
+                        cuda_source = sources[i].source;
+                } else if (sources[i].value.n[0] != cuda.n[0])
+                        install_add_problem(in, "cuda-major-mismatch", "%s says CUDA %lu but %s says CUDA %lu",
+                                            cuda_source, cuda.n[0], sources[i].source, sources[i].value.n[0]);
         }
         in->cuda_version = cuda.count > 2 ? version_truncate(&cuda, 2) : cuda;
 
         /* PyTorch's build needs the device library too (STACK.md §3.5): a
-         * runtime-only install (conda's libnvshmem3) still runs torch. */
+         * runtime-only install (conda's libnvshmem3, apt's
+         * libnvshmem3-cuda-N without libnvshmem3-static-cuda-N) still runs
+         * torch. */
         device = path_join(f.ld.rel, "libnvshmem_device.a");
         if (!is_file_at(dir->fd, device))
                 install_add_problem(in, "missing-device-library",
@@ -254,15 +251,18 @@ static int nvshmem_header_code(const char *buf, size_t len, long *ret)
 }
 
 /* No DT_NEEDED names the CUDA: the directory holding libnvshmem_host
- * does (nvshmem/12), or its install prefix's name (…_cuda12-archive,
- * comm_libs/12.4/nvshmem, 3.2.5-gompi-2024a-CUDA-12.6.0). */
+ * does (nvshmem/12), or its install prefix: its name (…_cuda12-archive,
+ * comm_libs/12.4/nvshmem, 3.2.5-gompi-2024a-CUDA-12.6.0), a wheel's
+ * dist-info, a conda environment's cuda-version. */
 static unsigned long nvshmem_module_cuda_major(const struct strv *own)
 {
         unsigned long lib_major = 0, major = 0;
         _cleanup_free_ char *path = find_soname_file(own, "libnvshmem_host", &lib_major);
         _cleanup_free_ char *dir = path ? path_dirname(path) : NULL;
         _cleanup_free_ char *real = dir ? realpath(dir, NULL) : NULL;
-        _cleanup_free_ char *usr = NULL, *prefix = NULL, *parent = NULL;
+        _cleanup_free_ char *usr = NULL, *prefix = NULL, *parent = NULL, *site = NULL;
+        _cleanup_close_ int fd = -1;
+        struct dist_infos di = { 0 };
         struct name_hint h;
 
         if (!real)
@@ -275,7 +275,16 @@ static unsigned long nvshmem_module_cuda_major(const struct strv *own)
         if (name_hint_parse("nvshmem", path_basename(prefix), path_basename(parent), &h) >= 0 &&
             h.cuda.count)
                 return h.cuda.n[0];
-        return 0;
+        site = wheel_site_packages_of(prefix);
+        if (site) {
+                dist_infos_read_path(site, &di);
+                if (dist_infos_name_hint(&di, "nvidia-nvshmem", "nvshmem", &h) >= 0 && h.cuda.count)
+                        major = h.cuda.n[0];
+                dist_infos_release(&di);
+                return major;
+        }
+        fd = open(prefix, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd >= 0 ? conda_cuda_major(fd) : 0;
 }
 
 const struct component component_nvshmem = {
