@@ -19,7 +19,7 @@ static const char *const cusparselt_macros[] = {
 
 /* The CUDA major a conda environment's cusparselt package is pinned to: its
  * conda-meta record depends on "cuda-version >=12,<13.0a0". 0 when none. */
-static unsigned long conda_cuda_major(const struct walk_dir *dir)
+static unsigned long conda_package_cuda_major(const struct walk_dir *dir)
 {
         struct strv names = { 0 };
         unsigned long major = 0;
@@ -165,7 +165,7 @@ static void detect_cusparselt(const struct walk_dir *dir, struct install_list *l
         if (hint.cuda.count)
                 cuda[n_cuda++] = (struct cuda_vote){ hint.cuda.n[0], hint_source };
         if (f.layout == LAYOUT_CONDA)
-                cuda[n_cuda++] = (struct cuda_vote){ conda_cuda_major(dir), "its conda package" };
+                cuda[n_cuda++] = (struct cuda_vote){ conda_package_cuda_major(dir), "its conda package" };
         if (f.layout == LAYOUT_MERGED)
                 cuda[n_cuda++] = (struct cuda_vote){ merged_cuda_major(dir, &f.ld), "the CUDA prefix it is in" };
         for (size_t i = 0; i < n_cuda; i++) {

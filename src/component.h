@@ -40,7 +40,9 @@ struct walk_verdict;
         X(cuda)           \
         X(cudnn)          \
         X(nccl)           \
-        X(cusparselt)
+        X(cusparselt)     \
+        X(nvshmem)        \
+        /* end of the table: every row above ends in a backslash */
 
 #define COMPONENT_INDEX(name) _COMPONENT_INDEX_##name
 enum {

@@ -293,6 +293,43 @@ char *wheel_site_packages_of(const char *realpath)
         return NULL;
 }
 
+char *system_versioned_dir_of(const char *realpath, const char *name, unsigned long *ret_major)
+{
+        _cleanup_free_ char *named = path_dirname(realpath);
+        _cleanup_free_ char *libdir = path_dirname(named);
+        struct version v;
+        char *usr;
+
+        if (version_parse(path_basename(realpath), &v) < 0 || v.count != 1 ||
+            !streq(path_basename(named), name))
+                return NULL;
+        usr = system_prefix_of(libdir, NULL);
+        if (!usr)
+                return NULL;
+        *ret_major = v.n[0];
+        return usr;
+}
+
+unsigned long conda_cuda_major(int dirfd)
+{
+        static const char prefix[] = "cuda-version-";
+        struct strv names = { 0 };
+        unsigned long major = 0;
+
+        if (dir_list(dirfd, "conda-meta", &names) < 0)
+                return 0;
+        for (size_t i = 0; i < names.len && !major; i++) {
+                struct version v;
+                const char *end;
+
+                if (startswith(names.items[i], prefix) && endswith(names.items[i], ".json") &&
+                    version_parse_prefix(names.items[i] + strlen(prefix), &v, &end) == 0 && *end == '-')
+                        major = v.n[0];
+        }
+        strv_release(&names);
+        return major;
+}
+
 /* PEP 503 normalisation: lower case, runs of -_. become one '-'. */
 static char *normalise_dist_name(const char *s)
 {

@@ -71,6 +71,16 @@ int check_library(struct install *in, int prefix_fd, const char *rel, const char
 /* The multiarch library directory layout (…/usr/lib/x86_64-linux-gnu,
  * …/usr/lib64): the path of the …/usr prefix and the triple, or NULL. */
 char *system_prefix_of(const char *realpath, const char **ret_triple);
+/* The versioned subdirectory a distribution package puts a library in:
+ * …/usr/lib/<triple>/<name>/<N> (Debian, NVIDIA's apt repositories:
+ * nvshmem/12, libcusparseLt/12) or …/usr/lib64/<name>/<N> (RPM). Returns
+ * the …/usr prefix (newly allocated) and N, the CUDA major the package is
+ * for; NULL when realpath is not one. */
+char *system_versioned_dir_of(const char *realpath, const char *name, unsigned long *ret_major);
+/* The CUDA major a conda environment at dirfd is pinned to by its
+ * cuda-version package (conda-meta/cuda-version-12.9-<build>.json), which
+ * conda-forge's CUDA packages depend on; 0 when it has none. */
+unsigned long conda_cuda_major(int dirfd);
 /* Whether the directory is a package dir under site-packages/nvidia
  * (returns the site-packages path, newly allocated) or NULL. */
 char *wheel_site_packages_of(const char *realpath);

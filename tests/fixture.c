@@ -347,6 +347,56 @@ void fx_cusparselt(const char *root, const char *prefix, const struct fx_cuspars
                    (const char *const[]){ "libdl.so.2", "libpthread.so.0", "libc.so.6", NULL }, NULL);
 }
 
+void fx_nvshmem(const char *root, const char *prefix, const struct fx_nvshmem *c)
+{
+        unsigned long a = 0, b = 0, d = 0;
+        unsigned transport = c->transport ? c->transport : 3;
+        _cleanup_free_ char *lib = path_join(prefix, c->lib ? c->lib : "lib");
+        _cleanup_free_ char *inc = path_join(prefix, c->include ? c->include : "include");
+        _cleanup_free_ char *h = NULL, *p = NULL, *plugin = NULL;
+
+        ck_assert_int_eq(sscanf(c->version, "%lu.%lu.%lu", &a, &b, &d), 3);
+        h = xasprintf("#ifndef _NVSHMEM_VERSION_H_\n#define _NVSHMEM_VERSION_H_\n"
+                      "#define NVSHMEM_VENDOR_MAJOR_VERSION %lu\n#define NVSHMEM_VENDOR_MINOR_VERSION %lu\n"
+                      "#define NVSHMEM_VENDOR_PATCH_VERSION %lu\n#define NVSHMEM_VENDOR_PACKAGE_VERSION 0\n"
+                      "#define NVSHMEM_TRANSPORT_PLUGIN_MAJOR_VERSION %u\n"
+                      "#define NVSHMEM_BOOTSTRAP_PLUGIN_MAJOR_VERSION 3\n"
+                      "#define NVSHMEM_BUILD_VARS \"NVSHMEM_IBGDA_SUPPORT=ON\"\n#endif\n",
+                      a, b, d, transport);
+        fx_write(root, p = path_join(inc, "non_abi/nvshmem_version.h"), h);
+        free(TAKE_PTR(p));
+        fx_write(root, p = path_join(inc, "device_host_transport/nvshmem_constants.h"),
+                 "/* This is not the NVSHMEM release version */\n#define NVSHMEM_MAJOR_VERSION 1\n"
+                 "#define NVSHMEM_MINOR_VERSION 3\n");
+        free(TAKE_PTR(p));
+        fx_write(root, p = path_join(inc, "nvshmem.h"),
+                 "#ifndef _NVSHMEM_H_\n#define _NVSHMEM_H_\n#include \"non_abi/nvshmem_version.h\"\n"
+                 "#include \"device_host_transport/nvshmem_constants.h\"\n#endif\n");
+        free(TAKE_PTR(p));
+        fx_write(root, p = path_join(inc, "nvshmemx.h"),
+                 "#ifndef _NVSHMEMX_H_\n#define _NVSHMEMX_H_\n#include \"nvshmem.h\"\n"
+                 "#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+                 "void nvshmemx_vendor_get_version_info(int *major, int *minor, int *patch);\n"
+                 "#ifdef __cplusplus\n}\n#endif\n#endif\n");
+        free(TAKE_PTR(p));
+        fx_library(root, lib, "libnvshmem_host", "3", c->soname_only ? NULL : c->version, c->machine,
+                   (const char *const[]){ "libstdc++.so.6", "libm.so.6", "libgcc_s.so.1", "libc.so.6", NULL },
+                   NULL);
+        if (!c->no_device) {
+                fx_write(root, p = path_join(lib, "libnvshmem_device.a"), "!<arch>\n");
+                free(TAKE_PTR(p));
+        }
+        fx_write(root, p = path_join(lib, "libnvshmem_device.bc"), "BC\xc0\xde");
+        free(TAKE_PTR(p));
+        fx_library(root, lib, "nvshmem_bootstrap_uid", "3", NULL, c->machine, NULL, NULL);
+        plugin = xasprintf("%u", c->plugin_major ? c->plugin_major : transport);
+        fx_library(root, lib, "nvshmem_transport_ibrc", plugin, NULL, c->machine, NULL, NULL);
+        if (!c->no_bin) {
+                fx_write(root, p = path_join(prefix, "bin/nvshmem-info"), "#!/bin/sh\n");
+                free(TAKE_PTR(p));
+        }
+}
+
 void fx_dist_info(const char *root, const char *dir, const char *name, const char *version)
 {
         _cleanup_free_ char *under = xstrdup(name), *rel = NULL, *meta = NULL;
@@ -466,6 +516,8 @@ void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
                 cuda_needed[n++] = "libnccl.so.2";
         if (t->cusparselt)
                 cuda_needed[n++] = "libcusparseLt.so.0";
+        if (t->nvshmem)
+                cuda_needed[n++] = "libnvshmem_host.so.3";
         cuda_needed[n++] = "libcuda.so.1";
         cuda_needed[n] = NULL;
 

@@ -83,6 +83,25 @@ struct fx_cusparselt {
  * the real one), libcusparseLt.so.0 -> .so.<version> with no libcudart
  * DT_NEEDED (it links the runtime statically), the dev link. */
 void fx_cusparselt(const char *root, const char *prefix, const struct fx_cusparselt *c);
+struct fx_nvshmem {
+        const char *version;   /* "3.4.5" */
+        /* NVSHMEM_TRANSPORT_PLUGIN_MAJOR_VERSION (default 3, as 3.1-3.4);
+         * plugin_major: the nvshmem_transport_ibrc.so.N it ships (default
+         * the same) */
+        unsigned transport, plugin_major;
+        unsigned machine;
+        bool soname_only;      /* wheels: libnvshmem_host.so.3 only, no dev link */
+        bool no_device;        /* runtime-only (conda libnvshmem3): no libnvshmem_device.a */
+        bool no_bin;           /* no bin/nvshmem-info */
+        const char *lib;       /* default "lib" */
+        const char *include;   /* default "include" */
+};
+/* PREFIX/include/{nvshmem.h,nvshmemx.h,non_abi/nvshmem_version.h,
+ * device_host_transport/nvshmem_constants.h (the OpenSHMEM 1.3 spec
+ * version)}, PREFIX/lib/{libnvshmem_host.so.3[.M.m.p] (no libcudart:
+ * NVSHMEM links it statically), libnvshmem_device.a, libnvshmem_device.bc,
+ * nvshmem_bootstrap_uid.so.3, nvshmem_transport_ibrc.so.N}, bin/nvshmem-info. */
+void fx_nvshmem(const char *root, const char *prefix, const struct fx_nvshmem *c);
 
 /* Copy the fake CUDA library $CUDAMOD_FAKE_<var> (tests/fakecuda, set by
  * meson test) to root/rel, parents created, replacing what was there,
@@ -99,6 +118,7 @@ struct fx_torch {
         unsigned cudnn_major;    /* libtorch_cuda.so needs libcudnn.so.N (0: no cuDNN) */
         bool nccl;               /* libtorch_cuda.so needs libnccl.so.2 */
         bool cusparselt;         /* libtorch_cuda.so needs libcusparseLt.so.0 */
+        bool nvshmem;            /* libtorch_cuda.so needs libnvshmem_host.so.3 (for libtorch_nvshmem.so) */
         bool cusparse;           /* libtorch_cuda.so needs libcusparse (a toolkit made with .cusparse) */
         /* Extra RUNPATH entries after $ORIGIN, ':'-separated; entries not
          * starting with '/' or '$' are made absolute below root (NULL: just
@@ -122,7 +142,7 @@ struct fx_torch {
  *   libtorch_cuda.so         libc10.so libc10_cuda.so libtorch_cpu.so libcudart.so.N
  *                            libcublas.so.N libcublasLt.so.N [libcusparse.so.12 (.11 for 11)]
  *                            [libcudnn.so.M] [libnccl.so.2] [libcusparseLt.so.0]
- *                            libcuda.so.1
+ *                            [libnvshmem_host.so.3] libcuda.so.1
  *   libtorch.so              libtorch_cpu.so libtorch_cuda.so */
 void fx_torch(const char *root, const char *dir, const struct fx_torch *t);
 

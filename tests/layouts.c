@@ -292,6 +292,26 @@ static void build_cusparselt_packages(const char *root)
                  "  \"name\": \"cusparselt\",\n  \"version\": \"0.8.0.4\"\n}\n");
 }
 
+/* NVSHMEM without CUDA: NVIDIA's archives for CUDA 12 and 13, an
+ * EasyBuild prefix, the nvidia-nvshmem-cu12 wheel (libnvshmem_host.so.3
+ * only) and NVIDIA's apt package (nvshmem/12, include/nvshmem_12). */
+static void build_nvshmem(const char *root)
+{
+        const char *site = "venv/lib/python3.12/site-packages";
+        _cleanup_free_ char *wheel = xasprintf("%s/nvidia/nvshmem", site);
+
+        fx_nvshmem(root, "apps/libnvshmem-linux-x86_64-3.4.5_cuda12-archive",
+                   &(struct fx_nvshmem){ .version = "3.4.5" });
+        fx_nvshmem(root, "apps/libnvshmem-linux-x86_64-3.5.19_cuda13-archive",
+                   &(struct fx_nvshmem){ .version = "3.5.19", .transport = 4 });
+        fx_nvshmem(root, "apps/software/NVSHMEM/3.2.5-gompi-2024a-CUDA-12.6.0",
+                   &(struct fx_nvshmem){ .version = "3.2.5" });
+        fx_nvshmem(root, wheel, &(struct fx_nvshmem){ .version = "3.3.20", .soname_only = true, .no_bin = true });
+        fx_dist_info(root, site, "nvidia-nvshmem-cu12", "3.3.20");
+        fx_nvshmem(root, "usr", &(struct fx_nvshmem){ .version = "3.3.24", .lib = "lib/x86_64-linux-gnu/nvshmem/12",
+                                                       .include = "include/nvshmem_12", .no_bin = true });
+}
+
 const struct layout_fixture layout_fixtures[] = {
         { "runfile", build_runfile, { "usr/local", NULL } },
         { "runfile-sbsa", build_runfile_sbsa, { "opt", NULL } },
@@ -310,6 +330,7 @@ const struct layout_fixture layout_fixtures[] = {
         { "cusparselt-tarballs", build_cusparselt_tarballs, { "apps", NULL } },
         { "cusparselt-packages", build_cusparselt_packages,
           { "usr/lib/x86_64-linux-gnu", "venv", "conda", NULL } },
+        { "nvshmem", build_nvshmem, { "apps", "venv", "usr/lib/x86_64-linux-gnu", NULL } },
         { NULL, NULL, { NULL } },
 };
 

@@ -964,6 +964,55 @@ START_TEST(suggestions_choose_one_cuda_major)
 }
 END_TEST
 
+/* A torch built with NVSHMEM gets the NVSHMEM module for its CUDA major
+ * in the suggested line: the CUDA 12 archive's, not the newer CUDA 13
+ * one; only their paths and the wheel's dist-info tell (NVSHMEM links
+ * cudart statically). */
+START_TEST(suggestions_include_the_nvshmem_of_torchs_cuda_major)
+{
+        const char *nv12 = "sw/nvshmem/libnvshmem-linux-x86_64-3.4.5_cuda12-archive";
+        const char *nv13 = "sw/nvshmem/libnvshmem-linux-x86_64-3.5.19_cuda13-archive";
+        const char *wheel = "venv/lib/python3.12/site-packages/nvidia/nvshmem";
+        _cleanup_free_ char *lib12 = path_join(nv12, "lib"), *lib13 = path_join(nv13, "lib");
+        _cleanup_free_ char *libw = path_join(wheel, "lib");
+        _cleanup_free_ char *chosen = NULL;
+        struct doctor_report r;
+        struct strv mp = { 0 };
+
+        cuda12();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("12.4");
+        fx_nvshmem(root, nv12, &(struct fx_nvshmem){ .version = "3.4.5" });
+        fx_nvshmem(root, nv13, &(struct fx_nvshmem){ .version = "3.5.19", .transport = 4 });
+        fx_nvshmem(root, wheel, &(struct fx_nvshmem){ .version = "3.3.20", .soname_only = true, .no_bin = true });
+        fx_dist_info(root, "venv/lib/python3.12/site-packages", "nvidia-nvshmem-cu12", "3.3.20");
+        fx_torch(root, TORCH,
+                 &(struct fx_torch){ .cuda = "12.4", .cudnn_major = 9, .nccl = true, .nvshmem = true,
+                                     .cusparse = true });
+        modulefile("cuda/12.4", CUDA12_LIB, CUDA12);
+        modulefile("cudnn/9.1.0", CUDNN91_LIB, NULL);
+        modulefile("nccl/2.21.5", NCCL_LIB, NULL);
+        modulefile("nvshmem/3.4.5", lib12, NULL);
+        modulefile("nvshmem/3.5.19", lib13, NULL);
+        modulefile("nvshmem/3.3.20", libw, NULL);
+        strv_push(&mp, at("mods"));
+        diagnose_clean(&mp, &r);
+
+        chosen = strv_join(&r.chosen, " ");
+        ck_assert_msg(streq(chosen, "cuda/12.4 cudnn/9.1.0 nccl/2.21.5 nvshmem/3.4.5"), "chosen '%s'", chosen);
+        ck_assert_msg(r.module_load && streq(r.module_load, "module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5 nvshmem/3.4.5"),
+                      "module_load '%s'", r.module_load ? r.module_load : "NULL");
+        ck_assert_msg(r.unprovided.len == 0, "unprovided");
+        assert_module(&r, "nvshmem/3.4.5", "nvshmem", 12, "libnvshmem_host.so.3");
+        assert_module(&r, "nvshmem/3.5.19", "nvshmem", 13, "libnvshmem_host.so.3");
+        /* The wheel's CUDA is in its dist-info only. */
+        assert_module(&r, "nvshmem/3.3.20", "nvshmem", 12, "libnvshmem_host.so.3");
+
+        doctor_report_release(&r);
+        strv_release(&mp);
+}
+END_TEST
+
 /* Of two cuDNN modules for torch's CUDA major, the one of the version
  * torch was built against (its RUNPATH tells) rather than the highest. */
 START_TEST(suggestions_prefer_the_built_cudnn_version)
@@ -1404,6 +1453,7 @@ static Suite *doctor_suite(void)
         tcase_add_test(tc, cuda_path_without_cuda_home);
         tcase_add_test(tc, suggestions_choose_one_cuda_major);
         tcase_add_test(tc, suggestions_prefer_the_built_cudnn_version);
+        tcase_add_test(tc, suggestions_include_the_nvshmem_of_torchs_cuda_major);
         tcase_add_test(tc, suggestions_without_cudnn_module_leave_it_unprovided);
         tcase_add_test(tc, suggestions_include_cusparselt_of_torchs_cuda_major);
         tcase_add_test(tc, input_torch_lib_dir_is_the_package);

@@ -476,6 +476,74 @@ START_TEST(generate_output_from_config_and_site_templates)
 }
 END_TEST
 
+/* The body of a generated modulefile from its family line on, @P@ for
+ * the NVSHMEM prefix. */
+static char *module_body(const char *path, const char *prefix)
+{
+        _cleanup_free_ char *text = read_text(path);
+        const char *family = strstr(text, "\nfamily");
+
+        ck_assert_msg(family, "no family line in '%s'", path);
+        return str_replace_all(family + 1, prefix, "@P@");
+}
+
+/* An NVSHMEM module's exact environment in the four flavours: NVSHMEM_HOME
+ * (PyTorch, EasyBuild), USE_NVSHMEM, its lib/ on the library paths; below
+ * CUDA/12 in the hierarchy, depending on a CUDA 12 cuda when flat. */
+START_TEST(generate_nvshmem_module_environment)
+{
+        static const char *const want_lua =
+                "setenv(\"NVSHMEM_HOME\", \"@P@\")\n"
+                "setenv(\"USE_NVSHMEM\", \"1\")\n"
+                "prepend_path(\"LD_LIBRARY_PATH\", \"@P@/lib\")\n"
+                "prepend_path(\"LIBRARY_PATH\", \"@P@/lib\")\n"
+                "prepend_path(\"CPATH\", \"@P@/include\")\n"
+                "prepend_path(\"CMAKE_PREFIX_PATH\", \"@P@\")\n";
+        static const char *const want_tcl =
+                "setenv \"NVSHMEM_HOME\" \"@P@\"\n"
+                "setenv \"USE_NVSHMEM\" \"1\"\n"
+                "prepend-path \"LD_LIBRARY_PATH\" \"@P@/lib\"\n"
+                "prepend-path \"LIBRARY_PATH\" \"@P@/lib\"\n"
+                "prepend-path \"CPATH\" \"@P@/include\"\n"
+                "prepend-path \"CMAKE_PREFIX_PATH\" \"@P@\"\n";
+        static const char *const tcl_prereq =
+                "family \"nvshmem\"\n"
+                "# Environment Modules: needs a cuda of this CUDA major (and unloads this\n"
+                "# module with it). Lmod reading this file skips it: its hierarchy does that.\n"
+                "if {![info exists ::ModuleTool] || $::ModuleTool ne \"Lmod\"} {\n"
+                "    prereq \"cuda@12:12.999999\"\n"
+                "}\n";
+        char *root = fx_new();
+        _cleanup_free_ char *prefix = path_join(root, "sw/libnvshmem-linux-x86_64-3.4.5_cuda12-archive");
+
+        fx_cuda_toolkit(root, "sw/cuda-12.9",
+                        &(struct fx_cuda){ .version = "12.9", .release = "12.9.1", .cudart = "12.9.79",
+                                           .nvcc = "12.9.86" });
+        fx_nvshmem(root, "sw/libnvshmem-linux-x86_64-3.4.5_cuda12-archive", &(struct fx_nvshmem){ .version = "3.4.5" });
+        for (size_t i = 0; i < ELEMENTSOF(flavours); i++) {
+                bool lua = streq(flavours[i][1], "lua"), hier = streq(flavours[i][2], "hierarchical");
+                _cleanup_free_ char *out = path_join(root, flavours[i][0]);
+                _cleanup_free_ char *file = xasprintf("%s/%snvshmem/3.4.5%s", out, hier ? "CUDA/12/" : "",
+                                                      lua ? ".lua" : "");
+                _cleanup_free_ char *body = NULL, *want = NULL;
+                struct run_result r = { 0 };
+
+                generate(root, out, flavours[i][1], flavours[i][2], &r);
+                ck_assert_msg(r.status == 0, "%s: %s", flavours[i][0], r.err);
+                run_result_release(&r);
+                body = module_body(file, prefix);
+                if (lua)
+                        want = xasprintf("family(\"nvshmem\")\nadd_property(\"arch\", \"gpu\")\n%s%s",
+                                         hier ? "" : "depends_on(between(\"cuda\", \"12\", \"12.999999\"))\n",
+                                         want_lua);
+                else
+                        want = xasprintf("%s%s", tcl_prereq, want_tcl);
+                ck_assert_msg(streq(body, want), "%s:\n%s\nwant:\n%s", flavours[i][0], body, want);
+        }
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(generate_prune_refuses_when_a_named_root_is_missing)
 {
         char *root = fx_new();
@@ -764,6 +832,7 @@ int main(void)
         tcase_add_test(tc, generate_json_describes_the_run);
         tcase_add_test(tc, generate_usage_and_config_errors_write_nothing);
         tcase_add_test(tc, generate_output_from_config_and_site_templates);
+        tcase_add_test(tc, generate_nvshmem_module_environment);
         tcase_add_test(tc, generate_refuses_a_control_character_in_cuda_arch_list);
         tcase_add_test(tc, generate_refuses_a_hostile_arch_list_from_the_index);
         tcase_add_test(tc, generate_refuses_unusable_site_templates);

@@ -228,6 +228,27 @@ static struct validate_options options(const char *driver_libdir)
         };
 }
 
+/* NVSHMEM 3.4.5 at root/prefix, as the archive lays it out: its header
+ * declares patch (5 is the library's), lib/libnvshmem_host.so.3 the fake
+ * one (nvshmemx_vendor_get_version_info says 3.4.5) and its link. */
+static void make_nvshmem(const char *root, const char *prefix, int patch)
+{
+        _cleanup_free_ char *v = xasprintf("%s/include/non_abi/nvshmem_version.h", prefix);
+        _cleanup_free_ char *h = xasprintf("%s/include/nvshmem.h", prefix);
+        _cleanup_free_ char *x = xasprintf("%s/include/nvshmemx.h", prefix);
+        _cleanup_free_ char *lib = xasprintf("%s/lib/libnvshmem_host.so.3", prefix);
+        _cleanup_free_ char *dev = xasprintf("%s/lib/libnvshmem_host.so", prefix);
+        _cleanup_free_ char *text = xasprintf("#define NVSHMEM_VENDOR_MAJOR_VERSION 3\n"
+                                              "#define NVSHMEM_VENDOR_MINOR_VERSION 4\n"
+                                              "#define NVSHMEM_VENDOR_PATCH_VERSION %d\n", patch);
+
+        fx_write(root, v, text);
+        fx_write(root, h, "#include \"non_abi/nvshmem_version.h\"\n#define NVSHMEM_MAJOR_VERSION 1\n");
+        fx_write(root, x, "#include \"nvshmem.h\"\nextern \"C\" void nvshmemx_vendor_get_version_info(int *, int *, int *);\n");
+        fx_fake_library(root, lib, "NVSHMEM");
+        fx_symlink(root, dev, "libnvshmem_host.so.3");
+}
+
 /* The three standard modules below root: cuda (12.4, runtime 12040),
  * cudnn (9.7.1 for CUDA 12) and nccl (2.21.5), and driver dirs. */
 static void make_standard(const char *root)
@@ -614,6 +635,55 @@ START_TEST(run_passes_for_cudnn_and_nccl_with_their_cuda)
                 check_release(&dev);
                 target_release(&g);
         }
+        fx_free(root);
+}
+END_TEST
+
+static const char *const nvshmem_lib[] = { "nvshmem/lib", NULL };
+static const char *const nvshmem_inc[] = { "nvshmem/include", NULL };
+
+/* nvshmem.h needs C++; the probe asks nvshmemx_vendor_get_version_info
+ * (the release, not nvshmem_info_get_version's OpenSHMEM 1.3). */
+START_TEST(build_and_run_pass_for_nvshmem)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check build = { 0 }, run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_cuda(root, "cuda", 12040, "CUDART12", "libcudart.so.12");
+        make_nvshmem(root, "nvshmem", 5);
+        target_init(&g, root, "nvshmem/3.4.5", nvshmem_lib, nvshmem_inc, cuda_lib, cuda_inc);
+        ck_assert_ptr_eq(g.t.kind, &component_nvshmem);
+        check_build(&g.t, &o, &build);
+        assert_check(&build, CHECK_PASS, "nvshmem.h", "-lnvshmem_host", "compiles and links");
+        probe_checks(&g, &o, &p, &run, &dev);
+        ck_assert(p.libs[component_nvshmem.index].loaded);
+        ck_assert_int_eq(p.libs[component_nvshmem.index].version, 30405);
+        assert_check(&run, CHECK_PASS, "libnvshmem_host.so.3 3.4.5 (30405)", "equal to",
+                     "non_abi/nvshmem_version.h");
+        check_release(&build);
+        probe_checks_release(&g, &p, &run, &dev);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(run_fails_when_nvshmem_header_and_library_disagree)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_cuda(root, "cuda", 12040, "CUDART12", "libcudart.so.12");
+        make_nvshmem(root, "nvshmem", 2);
+        target_init(&g, root, "nvshmem/3.4.5", nvshmem_lib, nvshmem_inc, cuda_lib, cuda_inc);
+        probe_checks(&g, &o, &p, &run, &dev);
+        assert_check(&run, CHECK_FAIL, "libnvshmem_host.so.3 is 3.4.5 (30405)", "declares 3.4.2 (30402)",
+                     "nvshmem_version.h", "different installs");
+        probe_checks_release(&g, &p, &run, &dev);
         fx_free(root);
 }
 END_TEST
@@ -1385,6 +1455,8 @@ int main(void)
         tcase_add_test(tc, run_warns_without_a_header_to_compare);
         tcase_add_test(tc, run_passes_for_cudnn_and_nccl_with_their_cuda);
         tcase_add_test(tc, run_fails_when_cudnn_targets_another_cuda_major);
+        tcase_add_test(tc, build_and_run_pass_for_nvshmem);
+        tcase_add_test(tc, run_fails_when_nvshmem_header_and_library_disagree);
         tcase_add_test(tc, run_reads_cudnn_8_versions);
         tcase_add_test(tc, run_fails_when_another_copy_comes_first);
         tcase_add_test(tc, run_fails_when_the_library_cannot_be_loaded);
