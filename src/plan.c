@@ -116,7 +116,7 @@ static void ops_library(struct opset *s, const struct install *in, const struct 
                 if (!var->build || cfg->pytorch_build_env)
                         opset_setenv(s, var->name, value);
         }
-        if (cfg->ld_library_path[c->index]) {
+        if (cfg->ld_library_path[c->index] && !in->static_only) {
                 opset_path_add(&v, in->lib_dir);
                 opset_prepends(s, "LD_LIBRARY_PATH", &v);
         }

@@ -487,6 +487,22 @@ static int header_define_part(const char *buf, size_t len, const char *name,
         return 0;
 }
 
+int header_define_triple(const char *buf, size_t len, const char *major, const char *minor,
+                         const char *patch, struct version *ret)
+{
+        const char *const names[] = { major, minor, patch };
+        struct version v = { .count = 3 };
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                int r = header_define_part(buf, len, names[i], &v.n[i]);
+
+                if (r < 0)
+                        return r;
+        }
+        *ret = v;
+        return 0;
+}
+
 int cuda_header_parse(const char *buf, size_t len, struct version *ret)
 {
         long l;

@@ -83,6 +83,12 @@ int version_txt_parse(const char *buf, size_t len, const char *file, struct vers
  * Returns 0, -ENOENT when absent, -EINVAL when the value is not an integer. */
 int header_define_long(const char *buf, size_t len, const char *name, long *ret);
 
+/* Three `#define NAME <integer>` (each 0 to 999999999) as MAJOR.MINOR.PATCH:
+ * the version headers that spell their parts out (magma_types.h's
+ * MAGMA_VERSION_MAJOR, _MINOR, _MICRO). -ENOENT when one is absent,
+ * -EINVAL when one is not such an integer. */
+int header_define_triple(const char *buf, size_t len, const char *major, const char *minor,
+                         const char *patch, struct version *ret);
 /* cuda.h CUDA_VERSION (MAJOR*1000 + MINOR*10) as MAJOR.MINOR. */
 int cuda_header_parse(const char *buf, size_t len, struct version *ret);
 /* cudnn_version.h (or cudnn.h <= 7): CUDNN_MAJOR.CUDNN_MINOR.CUDNN_PATCHLEVEL. */
