@@ -19,25 +19,47 @@
 static const char *const magma_headers[] = { "magma_types.h", "magma_v2.h", "magma.h", NULL };
 
 /* Where its library is: lib (where `make install` and CMake put it), then
- * lib64, preferring a real directory to a link (a CUDA prefix's lib64).
- * *ret_file is "libmagma.so", or "libmagma.a" when there is no shared one. */
+ * lib64, then a CUDA prefix's targets/<triple>/lib, preferring a real
+ * directory to a link (a CUDA prefix's lib64 is one to targets/, where a
+ * copy lands). *ret_file is "libmagma.so", or "libmagma.a" when there is
+ * no shared one. */
 static int magma_lib_find(int fd, char **ret_rel, const char **ret_file)
 {
-        static const char *const dirs[] = { "lib", "lib64" };
         static const char *const files[] = { "libmagma.so", "libmagma.a" };
+        struct strv dirs = { 0 }, triples = { 0 };
+        int r = -ENOENT;
 
-        for (size_t f = 0; f < ELEMENTSOF(files); f++)
-                for (int pass = 0; pass < 2; pass++)
-                        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
-                                _cleanup_free_ char *rel = path_join(dirs[i], files[f]);
+        strv_add(&dirs, "lib");
+        strv_add(&dirs, "lib64");
+        if (dir_list(fd, "targets", &triples) >= 0)
+                for (size_t i = 0; i < triples.len; i++)
+                        strv_push(&dirs, xasprintf("targets/%s/lib", triples.items[i]));
+        for (size_t f = 0; f < ELEMENTSOF(files) && r < 0; f++)
+                for (int pass = 0; pass < 2 && r < 0; pass++)
+                        for (size_t i = 0; i < dirs.len && r < 0; i++) {
+                                _cleanup_free_ char *rel = path_join(dirs.items[i], files[f]);
 
-                                if (is_symlink_at(fd, dirs[i]) != (pass == 1) || !is_file_at(fd, rel))
+                                if (is_symlink_at(fd, dirs.items[i]) != (pass == 1) || !is_file_at(fd, rel))
                                         continue;
-                                *ret_rel = xstrdup(dirs[i]);
+                                *ret_rel = xstrdup(dirs.items[i]);
                                 *ret_file = files[f];
-                                return 0;
+                                r = 0;
                         }
-        return -ENOENT;
+        strv_release(&dirs);
+        strv_release(&triples);
+        return r;
+}
+
+/* rel when it holds one of MAGMA's headers, newly allocated, else NULL. */
+static char *magma_include(int fd, const char *rel)
+{
+        for (const char *const *h = magma_headers; *h; h++) {
+                _cleanup_free_ char *file = path_join(rel, *h);
+
+                if (is_file_at(fd, file))
+                        return xstrdup(rel);
+        }
+        return NULL;
 }
 
 /* The CUDA major libmagma.so loads: its DT_NEEDED libcudart.so.N, else
@@ -165,12 +187,16 @@ static struct install *magma_install(int fd, const char *path, const char *realp
         in->prefix = xstrdup(path);
         in->realpath = xstrdup(realpath);
         in->lib_dir = path_join(path, lib_rel);
-        for (const char *const *h = magma_headers; *h && !include_rel; h++) {
-                _cleanup_free_ char *rel = path_join("include", *h);
+        /* Beside targets/<triple>/lib, its headers are in that include. */
+        if (startswith(lib_rel, "targets/")) {
+                _cleanup_free_ char *dir = path_dirname(lib_rel);
+                _cleanup_free_ char *inc = path_join(dir, "include");
 
-                if (is_file_at(fd, rel))
-                        include_rel = xstrdup("include");
+                if (!is_symlink_at(fd, inc))
+                        include_rel = magma_include(fd, inc);
         }
+        if (!include_rel)
+                include_rel = magma_include(fd, "include");
         if (include_rel)
                 in->include_dir = path_join(path, include_rel);
         else
@@ -214,7 +240,7 @@ static struct install *magma_install(int fd, const char *path, const char *realp
         /* The CUDA it was built for: what libmagma.so loads, else the names
          * (EasyBuild's -CUDA-12.6.0, pytorch's magma-cuda126), else the CUDA
          * prefix it sits in or was copied into. */
-        if (needed)
+        if (needed && !(hint.cuda.count && hint.cuda.n[0] == needed))
                 in->cuda_version = (struct version){ .n = { needed }, .count = 1 };
         else if (hint.cuda.count)
                 in->cuda_version = hint.cuda;
