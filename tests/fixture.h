@@ -72,6 +72,22 @@ struct fx_nccl {
 };
 void fx_nccl(const char *root, const char *prefix, const struct fx_nccl *c);
 
+struct fx_magma {
+        const char *version;   /* "2.9.0" */
+        unsigned cuda_major;   /* libmagma.so needs libcudart.so.N and libcublas.so.N (0: neither) */
+        bool no_soname;        /* a make.inc build: no DT_SONAME */
+        bool static_only;      /* lib/libmagma.a only (PyTorch's builds) */
+        bool ilp64;            /* magma_types.h defines MAGMA_ILP64 */
+        const char *lib;       /* default "lib" */
+        unsigned machine;
+};
+/* MAGMA at root/prefix: include/{magma_types.h (its real version macros),
+ * magma_v2.h, magma.h}, lib/libmagma.so (soname libmagma.so; DT_NEEDED
+ * libcudart.so.N, libcublas.so.N, libcusparse.so.12 as a CMake build
+ * against CUDA N >= 12 has; .11 for 11) or only libmagma.a, and
+ * lib/pkgconfig/magma.pc. */
+void fx_magma(const char *root, const char *prefix, const struct fx_magma *c);
+
 /* Copy the fake CUDA library $CUDAMOD_FAKE_<var> (tests/fakecuda, set by
  * meson test) to root/rel, parents created, replacing what was there,
  * mode 0755. */
