@@ -267,7 +267,8 @@ static void build_magma_builds(const char *root)
 
 /* MAGMA with a CUDA: PyTorch CI's static build in /usr/local/cuda-12.6/magma,
  * a libmagma.so copied into a CUDA 13.0 prefix, and conda-forge's libmagma
- * in an environment with its CUDA runtime. */
+ * in an environment (its CUDA runtime left out: the conda layout has its
+ * own fixture). */
 static void build_magma_cuda(const char *root)
 {
         const char *env = "conda/envs/torch";
@@ -281,8 +282,6 @@ static void build_magma_cuda(const char *root)
                         &(struct fx_cuda){ .version = "13.0", .release = "13.0.2", .cudart = "13.0.96",
                                            .nvcc = "13.0.88" });
         fx_magma(root, "usr/local/cuda-13.0", &(struct fx_magma){ .version = "2.9.0", .cuda_major = 13, .lib = "lib64" });
-        fx_library(root, "conda/envs/torch/lib", "libcudart", "12", "12.6.77", 62, NULL, NULL);
-        fx_library(root, "conda/envs/torch/lib", "libcublas", "12", "12.6.4.1", 62, NULL, NULL);
         fx_write(root, meta, "{}\n");
         fx_magma(root, env, &(struct fx_magma){ .version = "2.9.0", .cuda_major = 12 });
 }
