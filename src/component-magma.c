@@ -350,6 +350,7 @@ const struct component component_magma = {
         .cuda_parts = 1,
         .naming = "{major}.{minor}.{patch}",
         .library = "libmagma",
+        .unversioned_soname = true,
         .stems = (const char *const[]){ "libmagma", "libmagma_sparse", NULL },
         .name_hint = magma_name_hint,
         .detect = detect_magma,

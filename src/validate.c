@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 
 #include "validate.h"
 #include "banned.h"
@@ -104,9 +105,17 @@ const struct component *module_kind_detect(const char *name, const struct strv *
 
                         if (pass == 0 && !ascii_strcaseeq(base, c->name))
                                 continue;
-                        for (size_t i = 0; i < own_libdirs->len; i++)
-                                if (dir_has_versioned(own_libdirs->items[i], prefix))
+                        for (size_t i = 0; i < own_libdirs->len; i++) {
+                                _cleanup_free_ char *bare = NULL;
+                                struct stat st;
+
+                                if (c->unversioned_soname) {
+                                        bare = xasprintf("%s/%s.so", own_libdirs->items[i], c->library);
+                                        if (stat(bare, &st) == 0 && S_ISREG(st.st_mode))
+                                                return c;
+                                } else if (dir_has_versioned(own_libdirs->items[i], prefix))
                                         return c;
+                        }
                 }
         return NULL;
 }
