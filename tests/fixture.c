@@ -495,6 +495,8 @@ void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
                 cuda_needed[n++] = cudnn;
         if (t->nccl)
                 cuda_needed[n++] = "libnccl.so.2";
+        if (t->magma)
+                cuda_needed[n++] = "libmagma.so";
         cuda_needed[n++] = "libcuda.so.1";
         cuda_needed[n] = NULL;
 

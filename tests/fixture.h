@@ -103,6 +103,7 @@ struct fx_torch {
         unsigned cudnn_major;    /* libtorch_cuda.so needs libcudnn.so.N (0: no cuDNN) */
         bool nccl;               /* libtorch_cuda.so needs libnccl.so.2 */
         bool cusparse;           /* libtorch_cuda.so needs libcusparse (a toolkit made with .cusparse) */
+        bool magma;              /* libtorch_cuda.so needs libmagma.so (a build against a shared MAGMA) */
         /* Extra RUNPATH entries after $ORIGIN, ':'-separated; entries not
          * starting with '/' or '$' are made absolute below root (NULL: just
          * $ORIGIN). */
@@ -124,7 +125,7 @@ struct fx_torch {
  *   libc10_cuda.so           libc10.so libcudart.so.N
  *   libtorch_cuda.so         libc10.so libc10_cuda.so libtorch_cpu.so libcudart.so.N
  *                            libcublas.so.N libcublasLt.so.N [libcusparse.so.12 (.11 for 11)]
- *                            [libcudnn.so.M] [libnccl.so.2] libcuda.so.1
+ *                            [libcudnn.so.M] [libnccl.so.2] [libmagma.so] libcuda.so.1
  *   libtorch.so              libtorch_cpu.so libtorch_cuda.so */
 void fx_torch(const char *root, const char *dir, const struct fx_torch *t);
 
