@@ -6,6 +6,7 @@
 #include "fixture.h"
 #include "layouts.h"
 #include "scanhelp.h"
+#include "strbuf.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -216,6 +217,87 @@ START_TEST(magma_version_from_header_only_and_missing_headers)
 }
 END_TEST
 
+/* The lines of a modulefile that change the environment or name a
+ * dependency, trimmed, root written as @ROOT@. */
+static char *env_lines(const char *path, const char *root)
+{
+        struct strbuf sb = STRBUF_INIT, out = STRBUF_INIT;
+        static const char *const starts[] = { "setenv", "prepend", "append", "depends_on", "prereq", NULL };
+        char *res;
+
+        ck_assert_int_eq(strbuf_read_file(&sb, path, 1 << 20), 0);
+        for (char *line = sb.buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+                nl = strchr(line, '\n');
+                if (nl)
+                        *nl = '\0';
+                line += strspn(line, " \t");
+                for (const char *const *st = starts; *st; st++)
+                        if (startswith(line, *st)) {
+                                strbuf_addf(&out, "%s\n", line);
+                                break;
+                        }
+        }
+        res = str_replace_all(out.buf, root, "@ROOT@");
+        strbuf_release(&sb);
+        strbuf_release(&out);
+        return res;
+}
+
+/* generate: PyTorch CI's static MAGMA gets MAGMA_HOME, USE_MAGMA and its
+ * paths but no LD_LIBRARY_PATH, in Lua and Tcl; hierarchical under
+ * CUDA/12/magma (Tcl: with a prereq of its CUDA too), flat depending on
+ * a CUDA 12 cuda module. */
+START_TEST(magma_static_module_environment)
+{
+        static const struct {
+                const char *format, *layout, *file, *want;
+        } cases[] = {
+                { "lua", "hierarchical", "CUDA/12/magma/2.6.1.lua", "" },
+                { "lua", "flat", "magma/2.6.1.lua", "depends_on(between(\"cuda\", \"12\", \"12.999999\"))\n" },
+                { "tcl", "hierarchical", "CUDA/12/magma/2.6.1", "prereq \"cuda@12:12.999999\"\n" },
+                { "tcl", "flat", "magma/2.6.1", "prereq \"cuda@12:12.999999\"\n" },
+                { NULL },
+        };
+        static const char *const lua =
+                "setenv(\"MAGMA_HOME\", \"@M@\")\n"
+                "setenv(\"USE_MAGMA\", \"1\")\n"
+                "prepend_path(\"LIBRARY_PATH\", \"@M@/lib\")\n"
+                "prepend_path(\"CPATH\", \"@M@/include\")\n"
+                "prepend_path(\"CMAKE_PREFIX_PATH\", \"@M@\")\n"
+                "prepend_path(\"PKG_CONFIG_PATH\", \"@M@/lib/pkgconfig\")\n";
+        static const char *const tcl =
+                "setenv \"MAGMA_HOME\" \"@M@\"\n"
+                "setenv \"USE_MAGMA\" \"1\"\n"
+                "prepend-path \"LIBRARY_PATH\" \"@M@/lib\"\n"
+                "prepend-path \"CPATH\" \"@M@/include\"\n"
+                "prepend-path \"CMAKE_PREFIX_PATH\" \"@M@\"\n"
+                "prepend-path \"PKG_CONFIG_PATH\" \"@M@/lib/pkgconfig\"\n";
+        char *root = fx_new();
+        _cleanup_free_ char *usr = path_join(root, "usr/local");
+
+        layout_fixture_find("magma-cuda")->build(root);
+        for (size_t i = 0; cases[i].format; i++) {
+                _cleanup_free_ char *out = xasprintf("%s/out-%s-%s", root, cases[i].format, cases[i].layout);
+                _cleanup_free_ char *file = path_join(out, cases[i].file);
+                _cleanup_free_ char *body = str_replace_all(streq(cases[i].format, "lua") ? lua : tcl, "@M@",
+                                                            "@ROOT@/usr/local/cuda-12.6/magma");
+                _cleanup_free_ char *want = xasprintf("%s%s", cases[i].want, body);
+                _cleanup_free_ char *got = NULL;
+                struct run_result r = { 0 };
+
+                run_cudamod(&r, (const char *const[]){ "generate", "-o", out, "--format", cases[i].format,
+                                                      "--layout", cases[i].layout, usr, NULL },
+                            false);
+                ck_assert_msg(r.status == 0, "%s %s: %s", cases[i].format, cases[i].layout, r.err);
+                run_result_release(&r);
+                got = env_lines(file, root);
+                ck_assert_msg(streq(got, want), "%s %s:\n%s\nwanted:\n%s", cases[i].format, cases[i].layout, got,
+                              want);
+        }
+        fx_free(root);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("detect-magma");
@@ -230,6 +312,7 @@ int main(void)
         tcase_add_test(tc, magma_header_and_pkgconfig_disagree);
         tcase_add_test(tc, magma_cuda_major_disagreements);
         tcase_add_test(tc, magma_version_from_header_only_and_missing_headers);
+        tcase_add_test(tc, magma_static_module_environment);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
