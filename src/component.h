@@ -42,6 +42,7 @@ struct walk_verdict;
         X(nccl)           \
         X(cusparselt)     \
         X(nvshmem)        \
+        X(magma)          \
         /* end of the table: every row above ends in a backslash */
 
 #define COMPONENT_INDEX(name) _COMPONENT_INDEX_##name
@@ -99,6 +100,9 @@ struct component {
         unsigned cuda_parts;    /* parts of the CUDA it targets shown (NCCL: 12.4) */
         const char *naming;     /* the default `naming` template */
         const char *library;    /* "libcudnn": the library a link uses, by its stem */
+        /* Its soname is the bare `library`.so (MAGMA's libmagma.so): that
+         * file, not a library.so.N, marks a directory as its. */
+        bool unversioned_soname;
         /* The sonames' stems of its libraries, for validate's module kind
          * and doctor (a stem ending in '*' is a prefix: "libnpp*"). */
         const char *const *stems;

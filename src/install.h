@@ -51,6 +51,10 @@ struct install {
         char *lib_dir;
         struct strv extra_lib_dirs;
         struct strv extra_include_dirs;
+        /* Its library is only an archive (a static-only MAGMA, libmagma.a):
+         * a program links it in, so nothing is loaded at run time and its
+         * module puts nothing on LD_LIBRARY_PATH. */
+        bool static_only;
         struct problem *problems;
         size_t n_problems;
         /* What the scan found on disk of the paths a module may name (the

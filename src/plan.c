@@ -91,7 +91,7 @@ static void ops_library(struct opset *s, const struct install *in, const struct 
                 if (!var->build || cfg->pytorch_build_env)
                         opset_setenv(s, var->name, value);
         }
-        if (cfg->ld_library_path[c->index]) {
+        if (cfg->ld_library_path[c->index] && !in->static_only) {
                 opset_path_add(s, &v, in->lib_dir);
                 opset_prepends(s, "LD_LIBRARY_PATH", &v);
         }
@@ -375,6 +375,9 @@ static void help_settings(struct strbuf *sb, const struct module_plan *m)
                 strbuf_addf(sb, "  %-18s < %s\n", "MODULEPATH", m->modulepath);
 }
 
+/* A space that add_wrapped never breaks a line at. */
+#define NO_BREAK_SPACE '\x01'
+
 /* Add the words of text to sb, a line broken where the next word would
  * pass column 72, and end it with a newline. */
 static void add_wrapped(struct strbuf *sb, const char *text)
@@ -391,7 +394,8 @@ static void add_wrapped(struct strbuf *sb, const char *text)
                         strbuf_addch(sb, ' ');
                         col++;
                 }
-                strbuf_add(sb, p, n);
+                for (size_t i = 0; i < n; i++)
+                        strbuf_addch(sb, p[i] == NO_BREAK_SPACE ? ' ' : p[i]);
                 col += n;
                 p += n;
                 p += strspn(p, " ");
@@ -413,9 +417,11 @@ static void help_level(struct strbuf *sb, long major)
                         continue;
                 i++;
                 strbuf_addf(&text, "%s %s", i == 1 ? "" : i == n ? " and" : ",", c->label);
-                strbuf_addf(&names, " %s", c->name);
+                strbuf_addf(&names, "%c%s", NO_BREAK_SPACE, c->name);
         }
-        strbuf_addf(&text, " builds for CUDA %ld available ('module avail%s').", major, names.buf);
+        /* The command a user copies stays on one line. */
+        strbuf_addf(&text, " builds for CUDA %ld available ('module%cavail%s').", major, NO_BREAK_SPACE,
+                    names.buf);
         add_wrapped(sb, text.buf);
 }
 

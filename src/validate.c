@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 
 #include "detect.h"
 #include "evaluate.h"
@@ -110,9 +111,17 @@ const struct component *module_kind_detect(const char *name, const struct strv *
 
                         if (pass == 0 && !ascii_strcaseeq(base, c->name))
                                 continue;
-                        for (size_t i = 0; i < own_libdirs->len; i++)
-                                if (dir_has_versioned(own_libdirs->items[i], prefix))
+                        for (size_t i = 0; i < own_libdirs->len; i++) {
+                                _cleanup_free_ char *bare = NULL;
+                                struct stat st;
+
+                                if (c->unversioned_soname) {
+                                        bare = xasprintf("%s/%s.so", own_libdirs->items[i], c->library);
+                                        if (stat(bare, &st) == 0 && S_ISREG(st.st_mode))
+                                                return c;
+                                } else if (dir_has_versioned(own_libdirs->items[i], prefix))
                                         return c;
+                        }
                 }
         return NULL;
 }

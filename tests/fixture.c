@@ -326,6 +326,58 @@ void fx_nccl(const char *root, const char *prefix, const struct fx_nccl *c)
         fx_write(root, p = path_join(lib, "pkgconfig/nccl.pc"), pc);
 }
 
+void fx_magma(const char *root, const char *prefix, const struct fx_magma *c)
+{
+        unsigned long a = 0, b = 0, d = 0;
+        _cleanup_free_ char *lib = path_join(prefix, c->lib ? c->lib : "lib");
+        _cleanup_free_ char *inc = path_join(prefix, "include");
+        _cleanup_free_ char *h = NULL, *p = NULL, *pc = NULL, *cudart = NULL, *cublas = NULL;
+
+        ck_assert_int_eq(sscanf(c->version, "%lu.%lu.%lu", &a, &b, &d), 3);
+        h = xasprintf("#ifndef MAGMA_TYPES_H\n#define MAGMA_TYPES_H\n\n#include <stdint.h>\n\n"
+                      "// MAGMA version\n#define MAGMA_VERSION_MAJOR %lu\n#define MAGMA_VERSION_MINOR %lu\n"
+                      "#define MAGMA_VERSION_MICRO %lu\n\n"
+                      "// stage is \"svn\", \"beta#\", \"rc#\" (release candidate), or blank (\"\") for final release\n"
+                      "#define MAGMA_VERSION_STAGE \"\"\n\n%s"
+                      "#if defined(MAGMA_ILP64) || defined(MKL_ILP64)\ntypedef long long int magma_int_t;\n"
+                      "#else\ntypedef int magma_int_t;\n#endif\n\n#endif\n",
+                      a, b, d, c->ilp64 ? "#define MAGMA_ILP64\n\n" : "");
+        fx_write(root, p = path_join(inc, "magma_types.h"), h);
+        free(TAKE_PTR(p));
+        fx_write(root, p = path_join(inc, "magma_v2.h"),
+                 "#ifndef MAGMA_V2_H\n#define MAGMA_V2_H\n#include \"magma_types.h\"\n"
+                 "void magma_version(magma_int_t *major, magma_int_t *minor, magma_int_t *micro);\n#endif\n");
+        free(TAKE_PTR(p));
+        fx_write(root, p = path_join(inc, "magma.h"), "#include \"magma_v2.h\"\n");
+        free(TAKE_PTR(p));
+        if (c->static_only) {
+                fx_write(root, p = path_join(lib, "libmagma.a"), "!<arch>\n");
+                free(TAKE_PTR(p));
+        } else {
+                const char *needed[6] = { NULL };
+                size_t n = 0;
+
+                cudart = xasprintf("libcudart.so.%u", c->cuda_major);
+                cublas = xasprintf("libcublas.so.%u", c->cuda_major);
+                if (c->cuda_major) {
+                        needed[n++] = cudart;
+                        needed[n++] = cublas;
+                        needed[n++] = c->cuda_major >= 12 ? "libcusparse.so.12" : "libcusparse.so.11";
+                }
+                needed[n++] = "libstdc++.so.6";
+                needed[n++] = "libc.so.6";
+                fx_elf(root, p = path_join(lib, "libmagma.so"),
+                       &(struct elfstub){ .machine = c->machine, .soname = c->no_soname ? NULL : "libmagma.so",
+                                          .needed = needed });
+                free(TAKE_PTR(p));
+        }
+        pc = xasprintf("prefix=/usr/local/magma\nlibdir=${prefix}/lib\nincludedir=${prefix}/include\n\n"
+                       "Name: magma\nDescription: Matrix Algebra on GPU and Multicore Architectures\n"
+                       "Version: %s\nCflags: -I${includedir}\nLibs: -L${libdir} -lmagma\n",
+                       c->version);
+        fx_write(root, p = path_join(lib, "pkgconfig/magma.pc"), pc);
+}
+
 void fx_cusparselt(const char *root, const char *prefix, const struct fx_cusparselt *c)
 {
         unsigned long a = 0, b = 0, d = 0, e = 0;
@@ -518,6 +570,8 @@ void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
                 cuda_needed[n++] = "libcusparseLt.so.0";
         if (t->nvshmem)
                 cuda_needed[n++] = "libnvshmem_host.so.3";
+        if (t->magma)
+                cuda_needed[n++] = "libmagma.so";
         cuda_needed[n++] = "libcuda.so.1";
         cuda_needed[n] = NULL;
 

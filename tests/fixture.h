@@ -72,6 +72,21 @@ struct fx_nccl {
 };
 void fx_nccl(const char *root, const char *prefix, const struct fx_nccl *c);
 
+struct fx_magma {
+        const char *version;   /* "2.9.0" */
+        unsigned cuda_major;   /* libmagma.so needs libcudart.so.N and libcublas.so.N (0: neither) */
+        bool no_soname;        /* a make.inc build: no DT_SONAME */
+        bool static_only;      /* lib/libmagma.a only (PyTorch's builds) */
+        bool ilp64;            /* magma_types.h defines MAGMA_ILP64 */
+        const char *lib;       /* default "lib" */
+        unsigned machine;
+};
+/* MAGMA at root/prefix: include/{magma_types.h (its real version macros),
+ * magma_v2.h, magma.h}, lib/libmagma.so (soname libmagma.so; DT_NEEDED
+ * libcudart.so.N, libcublas.so.N, libcusparse.so.12 as a CMake build
+ * against CUDA N >= 12 has; .11 for 11) or only libmagma.a, and
+ * lib/pkgconfig/magma.pc. */
+void fx_magma(const char *root, const char *prefix, const struct fx_magma *c);
 struct fx_cusparselt {
         const char *version;   /* "0.8.1.1": MAJOR.MINOR.PATCH.BUILD */
         unsigned machine;
@@ -118,6 +133,7 @@ struct fx_torch {
         unsigned cudnn_major;    /* libtorch_cuda.so needs libcudnn.so.N (0: no cuDNN) */
         bool nccl;               /* libtorch_cuda.so needs libnccl.so.2 */
         bool cusparselt;         /* libtorch_cuda.so needs libcusparseLt.so.0 */
+        bool magma;              /* libtorch_cuda.so needs libmagma.so (a build against a shared MAGMA) */
         bool nvshmem;            /* libtorch_cuda.so needs libnvshmem_host.so.3 (for libtorch_nvshmem.so) */
         bool cusparse;           /* libtorch_cuda.so needs libcusparse (a toolkit made with .cusparse) */
         /* Extra RUNPATH entries after $ORIGIN, ':'-separated; entries not
@@ -142,7 +158,7 @@ struct fx_torch {
  *   libtorch_cuda.so         libc10.so libc10_cuda.so libtorch_cpu.so libcudart.so.N
  *                            libcublas.so.N libcublasLt.so.N [libcusparse.so.12 (.11 for 11)]
  *                            [libcudnn.so.M] [libnccl.so.2] [libcusparseLt.so.0]
- *                            [libnvshmem_host.so.3] libcuda.so.1
+ *                            [libnvshmem_host.so.3] [libmagma.so] libcuda.so.1
  *   libtorch.so              libtorch_cpu.so libtorch_cuda.so */
 void fx_torch(const char *root, const char *dir, const struct fx_torch *t);
 

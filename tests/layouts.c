@@ -312,6 +312,38 @@ static void build_nvshmem(const char *root)
                                                        .include = "include/nvshmem_12", .no_bin = true });
 }
 
+/* MAGMA built by a site (make.inc: no soname), by EasyBuild (CMake,
+ * soname libmagma.so) and by Spack (for CUDA 13, ILP64). */
+static void build_magma_builds(const char *root)
+{
+        fx_magma(root, "apps/magma/2.8.0", &(struct fx_magma){ .version = "2.8.0", .cuda_major = 12, .no_soname = true });
+        fx_magma(root, "easybuild/software/magma/2.9.0-foss-2024a-CUDA-12.6.0",
+                 &(struct fx_magma){ .version = "2.9.0", .cuda_major = 12 });
+        fx_magma(root, "spack/opt/spack/linux-ubuntu22.04-zen2/gcc-12.3.0/magma-2.10.0-w3jvkf7hq2mw5rcqbyzylpkyxpbfkm7v",
+                 &(struct fx_magma){ .version = "2.10.0", .cuda_major = 13, .ilp64 = true });
+}
+
+/* MAGMA with a CUDA: PyTorch CI's static build in /usr/local/cuda-12.6/magma,
+ * a libmagma.so copied into a CUDA 13.0 prefix, and conda-forge's libmagma
+ * in an environment (its CUDA runtime left out: the conda layout has its
+ * own fixture). */
+static void build_magma_cuda(const char *root)
+{
+        const char *env = "conda/envs/torch";
+        _cleanup_free_ char *meta = xasprintf("%s/conda-meta/libmagma-2.9.0-h19665d7_1.json", env);
+
+        fx_cuda_toolkit(root, "usr/local/cuda-12.6",
+                        &(struct fx_cuda){ .version = "12.6", .release = "12.6.3", .cudart = "12.6.77",
+                                           .nvcc = "12.6.85" });
+        fx_magma(root, "usr/local/cuda-12.6/magma", &(struct fx_magma){ .version = "2.6.1", .static_only = true });
+        fx_cuda_toolkit(root, "usr/local/cuda-13.0",
+                        &(struct fx_cuda){ .version = "13.0", .release = "13.0.2", .cudart = "13.0.96",
+                                           .nvcc = "13.0.88" });
+        fx_magma(root, "usr/local/cuda-13.0", &(struct fx_magma){ .version = "2.9.0", .cuda_major = 13, .lib = "lib64" });
+        fx_write(root, meta, "{}\n");
+        fx_magma(root, env, &(struct fx_magma){ .version = "2.9.0", .cuda_major = 12 });
+}
+
 const struct layout_fixture layout_fixtures[] = {
         { "runfile", build_runfile, { "usr/local", NULL } },
         { "runfile-sbsa", build_runfile_sbsa, { "opt", NULL } },
@@ -331,6 +363,8 @@ const struct layout_fixture layout_fixtures[] = {
         { "cusparselt-packages", build_cusparselt_packages,
           { "usr/lib/x86_64-linux-gnu", "venv", "conda", NULL } },
         { "nvshmem", build_nvshmem, { "apps", "venv", "usr/lib/x86_64-linux-gnu", NULL } },
+        { "magma-builds", build_magma_builds, { "apps", "easybuild", "spack", NULL } },
+        { "magma-cuda", build_magma_cuda, { "usr/local", "conda", NULL } },
         { NULL, NULL, { NULL } },
 };
 

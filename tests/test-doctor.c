@@ -1086,6 +1086,45 @@ START_TEST(suggestions_include_cusparselt_of_torchs_cuda_major)
 }
 END_TEST
 
+/* A torch built against a shared MAGMA needs libmagma.so: of two MAGMA
+ * modules, the one whose libmagma.so loads torch's CUDA 12 joins the line. */
+START_TEST(suggestions_add_the_magma_of_torchs_cuda_major)
+{
+        struct doctor_report r;
+        struct strv mp = { 0 };
+        _cleanup_free_ char *chosen = NULL, *unprovided = NULL;
+
+        cuda12();
+        cuda13();
+        nccl("12.4");
+        cudnn(CUDNN91, "9.1.0", 12);
+        fx_magma(root, "sw/magma/2.9.0", &(struct fx_magma){ .version = "2.9.0", .cuda_major = 12 });
+        fx_magma(root, "sw/magma/2.9.0-cuda13", &(struct fx_magma){ .version = "2.9.0", .cuda_major = 13 });
+        fx_torch(root, TORCH,
+                 &(struct fx_torch){ .cuda = "12.4", .cudnn_major = 9, .nccl = true, .cusparse = true,
+                                     .magma = true });
+        modulefile("cuda/12.4", CUDA12_LIB, CUDA12);
+        modulefile("cuda/13.0", CUDA13_LIB, CUDA13);
+        modulefile("cudnn/9.1.0", CUDNN91_LIB, NULL);
+        modulefile("nccl/2.21.5", NCCL_LIB, NULL);
+        modulefile("magma/2.9.0-cuda13", "sw/magma/2.9.0-cuda13/lib", NULL);
+        modulefile("magma/2.9.0", "sw/magma/2.9.0/lib", NULL);
+        strv_push(&mp, at("mods"));
+        diagnose_clean(&mp, &r);
+
+        chosen = strv_join(&r.chosen, " ");
+        unprovided = strv_join(&r.unprovided, " ");
+        ck_assert_msg(r.module_load && streq(r.module_load, "module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5 magma/2.9.0"),
+                      "module_load '%s'", r.module_load ? r.module_load : "NULL");
+        ck_assert_msg(r.unprovided.len == 0, "unprovided '%s'", unprovided);
+        assert_module(&r, "magma/2.9.0", "magma", 12, "libmagma.so");
+        assert_module(&r, "magma/2.9.0-cuda13", "magma", 13, "libmagma.so");
+
+        doctor_report_release(&r);
+        strv_release(&mp);
+}
+END_TEST
+
 START_TEST(suggestions_without_cudnn_module_leave_it_unprovided)
 {
         struct doctor_report r;
@@ -1455,6 +1494,7 @@ static Suite *doctor_suite(void)
         tcase_add_test(tc, suggestions_prefer_the_built_cudnn_version);
         tcase_add_test(tc, suggestions_include_the_nvshmem_of_torchs_cuda_major);
         tcase_add_test(tc, suggestions_without_cudnn_module_leave_it_unprovided);
+        tcase_add_test(tc, suggestions_add_the_magma_of_torchs_cuda_major);
         tcase_add_test(tc, suggestions_include_cusparselt_of_torchs_cuda_major);
         tcase_add_test(tc, input_torch_lib_dir_is_the_package);
         tcase_add_test(tc, input_one_library_file);

@@ -786,6 +786,92 @@ START_TEST(run_fails_when_the_library_cannot_be_loaded)
 }
 END_TEST
 
+/* MAGMA at root/prefix: fx_magma's headers declaring version, its
+ * libmagma.so replaced by the fake library var (tests/fakecuda). */
+static void make_magma(const char *root, const char *prefix, const char *version, bool ilp64, const char *var)
+{
+        _cleanup_free_ char *lib = xasprintf("%s/lib/libmagma.so", prefix);
+
+        fx_magma(root, prefix, &(struct fx_magma){ .version = version, .cuda_major = 12, .ilp64 = ilp64 });
+        fx_fake_library(root, lib, var);
+}
+
+static const char *const magma_lib[] = { "magma/lib", NULL };
+static const char *const magma_inc[] = { "magma/include", NULL };
+
+/* magma_v2.h and -lmagma with the module's paths and its CUDA's; the
+ * header needs no CUDA header here, the real one does (cuda_inc). */
+START_TEST(build_passes_for_magma)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct check c = { 0 };
+        struct target g;
+
+        make_standard(root);
+        make_magma(root, "magma", "2.9.0", false, "MAGMA");
+        target_init(&g, root, "magma/2.9.0", magma_lib, magma_inc, cuda_lib, cuda_inc);
+        ck_assert_ptr_eq(g.t.kind, &component_magma);
+        check_build(&g.t, &o, &c);
+        assert_check(&c, CHECK_PASS, "magma_v2.h", "-lmagma", "compiles and links");
+        check_release(&c);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+/* magma_version with a 32-bit and a 64-bit (ILP64) magma_int_t, each equal
+ * to its magma_types.h; a header of another release fails. */
+START_TEST(run_checks_magma_against_its_header)
+{
+        static const struct {
+                const char *version, *var;
+                bool ilp64;
+                enum check_status want;
+                const char *words[3];
+        } cases[] = {
+                { "2.9.0", "MAGMA", false, CHECK_PASS, { "libmagma.so 2.9.0 (20900)", "equal to", "magma_types.h" } },
+                { "2.10.0", "MAGMA_ILP64", true, CHECK_PASS, { "libmagma.so 2.10.0 (21000)", "equal to", "agrees with the module version 2.10.0" } },
+                { "2.8.0", "MAGMA", false, CHECK_FAIL,
+                  { "libmagma.so is 2.9.0 (20900)", "magma_types.h' declares 2.8.0 (20800)", "different installs" } },
+                { NULL },
+        };
+
+        for (size_t i = 0; cases[i].version; i++) {
+                char *root = root_new();
+                _cleanup_free_ char *module = xasprintf("magma/%s", cases[i].version);
+                struct validate_options o = options(NULL);
+                struct probe_report p;
+                struct check run = { 0 }, dev = { 0 };
+                struct target g;
+
+                make_standard(root);
+                make_magma(root, "magma", cases[i].version, cases[i].ilp64, cases[i].var);
+                target_init(&g, root, module, magma_lib, magma_inc, cuda_lib, cuda_inc);
+                probe_checks(&g, &o, &p, &run, &dev);
+                assert_check(&run, cases[i].want, cases[i].words[0], cases[i].words[1], cases[i].words[2]);
+                probe_checks_release(&g, &p, &run, &dev);
+                fx_free(root);
+        }
+}
+END_TEST
+
+/* A static-only MAGMA's module adds no library directory to
+ * LD_LIBRARY_PATH, and even one that did would offer only libmagma.a:
+ * nothing to load, so validate does not take it for a MAGMA module. */
+START_TEST(static_magma_module_is_not_run)
+{
+        char *root = root_new();
+        struct target g;
+
+        fx_magma(root, "magma", &(struct fx_magma){ .version = "2.6.1", .static_only = true });
+        target_init(&g, root, "magma/2.6.1", magma_lib, magma_inc, NULL, NULL);
+        ck_assert_ptr_null(g.t.kind);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(run_and_device_skip_other_modules)
 {
         char *root = root_new();
@@ -1461,6 +1547,9 @@ int main(void)
         tcase_add_test(tc, run_fails_when_another_copy_comes_first);
         tcase_add_test(tc, run_fails_when_the_library_cannot_be_loaded);
         tcase_add_test(tc, run_and_device_skip_other_modules);
+        tcase_add_test(tc, build_passes_for_magma);
+        tcase_add_test(tc, run_checks_magma_against_its_header);
+        tcase_add_test(tc, static_magma_module_is_not_run);
         tcase_add_test(tc, device_fails_with_a_driver_older_than_the_runtime);
         tcase_add_test(tc, device_without_driver_or_gpu_skips_unless_required);
         tcase_add_test(tc, launcher_that_cannot_start_is_reported_as_the_launchers);

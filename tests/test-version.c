@@ -877,6 +877,62 @@ START_TEST(cudnn_header_ignores_sm_macros)
 }
 END_TEST
 
+/* magma_types.h spells its parts out (MICRO, not PATCH): all three or
+ * nothing, each a plain number. */
+START_TEST(header_define_triple_reads_magma_types_h)
+{
+        static const char text[] =
+                "// MAGMA version\n#define MAGMA_VERSION_MAJOR 2\n#define MAGMA_VERSION_MINOR 10\n"
+                "#define MAGMA_VERSION_MICRO 0\n\n"
+                "// stage is \"svn\", \"beta#\", \"rc#\" (release candidate), or blank (\"\") for final release\n"
+                "#define MAGMA_VERSION_STAGE \"svn\"\n";
+        static const char no_micro[] = "#define MAGMA_VERSION_MAJOR 2\n#define MAGMA_VERSION_MINOR 10\n"
+                                       "#define MAGMA_VERSION_PATCH 0\n";
+        static const char bad[] = "#define MAGMA_VERSION_MAJOR 2\n#define MAGMA_VERSION_MINOR x\n"
+                                  "#define MAGMA_VERSION_MICRO 0\n";
+        _cleanup_free_ char *buf = dup_exact(text, strlen(text));
+        _cleanup_free_ char *nm = dup_exact(no_micro, strlen(no_micro));
+        _cleanup_free_ char *b = dup_exact(bad, strlen(bad));
+        static const char *const magma_names[4] = { "MAGMA_VERSION_MAJOR", "MAGMA_VERSION_MINOR",
+                                                    "MAGMA_VERSION_MICRO", NULL };
+        struct version v = { .count = 0 };
+
+        ck_assert_int_eq(header_define_triple(buf, strlen(text), magma_names, &v),
+                         0);
+        assert_version(&v, "2.10.0", "magma 2.10.0");
+        ck_assert_int_eq(header_define_triple(nm, strlen(no_micro), magma_names, &v),
+                         -ENOENT);
+        ck_assert_int_eq(header_define_triple(b, strlen(bad), magma_names, &v),
+                         -EINVAL);
+        /* Untouched on failure. */
+        assert_version(&v, "2.10.0", "magma 2.10.0 kept");
+}
+END_TEST
+
+/* The names MAGMA's installs carry: EasyBuild, Spack, pytorch's conda
+ * packages (magma-cuda126: CUDA 12.6). */
+START_TEST(name_hint_magma_forms)
+{
+        struct name_hint h;
+
+        ck_assert_int_eq(name_hint_parse("magma", "2.9.0-foss-2024a-CUDA-12.6.0", "magma", &h), 0);
+        assert_version(&h.version, "2.9.0", "easybuild version");
+        assert_version(&h.cuda, "12.6.0", "easybuild cuda");
+        ck_assert_int_eq(name_hint_parse("magma", "magma-2.8.0-w3jvkf7hq2mw5rcqbyzylpkyxpbfkm7v", NULL, &h), 0);
+        assert_version(&h.version, "2.8.0", "spack version");
+        ck_assert_uint_eq(h.cuda.count, 0);
+        ck_assert_int_eq(name_hint_parse("magma", "magma-cuda126-2.6.1-1", NULL, &h), 0);
+        assert_version(&h.version, "2.6.1", "conda version");
+        assert_version(&h.cuda, "12.6", "conda cuda");
+        ck_assert_int_eq(name_hint_parse("magma", "magma-cuda118-2.6.1-1", NULL, &h), 0);
+        assert_version(&h.cuda, "11.8", "conda cuda 11.8");
+        ck_assert_int_eq(name_hint_parse("magma", "2.8.0", "magma", &h), 0);
+        assert_version(&h.version, "2.8.0", "site version");
+        /* A MAGMA version under another component's directory is not one. */
+        ck_assert_int_eq(name_hint_parse("magma", "12.6.0", "CUDA", &h), -ENOENT);
+}
+END_TEST
+
 START_TEST(cudnn_header_reads_sm_macros_first_then_version)
 {
         static const char text[] =
@@ -1492,6 +1548,8 @@ static Suite *version_suite(void)
         tcase_add_test(tc, header_define_rejects_bad_names);
         tcase_add_test(tc, header_define_stops_at_len);
         tcase_add_test(tc, cuda_header_gives_major_minor);
+        tcase_add_test(tc, header_define_triple_reads_magma_types_h);
+        tcase_add_test(tc, name_hint_magma_forms);
         tcase_add_test(tc, cuda_header_rejects_bad_values);
         tcase_add_test(tc, cudnn_header_ignores_sm_macros);
         tcase_add_test(tc, cudnn_header_reads_sm_macros_first_then_version);
