@@ -39,7 +39,8 @@ struct walk_verdict;
 #define COMPONENT_LIST(X) \
         X(cuda)           \
         X(cudnn)          \
-        X(nccl)
+        X(nccl)           \
+        X(cudss)
 
 #define COMPONENT_INDEX(name) _COMPONENT_INDEX_##name
 enum {
