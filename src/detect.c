@@ -546,6 +546,7 @@ struct install *library_install_new(const struct component *c, const struct walk
                 in->prefix = xstrdup(f->usr);
                 /* Debian's trees for CUDA 12 and 13 are two installs. */
                 in->realpath = xstrdup(f->tree_major ? dir->realpath : f->usr);
+                in->own_dirs = f->tree_major != 0;
                 in->lib_dir = xstrdup(dir->path);
         } else {
                 install_set_location(in, dir);

@@ -43,6 +43,11 @@ struct install {
         char *components[_CUDA_COMP_MAX]; /* cuda: component versions */
         char *arch;              /* "x86_64", "aarch64", "ppc64le" or NULL */
         enum layout layout;
+        /* system: its library and header directories are its own, not the
+         * loader's and compiler's defaults (Debian's per-library trees,
+         * …/usr/lib/<triple>/libcudss/12), so its modules put them on the
+         * paths as for any other install, but not the …/usr prefix. */
+        bool own_dirs;
         char *prefix;
         char *realpath;
         struct strv aliases;

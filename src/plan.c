@@ -124,7 +124,8 @@ static void ops_library(struct opset *s, const struct install *in, const struct 
         opset_prepends(s, "LIBRARY_PATH", &v);
         opset_path_add(&v, in->include_dir);
         opset_prepends(s, "CPATH", &v);
-        opset_path_add(&v, in->prefix);
+        if (!in->own_dirs)
+                opset_path_add(&v, in->prefix);
         opset_prepends(s, "CMAKE_PREFIX_PATH", &v);
         if (c->pkgconfig) {
                 opset_pkgconfig(&v, in->lib_dir);
@@ -474,7 +475,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
         const struct install *in = c->in;
         const char *name = in->component->name;
         long major = install_cuda_major(in);
-        struct opset s = { .no_paths = in->layout == LAYOUT_SYSTEM };
+        struct opset s = { .no_paths = in->layout == LAYOUT_SYSTEM && !in->own_dirs };
         _cleanup_free_ char *full = full_version(in);
 
         m->install = in;
