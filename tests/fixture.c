@@ -326,6 +326,32 @@ void fx_nccl(const char *root, const char *prefix, const struct fx_nccl *c)
         fx_write(root, p = path_join(lib, "pkgconfig/nccl.pc"), pc);
 }
 
+void fx_cudss(const char *root, const char *prefix, const struct fx_cudss *c)
+{
+        unsigned long a = 0, b = 0, d = 0;
+        _cleanup_free_ char *lib = path_join(prefix, c->lib ? c->lib : "lib");
+        _cleanup_free_ char *inc = path_join(prefix, c->include ? c->include : "include");
+        _cleanup_free_ char *h = NULL, *p = NULL;
+        _cleanup_free_ char *blas = xasprintf("libcublas.so.%u", c->cuda_major);
+        _cleanup_free_ char *lt = xasprintf("libcublasLt.so.%u", c->cuda_major);
+        const char *with_cublas[] = { blas, lt, "libstdc++.so.6", "libc.so.6", NULL };
+        const char *without[] = { "libstdc++.so.6", "libc.so.6", NULL };
+        const char *full = c->soname_only ? NULL : c->version;
+
+        ck_assert_int_eq(sscanf(c->version, "%lu.%lu.%lu", &a, &b, &d), 3);
+        h = xasprintf("#ifndef CUDSS_H_\n#define CUDSS_H_\n#include <library_types.h>\n"
+                      "#define CUDSS_VER_MAJOR %lu\n#define CUDSS_VER_MINOR %lu\n#define CUDSS_VER_PATCH %lu\n"
+                      "#define CUDSS_VERSION (CUDSS_VER_MAJOR * 10000 + CUDSS_VER_MINOR * 100 + CUDSS_VER_PATCH)\n"
+                      "#endif\n",
+                      a, b, d);
+        fx_write(root, p = path_join(inc, "cudss.h"), h);
+        free(TAKE_PTR(p));
+        fx_write(root, p = path_join(inc, "cudss_threading_interface.h"), "/* threading layer API */\n");
+        fx_library(root, lib, "libcudss", "0", full, c->machine, c->cuda_major ? with_cublas : without, NULL);
+        fx_library(root, lib, "libcudss_mtlayer_gomp", "0", full, c->machine,
+                   (const char *const[]){ "libgomp.so.1", "libc.so.6", NULL }, NULL);
+}
+
 void fx_dist_info(const char *root, const char *dir, const char *name, const char *version)
 {
         _cleanup_free_ char *under = xstrdup(name), *rel = NULL, *meta = NULL;

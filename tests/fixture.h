@@ -72,6 +72,19 @@ struct fx_nccl {
 };
 void fx_nccl(const char *root, const char *prefix, const struct fx_nccl *c);
 
+struct fx_cudss {
+        const char *version;   /* "0.7.1" */
+        unsigned cuda_major;   /* libcudss needs libcublas.so.N, libcublasLt.so.N (0: neither) */
+        unsigned machine;
+        bool soname_only;      /* wheels: libcudss.so.0 only */
+        const char *lib;       /* default "lib" */
+        const char *include;   /* default "include" */
+};
+/* cudss.h with CUDSS_VER_MAJOR/MINOR/PATCH, libcudss.so.0 (real file
+ * libcudss.so.<version>) and its threading layer libcudss_mtlayer_gomp.so.0
+ * (which needs libgomp.so.1), as NVIDIA's archives ship them. */
+void fx_cudss(const char *root, const char *prefix, const struct fx_cudss *c);
+
 /* Copy the fake CUDA library $CUDAMOD_FAKE_<var> (tests/fakecuda, set by
  * meson test) to root/rel, parents created, replacing what was there,
  * mode 0755. */
