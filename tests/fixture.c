@@ -444,7 +444,7 @@ void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
         _cleanup_free_ char *cusparse = xasprintf("libcusparse.so.%u", major >= 13 ? 12 : major);
         _cleanup_free_ char *cudnn = xasprintf("libcudnn.so.%u", t->cudnn_major);
         _cleanup_free_ char *lib_base = NULL, *c_base = NULL, *lib_path = NULL, *c_path = NULL;
-        const char *cuda_needed[12];
+        const char *cuda_needed[24];
         size_t n = 0;
 
         if (t->wheel_rpath) {
@@ -469,6 +469,10 @@ void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
                 cuda_needed[n++] = cudnn;
         if (t->nccl)
                 cuda_needed[n++] = "libnccl.so.2";
+        for (const char *const *x = t->extra_needed; x && *x; x++) {
+                ck_assert_uint_lt(n, ELEMENTSOF(cuda_needed) - 2);
+                cuda_needed[n++] = *x;
+        }
         cuda_needed[n++] = "libcuda.so.1";
         cuda_needed[n] = NULL;
 

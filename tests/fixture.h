@@ -100,6 +100,8 @@ struct fx_torch {
         unsigned cudnn_major;    /* libtorch_cuda.so needs libcudnn.so.N (0: no cuDNN) */
         bool nccl;               /* libtorch_cuda.so needs libnccl.so.2 */
         bool cusparse;           /* libtorch_cuda.so needs libcusparse (a toolkit made with .cusparse) */
+        const char *const *extra_needed; /* more sonames libtorch_cuda.so needs, before libcuda.so.1
+                                          * ("libcudss.so.0"), NULL-terminated, or NULL */
         /* Extra RUNPATH entries after $ORIGIN, ':'-separated; entries not
          * starting with '/' or '$' are made absolute below root (NULL: just
          * $ORIGIN). */
@@ -121,7 +123,7 @@ struct fx_torch {
  *   libc10_cuda.so           libc10.so libcudart.so.N
  *   libtorch_cuda.so         libc10.so libc10_cuda.so libtorch_cpu.so libcudart.so.N
  *                            libcublas.so.N libcublasLt.so.N [libcusparse.so.12 (.11 for 11)]
- *                            [libcudnn.so.M] [libnccl.so.2] libcuda.so.1
+ *                            [libcudnn.so.M] [libnccl.so.2] [extra_needed] libcuda.so.1
  *   libtorch.so              libtorch_cpu.so libtorch_cuda.so */
 void fx_torch(const char *root, const char *dir, const struct fx_torch *t);
 
