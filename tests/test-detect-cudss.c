@@ -159,6 +159,31 @@ START_TEST(cudss_wheel_in_shared_cu12_directory)
 }
 END_TEST
 
+/* Older wheels had their own nvidia/cudss (STACK.md §2.3): the dist-info
+ * tells the CUDA major. */
+START_TEST(cudss_wheel_in_its_own_directory)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+        const struct install *in;
+        const char *site = "venv/lib/python3.12/site-packages";
+        _cleanup_free_ char *own = xasprintf("%s/nvidia/cudss", site);
+
+        fx_cudss(root, own, &(struct fx_cudss){ .version = "0.5.0", .soname_only = true });
+        fx_dist_info(root, site, "nvidia-cudss-cu12", "0.5.0.16");
+        scan_fixture(root, (const char *const[]){ "venv", NULL }, &r);
+        in = find(&r, &component_cudss, "/nvidia/cudss");
+        ck_assert_ptr_nonnull(in);
+        ck_assert_int_eq(in->layout, LAYOUT_WHEEL);
+        ck_assert_str_eq(ver(&in->version), "0.5.0");
+        ck_assert_str_eq(in->build, "16");
+        ck_assert_int_eq(install_cuda_major(in), 12);
+        ck_assert_int_eq(in->n_problems, 0);
+        scan_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 /* A wheel in nvidia/cu13 whose dist-info says cu12: both are named. */
 START_TEST(cudss_wheel_directory_disagrees_with_dist)
 {
@@ -316,6 +341,7 @@ int main(void)
         tcase_add_test(tc, cudss_debian_tree_cuda_from_path_and_headers_only_in_its_tree);
         tcase_add_test(tc, cudss_tree_must_be_named_after_the_library);
         tcase_add_test(tc, cudss_wheel_in_shared_cu12_directory);
+        tcase_add_test(tc, cudss_wheel_in_its_own_directory);
         tcase_add_test(tc, cudss_wheel_directory_disagrees_with_dist);
         tcase_add_test(tc, cudss_conda_cuda_from_cuda_version_pin);
         tcase_add_test(tc, cudss_conda_pin_disagrees_with_library);
