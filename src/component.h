@@ -41,6 +41,7 @@ struct walk_verdict;
         X(cudnn)          \
         X(nccl)           \
         X(cusparselt)     \
+        X(cudss)          \
         X(nvshmem)        \
         X(magma)          \
         /* end of the table: every row above ends in a backslash */

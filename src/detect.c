@@ -278,6 +278,24 @@ char *system_prefix_of(const char *realpath, const char **ret_triple)
         return NULL;
 }
 
+char *system_library_tree_of(const char *realpath, const char *stem, unsigned long *ret_major)
+{
+        _cleanup_free_ char *named = path_dirname(realpath);
+        _cleanup_free_ char *multiarch = path_dirname(named);
+        struct version v;
+        char *usr;
+
+        /* Named after the library itself, so that no other directory of
+         * …/usr/lib/<triple> is taken for one. */
+        if (!streq(path_basename(named), stem) || version_parse(path_basename(realpath), &v) < 0 ||
+            v.count != 1)
+                return NULL;
+        usr = system_prefix_of(multiarch, NULL);
+        if (usr && ret_major)
+                *ret_major = v.n[0];
+        return usr;
+}
+
 char *wheel_site_packages_of(const char *realpath)
 {
         _cleanup_free_ char *nvidia = path_dirname(realpath);
@@ -412,6 +430,27 @@ int dist_infos_name_hint(const struct dist_infos *di, const char *dist_prefix,
         return name_hint_parse(component, dirname, NULL, ret);
 }
 
+int conda_cuda_version(int dirfd, struct version *ret)
+{
+        struct strv names = { 0 };
+        int r = -ENOENT;
+
+        if (dir_list(dirfd, "conda-meta", &names) < 0)
+                return -ENOENT;
+        for (size_t i = 0; i < names.len && r < 0; i++) {
+                const char *p = names.items[i];
+                struct version v;
+
+                if (startswith(p, "cuda-version-") && endswith(p, ".json") &&
+                    name_version(p + strlen("cuda-version-"), &v, NULL)) {
+                        *ret = v;
+                        r = 0;
+                }
+        }
+        strv_release(&names);
+        return r;
+}
+
 const char *const detect_conda_keep[] = { "envs", "lib", NULL };
 
 bool dir_holds_cuda(const struct walk_dir *dir, const struct libdir *ld)
@@ -450,8 +489,13 @@ int library_find(const struct walk_dir *dir, const char *stem, const char *const
         const char *triple = NULL;
 
         f.usr = system_prefix_of(dir->realpath, &triple);
+        if (!f.usr)
+                f.usr = system_library_tree_of(dir->realpath, stem, &f.tree_major);
         if (f.usr) {
-                _cleanup_free_ char *tinc = triple ? xasprintf("include/%s", triple) : NULL;
+                /* A per-library tree's headers are in its own include tree. */
+                _cleanup_free_ char *tinc = f.tree_major ? xasprintf("include/%s/%lu", stem, f.tree_major)
+                                            : triple    ? xasprintf("include/%s", triple)
+                                                        : NULL;
 
                 int r = libdir_in(dir->fd, ".", stem, &f.ld);
 
@@ -464,7 +508,7 @@ int library_find(const struct walk_dir *dir, const char *stem, const char *const
                 f.layout = LAYOUT_SYSTEM;
                 f.usr_fd = open(f.usr, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 f.include_fd = f.usr_fd;
-                if (f.usr_fd >= 0 && has_any(f.usr_fd, "include", headers))
+                if (f.usr_fd >= 0 && !f.tree_major && has_any(f.usr_fd, "include", headers))
                         f.include_rel = xstrdup("include");
                 else if (f.usr_fd >= 0 && tinc && has_any(f.usr_fd, tinc, headers))
                         f.include_rel = TAKE_PTR(tinc);
@@ -593,7 +637,8 @@ struct install *library_install_new(const struct component *c, const struct walk
 
         if (f->usr) {
                 in->prefix = xstrdup(f->usr);
-                in->realpath = xstrdup(f->usr);
+                /* Debian's trees for CUDA 12 and 13 are two installs. */
+                in->realpath = xstrdup(f->tree_major ? dir->realpath : f->usr);
                 in->lib_dir = xstrdup(dir->path);
         } else {
                 install_set_location(in, dir);
@@ -601,6 +646,9 @@ struct install *library_install_new(const struct component *c, const struct walk
         }
         if (f->include_rel)
                 in->include_dir = path_join(f->usr ? f->usr : dir->path, f->include_rel);
+        else if (f->tree_major)
+                install_add_problem(in, "missing-headers", "no %s in '%s/include/%s/%lu'", headers[0],
+                                    in->prefix, c->library, f->tree_major);
         else
                 install_add_problem(in, "missing-headers", "no %s in '%s/include'", headers[0],
                                     in->prefix);

@@ -81,6 +81,10 @@ char *system_versioned_dir_of(const char *realpath, const char *name, unsigned l
  * cuda-version package (conda-meta/cuda-version-12.9-<build>.json), which
  * conda-forge's CUDA packages depend on; 0 when it has none. */
 unsigned long conda_cuda_major(int dirfd);
+/* Debian's per-library trees, one per CUDA major (NVIDIA's cuDSS and
+ * cuSPARSELt packages): …/usr/lib/<triple>/<stem>/<N>, headers in
+ * …/usr/include/<stem>/<N>. The path of the …/usr prefix and N, or NULL. */
+char *system_library_tree_of(const char *realpath, const char *stem, unsigned long *ret_major);
 /* Whether the directory is a package dir under site-packages/nvidia
  * (returns the site-packages path, newly allocated) or NULL. */
 char *wheel_site_packages_of(const char *realpath);
@@ -103,13 +107,18 @@ void dist_infos_read_path(const char *path, struct dist_infos *ret);
 int dist_infos_name_hint(const struct dist_infos *di, const char *dist_prefix,
                          const char *component, struct name_hint *ret);
 
+/* The CUDA version a conda environment pins: its cuda-version package,
+ * conda-meta/cuda-version-<X.Y>-<build>.json. -ENOENT when none. */
+int conda_cuda_version(int dirfd, struct version *ret);
+
 /* The children a conda environment's walk still enters (envs, lib). */
 extern const char *const detect_conda_keep[];
 
 /* Whether the directory is a CUDA prefix too (cuDNN or NCCL copied in). */
 bool dir_holds_cuda(const struct walk_dir *dir, const struct libdir *ld);
 /* Where a cuDNN or NCCL install of a directory is: a system library
- * directory (…/usr/lib/<triple>, headers in …/usr/include[/<triple>]) or a
+ * directory (…/usr/lib/<triple>, headers in …/usr/include[/<triple>]), a
+ * Debian per-library tree of `stem` (system_library_tree_of), or a
  * prefix with include/ and lib, lib64 or targets/<triple>/lib. */
 struct library_find {
         char *usr;          /* the system prefix, or NULL */
@@ -117,6 +126,7 @@ struct library_find {
         char *site;         /* site-packages of a wheel, or NULL */
         struct libdir ld;   /* relative to the walked directory */
         char *include_rel;  /* relative to usr or to the directory; NULL: none */
+        unsigned long tree_major; /* N of a Debian per-library tree (system_library_tree_of), else 0 */
         int include_fd;     /* what include_rel is relative to */
         enum layout layout;
 };

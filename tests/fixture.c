@@ -378,6 +378,32 @@ void fx_magma(const char *root, const char *prefix, const struct fx_magma *c)
         fx_write(root, p = path_join(lib, "pkgconfig/magma.pc"), pc);
 }
 
+void fx_cudss(const char *root, const char *prefix, const struct fx_cudss *c)
+{
+        unsigned long a = 0, b = 0, d = 0;
+        _cleanup_free_ char *lib = path_join(prefix, c->lib ? c->lib : "lib");
+        _cleanup_free_ char *inc = path_join(prefix, c->include ? c->include : "include");
+        _cleanup_free_ char *h = NULL, *p = NULL;
+        _cleanup_free_ char *blas = xasprintf("libcublas.so.%u", c->cuda_major);
+        _cleanup_free_ char *lt = xasprintf("libcublasLt.so.%u", c->cuda_major);
+        const char *with_cublas[] = { blas, lt, "libstdc++.so.6", "libc.so.6", NULL };
+        const char *without[] = { "libstdc++.so.6", "libc.so.6", NULL };
+        const char *full = c->soname_only ? NULL : c->version;
+
+        ck_assert_int_eq(sscanf(c->version, "%lu.%lu.%lu", &a, &b, &d), 3);
+        h = xasprintf("#ifndef CUDSS_H_\n#define CUDSS_H_\n#include <library_types.h>\n"
+                      "#define CUDSS_VER_MAJOR %lu\n#define CUDSS_VER_MINOR %lu\n#define CUDSS_VER_PATCH %lu\n"
+                      "#define CUDSS_VERSION (CUDSS_VER_MAJOR * 10000 + CUDSS_VER_MINOR * 100 + CUDSS_VER_PATCH)\n"
+                      "#endif\n",
+                      a, b, d);
+        fx_write(root, p = path_join(inc, "cudss.h"), h);
+        free(TAKE_PTR(p));
+        fx_write(root, p = path_join(inc, "cudss_threading_interface.h"), "/* threading layer API */\n");
+        fx_library(root, lib, "libcudss", "0", full, c->machine, c->cuda_major ? with_cublas : without, NULL);
+        fx_library(root, lib, "libcudss_mtlayer_gomp", "0", full, c->machine,
+                   (const char *const[]){ "libgomp.so.1", "libc.so.6", NULL }, NULL);
+}
+
 void fx_cusparselt(const char *root, const char *prefix, const struct fx_cusparselt *c)
 {
         unsigned long a = 0, b = 0, d = 0, e = 0;
@@ -541,7 +567,7 @@ void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
         _cleanup_free_ char *cusparse = xasprintf("libcusparse.so.%u", major >= 13 ? 12 : major);
         _cleanup_free_ char *cudnn = xasprintf("libcudnn.so.%u", t->cudnn_major);
         _cleanup_free_ char *lib_base = NULL, *c_base = NULL, *lib_path = NULL, *c_path = NULL;
-        const char *cuda_needed[16];
+        const char *cuda_needed[24];
         size_t n = 0;
 
         if (t->wheel_rpath) {
@@ -572,6 +598,11 @@ void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
                 cuda_needed[n++] = "libnvshmem_host.so.3";
         if (t->magma)
                 cuda_needed[n++] = "libmagma.so";
+        for (const char *const *x = t->extra_needed; x && *x; x++) {
+                ck_assert_uint_lt(n, ELEMENTSOF(cuda_needed) - 2);
+                cuda_needed[n++] = *x;
+        }
+
         cuda_needed[n++] = "libcuda.so.1";
         cuda_needed[n] = NULL;
 

@@ -87,6 +87,18 @@ struct fx_magma {
  * against CUDA N >= 12 has; .11 for 11) or only libmagma.a, and
  * lib/pkgconfig/magma.pc. */
 void fx_magma(const char *root, const char *prefix, const struct fx_magma *c);
+struct fx_cudss {
+        const char *version;   /* "0.7.1" */
+        unsigned cuda_major;   /* libcudss needs libcublas.so.N, libcublasLt.so.N (0: neither) */
+        unsigned machine;
+        bool soname_only;      /* wheels: libcudss.so.0 only */
+        const char *lib;       /* default "lib" */
+        const char *include;   /* default "include" */
+};
+/* cudss.h with CUDSS_VER_MAJOR/MINOR/PATCH, libcudss.so.0 (real file
+ * libcudss.so.<version>) and its threading layer libcudss_mtlayer_gomp.so.0
+ * (which needs libgomp.so.1), as NVIDIA's archives ship them. */
+void fx_cudss(const char *root, const char *prefix, const struct fx_cudss *c);
 struct fx_cusparselt {
         const char *version;   /* "0.8.1.1": MAJOR.MINOR.PATCH.BUILD */
         unsigned machine;
@@ -133,6 +145,8 @@ struct fx_torch {
         unsigned cudnn_major;    /* libtorch_cuda.so needs libcudnn.so.N (0: no cuDNN) */
         bool nccl;               /* libtorch_cuda.so needs libnccl.so.2 */
         bool cusparselt;         /* libtorch_cuda.so needs libcusparseLt.so.0 */
+        const char *const *extra_needed; /* more sonames libtorch_cuda.so needs, before libcuda.so.1
+                                          * ("libcudss.so.0"), NULL-terminated, or NULL */
         bool magma;              /* libtorch_cuda.so needs libmagma.so (a build against a shared MAGMA) */
         bool nvshmem;            /* libtorch_cuda.so needs libnvshmem_host.so.3 (for libtorch_nvshmem.so) */
         bool cusparse;           /* libtorch_cuda.so needs libcusparse (a toolkit made with .cusparse) */
@@ -158,7 +172,8 @@ struct fx_torch {
  *   libtorch_cuda.so         libc10.so libc10_cuda.so libtorch_cpu.so libcudart.so.N
  *                            libcublas.so.N libcublasLt.so.N [libcusparse.so.12 (.11 for 11)]
  *                            [libcudnn.so.M] [libnccl.so.2] [libcusparseLt.so.0]
- *                            [libnvshmem_host.so.3] [libmagma.so] libcuda.so.1
+ *                            [libnvshmem_host.so.3] [libmagma.so]
+ *                            [extra_needed] libcuda.so.1
  *   libtorch.so              libtorch_cpu.so libtorch_cuda.so */
 void fx_torch(const char *root, const char *dir, const struct fx_torch *t);
 

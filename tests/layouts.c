@@ -344,6 +344,47 @@ static void build_magma_cuda(const char *root)
         fx_magma(root, env, &(struct fx_magma){ .version = "2.9.0", .cuda_major = 12 });
 }
 
+/* cuDSS from NVIDIA's archives (one per CUDA major since they are split),
+ * an EasyBuild prefix (cuDSS/0.6.0.5-CUDAcore-12.6.2, as upstream names
+ * it) and a Spack prefix, each on its own, with no CUDA around. */
+static void build_cudss_tarballs(const char *root)
+{
+        fx_cudss(root, "apps/libcudss-linux-x86_64-0.7.1.4_cuda12-archive",
+                 &(struct fx_cudss){ .version = "0.7.1", .cuda_major = 12 });
+        fx_cudss(root, "apps/libcudss-linux-x86_64-0.8.0.10_cuda13-archive",
+                 &(struct fx_cudss){ .version = "0.8.0", .cuda_major = 13 });
+        fx_cudss(root, "easybuild/software/cuDSS/0.6.0.5-CUDAcore-12.6.2",
+                 &(struct fx_cudss){ .version = "0.6.0", .cuda_major = 12 });
+        fx_cudss(root, "spack/opt/spack/linux-ubuntu22.04-zen2/gcc-12.3.0/cudss-0.5.0-xqz3kd5f7ygxn4bwuhnx3hn5wbqvk2jd",
+                 &(struct fx_cudss){ .version = "0.5.0", .cuda_major = 12 });
+}
+
+/* cuDSS from NVIDIA's Debian packages (the CUDA 12 and 13 builds side by
+ * side in …/libcudss/<N>), a CUDA 12 wheel in the nvidia/cu12 directory it
+ * shares with the other cu12 wheels (soname files only), and a conda
+ * environment pinning cuda-version 12.9. */
+static void build_cudss_system(const char *root)
+{
+        const char *site = "venv/lib/python3.12/site-packages";
+        _cleanup_free_ char *cu12 = xasprintf("%s/nvidia/cu12", site);
+        _cleanup_free_ char *cu12_lib = xasprintf("%s/lib", cu12);
+
+        fx_cudss(root, "usr", &(struct fx_cudss){ .version = "0.7.1", .cuda_major = 12,
+                                                   .lib = "lib/x86_64-linux-gnu/libcudss/12",
+                                                   .include = "include/libcudss/12" });
+        fx_cudss(root, "usr", &(struct fx_cudss){ .version = "0.7.1", .cuda_major = 13,
+                                                   .lib = "lib/x86_64-linux-gnu/libcudss/13",
+                                                   .include = "include/libcudss/13" });
+        fx_cudss(root, cu12, &(struct fx_cudss){ .version = "0.7.1", .cuda_major = 12, .soname_only = true });
+        fx_library(root, cu12_lib, "libcublas", "12", NULL, 62, (const char *const[]){ "libcublasLt.so.12", NULL },
+                   NULL);
+        fx_dist_info(root, site, "nvidia-cudss-cu12", "0.7.1.4");
+        fx_dist_info(root, site, "nvidia-cublas-cu12", "12.9.1.4");
+        fx_cudss(root, "conda/envs/solver", &(struct fx_cudss){ .version = "0.6.0", .cuda_major = 12 });
+        fx_write(root, "conda/envs/solver/conda-meta/libcudss-0.6.0.5-h5888daf_1.json", "{}\n");
+        fx_write(root, "conda/envs/solver/conda-meta/cuda-version-12.9-h4f385c5_3.json", "{}\n");
+}
+
 const struct layout_fixture layout_fixtures[] = {
         { "runfile", build_runfile, { "usr/local", NULL } },
         { "runfile-sbsa", build_runfile_sbsa, { "opt", NULL } },
@@ -365,7 +406,9 @@ const struct layout_fixture layout_fixtures[] = {
         { "nvshmem", build_nvshmem, { "apps", "venv", "usr/lib/x86_64-linux-gnu", NULL } },
         { "magma-builds", build_magma_builds, { "apps", "easybuild", "spack", NULL } },
         { "magma-cuda", build_magma_cuda, { "usr/local", "conda", NULL } },
-        { NULL, NULL, { NULL } },
+        { "cudss-tarballs", build_cudss_tarballs, { "apps", "easybuild", "spack" } },
+        { "cudss-system", build_cudss_system, { "usr/lib/x86_64-linux-gnu", "venv", "conda" } },
+                { NULL, NULL, { NULL } },
 };
 
 const struct layout_fixture *layout_fixture_find(const char *name)

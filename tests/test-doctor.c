@@ -1086,6 +1086,38 @@ START_TEST(suggestions_include_cusparselt_of_torchs_cuda_major)
 }
 END_TEST
 
+/* torch built with cuDSS needs libcudss.so.0: of a cuDSS module for each
+ * CUDA major, the one for torch's goes into the suggested load line. */
+START_TEST(suggestions_include_cudss_of_the_cuda_major)
+{
+        struct doctor_report r;
+        struct strv mp;
+        _cleanup_free_ char *chosen = NULL;
+
+        modulepath_tree(&mp, true);
+        fx_torch(root, TORCH,
+                 &(struct fx_torch){ .cuda = "12.4", .cudnn_major = 9, .nccl = true, .cusparse = true,
+                                     .extra_needed = (const char *const[]){ "libcudss.so.0", NULL } });
+        fx_cudss(root, "sw/cudss/0.7.1", &(struct fx_cudss){ .version = "0.7.1", .cuda_major = 12 });
+        fx_cudss(root, "sw/cudss/0.7.1-cuda13", &(struct fx_cudss){ .version = "0.7.1", .cuda_major = 13 });
+        modulefile("cudss/0.7.1", "sw/cudss/0.7.1/lib", NULL);
+        modulefile("cudss/0.7.1-cuda13", "sw/cudss/0.7.1-cuda13/lib", NULL);
+        diagnose_clean(&mp, &r);
+
+        chosen = strv_join(&r.chosen, " ");
+        ck_assert_msg(streq(chosen, "cuda/12.4 cudnn/9.1.0 nccl/2.21.5 cudss/0.7.1"), "chosen '%s'", chosen);
+        ck_assert_msg(r.module_load &&
+                              streq(r.module_load, "module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5 cudss/0.7.1"),
+                      "module_load '%s'", r.module_load ? r.module_load : "NULL");
+        ck_assert_msg(r.unprovided.len == 0, "unprovided %zu", r.unprovided.len);
+        assert_module(&r, "cudss/0.7.1", "cudss", 12, "libcudss.so.0");
+        assert_module(&r, "cudss/0.7.1-cuda13", "cudss", 13, "libcudss.so.0");
+
+        doctor_report_release(&r);
+        strv_release(&mp);
+}
+END_TEST
+
 /* A torch built against a shared MAGMA needs libmagma.so: of two MAGMA
  * modules, the one whose libmagma.so loads torch's CUDA 12 joins the line. */
 START_TEST(suggestions_add_the_magma_of_torchs_cuda_major)
@@ -1495,6 +1527,7 @@ static Suite *doctor_suite(void)
         tcase_add_test(tc, suggestions_include_the_nvshmem_of_torchs_cuda_major);
         tcase_add_test(tc, suggestions_without_cudnn_module_leave_it_unprovided);
         tcase_add_test(tc, suggestions_add_the_magma_of_torchs_cuda_major);
+        tcase_add_test(tc, suggestions_include_cudss_of_the_cuda_major);
         tcase_add_test(tc, suggestions_include_cusparselt_of_torchs_cuda_major);
         tcase_add_test(tc, input_torch_lib_dir_is_the_package);
         tcase_add_test(tc, input_one_library_file);

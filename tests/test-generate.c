@@ -15,6 +15,7 @@
 
 #include "demo.h"
 #include "fixture.h"
+#include "layouts.h"
 #include "strbuf.h"
 #include "testutil.h"
 #include "walk.h"
@@ -123,6 +124,90 @@ START_TEST(generate_reference_tree_matches_modulefiles)
                 }
                 strv_release(&got);
                 strv_release(&want);
+        }
+        fx_free(root);
+}
+END_TEST
+
+/* The lines of text that start with one of the prefixes, blanks before
+ * them cut, joined by newlines. */
+static char *lines_starting(const char *text, const char *const *prefixes)
+{
+        struct strbuf sb = STRBUF_INIT;
+
+        for (const char *p = text; *p;) {
+                const char *end = strchr(p, '\n');
+                size_t n = end ? (size_t)(end - p) : strlen(p);
+                const char *q = p;
+
+                while (*q == ' ')
+                        q++;
+                for (const char *const *x = prefixes; *x; x++)
+                        if (startswith(q, *x)) {
+                                strbuf_add(&sb, q, n - (size_t)(q - p));
+                                strbuf_addch(&sb, '\n');
+                                break;
+                        }
+                p = end ? end + 1 : p + n;
+        }
+        return strbuf_detach(&sb);
+}
+
+/* A cuDSS archive's module, in each format and layout: the PyTorch build
+ * variables, its paths, and in the flat layout the cuda of its major. */
+START_TEST(generate_cudss_module_environment)
+{
+        static const char *const prefixes[] = { "setenv", "prepend", "append", "depends_on", "prereq", NULL };
+        static const char lua[] =
+                "setenv(\"CUDSS_ROOT\", \"@P@\")\n"
+                "setenv(\"CUDSS_ROOT_DIR\", \"@P@\")\n"
+                "setenv(\"CUDSS_INCLUDE_DIR\", \"@P@/include\")\n"
+                "setenv(\"CUDSS_LIBRARY\", \"@P@/lib\")\n"
+                "setenv(\"USE_CUDSS\", \"1\")\n"
+                "prepend_path(\"LD_LIBRARY_PATH\", \"@P@/lib\")\n"
+                "prepend_path(\"LIBRARY_PATH\", \"@P@/lib\")\n"
+                "prepend_path(\"CPATH\", \"@P@/include\")\n"
+                "prepend_path(\"CMAKE_PREFIX_PATH\", \"@P@\")\n";
+        static const char tcl[] =
+                "setenv \"CUDSS_ROOT\" \"@P@\"\n"
+                "setenv \"CUDSS_ROOT_DIR\" \"@P@\"\n"
+                "setenv \"CUDSS_INCLUDE_DIR\" \"@P@/include\"\n"
+                "setenv \"CUDSS_LIBRARY\" \"@P@/lib\"\n"
+                "setenv \"USE_CUDSS\" \"1\"\n"
+                "prepend-path \"LD_LIBRARY_PATH\" \"@P@/lib\"\n"
+                "prepend-path \"LIBRARY_PATH\" \"@P@/lib\"\n"
+                "prepend-path \"CPATH\" \"@P@/include\"\n"
+                "prepend-path \"CMAKE_PREFIX_PATH\" \"@P@\"\n";
+        static const struct {
+                const char *format, *layout, *file, *dep, *env;
+        } cases[] = {
+                { "lua", "hierarchical", "CUDA/12/cudss/0.7.1.lua", "", lua },
+                { "lua", "flat", "cudss/0.7.1.lua", "depends_on(between(\"cuda\", \"12\", \"12.999999\"))\n", lua },
+                /* Environment Modules needs it in the hierarchy too (Lmod skips it). */
+                { "tcl", "hierarchical", "CUDA/12/cudss/0.7.1", "prereq \"cuda@12:12.999999\"\n", tcl },
+                { "tcl", "flat", "cudss/0.7.1", "prereq \"cuda@12:12.999999\"\n", tcl },
+        };
+        char *root = fx_new();
+        _cleanup_free_ char *apps = path_join(root, "apps");
+        _cleanup_free_ char *prefix = path_join(apps, "libcudss-linux-x86_64-0.7.1.4_cuda12-archive");
+
+        layout_fixture_find("cudss-tarballs")->build(root);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *out = xasprintf("%s/out-%zu", root, i);
+                _cleanup_free_ char *file = path_join(out, cases[i].file);
+                _cleanup_free_ char *text = NULL, *got = NULL, *env = NULL, *want = NULL;
+                struct run_result r = { 0 };
+
+                run_cudamod(&r, (const char *const[]){ "generate", "-o", out, "--format", cases[i].format,
+                                                      "--layout", cases[i].layout, apps, NULL },
+                            false);
+                ck_assert_msg(r.status == 0, "%s %s: %s", cases[i].format, cases[i].layout, r.err);
+                run_result_release(&r);
+                text = read_text(file);
+                got = lines_starting(text, prefixes);
+                env = str_replace_all(cases[i].env, "@P@", prefix);
+                want = xasprintf("%s%s", cases[i].dep, env);
+                ck_assert_msg(streq(got, want), "%s:\n%s\nexpected:\n%s", cases[i].file, got, want);
         }
         fx_free(root);
 }
@@ -829,6 +914,7 @@ int main(void)
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, generate_reference_tree_matches_modulefiles);
         tcase_add_test(tc, generate_rerun_changes_nothing);
+        tcase_add_test(tc, generate_cudss_module_environment);
         tcase_add_test(tc, generate_json_describes_the_run);
         tcase_add_test(tc, generate_usage_and_config_errors_write_nothing);
         tcase_add_test(tc, generate_output_from_config_and_site_templates);

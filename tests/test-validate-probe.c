@@ -300,6 +300,30 @@ static void probe_checks_release(struct target *g, struct probe_report *p, struc
         target_release(g);
 }
 
+/* cuDSS at root/prefix: include/cudss.h declaring MAJOR.MINOR.PATCH and
+ * cudssGetProperty as cudss.h and CUDA's library_types.h do, and the fake
+ * lib/libcudss.so.0 (0.7.1) with its link. */
+static void make_cudss(const char *root, const char *prefix, int major, int minor, int patch)
+{
+        _cleanup_free_ char *h = xasprintf("%s/include/cudss.h", prefix);
+        _cleanup_free_ char *lib = xasprintf("%s/lib/libcudss.so.0", prefix);
+        _cleanup_free_ char *dev = xasprintf("%s/lib/libcudss.so", prefix);
+        _cleanup_free_ char *text = xasprintf("#define CUDSS_VER_MAJOR %d\n"
+                                              "#define CUDSS_VER_MINOR %d\n"
+                                              "#define CUDSS_VER_PATCH %d\n"
+                                              "typedef enum { MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL } libraryPropertyType;\n"
+                                              "typedef enum { CUDSS_STATUS_SUCCESS = 0 } cudssStatus_t;\n"
+                                              "cudssStatus_t cudssGetProperty(libraryPropertyType propertyType, int *value);\n",
+                                              major, minor, patch);
+
+        fx_write(root, h, text);
+        fx_fake_library(root, lib, "CUDSS");
+        fx_symlink(root, dev, "libcudss.so.0");
+}
+
+static const char *const cudss_lib[] = { "cudss/lib", NULL };
+static const char *const cudss_inc[] = { "cudss/include", NULL };
+
 /* --- build -------------------------------------------------------------- */
 
 START_TEST(build_passes_for_each_kind_with_module_paths_only)
@@ -1522,6 +1546,60 @@ START_TEST(cusparselt_run_fails_when_get_property_fails)
 }
 END_TEST
 
+/* cudssGetProperty, the call cuDSS has instead of a GetVersion. */
+START_TEST(build_passes_for_cudss)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct check c = { 0 };
+        struct target g;
+
+        make_standard(root);
+        make_cudss(root, "cudss", 0, 7, 1);
+        target_init(&g, root, "cudss/0.7.1", cudss_lib, cudss_inc, cuda_lib, cuda_inc);
+        check_build(&g.t, &o, &c);
+        assert_check(&c, CHECK_PASS, "cudss.h", "-lcudss", "compiles and links");
+        check_release(&c);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
+/* The probe asks libcudss.so.0 by cudssGetProperty: 0.7.1 is 701. */
+START_TEST(run_passes_for_cudss_and_fails_when_its_header_disagrees)
+{
+        static const struct {
+                int minor;
+                enum check_status want;
+                const char *words[3];
+        } cases[] = {
+                { 7, CHECK_PASS, { "libcudss.so.0 0.7.1 (701)", "cudss.h", "0.7.1" } },
+                { 6, CHECK_FAIL, { "libcudss.so.0 is 0.7.1 (701)", "declares 0.6.1 (601)", "cudss.h" } },
+                { -1 },
+        };
+        char *root = root_new();
+
+        make_standard(root);
+        for (size_t i = 0; cases[i].minor >= 0; i++) {
+                _cleanup_free_ char *driver = path_join(root, "driver");
+                struct validate_options o = options(driver);
+                struct probe_report p;
+                struct check run = { 0 }, dev = { 0 };
+                struct target g;
+
+                make_cudss(root, "cudss", 0, cases[i].minor, 1);
+                target_init(&g, root, "cudss/0.7.1", cudss_lib, cudss_inc, cuda_lib, cuda_inc);
+                probe_checks(&g, &o, &p, &run, &dev);
+                assert_check(&run, cases[i].want, cases[i].words[0], cases[i].words[1], cases[i].words[2]);
+                probe_report_release(&p);
+                check_release(&run);
+                check_release(&dev);
+                target_release(&g);
+        }
+        fx_free(root);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("validate-probe");
@@ -1529,6 +1607,8 @@ int main(void)
 
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, build_passes_for_each_kind_with_module_paths_only);
+        tcase_add_test(tc, build_passes_for_cudss);
+        tcase_add_test(tc, run_passes_for_cudss_and_fails_when_its_header_disagrees);
         tcase_add_test(tc, build_fails_when_cpath_lacks_the_header);
         tcase_add_test(tc, build_fails_when_library_path_lacks_the_library);
         tcase_add_test(tc, build_takes_cc_from_cudamods_path_not_the_modules);
