@@ -99,7 +99,10 @@ static void ops_library(struct opset *s, const struct install *in, const struct 
         opset_prepends(s, "LIBRARY_PATH", &v);
         opset_path_add(s, &v, in->include_dir);
         opset_prepends(s, "CPATH", &v);
-        opset_path_add(s, &v, in->prefix);
+        /* A system install's prefix is a …/usr, which CMake searches
+         * anyway: its own directories above are what it adds. */
+        if (in->layout != LAYOUT_SYSTEM)
+                opset_path_add(s, &v, in->prefix);
         opset_prepends(s, "CMAKE_PREFIX_PATH", &v);
         if (c->pkgconfig) {
                 opset_pkgconfig(s, &v, in->lib_dir);
@@ -535,9 +538,12 @@ static bool is_native(const struct install *in)
 }
 
 /* Whether a comes before b as a default: a build for this machine before
- * one for another architecture, then the newer version, and on a tie the
- * one first in scan order (which kept the plain name). */
-static bool module_newer(const struct module_plan *a, const struct module_plan *b)
+ * one for another architecture, then the newer version, then (one version
+ * built for several CUDA majors, the flat layout's -cudaN) the build for
+ * cuda_major, the default toolkit's, so that `module load cuda magma`
+ * loads two modules that go together; and on a tie the one first in scan
+ * order (which kept the plain name). */
+static bool module_newer(const struct module_plan *a, const struct module_plan *b, long cuda_major)
 {
         int r = version_compare(&a->install->version, &b->install->version);
 
@@ -546,12 +552,53 @@ static bool module_newer(const struct module_plan *a, const struct module_plan *
 
         if (r == 0)
                 r = version_compare(&a->install->release, &b->install->release);
+        if (r == 0 && cuda_major >= 0 && (install_cuda_major(a->install) == cuda_major) !=
+                                                 (install_cuda_major(b->install) == cuda_major))
+                return install_cuda_major(a->install) == cuda_major;
         return r > 0 || (r == 0 && a->order < b->order);
+}
+
+/* The best of the modules in m's directory under spec, or NULL. */
+static struct module_plan *default_of(struct plan *p, size_t i, const struct default_spec *spec, long cuda_major)
+{
+        struct module_plan *best = NULL;
+
+        for (size_t k = i; k < p->n_modules; k++) {
+                struct module_plan *o = &p->modules[k];
+
+                if (!streq(o->dir, p->modules[i].dir))
+                        continue;
+                if (spec->kind == DEFAULT_VERSION && !default_matches(o, spec->version))
+                        continue;
+                if (!best || module_newer(o, best, cuda_major))
+                        best = o;
+        }
+        return best;
+}
+
+/* The CUDA major of the toolkit's default in the flat layout (one
+ * directory of cuda modules), or -1. */
+static long flat_default_cuda_major(struct plan *p, const struct config *cfg)
+{
+        if (cfg->layout != MODULE_LAYOUT_FLAT)
+                return -1;
+        for (size_t i = 0; i < p->n_modules; i++) {
+                const struct install *in = p->modules[i].install;
+                const struct default_spec *spec = &cfg->defaults[in->component->index];
+                const struct module_plan *best;
+
+                if (!in->component->toolkit || spec->kind == DEFAULT_NONE)
+                        continue;
+                best = default_of(p, i, spec, -1);
+                return best ? install_cuda_major(best->install) : -1;
+        }
+        return -1;
 }
 
 static void plan_defaults(struct plan *p, const struct config *cfg)
 {
         bool matched[N_COMPONENTS] = { false };
+        long cuda_major = flat_default_cuda_major(p, cfg);
 
         for (size_t i = 0; i < p->n_modules; i++) {
                 struct module_plan *m = &p->modules[i], *best = NULL;
@@ -564,15 +611,7 @@ static void plan_defaults(struct plan *p, const struct config *cfg)
                                 first_in_dir = false;
                 if (!first_in_dir || spec->kind == DEFAULT_NONE)
                         continue;
-                for (size_t k = i; k < p->n_modules; k++) {
-                        struct module_plan *o = &p->modules[k];
-                        if (!streq(o->dir, m->dir))
-                                continue;
-                        if (spec->kind == DEFAULT_VERSION && !default_matches(o, spec->version))
-                                continue;
-                        if (!best || module_newer(o, best))
-                                best = o;
-                }
+                best = default_of(p, i, spec, m->install->component->toolkit ? -1 : cuda_major);
                 if (!best)
                         continue;
                 matched[c] = true;

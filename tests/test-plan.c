@@ -527,6 +527,45 @@ START_TEST(plan_defaults_follow_the_config)
 }
 END_TEST
 
+/* Flat layout, one cuDNN version built for CUDA 11 and 12 (cudnn/9.1.0-cuda11,
+ * -cuda12): the default is the build for the default cuda's major, whichever
+ * the scan met first, so that `module load cuda cudnn` loads two modules that
+ * go together; with cuda 11.8 the default, the CUDA 11 build. */
+START_TEST(plan_flat_default_follows_the_default_cuda)
+{
+        static const struct {
+                const char *cuda_default, *want;
+        } cases[] = {
+                { NULL, "cudnn/9.1.0-cuda12" },
+                { "11.8", "cudnn/9.1.0-cuda11" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct planned p = { .root = fx_new() };
+                const char *got = NULL;
+
+                config_init_default(&p.cfg);
+                p.cfg.layout = MODULE_LAYOUT_FLAT;
+                if (cases[i].cuda_default) {
+                        p.cfg.defaults[component_cuda.index].kind = DEFAULT_VERSION;
+                        p.cfg.defaults[component_cuda.index].version = xstrdup(cases[i].cuda_default);
+                }
+                demo_build(p.root);
+                /* "a-…" is met first in scan order, and is for CUDA 11. */
+                fx_cudnn(p.root, "sw/a-cudnn-9.1.0-cuda11", &(struct fx_cudnn){ .version = "9.1.0", .cuda_major = 11 });
+                fx_cudnn(p.root, "sw/z-cudnn-9.1.0-cuda12", &(struct fx_cudnn){ .version = "9.1.0", .cuda_major = 12 });
+                p.cfg.defaults[component_cudnn.index].kind = DEFAULT_VERSION;
+                p.cfg.defaults[component_cudnn.index].version = xstrdup("9.1");
+                plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+                for (size_t k = 0; k < p.plan.n_rcs; k++)
+                        if (startswith(p.plan.rcs[k].path, "cudnn/"))
+                                got = p.plan.rcs[k].module;
+                ck_assert_msg(got && streq(got, cases[i].want), "case %zu: %s", i, got ? got : "none");
+                planned_release(&p);
+        }
+}
+END_TEST
+
 START_TEST(plan_leaves_out_installs_it_cannot_serve)
 {
         struct planned p = { .root = fx_new() };
@@ -694,6 +733,7 @@ int main(void)
         tcase_add_test(tc, plan_identical_installs_are_numbered_in_scan_order);
         tcase_add_test(tc, plan_builds_for_another_architecture_give_way);
         tcase_add_test(tc, plan_does_not_look_at_the_disk);
+        tcase_add_test(tc, plan_flat_default_follows_the_default_cuda);
         tcase_add_test(tc, plan_equal_versions_default_to_the_first_in_scan_order);
         tcase_add_test(tc, plan_defaults_follow_the_config);
         tcase_add_test(tc, plan_leaves_out_installs_it_cannot_serve);
