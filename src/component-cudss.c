@@ -15,24 +15,7 @@
 static const char *const cudss_headers[] = { "cudss.h", NULL };
 
 /* CUDSS_VER_MAJOR, _MINOR, _PATCH: what PyTorch's FindCUDSS reads. */
-static int cudss_header_parse(const char *buf, size_t len, struct version *ret)
-{
-        static const char *const names[] = { "CUDSS_VER_MAJOR", "CUDSS_VER_MINOR", "CUDSS_VER_PATCH" };
-        struct version v = { .count = 3 };
-
-        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                long n;
-                int r = header_define_long(buf, len, names[i], &n);
-
-                if (r < 0)
-                        return r;
-                if (n < 0)
-                        return -EINVAL;
-                v.n[i] = (unsigned long)n;
-        }
-        *ret = v;
-        return 0;
-}
+static const char *const cudss_macros[4] = { "CUDSS_VER_MAJOR", "CUDSS_VER_MINOR", "CUDSS_VER_PATCH", NULL };
 
 /* libcudss links cuBLAS dynamically: its DT_NEEDED libcublas.so.N or
  * libcublasLt.so.N tell the CUDA major; 0 when neither is there. */
@@ -115,7 +98,7 @@ static void detect_cudss(const struct walk_dir *dir, struct install_list *l,
 
                 if (read_head_at(f.include_fd, f.usr ? f.usr : dir->path, h, DETECT_MAX_HEADER_HEAD, in,
                                  &sb) >= 0)
-                        (void)cudss_header_parse(sb.buf, sb.len, &header);
+                        (void)header_define_triple(sb.buf, sb.len, cudss_macros, &header);
                 strbuf_release(&sb);
         }
         if (f.ld.soname.n[0] != 0)
@@ -176,20 +159,6 @@ static void cudss_to_json(const struct install *in, json_t *o)
         json_set(o, "build", json_string_lossy(in->build));
 }
 
-/* The three macros as the probe reports cudssGetProperty's answers. */
-static int cudss_header_code(const char *buf, size_t len, long *ret)
-{
-        struct version v;
-        int r = cudss_header_parse(buf, len, &v);
-
-        if (r < 0)
-                return r;
-        if (v.n[0] > 99 || v.n[1] > 99 || v.n[2] > 99)
-                return -EBADMSG;
-        *ret = (long)(v.n[0] * 10000 + v.n[1] * 100 + v.n[2]);
-        return 0;
-}
-
 /* libcudss.so.0 names the libcublas (so the CUDA) it needs. */
 static unsigned long cudss_module_cuda_major(const struct strv *own)
 {
@@ -234,7 +203,7 @@ const struct component component_cudss = {
                 "CUDSS_ROOT, CUDSS_ROOT_DIR, CUDSS_INCLUDE_DIR, CUDSS_LIBRARY) and running\n"
                 "it (libcudss.so.0 and its layer plug-ins on LD_LIBRARY_PATH).\n",
         .version_headers = (const char *const[]){ "cudss.h", NULL },
-        .header_code = cudss_header_code,
+        .version_macros = cudss_macros,
         .code_version = component_code_mmp,
         .build = {
                 .what = "cuDSS",

@@ -207,22 +207,6 @@ static void cusparselt_to_json(const struct install *in, json_t *o)
         json_set(o, "build", json_string_lossy(in->build));
 }
 
-/* CUSPARSELT_VER_MAJOR, _MINOR, _PATCH as the probe reports what
- * cusparseLtGetProperty tells: MAJOR*10000+MINOR*100+PATCH. (The header's
- * own CUSPARSELT_VERSION is MAJOR*1000+…, ambiguous from minor 10.) */
-static int cusparselt_header_code(const char *buf, size_t len, long *ret)
-{
-        struct version v;
-        int r = header_define_triple(buf, len, cusparselt_macros, &v);
-
-        if (r < 0)
-                return r;
-        if (v.n[0] > 9999 || v.n[1] > 99 || v.n[2] > 99)
-                return -EBADMSG;
-        *ret = (long)(v.n[0] * 10000 + v.n[1] * 100 + v.n[2]);
-        return 0;
-}
-
 /* Only names tell (it links the runtime statically): the package
  * directory libcusparseLt/N, an archive's _cudaN, EasyBuild's -CUDA-N. */
 static unsigned long cusparselt_module_cuda_major(const struct strv *own)
@@ -269,7 +253,7 @@ const struct component component_cusparselt = {
                 "CUSPARSELT_ROOT, CUSPARSELT_INCLUDE_DIR, CUSPARSELT_LIBRARY) and running\n"
                 "it (libcusparseLt.so.0 on LD_LIBRARY_PATH).\n",
         .version_headers = (const char *const[]){ "cusparseLt.h", NULL },
-        .header_code = cusparselt_header_code,
+        .version_macros = cusparselt_macros,
         .code_version = component_code_mmp,
         .build = {
                 .what = "cuSPARSELt",

@@ -317,21 +317,6 @@ static void magma_to_json(const struct install *in, json_t *o)
         json_set(o, "static_only", json_boolean(in->static_only));
 }
 
-/* MAGMA_VERSION_MAJOR, _MINOR, _MICRO as magma_version's three numbers
- * read by the probe: MAJOR*10000+MINOR*100+MICRO. */
-static int magma_header_code(const char *buf, size_t len, long *ret)
-{
-        struct version v;
-        int r = header_define_triple(buf, len, magma_version_macros, &v);
-
-        if (r < 0)
-                return r;
-        if (v.n[0] > 9999 || v.n[1] > 99 || v.n[2] > 99)
-                return -EBADMSG;
-        *ret = (long)(v.n[0] * 10000 + v.n[1] * 100 + v.n[2]);
-        return 0;
-}
-
 /* libmagma.so names the libcudart/libcublas it needs. */
 static unsigned long magma_module_cuda_major(const struct strv *own)
 {
@@ -370,7 +355,7 @@ const struct component component_magma = {
                 "MAGMA_HOME) and running it (libmagma.so on LD_LIBRARY_PATH; a static\n"
                 "libmagma.a is linked in and needs nothing at run time).\n",
         .version_headers = (const char *const[]){ "magma_types.h", NULL },
-        .header_code = magma_header_code,
+        .version_macros = magma_version_macros,
         .code_version = component_code_mmp,
         .build = {
                 .what = "MAGMA",

@@ -236,21 +236,6 @@ static void nvshmem_to_json(const struct install *in, json_t *o)
         json_set(o, "cuda_version", json_version(&in->cuda_version, 2));
 }
 
-/* NVSHMEM_VENDOR_{MAJOR,MINOR,PATCH}_VERSION as NVSHMEM_VENDOR_VERSION and
- * the probe's nvshmemx_vendor_get_version_info encode them. */
-static int nvshmem_header_code(const char *buf, size_t len, long *ret)
-{
-        struct version v;
-        int r = header_define_triple(buf, len, nvshmem_vendor_macros, &v);
-
-        if (r < 0)
-                return r;
-        if (v.n[0] > 99 || v.n[1] > 99 || v.n[2] > 99)
-                return -EBADMSG;
-        *ret = (long)(v.n[0] * 10000 + v.n[1] * 100 + v.n[2]);
-        return 0;
-}
-
 /* No DT_NEEDED names the CUDA: the directory holding libnvshmem_host
  * does (nvshmem/12), or its install prefix: its name (…_cuda12-archive,
  * comm_libs/12.4/nvshmem, 3.2.5-gompi-2024a-CUDA-12.6.0), a wheel's
@@ -315,7 +300,7 @@ const struct component component_nvshmem = {
                 "it (libnvshmem_host.so.3 and the nvshmem_bootstrap_*/nvshmem_transport_*\n"
                 "plugins it loads on LD_LIBRARY_PATH).\n",
         .version_headers = nvshmem_version_headers,
-        .header_code = nvshmem_header_code,
+        .version_macros = nvshmem_vendor_macros,
         .code_version = component_code_mmp,
         .build = {
                 .what = "NVSHMEM",

@@ -1,4 +1,6 @@
 /* component.c: the component table and its lookups. */
+#include <errno.h>
+
 #include "component.h"
 #include "strbuf.h"
 #include "util.h"
@@ -94,4 +96,17 @@ struct version component_code_library(long code)
         if (c >= 10000)
                 return component_code_mmp(code);
         return (struct version){ .n = { c / 1000, c % 1000 / 100, c % 100 }, .count = 3 };
+}
+
+int component_macros_code(const char *const *macros, const char *buf, size_t len, long *ret)
+{
+        struct version v;
+        int r = header_define_triple(buf, len, macros, &v);
+
+        if (r < 0)
+                return r;
+        if (v.n[0] > 9999 || v.n[1] > 99 || v.n[2] > 99)
+                return -EBADMSG;
+        *ret = (long)(v.n[0] * 10000 + v.n[1] * 100 + v.n[2]);
+        return 0;
 }

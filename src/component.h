@@ -141,6 +141,10 @@ struct component {
         const char *const *version_headers;
         size_t version_header_head; /* read this much first, the whole only when not there */
         int (*header_code)(const char *buf, size_t len, long *ret);
+        /* Or, instead of header_code: the MAJOR, MINOR, PATCH (and BUILD or
+         * NULL) defines the headers spell their version out in, read as
+         * the code MAJOR*10000+MINOR*100+PATCH (component_code_mmp). */
+        const char *const *version_macros;
         struct version (*code_version)(long code);
         struct component_build_check build;
         struct component_probe probe;
@@ -185,6 +189,10 @@ char *component_list(enum component_field field, const char *conj);
 /* The version codes of component_probe's generic requests and of the
  * headers read with header_define_triple: MAJOR*10000+MINOR*100+PATCH. */
 struct version component_code_mmp(long code);
+/* The version code of the version_macros in buf (header_define_triple):
+ * 0, -ENOENT when one is not there, -EINVAL or -EBADMSG when one is not a
+ * number that fits (MINOR and PATCH up to 99). */
+int component_macros_code(const char *const *macros, const char *buf, size_t len, long *ret);
 /* cuDNN's and NCCL's codes: MAJOR*10000+MINOR*100+PATCH from cuDNN 9 and
  * NCCL 2.9, MAJOR*1000+MINOR*100+PATCH before (8907 is 8.9.7). */
 struct version component_code_library(long code);

@@ -118,6 +118,13 @@ static char *header_read(const struct strv *incdirs, const char *const *names, s
         return NULL;
 }
 
+static int header_code(const struct component *c, const struct strbuf *buf, long *ret)
+{
+        if (c->header_code)
+                return c->header_code(buf->buf, buf->len, ret);
+        return component_macros_code(c->version_macros, buf->buf, buf->len, ret);
+}
+
 /* The version the component's header in incdirs declares, encoded as
  * the library's version function encodes it (12040, 90701, 8907, 22105).
  * Returns 0, -ENOENT when there is no such header or it declares no
@@ -135,11 +142,11 @@ static int header_version(const struct strv *incdirs, const struct component *c,
         *ret_file = header_read(incdirs, c->version_headers, head, &buf);
         if (!*ret_file)
                 return -ENOENT;
-        r = c->header_code(buf.buf, buf.len, ret);
+        r = header_code(c, &buf, ret);
         if (r == -ENOENT && head && buf.len >= head) {
                 free(*ret_file);
                 *ret_file = header_read(incdirs, c->version_headers, 0, &buf);
-                r = *ret_file ? c->header_code(buf.buf, buf.len, ret) : -ENOENT;
+                r = *ret_file ? header_code(c, &buf, ret) : -ENOENT;
         }
         return r;
 }

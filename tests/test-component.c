@@ -19,7 +19,7 @@ START_TEST(every_row_is_complete_and_at_its_index)
                 ck_assert_msg(c->title && c->label && c->naming && c->library && c->help, "%s", c->name);
                 ck_assert_msg(c->stems && c->stems[0] && c->detect && c->to_json, "%s", c->name);
                 ck_assert_msg(c->version_parts >= 2 && c->version_parts <= 3, "%s", c->name);
-                ck_assert_msg(c->version_headers && c->version_headers[0] && c->header_code && c->code_version,
+                ck_assert_msg(c->version_headers && c->version_headers[0] && (c->header_code || c->version_macros) && c->code_version,
                               "%s", c->name);
                 ck_assert_msg(c->build.what && c->build.header && c->build.libs[0] && c->build.program, "%s",
                               c->name);

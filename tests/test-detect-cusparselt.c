@@ -350,7 +350,7 @@ START_TEST(cusparselt_header_defines)
         ck_assert_int_eq(header_define_triple(bad, strlen(bad), names, &v), -EINVAL);
         ck_assert_int_eq(header_define_triple(three, strlen(three) - 28, names, &v), -ENOENT);
         /* The probe's code, not the header's ambiguous CUSPARSELT_VERSION. */
-        ck_assert_int_eq(component_cusparselt.header_code(four, strlen(four), &code), 0);
+        ck_assert_int_eq(component_macros_code(component_cusparselt.version_macros, four, strlen(four), &code), 0);
         ck_assert_int_eq(code, 1002);
         v = component_cusparselt.code_version(code);
         ck_assert_str_eq(ver(&v), "0.10.2");
