@@ -99,17 +99,12 @@ static void detect_cusparselt(const struct walk_dir *dir, struct install_list *l
         const char *build = NULL;
         size_t n_cuda = 0;
 
-        if (library_find_cuda_versioned(dir, "libcusparseLt", "libcusparseLt", cusparselt_headers, &f,
-                                        &deb_major) < 0 &&
-            library_find(dir, "libcusparseLt", cusparselt_headers, &f) < 0)
+        /* NVIDIA's CUDA-repository package is a per-library tree,
+         * …/lib/<triple>/libcusparseLt/<N> (library_find). */
+        if (library_find(dir, "libcusparseLt", cusparselt_headers, &f) < 0)
                 return;
+        deb_major = f.tree_major;
         in = library_install_new(&component_cusparselt, dir, &f, cusparselt_headers);
-        /* Each CUDA major's package shares /usr: its directory is what
-         * tells one from the other. */
-        if (deb_major) {
-                free(in->realpath);
-                in->realpath = xstrdup(dir->realpath);
-        }
         if (f.include_rel) {
                 _cleanup_free_ char *h = path_join(f.include_rel, "cusparseLt.h");
                 struct strbuf sb = STRBUF_INIT;

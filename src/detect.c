@@ -552,46 +552,6 @@ static bool major_component(const char *s, unsigned long *ret)
         return true;
 }
 
-int library_find_cuda_versioned(const struct walk_dir *dir, const char *name, const char *stem,
-                                const char *const *headers, struct library_find *ret,
-                                unsigned long *ret_major)
-{
-        struct library_find f = { .usr_fd = -1, .include_fd = -1 };
-        _cleanup_free_ char *named = path_dirname(dir->realpath);
-        _cleanup_free_ char *multiarch = path_dirname(named);
-        _cleanup_free_ char *inc = NULL;
-        const char *triple = NULL;
-        unsigned long major;
-        int r;
-
-        if (!major_component(path_basename(dir->realpath), &major) ||
-            !streq(path_basename(named), name))
-                return -ENOENT;
-        f.usr = system_prefix_of(multiarch, &triple);
-        /* Only the multiarch directory: /usr/lib64/<name>/<N> is no
-         * layout anyone ships. */
-        if (!f.usr || !triple) {
-                library_find_release(&f);
-                return -ENOENT;
-        }
-        r = libdir_in(dir->fd, ".", stem, &f.ld);
-        if (r < 0) {
-                if (r == -E2BIG)
-                        libdir_warn_too_big(dir);
-                library_find_release(&f);
-                return -ENOENT;
-        }
-        f.layout = LAYOUT_SYSTEM;
-        f.usr_fd = open(f.usr, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        f.include_fd = f.usr_fd;
-        inc = xasprintf("include/%s/%lu", name, major);
-        if (f.usr_fd >= 0 && has_any(f.usr_fd, inc, headers))
-                f.include_rel = TAKE_PTR(inc);
-        *ret = f;
-        *ret_major = major;
-        return 0;
-}
-
 unsigned long path_cuda_major(const char *path, const char *versioned)
 {
         _cleanup_free_ char *copy = xstrdup(path);

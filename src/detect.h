@@ -136,15 +136,6 @@ struct library_find {
 int library_find(const struct walk_dir *dir, const char *stem, const char *const *headers,
                  struct library_find *ret);
 void library_find_release(struct library_find *f);
-/* NVIDIA's CUDA-repository packages of a library built once per CUDA
- * major (cuSPARSELt, cuDSS) put it in …/usr/lib/<triple>/<name>/<N> and
- * its headers in …/usr/include/<name>/<N>, N the CUDA major: fill ret as
- * library_find does for a system directory (include_rel that directory,
- * when it holds one of headers) and *ret_major with N when dir is such a
- * directory holding `stem`; -ENOENT otherwise. */
-int library_find_cuda_versioned(const struct walk_dir *dir, const char *name, const char *stem,
-                                const char *const *headers, struct library_find *ret,
-                                unsigned long *ret_major);
 /* The CUDA major the names in path tell, for libraries that link the CUDA
  * runtime statically, so that no DT_NEEDED tells it (cuSPARSELt, cuDSS,
  * NVSHMEM): the component after one named `versioned` (case ignored;

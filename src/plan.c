@@ -447,7 +447,7 @@ static char *help_text(const struct module_plan *m)
 /* A distribution's libraries and headers are where the loader and the
  * compiler look already, except those a package puts in a directory of
  * their own per CUDA major (…/lib/<triple>/libcusparseLt/12,
- * library_find_cuda_versioned), which nothing searches. */
+ * library_find), which nothing searches. */
 static bool system_paths_searched(const struct install *in)
 {
         _cleanup_free_ char *named = in->lib_dir ? path_dirname(in->lib_dir) : NULL;
