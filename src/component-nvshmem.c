@@ -17,6 +17,14 @@
 
 /* The release, in non_abi/nvshmem_version.h (NVSHMEM_MAJOR_VERSION is the
  * OpenSHMEM spec's 1.3, never read). */
+/* The CUDA major of a conda environment's cuda-version pin, 0 when none. */
+static unsigned long conda_major(int dirfd)
+{
+        struct version v;
+
+        return conda_cuda_version(dirfd, &v) == 0 ? v.n[0] : 0;
+}
+
 static const char *const nvshmem_vendor_macros[4] = {
         "NVSHMEM_VENDOR_MAJOR_VERSION", "NVSHMEM_VENDOR_MINOR_VERSION", "NVSHMEM_VENDOR_PATCH_VERSION", NULL,
 };
@@ -192,7 +200,7 @@ static void detect_nvshmem(const struct walk_dir *dir, struct install_list *l,
          * path, the archive/wheel/EasyBuild name, the conda environment's
          * pin, a CUDA runtime beside it. Any that disagrees is a problem. */
         beside = f.usr ? 0 : cudart_beside(dir->fd, f.ld.rel);
-        conda = f.layout == LAYOUT_CONDA ? conda_cuda_major(dir->fd) : 0;
+        conda = f.layout == LAYOUT_CONDA ? conda_major(dir->fd) : 0;
         sources[0] = (struct version_vote){ major_version(deb_major), "the package directory" };
         sources[1] = (struct version_vote){ path_cuda, "the HPC SDK path" };
         sources[2] = (struct version_vote){ hint.cuda, hint_source };
@@ -270,7 +278,7 @@ static unsigned long nvshmem_module_cuda_major(const struct strv *own)
                 return major;
         }
         fd = open(prefix, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return fd >= 0 ? conda_cuda_major(fd) : 0;
+        return fd >= 0 ? conda_major(fd) : 0;
 }
 
 const struct component component_nvshmem = {

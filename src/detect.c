@@ -328,26 +328,6 @@ char *system_versioned_dir_of(const char *realpath, const char *name, unsigned l
         return usr;
 }
 
-unsigned long conda_cuda_major(int dirfd)
-{
-        static const char prefix[] = "cuda-version-";
-        struct strv names = { 0 };
-        unsigned long major = 0;
-
-        if (dir_list(dirfd, "conda-meta", &names) < 0)
-                return 0;
-        for (size_t i = 0; i < names.len && !major; i++) {
-                struct version v;
-                const char *end;
-
-                if (startswith(names.items[i], prefix) && endswith(names.items[i], ".json") &&
-                    version_parse_prefix(names.items[i] + strlen(prefix), &v, &end) == 0 && *end == '-')
-                        major = v.n[0];
-        }
-        strv_release(&names);
-        return major;
-}
-
 /* PEP 503 normalisation: lower case, runs of -_. become one '-'. */
 static char *normalise_dist_name(const char *s)
 {

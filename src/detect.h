@@ -77,10 +77,6 @@ char *system_prefix_of(const char *realpath, const char **ret_triple);
  * the …/usr prefix (newly allocated) and N, the CUDA major the package is
  * for; NULL when realpath is not one. */
 char *system_versioned_dir_of(const char *realpath, const char *name, unsigned long *ret_major);
-/* The CUDA major a conda environment at dirfd is pinned to by its
- * cuda-version package (conda-meta/cuda-version-12.9-<build>.json), which
- * conda-forge's CUDA packages depend on; 0 when it has none. */
-unsigned long conda_cuda_major(int dirfd);
 /* Debian's per-library trees, one per CUDA major (NVIDIA's cuDSS and
  * cuSPARSELt packages): …/usr/lib/<triple>/<stem>/<N>, headers in
  * …/usr/include/<stem>/<N>. The path of the …/usr prefix and N, or NULL. */
@@ -107,8 +103,9 @@ void dist_infos_read_path(const char *path, struct dist_infos *ret);
 int dist_infos_name_hint(const struct dist_infos *di, const char *dist_prefix,
                          const char *component, struct name_hint *ret);
 
-/* The CUDA version a conda environment pins: its cuda-version package,
- * conda-meta/cuda-version-<X.Y>-<build>.json. -ENOENT when none. */
+/* The CUDA version a conda environment at dirfd pins: its cuda-version
+ * package, conda-meta/cuda-version-<X.Y>-<build>.json, which conda-forge's
+ * CUDA packages depend on. -ENOENT when none. */
 int conda_cuda_version(int dirfd, struct version *ret);
 
 /* The children a conda environment's walk still enters (envs, lib). */
