@@ -54,7 +54,7 @@ static int deb_find(const struct walk_dir *dir, struct library_find *ret, unsign
         unsigned long major;
         int r;
 
-        f.usr = system_versioned_dir_of(dir->realpath, "nvshmem", &major);
+        f.usr = system_library_tree_of(dir->realpath, "nvshmem", &major);
         if (!f.usr)
                 return -ENOENT;
         r = libdir_in(dir->fd, ".", "libnvshmem_host", &f.ld);
@@ -261,7 +261,7 @@ static unsigned long nvshmem_module_cuda_major(const struct strv *own)
 
         if (!real)
                 return 0;
-        usr = system_versioned_dir_of(real, "nvshmem", &major);
+        usr = system_library_tree_of(real, "nvshmem", &major);
         if (usr)
                 return major;
         prefix = path_dirname(real);

@@ -311,23 +311,6 @@ char *wheel_site_packages_of(const char *realpath)
         return NULL;
 }
 
-char *system_versioned_dir_of(const char *realpath, const char *name, unsigned long *ret_major)
-{
-        _cleanup_free_ char *named = path_dirname(realpath);
-        _cleanup_free_ char *libdir = path_dirname(named);
-        struct version v;
-        char *usr;
-
-        if (version_parse(path_basename(realpath), &v) < 0 || v.count != 1 ||
-            !streq(path_basename(named), name))
-                return NULL;
-        usr = system_prefix_of(libdir, NULL);
-        if (!usr)
-                return NULL;
-        *ret_major = v.n[0];
-        return usr;
-}
-
 /* PEP 503 normalisation: lower case, runs of -_. become one '-'. */
 static char *normalise_dist_name(const char *s)
 {

@@ -71,15 +71,10 @@ int check_library(struct install *in, int prefix_fd, const char *rel, const char
 /* The multiarch library directory layout (…/usr/lib/x86_64-linux-gnu,
  * …/usr/lib64): the path of the …/usr prefix and the triple, or NULL. */
 char *system_prefix_of(const char *realpath, const char **ret_triple);
-/* The versioned subdirectory a distribution package puts a library in:
- * …/usr/lib/<triple>/<name>/<N> (Debian, NVIDIA's apt repositories:
- * nvshmem/12, libcusparseLt/12) or …/usr/lib64/<name>/<N> (RPM). Returns
- * the …/usr prefix (newly allocated) and N, the CUDA major the package is
- * for; NULL when realpath is not one. */
-char *system_versioned_dir_of(const char *realpath, const char *name, unsigned long *ret_major);
-/* Debian's per-library trees, one per CUDA major (NVIDIA's cuDSS and
- * cuSPARSELt packages): …/usr/lib/<triple>/<stem>/<N>, headers in
- * …/usr/include/<stem>/<N>. The path of the …/usr prefix and N, or NULL. */
+/* Debian's per-library trees, one per CUDA major (NVIDIA's cuDSS,
+ * cuSPARSELt and NVSHMEM packages): …/usr/lib/<triple>/<stem>/<N> (cuDSS's
+ * and cuSPARSELt's headers in …/usr/include/<stem>/<N>, NVSHMEM's in
+ * …/usr/include/nvshmem_<N>). The path of the …/usr prefix and N, or NULL. */
 char *system_library_tree_of(const char *realpath, const char *stem, unsigned long *ret_major);
 /* Whether the directory is a package dir under site-packages/nvidia
  * (returns the site-packages path, newly allocated) or NULL. */
