@@ -272,4 +272,5 @@ const struct component component_cusparselt = {
                 .request = "cusparselt=libcusparseLt.so.0:cusparseLtGetProperty:property",
         },
         .module_cuda_major = cusparselt_module_cuda_major,
+        .doctor_cuda_major_why = "it carries its own CUDA runtime, built for the other major: torch's sparse semi-structured kernels fail (or need a newer driver than torch)",
 };

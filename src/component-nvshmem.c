@@ -332,4 +332,5 @@ const struct component component_nvshmem = {
                 .request = "nvshmem=libnvshmem_host.so.3:nvshmemx_vendor_get_version_info:int3",
         },
         .module_cuda_major = nvshmem_module_cuda_major,
+        .doctor_cuda_major_why = "it carries its own CUDA runtime, built for the other major: symmetric memory fails at initialisation (or needs a newer driver than torch)",
 };

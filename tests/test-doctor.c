@@ -702,6 +702,37 @@ START_TEST(nccl_for_another_cuda_major_is_r5)
 }
 END_TEST
 
+/* A library of a component that says what its CUDA major breaks (here
+ * cuSPARSELt, whose major only its archive's name tells): the CUDA 13 build
+ * first on LD_LIBRARY_PATH of a torch for CUDA 12 is a cuda-major finding
+ * naming it, and the CUDA 12 build is none. */
+START_TEST(cusparselt_of_another_cuda_major_is_r5)
+{
+        const char *lt12 = "sw/libcusparse_lt-linux-x86_64-0.8.1.1_cuda12-archive";
+        const char *lt13 = "sw/libcusparse_lt-linux-x86_64-0.8.1.1_cuda13-archive";
+        _cleanup_free_ char *lt12_lib = path_join(lt12, "lib"), *lt13_lib = path_join(lt13, "lib");
+        struct doctor_report r;
+        struct env e;
+
+        cuda12();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("12.4");
+        fx_cusparselt(root, lt12, &(struct fx_cusparselt){ .version = "0.8.1.1" });
+        fx_cusparselt(root, lt13, &(struct fx_cusparselt){ .version = "0.8.1.1" });
+        fx_torch(root, TORCH,
+                 &(struct fx_torch){ .cuda = "12.4", .cudnn_major = 9, .nccl = true, .cusparse = true,
+                                     .cusparselt = true });
+        expect_finding(WORDS(lt13_lib, NCCL_LIB, CUDNN91_LIB, CUDA12_LIB), CUDA12, DOCTOR_CUDA_MAJOR, "R5",
+                       "cuSPARSELt", WORDS("CUDA 13", "torch for CUDA 12", "cusparselt module"));
+
+        env_make(&e, WORDS(lt12_lib, NCCL_LIB, CUDNN91_LIB, CUDA12_LIB), CUDA12);
+        diagnose(&e, NULL, TORCH, &r);
+        ck_assert_msg(!find_finding(&r, DOCTOR_CUDA_MAJOR, "cuSPARSELt"), "%s", dump(&r));
+        doctor_report_release(&r);
+        env_release(&e);
+}
+END_TEST
+
 /* libcusparse.so.12 is in CUDA 12 and 13: the CUDA 13 one first on
  * LD_LIBRARY_PATH loads without an error. */
 START_TEST(cusparse_from_a_toolkit_of_another_major_is_r5)
@@ -1527,6 +1558,7 @@ static Suite *doctor_suite(void)
         tcase_add_test(tc, suggestions_include_the_nvshmem_of_torchs_cuda_major);
         tcase_add_test(tc, suggestions_without_cudnn_module_leave_it_unprovided);
         tcase_add_test(tc, suggestions_add_the_magma_of_torchs_cuda_major);
+        tcase_add_test(tc, cusparselt_of_another_cuda_major_is_r5);
         tcase_add_test(tc, suggestions_include_cudss_of_the_cuda_major);
         tcase_add_test(tc, suggestions_include_cusparselt_of_torchs_cuda_major);
         tcase_add_test(tc, input_torch_lib_dir_is_the_package);
