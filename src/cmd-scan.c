@@ -54,14 +54,20 @@ static void print_table(const struct install_list *l, const struct global_option
                 printf("no %s installation found\n", labels);
                 return;
         }
-        printf("%s%-9s %-18s %-5s %-7s %-8s %s%s\n", g->color ? BOLD : "", "COMPONENT", "VERSION",
+        /* As wide as the longest component name listed ("cusparselt"). */
+        int width = (int)strlen("COMPONENT");
+
+        for (size_t i = 0; i < l->len; i++)
+                if ((int)strlen(l->items[i]->component->name) > width)
+                        width = (int)strlen(l->items[i]->component->name);
+        printf("%s%-*s %-18s %-5s %-7s %-8s %s%s\n", g->color ? BOLD : "", width, "COMPONENT", "VERSION",
                "CUDA", "ARCH", "LAYOUT", "PREFIX", g->color ? RESET : "");
         for (size_t i = 0; i < l->len; i++) {
                 const struct install *in = l->items[i];
                 _cleanup_free_ char *ver = version_column(in), *cuda = cuda_column(in);
                 _cleanup_free_ char *prefix = term_escape(in->prefix);
 
-                printf("%-9s %-18s %-5s %-7s %-8s %s\n", in->component->name, ver,
+                printf("%-*s %-18s %-5s %-7s %-8s %s\n", width, in->component->name, ver,
                        cuda, in->arch ? in->arch : "?", layout_to_string(in->layout), prefix);
                 for (size_t k = 0; k < in->aliases.len; k++)
                         print_detail(k == 0 ? "aliases" : "", in->aliases.items[k]);

@@ -2,7 +2,7 @@
 #include "demo.h"
 #include "fixture.h"
 
-void demo_build(const char *root)
+void demo_build_core(const char *root)
 {
         fx_cuda_toolkit(root, "sw/cuda-11.8",
                         &(struct fx_cuda){ .version = "11.8", .release = "11.8.0", .cudart = "11.8.89",
@@ -16,6 +16,19 @@ void demo_build(const char *root)
                  &(struct fx_cudnn){ .version = "9.7.1", .cuda_major = 12 });
         fx_nccl(root, "sw/nccl_2.21.5-1+cuda12.4_x86_64",
                 &(struct fx_nccl){ .version = "2.21.5", .cuda = "12.4" });
+}
+
+void demo_build(const char *root)
+{
+        demo_build_core(root);
+        /* One of each of the rest of the stack, all for CUDA 12: on a
+         * swap to cuda/11.8 they go inactive (Lmod) or are unloaded (EM). */
+        fx_cusparselt(root, "sw/libcusparse_lt-linux-x86_64-0.8.1.1_cuda12-archive",
+                      &(struct fx_cusparselt){ .version = "0.8.1.1" });
+        fx_cudss(root, "sw/libcudss-linux-x86_64-0.7.1.4_cuda12-archive",
+                 &(struct fx_cudss){ .version = "0.7.1", .cuda_major = 12 });
+        fx_nvshmem(root, "sw/libnvshmem-linux-x86_64-3.4.5_cuda12-archive", &(struct fx_nvshmem){ .version = "3.4.5" });
+        fx_magma(root, "sw/magma-2.9.0", &(struct fx_magma){ .version = "2.9.0", .cuda_major = 12 });
 }
 
 void demo_doctor_build(const char *root)

@@ -222,7 +222,7 @@ START_TEST(generate_rerun_changes_nothing)
         struct run_result r = { 0 };
         struct stat a, b;
 
-        demo_build(root);
+        demo_build_core(root);
         generate(root, out, "lua", "hierarchical", &r);
         ck_assert_int_eq(r.status, 0);
         first = str_replace_all(r.out, root, "@ROOT@");
@@ -274,7 +274,7 @@ START_TEST(generate_json_describes_the_run)
         json_error_t err;
         json_t *doc, *files;
 
-        demo_build(root);
+        demo_build_core(root);
         run_cudamod(&r, (const char *const[]){ "generate", "--json", "--dry-run", "-o", out, sw, NULL },
                     false);
         ck_assert_int_eq(r.status, 0);
@@ -637,7 +637,7 @@ START_TEST(generate_prune_refuses_when_a_named_root_is_missing)
         _cleanup_free_ char *cuda = path_join(out, "Core/cuda/12.9.lua");
         struct run_result r = { 0 };
 
-        demo_build(root);
+        demo_build_core(root);
         run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
         ck_assert_int_eq(r.status, 0);
         run_result_release(&r);
@@ -739,7 +739,7 @@ START_TEST(generate_prune_of_most_modules_needs_force)
         _cleanup_free_ char *cuda = path_join(out, "Core/cuda/12.9.lua");
         struct run_result r = { 0 };
 
-        demo_build(root);
+        demo_build_core(root);
         run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
         ck_assert_int_eq(r.status, 0);
         run_result_release(&r);

@@ -99,7 +99,7 @@ START_TEST(plan_demo_hierarchy_places_cudnn_and_nccl_under_their_cuda_major)
         _cleanup_free_ char *level = NULL;
 
         config_init_default(&p.cfg);
-        demo_build(p.root);
+        demo_build_core(p.root);
         plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
         ck_assert_uint_eq(p.plan.n_modules, 5);
         for (size_t i = 0; paths[i]; i++)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/modules/hier-swap.sh TOOL: changing the CUDA of a hierarchical tree
-# with cuDNN and NCCL loaded (DESIGN.md §5: "module swap cuda/11.8 swaps them
+# with cuDNN and NCCL loaded (and cuSPARSELt, for CUDA 12 only) (DESIGN.md §5: "module swap cuda/11.8 swaps them
 # to the CUDA 11 builds"), on the demo tree (expect/demo.txt).
 #
 # Lmod (LMOD.md §2.1, §2.2): when MODULEPATH changes it reloads what it can
@@ -45,6 +45,9 @@ step load11 load cuda/11.8
 step unload unload cuda
 step list2 --terse list
 step purge2 purge
+step loadlt load cuda/12.9 cusparselt
+step swaplt swap cuda cuda/11.8
+step backlt load cuda/12.9
 EOF
         check_state "load cuda/12.9 cudnn nccl" "$sdir" load hier cuda/12.9 cudnn/9.7.1 nccl/2.21.5
         check_state "then swap cuda cuda/11.8" "$sdir" swap hier cuda/11.8 cudnn/8.9.7
@@ -62,6 +65,16 @@ EOF
         grep -A3 'Inactive Modules' "$sdir/unload.out" | grep cudnn >/dev/null ||
                 fail "unload cuda: Lmod did not report cudnn inactive: $(cat "$sdir/unload.out")"
         check_state "then purge" "$sdir" purge2 hier
+        # The rest of the stack the same way: the demo's cuSPARSELt is for
+        # CUDA 12 only, so a swap to 11.8 leaves it inactive, and the way
+        # back activates it.
+        check_state "load cuda/12.9 cusparselt" "$sdir" loadlt hier cuda/12.9 cusparselt/0.8.1
+        check_state "then swap cuda cuda/11.8" "$sdir" swaplt hier cuda/11.8
+        grep -A2 'Inactive Modules' "$sdir/swaplt.out" | grep cusparselt >/dev/null ||
+                fail "swap: Lmod did not report cusparselt inactive: $(cat "$sdir/swaplt.out")"
+        check_state "then load cuda/12.9 (back)" "$sdir" backlt hier cuda/12.9 cusparselt/0.8.1
+        grep -A2 'Activating Modules' "$sdir/backlt.out" | grep cusparselt/0.8.1 >/dev/null ||
+                fail "back to cuda/12.9: Lmod did not report cusparselt/0.8.1 active again: $(cat "$sdir/backlt.out")"
 else
         session em "$sdir" "$X_MP" <<'EOF'
 snap base
@@ -71,6 +84,8 @@ step switch switch cuda cuda/11.8
 step cudnn11 load cudnn
 step unload unload cuda
 step purge1 purge
+step loadlt load cuda/12.9 cusparselt
+step switchlt switch cuda cuda/11.8
 EOF
         check_state "load cuda/12.9 cudnn nccl" "$sdir" load hier cuda/12.9 cudnn/9.7.1 nccl/2.21.5
         # Refused: rc 1, and nothing changed.
@@ -90,6 +105,11 @@ EOF
         grep -q 'Unloading dependent: cudnn/8.9.7' "$sdir/unload.out" ||
                 fail "unload cuda: cudnn/8.9.7 was not unloaded with it: $(cat "$sdir/unload.out")"
         check_state "then purge" "$sdir" purge1 hier
+        # cuSPARSELt (CUDA 12 only) goes with its CUDA on a switch.
+        check_state "load cuda/12.9 cusparselt" "$sdir" loadlt hier cuda/12.9 cusparselt/0.8.1
+        grep -q 'Unloading dependent: cusparselt/0.8.1' "$sdir/switchlt.out" ||
+                fail "switch cuda cuda/11.8: cusparselt/0.8.1 was not unloaded: $(cat "$sdir/switchlt.out")"
+        CHECK_ANY_RC=1 check_state "then switch cuda cuda/11.8" "$sdir" switchlt hier cuda/11.8
 fi
 no_pwned || true
 mt_finish
