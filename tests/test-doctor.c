@@ -1149,6 +1149,65 @@ START_TEST(suggestions_include_cudss_of_the_cuda_major)
 }
 END_TEST
 
+/* A torch built with the whole stack needs one library of each of the
+ * seven components; of two builds of each library (CUDA 12 and 13), the
+ * line has the one for torch's CUDA 12, in table order, and nothing is
+ * left unprovided. */
+START_TEST(suggestions_cover_all_seven_components)
+{
+        static const char *const lt[] = { "sw/libcusparse_lt-linux-x86_64-0.8.1.1_cuda12-archive",
+                                          "sw/libcusparse_lt-linux-x86_64-0.8.1.1_cuda13-archive" };
+        static const char *const sh[] = { "sw/libnvshmem-linux-x86_64-3.4.5_cuda12-archive",
+                                          "sw/libnvshmem-linux-x86_64-3.4.5_cuda13-archive" };
+        struct doctor_report r;
+        struct strv mp = { 0 };
+        _cleanup_free_ char *chosen = NULL, *unprovided = NULL;
+
+        cuda12();
+        cuda13();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("12.4");
+        for (int i = 0; i < 2; i++) {
+                _cleanup_free_ char *lt_lib = path_join(lt[i], "lib"), *sh_lib = path_join(sh[i], "lib");
+                unsigned major = i == 0 ? 12 : 13;
+                const char *tag = i == 0 ? "" : "-cuda13";
+                _cleanup_free_ char *ds = xasprintf("sw/cudss/0.7.1%s", tag), *mg = xasprintf("sw/magma/2.9.0%s", tag);
+                _cleanup_free_ char *ds_lib = path_join(ds, "lib"), *mg_lib = path_join(mg, "lib");
+                _cleanup_free_ char *m_lt = xasprintf("cusparselt/0.8.1%s", tag), *m_sh = xasprintf("nvshmem/3.4.5%s", tag);
+                _cleanup_free_ char *m_ds = xasprintf("cudss/0.7.1%s", tag), *m_mg = xasprintf("magma/2.9.0%s", tag);
+
+                fx_cusparselt(root, lt[i], &(struct fx_cusparselt){ .version = "0.8.1.1" });
+                fx_nvshmem(root, sh[i], &(struct fx_nvshmem){ .version = "3.4.5" });
+                fx_cudss(root, ds, &(struct fx_cudss){ .version = "0.7.1", .cuda_major = major });
+                fx_magma(root, mg, &(struct fx_magma){ .version = "2.9.0", .cuda_major = major });
+                modulefile(m_lt, lt_lib, NULL);
+                modulefile(m_sh, sh_lib, NULL);
+                modulefile(m_ds, ds_lib, NULL);
+                modulefile(m_mg, mg_lib, NULL);
+        }
+        fx_torch(root, TORCH,
+                 &(struct fx_torch){ .cuda = "12.4", .cudnn_major = 9, .nccl = true, .cusparse = true,
+                                     .cusparselt = true, .nvshmem = true, .magma = true,
+                                     .extra_needed = (const char *const[]){ "libcudss.so.0", NULL } });
+        modulefile("cuda/12.4", CUDA12_LIB, CUDA12);
+        modulefile("cuda/13.0", CUDA13_LIB, CUDA13);
+        modulefile("cudnn/9.1.0", CUDNN91_LIB, NULL);
+        modulefile("nccl/2.21.5", NCCL_LIB, NULL);
+        strv_push(&mp, at("mods"));
+        diagnose_clean(&mp, &r);
+
+        chosen = strv_join(&r.chosen, " ");
+        unprovided = strv_join(&r.unprovided, " ");
+        ck_assert_msg(r.module_load &&
+                              streq(r.module_load, "module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5 cusparselt/0.8.1 "
+                                                   "cudss/0.7.1 nvshmem/3.4.5 magma/2.9.0"),
+                      "module_load '%s'\n%s", r.module_load ? r.module_load : "NULL", dump(&r));
+        ck_assert_msg(r.unprovided.len == 0, "unprovided '%s'", unprovided);
+        doctor_report_release(&r);
+        strv_release(&mp);
+}
+END_TEST
+
 /* A torch built against a shared MAGMA needs libmagma.so: of two MAGMA
  * modules, the one whose libmagma.so loads torch's CUDA 12 joins the line. */
 START_TEST(suggestions_add_the_magma_of_torchs_cuda_major)
@@ -1559,6 +1618,7 @@ static Suite *doctor_suite(void)
         tcase_add_test(tc, suggestions_without_cudnn_module_leave_it_unprovided);
         tcase_add_test(tc, suggestions_add_the_magma_of_torchs_cuda_major);
         tcase_add_test(tc, cusparselt_of_another_cuda_major_is_r5);
+        tcase_add_test(tc, suggestions_cover_all_seven_components);
         tcase_add_test(tc, suggestions_include_cudss_of_the_cuda_major);
         tcase_add_test(tc, suggestions_include_cusparselt_of_torchs_cuda_major);
         tcase_add_test(tc, input_torch_lib_dir_is_the_package);
