@@ -375,7 +375,7 @@ const struct command cmd_doctor = {
                 "                      directory (R3, R5)\n"
                 "  cudnn-build         the cuDNN found is older than torch's build (R2)\n"
                 "  nccl-build          the NCCL found is older than torch's build (R8)\n"
-                "  cuda-major          cuDNN or NCCL built for another CUDA major, or a\n"
+                "  cuda-major          a library built for another CUDA major, or a\n"
                 "                      CUDA library from another major's toolkit (R5)\n"
                 "  nvjitlink           libnvJitLink older than cuSPARSE's toolkit (R7)\n"
                 "  nvidia-wheels       site-packages/nvidia/* wheels beside a source-built\n"

@@ -152,12 +152,13 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
 
 const struct command cmd_scan = {
         .name = "scan",
-        .summary = "find CUDA Toolkit, cuDNN and NCCL installations",
+        .summary = "find the CUDA stack's installations (CUDA, cuDNN, NCCL, ...)",
         .usage = "scan [--json] [ROOT...]",
         .help = "Walk each ROOT (default: /usr/local, /opt, /usr/lib/cuda,\n"
                 "/usr/lib/nvidia-cuda-toolkit, the multiarch library directories,\n"
-                "/opt/nvidia/hpc_sdk) and report every CUDA Toolkit, cuDNN and NCCL\n"
-                "installation: version, the CUDA major a cuDNN or NCCL build targets,\n"
+                "/opt/nvidia/hpc_sdk) and report every installation of the CUDA stack\n"
+                "(cuda, cudnn, nccl, cusparselt, cudss, nvshmem, magma): version, the CUDA\n"
+                "major a library's build targets,\n"
                 "architecture, layout, prefix, directories, the symlinks that lead to it,\n"
                 "and any problem. Versions are read from files; nothing is executed and\n"
                 "nothing is written.\n"

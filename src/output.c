@@ -160,7 +160,7 @@ void print_main_help(FILE *f, bool full)
                 fputs("See 'cudamod --help'.\n", f);
                 return;
         }
-        fputs("\nFind CUDA Toolkit, cuDNN and NCCL installations and make environment modules for them.\n"
+        fputs("\nFind the CUDA stack's installations (CUDA, cuDNN, NCCL, cuSPARSELt, cuDSS, NVSHMEM,\nMAGMA) and make environment modules for them.\n"
               "\n"
               "Commands:\n",
               f);

@@ -638,7 +638,7 @@ START_TEST(cli_help_and_version_exit_0)
 
         run_cudamod(&r, (const char *const[]){ "--help", NULL }, false);
         ck_assert_int_eq(r.status, 0);
-        ck_assert_ptr_nonnull(strstr(r.out, "  scan       find CUDA Toolkit, cuDNN and NCCL installations\n"));
+        ck_assert_ptr_nonnull(strstr(r.out, "  scan       find the CUDA stack's installations (CUDA, cuDNN, NCCL, ...)\n"));
         run_result_release(&r);
         run_cudamod(&r, (const char *const[]){ "help", "scan", NULL }, false);
         ck_assert_int_eq(r.status, 0);
