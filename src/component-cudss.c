@@ -162,14 +162,7 @@ static void cudss_to_json(const struct install *in, json_t *o)
 /* libcudss.so.0 names the libcublas (so the CUDA) it needs. */
 static unsigned long cudss_module_cuda_major(const struct strv *own)
 {
-        unsigned long major = 0, lib_major = 0;
-        _cleanup_free_ char *path = find_soname_file(own, "libcudss", &lib_major);
-        struct elf_info info = { 0 };
-
-        if (path && elf_read_info(AT_FDCWD, path, &info, NULL) >= 0)
-                major = lib_cuda_major_named_by(path, &info);
-        elf_info_release(&info);
-        return major;
+        return soname_file_cuda_major(own, "libcudss", lib_cuda_major_named_by);
 }
 
 const struct component component_cudss = {

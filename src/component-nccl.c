@@ -176,16 +176,14 @@ static int nccl_header_code(const char *buf, size_t len, long *ret)
         return 0;
 }
 
+static unsigned long nccl_elf_cuda_major(const char *path, const struct elf_info *info)
+{
+        return lib_nccl_cuda_major(path, info, NULL);
+}
+
 static unsigned long nccl_module_cuda_major(const struct strv *own)
 {
-        unsigned long major = 0, lib_major = 0;
-        _cleanup_free_ char *path = find_soname_file(own, "libnccl", &lib_major);
-        struct elf_info info = { 0 };
-
-        if (path && elf_read_info(AT_FDCWD, path, &info, NULL) >= 0)
-                major = lib_nccl_cuda_major(path, &info, NULL);
-        elf_info_release(&info);
-        return major;
+        return soname_file_cuda_major(own, "libnccl", nccl_elf_cuda_major);
 }
 
 const struct component component_nccl = {

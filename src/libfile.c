@@ -151,6 +151,19 @@ char *find_soname_file(const struct strv *dirs, const char *stem, unsigned long 
         return NULL;
 }
 
+unsigned long soname_file_cuda_major(const struct strv *dirs, const char *stem,
+                                     unsigned long (*major_of)(const char *path, const struct elf_info *info))
+{
+        unsigned long lib_major = 0, major = 0;
+        _cleanup_free_ char *path = find_soname_file(dirs, stem, &lib_major);
+        struct elf_info info = { 0 };
+
+        if (path && elf_read_info(AT_FDCWD, path, &info, NULL) >= 0)
+                major = major_of(path, &info);
+        elf_info_release(&info);
+        return major;
+}
+
 void strbuf_add_list(struct strbuf *sb, const struct strv *v, size_t show)
 {
         for (size_t i = 0; i < v->len && i < show; i++)

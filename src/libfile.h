@@ -54,6 +54,10 @@ struct version libdir_toolkit_version(const char *dir);
 /* The first file stem.so.N (one version part) in the directories: its path
  * (newly allocated) and N; NULL when none has one. */
 char *find_soname_file(const struct strv *dirs, const char *stem, unsigned long *ret_major);
+/* The CUDA major major_of reads in the ELF facts of that file (a
+ * component's module_cuda_major); 0 when there is none or it tells none. */
+unsigned long soname_file_cuda_major(const struct strv *dirs, const char *stem,
+                                     unsigned long (*major_of)(const char *path, const struct elf_info *info));
 
 /* Append "A, B, C and 2 more" (the first `show` items of v) to sb. */
 void strbuf_add_list(struct strbuf *sb, const struct strv *v, size_t show);
