@@ -120,6 +120,26 @@ START_TEST(scan_output_is_deterministic)
 }
 END_TEST
 
+/* A component name longer than the header ("cusparselt") widens the
+ * first column for every row, so the columns stay aligned. */
+START_TEST(scan_table_columns_fit_the_longest_component_name)
+{
+        char *root = fx_new();
+        struct run_result r = { 0 };
+        _cleanup_free_ char *sw = path_join(root, "sw"), *out = NULL;
+
+        demo_build(root);
+        run_cudamod(&r, (const char *const[]){ "--color=never", "scan", sw, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        out = str_replace_all(r.out, root, "@ROOT@");
+        ck_assert_msg(startswith(out, "COMPONENT  VERSION "), "header:\n%s", out);
+        ck_assert_msg(strstr(out, "\ncusparselt 0.8.1.1 "), "cusparselt row:\n%s", out);
+        ck_assert_msg(strstr(out, "\ncuda       12.9 (12.9.1) "), "cuda row:\n%s", out);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(scan_table_lists_each_install_once_with_aliases)
 {
         char *root = fx_new();
@@ -683,6 +703,7 @@ static Suite *scan_suite(void)
         tcase_add_loop_test(tc, scan_layout_matches_golden, 0, (int)n);
         tcase_add_test(tc, scan_output_is_deterministic);
         tcase_add_test(tc, scan_leaves_out_the_installs_a_component_excludes);
+        tcase_add_test(tc, scan_table_columns_fit_the_longest_component_name);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("cli");
