@@ -125,6 +125,13 @@ static json_t *device_to_json(const struct probe_report *p)
                          "devices", devs);
 }
 
+/* Whether check c, of type ct, is evidence that the module does what it
+ * is for: a substantive check that ran (pass or warn). */
+static bool is_evidence(const struct check_type *ct, const struct check *c)
+{
+        return ct->substantive && (c->status == CHECK_PASS || c->status == CHECK_WARN);
+}
+
 static enum check_status add_check(json_t *checks, struct check *c, enum check_status worst)
 {
         enum check_status s = c->status;
@@ -179,7 +186,8 @@ static enum check_status worse(enum check_status a, enum check_status b)
  * module's worst status so far. */
 static enum check_status validate_on_target(const struct validate_run *v, const struct launch_target *tg,
                                             const struct check_input *in, json_t *checks, json_t *cells,
-                                            json_t *info, json_t **device, enum check_status worst)
+                                            json_t *info, json_t **device, enum check_status worst,
+                                            bool *evidence)
 {
         _cleanup_(probe_report_release) struct probe_report p = { 0 };
         struct validate_options vo = v->vo;
@@ -200,6 +208,7 @@ static enum check_status validate_on_target(const struct validate_run *v, const 
                         continue;
                 check_type_run(ct, &on, &c);
                 cell = worse(cell, c.status);
+                *evidence |= is_evidence(ct, &c);
                 add_target_check(checks, &c, tg);
         }
         if (!probed) {
@@ -219,6 +228,19 @@ static enum check_status validate_on_target(const struct validate_run *v, const 
         return cell == CHECK_SKIP ? worst : worse(worst, cell);
 }
 
+/* The module's status: fail or warn as its worst check; else "pass" only
+ * with evidence (a substantive check ran), "not-checked" for a module that
+ * is none of the CUDA stack's (gcc, openmpi on the same modulepath), and
+ * "unchecked" for one of the stack's that nothing could be checked of. */
+static const char *module_status(const struct check_input *in, enum check_status worst, bool evidence)
+{
+        if (worst == CHECK_FAIL || worst == CHECK_WARN)
+                return check_status_to_string(worst);
+        if (in->module && !in->module->kind && !component_from_string(path_basename(in->module->name)))
+                return "not-checked";
+        return evidence ? "pass" : "unchecked";
+}
+
 /* Load unit u (unless discovering the units did already), and run the
  * table's checks on it: the report's object for it. A module that did
  * not load is checked no further, on no target. */
@@ -229,6 +251,7 @@ static json_t *validate_unit(const struct validate_run *v, const struct module_u
         _cleanup_(strv_release) struct strv env = { 0 };
         _cleanup_(validate_module_release) struct validate_module m = { 0 };
         enum check_status worst = CHECK_PASS;
+        bool evidence = false;
         json_t *checks = json_array(), *device = json_null(), *cells = json_object(), *info = json_object();
         json_t *ret;
         struct check_input in = { .options = &v->vo };
@@ -253,17 +276,19 @@ static json_t *validate_unit(const struct validate_run *v, const struct module_u
                 if (ct->scope != CHECK_PER_MODULE)
                         continue;
                 check_type_run(ct, &in, &c);
+                evidence |= is_evidence(ct, &c);
                 worst = add_check(checks, &c, worst);
         }
         for (size_t k = 0; k < v->n_targets; k++) {
                 if (!in.module)
                         json_object_set_new(cells, v->targets[k].name, json_string("skip"));
                 else
-                        worst = validate_on_target(v, &v->targets[k], &in, checks, cells, info, &device, worst);
+                        worst = validate_on_target(v, &v->targets[k], &in, checks, cells, info, &device, worst,
+                                                   &evidence);
         }
 
         ret = json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:o}", "module", json_string_lossy(u->module), "file",
-                        json_string_lossy(u->file), "status", check_status_to_string(worst),
+                        json_string_lossy(u->file), "status", module_status(&in, worst, evidence),
                         "checks", checks, "targets", cells, "device", device, TARGET_INFO, info);
         if (u->chain.len > 1) {
                 json_t *with = json_array();
@@ -341,7 +366,8 @@ static const char *status_color(const char *s, const struct global_options *g)
                 return "";
         return streq(s, "fail") || streq(s, "launcher-failed") ? "\033[31m"
                : streq(s, "warn")                               ? "\033[33m"
-                                                                : "\033[32m";
+               : streq(s, "pass")                               ? "\033[32m"
+                                                                : "";
 }
 
 static void print_message(const char *prefix, const char *msg)
@@ -440,7 +466,8 @@ static void print_targets(const struct validate_run *v, json_t *summary)
 
 static void print_report(const struct validate_run *v, json_t *summary, const struct global_options *g)
 {
-        size_t counts[3] = { 0 }, broken = 0, i;
+        static const char *const kinds[] = { "pass", "warn", "fail", "unchecked", "not-checked" };
+        size_t counts[ELEMENTSOF(kinds)] = { 0 }, broken = 0, i;
         bool many = v->n_targets > 1;
         json_t *t;
 
@@ -452,8 +479,10 @@ static void print_report(const struct validate_run *v, json_t *summary, const st
                 _cleanup_free_ char *name = term_escape(v->units[i].module);
                 size_t k;
 
-                counts[streq(status, "fail") ? 2 : streq(status, "warn") ? 1 : 0]++;
-                printf("%s%-4s%s  %s", status_color(status, g), status, g->color ? "\033[0m" : "", name);
+                for (size_t s = 0; s < ELEMENTSOF(kinds); s++)
+                        counts[s] += streq(status, kinds[s]);
+                printf("%s%-4s%s  %s", status_color(status, g), streq(status, "not-checked") ? "not checked" : status,
+                       g->color ? "\033[0m" : "", name);
                 if (json_array_size(with)) {
                         printf(" (with");
                         json_array_foreach(with, k, c) {
@@ -482,17 +511,25 @@ static void print_report(const struct validate_run *v, json_t *summary, const st
                 broken += streq(json_string_value(json_object_get(t, "status")), "launcher-failed");
         printf("%zu module%s: %zu pass, %zu warn, %zu fail", v->n_units, v->n_units == 1 ? "" : "s",
                counts[0], counts[1], counts[2]);
+        if (counts[3])
+                printf(", %zu unchecked (nothing could be checked)", counts[3]);
+        if (counts[4])
+                printf(", %zu not checked (not of the CUDA stack)", counts[4]);
         if (many || broken)
                 printf("; %zu target%s, %zu whose launcher failed", v->n_targets, v->n_targets == 1 ? "" : "s",
                        broken);
         putchar('\n');
 }
 
-static bool any_failed(const struct validate_run *v)
+/* Whether a module failed, or (strict) one of the stack's went unchecked. */
+static bool any_failed(const struct validate_run *v, bool strict)
 {
-        for (size_t i = 0; i < v->n_units; i++)
-                if (streq(json_string_value(json_object_get(v->results[i], "status")), "fail"))
+        for (size_t i = 0; i < v->n_units; i++) {
+                const char *s = json_string_value(json_object_get(v->results[i], "status"));
+
+                if (streq(s, "fail") || (strict && streq(s, "unchecked")))
                         return true;
+        }
         return false;
 }
 
@@ -815,6 +852,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 { "arch-list", no_argument, NULL, 'A' },
                 { "no-compile", no_argument, NULL, 'n' },
                 { "no-strict-modes", no_argument, NULL, 'S' },
+                { "strict", no_argument, NULL, 's' },
                 { "json", no_argument, NULL, 'J' },
                 { "lock-timeout", required_argument, NULL, 'W' },
                 { "help", no_argument, NULL, 'h' },
@@ -827,7 +865,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         _cleanup_(validate_run_release) struct validate_run v = { 0 };
         const char *launcher_str = NULL, *driver_libdir = NULL;
         bool json = false, require_device = false, no_compile = false, arch_list = false;
-        bool no_strict_modes = false;
+        bool no_strict_modes = false, strict = false;
         _cleanup_(json_decrefp) json_t *summary = NULL;
         bool failed;
         unsigned long jobs = 1, timeout = 0;
@@ -867,6 +905,9 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                         break;
                 case 'n':
                         no_compile = true;
+                        break;
+                case 's':
+                        strict = true;
                         break;
                 case 'S':
                         no_strict_modes = true;
@@ -958,7 +999,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         run_units(&v, (unsigned)jobs, g);
         summary = targets_summary(&v);
         failed = record_validation(&v, summary, lock_timeout, g) < 0;
-        failed |= any_failed(&v) || any_launcher_failed(summary);
+        failed |= any_failed(&v, strict) || any_launcher_failed(summary);
         if (arch_list) {
                 const char *list = json_string_value(json_object_get(summary, "arch_list"));
 
@@ -988,8 +1029,9 @@ const struct command cmd_validate = {
         .summary = "prove that modules load, link and run (and query the GPUs)",
         .usage = "validate [--modulepath DIR] [-j N] [--target NAME... | --launcher CMD]\n"
                  "                [--timeout S] [--driver-libdir DIR] [--require-device]\n"
-                 "                [--no-compile] [--no-strict-modes] [--arch-list] [--json]\n"
-                 "                [--lock-timeout S]\n"
+                 "                [--no-compile] [--no-strict-modes] [--strict] [--arch-list]\n"
+                 "                [--json]"
+                 " [--lock-timeout S]\n"
                  "                [MODULE...]",
         .help = "Load every module of the modulepath (and, in a hierarchy, every module\n"
                 "below each cuda module, with that cuda loaded) and run these checks,\n"
@@ -1031,6 +1073,8 @@ const struct command cmd_validate = {
                 "                       change (by default such a file, or a directory\n"
                 "                       above it in the modulepath, owned by another user\n"
                 "                       or writable by group or others, is refused)\n"
+                "  --strict             a module of the CUDA stack that nothing could be\n"
+                "                       checked of (unchecked) fails too\n"
                 "  --arch-list          print only the TORCH_CUDA_ARCH_LIST of the GPUs seen\n"
                 "                       (exit 0 when there is one, whatever else failed)\n"
                 "  --json               print one JSON document (format 1)\n"
@@ -1044,8 +1088,12 @@ const struct command cmd_validate = {
                 "each target showed is kept in the output directory's index, where\n"
                 "'generate' finds it for pytorch.cuda_arch_list: detect.\n"
                 "MODULE keeps the modules of that full name, name or partial version\n"
-                "(cudnn/9.7.1, cudnn, cudnn/9). Exit status: 0 nothing failed, 1 a check\n"
-                "or a target's launcher failed (or the lock stayed held past\n"
+                "(cudnn/9.7.1, cudnn, cudnn/9).\n"
+                "A module passes only when closure, build or run ran and held; one of the\n"
+                "CUDA stack with all of them skipped is 'unchecked', and a module of\n"
+                "another package (gcc, openmpi) is 'not checked'; both are counted apart.\n"
+                "Exit status: 0 nothing failed, 1 a check or a target's launcher failed\n"
+                "(or, with --strict, a module is unchecked; or the lock stayed held past\n"
                 "--lock-timeout), 2 usage or configuration error.\n",
         .min_args = 0,
         .max_args = -1,

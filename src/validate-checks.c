@@ -43,10 +43,10 @@ static void run_device(const struct check_input *in, struct check *ret)
 const struct check_type validate_checks[] = {
         { .id = "syntax", .scope = CHECK_PER_MODULE, .needs_load = false, .run = run_syntax },
         { .id = "paths", .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_paths },
-        { .id = "closure", .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_closure },
+        { .id = "closure", .substantive = true, .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_closure },
         { .id = "lazy", .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_lazy },
-        { .id = "build", .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_build },
-        { .id = "run", .scope = CHECK_PER_TARGET, .needs_load = true, .run = run_run },
+        { .id = "build", .substantive = true, .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_build },
+        { .id = "run", .substantive = true, .scope = CHECK_PER_TARGET, .needs_load = true, .run = run_run },
         { .id = "device", .scope = CHECK_PER_TARGET, .needs_load = true, .run = run_device },
         {},
 };

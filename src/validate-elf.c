@@ -92,6 +92,10 @@ static void own_libs_collect(const struct validate_module *m, struct libset *ret
                 for (size_t k = 0; k < names.len; k++) {
                         struct diag d = DIAG_INIT;
 
+                        /* A system directory holds every package's
+                         * libraries: only the kind's are the module's. */
+                        if (m->system && component_of_soname(names.items[k]) != m->kind)
+                                continue;
                         if (libset_add(ret, m->own_libdirs.items[i], names.items[k], &d) < 0)
                                 findings_add(f, CHECK_WARN, "%s, skipping", d.message);
                         diag_release(&d);

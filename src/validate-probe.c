@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "libfile.h"
 #include "process.h"
 #include "strbuf.h"
 #include "util-file.h"
@@ -434,6 +435,7 @@ static void library_from_json(json_t *obj, const char *version_key, struct probe
                 l->path = json_str(obj, "path");
         l->error = json_str(obj, "error");
         l->version = json_long(obj, version_key);
+        l->version_error = json_long(obj, "runtime_version_error");
         l->cudart_version = json_long(obj, "cudart_version");
 }
 
@@ -709,6 +711,126 @@ static bool loaded_from_module(const struct validate_module *t, const struct pro
         return same;
 }
 
+/* cudaErrorStubLibrary (34) and cudaErrorInsufficientDriver (35): what
+ * CUDA 11's cudaRuntimeGetVersion answers where no driver is loaded (a
+ * login node); CUDA 12's and 13's answer without one. */
+static bool for_want_of_a_driver(long error)
+{
+        return error == 34 || error == 35;
+}
+
+/* The runtime code (11080) the real file name of the libcudart l tells
+ * (libcudart.so.11.8.89); -1 when it tells no minor, or is the soname
+ * itself (CUDA 11's libcudart.so.11.0 says nothing of 11.8). */
+static long file_runtime_code(const struct probe_library *l)
+{
+        struct version v = lib_file_version(l->path, component_toolkit()->library);
+
+        if (l->soname && streq(path_basename(l->path), l->soname))
+                return -1;
+        return v.count >= 2 ? (long)(v.n[0] * 1000 + v.n[1] * 10) : -1;
+}
+
+/* The cudart version in the version.json of prefix, as a runtime code
+ * (11.8.89 -> 11080); -ENOENT when there is none to read. */
+static int metadata_cudart_code(const char *prefix, long *ret, char **ret_file)
+{
+        _cleanup_free_ char *file = path_join(prefix, "version.json");
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct version_json vj = { 0 };
+        struct version v;
+        int r = file_read_regular_at(AT_FDCWD, file, file, 1 << 20, false, &sb, &d);
+
+        if (r < 0)
+                return -ENOENT;
+        r = version_json_parse(sb.buf, sb.len, file, &vj, &d);
+        if (r >= 0 && vj.components[CUDA_COMP_CUDART] &&
+            version_parse(vj.components[CUDA_COMP_CUDART], &v) == 0 && v.count >= 2) {
+                *ret = (long)(v.n[0] * 1000 + v.n[1] * 10);
+                *ret_file = TAKE_PTR(file);
+        } else {
+                r = -ENOENT;
+        }
+        version_json_release(&vj);
+        return r < 0 ? r : 0;
+}
+
+/* The prefixes whose metadata tell the toolkit of a module: its
+ * CUDA_HOME-like variables, and the directory above the library's
+ * (lib64/.. and targets/<triple>/lib/../../..). */
+static void toolkit_prefixes(const struct validate_module *t, const char *lib, struct strv *ret)
+{
+        static const char *const vars[] = { "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR" };
+        _cleanup_free_ char *dir = path_dirname(lib), *up = path_dirname(dir);
+        _cleanup_free_ char *up2 = path_dirname(up), *up3 = path_dirname(up2);
+
+        for (size_t i = 0; i < ELEMENTSOF(vars); i++) {
+                const char *v = env_get(t->env, vars[i]);
+
+                if (v && *v == '/' && !strv_contains(ret, v))
+                        strv_add(ret, v);
+        }
+        if (!strv_contains(ret, up))
+                strv_add(ret, up);
+        if (!strv_contains(ret, up3))
+                strv_add(ret, up3);
+}
+
+/* A runtime that could not tell its version for want of a driver: the
+ * version its file name, its install's version.json and the module's
+ * header tell, when they agree (facts say where it came from); -1 with
+ * the failure added when none tells or they disagree. */
+static long runtime_version_without_driver(const struct validate_module *t, const struct component *kind,
+                                           const struct probe_library *l, struct findings *f)
+{
+        _cleanup_(strv_release) struct strv where = { 0 }, prefixes = { 0 };
+        _cleanup_strbuf_ struct strbuf told = STRBUF_INIT;
+        long codes[3], n = 0, code = file_runtime_code(l);
+        bool agree = true;
+        char *file = NULL;
+
+        if (code >= 0) {
+                codes[n++] = code;
+                strv_push(&where, xasprintf("its file name '%s'", path_basename(l->path)));
+        }
+        toolkit_prefixes(t, l->path, &prefixes);
+        for (size_t i = 0; i < prefixes.len; i++)
+                if (metadata_cudart_code(prefixes.items[i], &code, &file) == 0) {
+                        codes[n++] = code;
+                        strv_push(&where, xasprintf("'%s' (cuda_cudart)", file));
+                        free(file);
+                        break;
+                }
+        if (header_version(&t->own_incdirs, kind, &code, &file) == 0) {
+                codes[n++] = code;
+                strv_push(&where, xasprintf("'%s' (CUDART_VERSION)", file));
+        }
+        free(file);
+        for (long i = 0; i < n; i++) {
+                _cleanup_free_ char *v = code_string(kind, codes[i]);
+
+                agree &= codes[i] == codes[0];
+                strbuf_addf(&told, "%s%s says %s", i ? ", " : "", where.items[i], v);
+        }
+        if (n == 0) {
+                findings_add(f, CHECK_FAIL,
+                            "%s from '%s' did not tell its version without a driver (error %ld), and neither its file name, version.json nor the module's headers tell it: %s",
+                            l->soname, l->path, l->version_error, l->error ? l->error : "no error given");
+                return -1;
+        }
+        if (!agree) {
+                findings_add(f, CHECK_FAIL,
+                            "%s from '%s' did not tell its version without a driver (error %ld), and what tells it disagrees: %s; the library, its metadata and its headers come from different installs",
+                            l->soname, l->path, l->version_error, told.buf);
+                return -1;
+        }
+        findings_add(f, CHECK_PASS,
+                    "the runtime cannot tell its version without a driver (error %ld, as CUDA 11's does), so it was read where it is written: %s",
+                    l->version_error, told.buf);
+        return codes[0];
+}
+
 /* The kind's library: loaded from the module, and its version equal to the
  * header's and the module's. Returns whether it was read (so further
  * comparisons make sense). */
@@ -718,8 +840,8 @@ static bool run_library(const struct validate_module *t, const struct component 
         const struct component_build_check *k = &kind->build;
         _cleanup_free_ char *lib_dir = NULL, *dirs = NULL, *have = NULL, *header = NULL, *hdr = NULL;
         const char *soname = l->soname ? l->soname : "?";
+        long version = l->version, code;
         bool offered;
-        long code;
         int r;
 
         if (!l->loaded) {
@@ -738,12 +860,16 @@ static bool run_library(const struct validate_module *t, const struct component 
                             offered ? "" : ", which has no ", offered ? "" : soname, k->what);
                 return false;
         }
-        if (l->version < 0) {
+        if (version < 0 && kind->toolkit && l->path && for_want_of_a_driver(l->version_error)) {
+                version = runtime_version_without_driver(t, kind, l, f);
+                if (version < 0)
+                        return false;
+        } else if (version < 0) {
                 findings_add(f, CHECK_FAIL, "%s from '%s' did not tell its version: %s", soname,
                             l->path ? l->path : "?", l->error ? l->error : "no error given");
                 return false;
         }
-        have = code_string(kind, l->version);
+        have = code_string(kind, version);
         findings_add(f, CHECK_PASS, "%s %s from '%s'", soname, have, l->path ? l->path : "?");
 
         r = header_version(&t->own_incdirs, kind, &code, &header);
@@ -753,7 +879,7 @@ static bool run_library(const struct validate_module *t, const struct component 
         else if (r < 0)
                 findings_add(f, CHECK_WARN, "'%s' declares no readable version to compare %s %s with", header,
                             soname, have);
-        else if (code != l->version) {
+        else if (code != version) {
                 hdr = code_string(kind, code);
                 findings_add(f, CHECK_FAIL,
                             "%s is %s but the module's '%s' declares %s: the headers and the library come from different installs; point CPATH and LD_LIBRARY_PATH at one",
@@ -763,7 +889,7 @@ static bool run_library(const struct validate_module *t, const struct component 
         }
 
         if (t->version && *t->version) {
-                struct version mv, lv = kind->code_version(l->version);
+                struct version mv, lv = kind->code_version(version);
                 const char *end;
 
                 if (version_parse_prefix(t->version, &mv, &end) == 0) {
@@ -788,24 +914,28 @@ static void run_runtime_match(const struct component *kind, const struct probe_r
         const struct probe_library *lib = &p->libs[kind->index], *rt = runtime_of(p);
         const struct component *toolkit = component_toolkit();
         _cleanup_free_ char *lib_v = NULL, *rt_v = NULL;
-        long want;
+        long want, rt_version;
 
         if (lib->cudart_version < 1000)
                 return;
         want = lib->cudart_version / 1000;
         lib_v = code_string(kind, lib->version);
-        if (!rt->loaded || rt->version < 1000) {
+        rt_version = rt->version;
+        /* CUDA 11 without a driver: its file name tells. */
+        if (rt->loaded && rt_version < 0 && rt->path && for_want_of_a_driver(rt->version_error))
+                rt_version = file_runtime_code(rt);
+        if (!rt->loaded || rt_version < 1000) {
                 findings_add(f, CHECK_WARN,
                             "%s %s is built for CUDA %ld (cudart %ld) but no CUDA runtime was loaded with it (%s): load a CUDA %ld module with it",
                             kind->label, lib_v, want, lib->cudart_version, rt->error ? rt->error : "no error given", want);
                 return;
         }
-        rt_v = code_string(toolkit, rt->version);
-        if (rt->version / 1000 != want)
+        rt_v = code_string(toolkit, rt_version);
+        if (rt_version / 1000 != want)
                 findings_add(f, CHECK_FAIL,
                             "%s %s is built for CUDA %ld (cudart %ld) but the loaded runtime is %s, %s from '%s': use a %s built for CUDA %ld or load a CUDA %ld module",
                             kind->label, lib_v, want, lib->cudart_version, rt_v, rt->soname ? rt->soname : "?",
-                            rt->path ? rt->path : "?", kind->label, rt->version / 1000, want);
+                            rt->path ? rt->path : "?", kind->label, rt_version / 1000, want);
         else
                 findings_add(f, CHECK_PASS, "built for CUDA %ld (cudart %ld), as the loaded runtime %s", want,
                             lib->cudart_version, rt_v);

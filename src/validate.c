@@ -99,6 +99,25 @@ static bool dir_has_versioned(const char *dir, const char *prefix)
         return found;
 }
 
+/* c, when its library is in one of the directories; else NULL. */
+static const struct component *module_kind_detect_named(const struct component *c, const struct strv *libdirs)
+{
+        _cleanup_free_ char *prefix = xasprintf("%s.so.", c->library);
+
+        for (size_t i = 0; i < libdirs->len; i++) {
+                _cleanup_free_ char *bare = NULL;
+                struct stat st;
+
+                if (c->unversioned_soname) {
+                        bare = xasprintf("%s/%s.so", libdirs->items[i], c->library);
+                        if (stat(bare, &st) == 0 && S_ISREG(st.st_mode))
+                                return c;
+                } else if (dir_has_versioned(libdirs->items[i], prefix))
+                        return c;
+        }
+        return NULL;
+}
+
 const struct component *module_kind_detect(const char *name, const struct strv *own_libdirs)
 {
         const char *base = name ? path_basename(name) : "";
@@ -107,21 +126,10 @@ const struct component *module_kind_detect(const char *name, const struct strv *
          * first in table order whose library is. */
         for (int pass = 0; pass < 2; pass++)
                 FOREACH_COMPONENT(c) {
-                        _cleanup_free_ char *prefix = xasprintf("%s.so.", c->library);
-
                         if (pass == 0 && !ascii_strcaseeq(base, c->name))
                                 continue;
-                        for (size_t i = 0; i < own_libdirs->len; i++) {
-                                _cleanup_free_ char *bare = NULL;
-                                struct stat st;
-
-                                if (c->unversioned_soname) {
-                                        bare = xasprintf("%s/%s.so", own_libdirs->items[i], c->library);
-                                        if (stat(bare, &st) == 0 && S_ISREG(st.st_mode))
-                                                return c;
-                                } else if (dir_has_versioned(own_libdirs->items[i], prefix))
-                                        return c;
-                        }
+                        if (module_kind_detect_named(c, own_libdirs))
+                                return c;
                 }
         return NULL;
 }
@@ -149,6 +157,77 @@ void validate_module_init(struct validate_module *ret, const char *module, const
         evaluation_own_entries(e, "CPATH", &ret->own_incdirs);
         modulepath_split(env_get(ret_env->items, "LD_LIBRARY_PATH"), &ret->ld_library_path);
         ret->kind = module_kind_detect(f->name, &ret->own_libdirs);
+        if (!ret->kind) {
+                _cleanup_(strv_release) struct strv set = { 0 };
+
+                for (size_t i = 0; i < e->env.len; i++)
+                        if (!strv_contains(&e->env_before_last, e->env.items[i]))
+                                strv_add(&set, e->env.items[i]);
+                validate_module_use_system_dirs(ret, &set, "");
+        }
+}
+
+/* Whether a variable the module set names a system install's prefix:
+ * a *_HOME-like name whose value is /usr or under /usr/lib (Debian's
+ * /usr/lib/nvidia-cuda-toolkit) or /usr/include. */
+static bool names_system_prefix(const char *entry)
+{
+        static const char *const suffixes[] = { "_HOME", "_ROOT", "_PATH", "_DIR", "_PREFIX" };
+        const char *eq = strchr(entry, '='), *v = eq ? eq + 1 : NULL;
+        bool named = false;
+
+        if (!v)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(suffixes) && !named; i++) {
+                size_t n = strlen(suffixes[i]);
+
+                named = (size_t)(eq - entry) > n && strncmp(eq - n, suffixes[i], n) == 0;
+        }
+        return named && (streq(v, "/usr") || startswith(v, "/usr/lib/") || streq(v, "/usr/include"));
+}
+
+/* Add root+dir to v when it is a directory whose real path v does not hold
+ * yet (/lib is a link to usr/lib on a merged /usr). */
+static void add_real_dir(struct strv *v, struct strv *real, const char *root, const char *dir)
+{
+        _cleanup_free_ char *path = xasprintf("%s%s", root, dir);
+        _cleanup_free_ char *canon = realpath(path, NULL);
+
+        if (!canon || !is_dir_at(AT_FDCWD, canon) || strv_contains(real, canon))
+                return;
+        strv_add(real, canon);
+        strv_add(v, path);
+}
+
+void validate_module_use_system_dirs(struct validate_module *m, const struct strv *set, const char *root)
+{
+        static const char *const triples[] = { "x86_64-linux-gnu", "aarch64-linux-gnu", "powerpc64le-linux-gnu" };
+        static const char *const plain[] = { "/usr/lib64", "/lib64", "/usr/lib" };
+        const struct component *named = m->name ? component_from_string(path_basename(m->name)) : NULL;
+        _cleanup_(strv_release) struct strv real_lib = { 0 }, real_inc = { 0 };
+        bool system = false;
+
+        if (m->own_libdirs.len || !named)
+                return;
+        for (size_t i = 0; i < set->len && !system; i++)
+                system = names_system_prefix(set->items[i]);
+        if (!system)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(triples); i++) {
+                _cleanup_free_ char *usr = xasprintf("/usr/lib/%s", triples[i]), *lib = xasprintf("/lib/%s", triples[i]),
+                                    *inc = xasprintf("/usr/include/%s", triples[i]);
+
+                add_real_dir(&m->own_libdirs, &real_lib, root, usr);
+                add_real_dir(&m->own_libdirs, &real_lib, root, lib);
+                add_real_dir(&m->own_incdirs, &real_inc, root, inc);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(plain); i++)
+                add_real_dir(&m->own_libdirs, &real_lib, root, plain[i]);
+        for (size_t i = 0; i < m->own_incdirs.len; i++)
+                strv_add(&real_inc, m->own_incdirs.items[i]);
+        add_real_dir(&m->own_incdirs, &real_inc, root, "/usr/include");
+        m->system = true;
+        m->kind = module_kind_detect_named(named, &m->own_libdirs);
 }
 
 void validate_module_release(struct validate_module *m)

@@ -109,6 +109,12 @@ struct validate_module {
         struct strv own_incdirs;
         /* LD_LIBRARY_PATH of env, split, in order. */
         struct strv ld_library_path;
+        /* A module for a system install (its *_HOME-like variables name
+         * /usr or a directory under /usr/lib, and it adds no library
+         * directory, since the loader searches the system's): own_libdirs
+         * and own_incdirs are the system directories that implies, and
+         * only the kind's libraries there are its own. */
+        bool system;
 };
 
 /* The kind of a module from the library files in its own_libdirs: the
@@ -124,6 +130,14 @@ struct evaluation;
  * bookkeeping and MODULEPATH, put in ret_env, which must outlive ret. */
 void validate_module_init(struct validate_module *ret, const char *module, const struct evaluation *e,
                           struct strv *ret_env);
+/* When m adds no library directory and one of the *_HOME, *_ROOT, *_PATH,
+ * *_DIR or *_PREFIX variables the module itself set (set: "NAME=value"
+ * entries) names a system prefix (/usr, /usr/lib/…), make m a system
+ * install's module: own_libdirs and own_incdirs become the loader's and
+ * compiler's default directories under root ("" for the machine's; a test's
+ * private root otherwise) that exist, and m->kind the component m->name
+ * names, when its library is there. */
+void validate_module_use_system_dirs(struct validate_module *m, const struct strv *set, const char *root);
 void validate_module_release(struct validate_module *m);
 
 /* -EPERM with d saying so when the load e sets a variable validate
@@ -175,6 +189,7 @@ struct probe_library {
         char *path;        /* where it was loaded from (realpath), or NULL */
         char *error;       /* dlerror() or the call's error, or NULL */
         long version;      /* cudaRuntimeGetVersion / cudnnGetVersion / ncclGetVersion; -1 */
+        long version_error; /* the runtime's: cudaRuntimeGetVersion's error code, or -1 */
         long cudart_version; /* cudnn only: cudnnGetCudartVersion; -1 */
 };
 
@@ -283,6 +298,10 @@ struct check_type {
         const char *id;
         enum check_scope scope;
         bool needs_load;
+        /* It checks what the module is for (its libraries resolve, build,
+         * load): a module passes only when one such check ran (pass or
+         * warn); otherwise it is "unchecked". */
+        bool substantive;
         void (*run)(const struct check_input *in, struct check *ret);
 };
 

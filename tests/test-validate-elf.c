@@ -154,6 +154,54 @@ START_TEST(closure_fails_on_a_need_that_resolves_nowhere)
 }
 END_TEST
 
+/* A module for a system install (Debian's: CUDA_HOME names
+ * /usr/lib/nvidia-cuda-toolkit, no LD_LIBRARY_PATH, since the loader
+ * searches /usr/lib/<triple>) is checked against those directories, and
+ * only the kind's libraries there are its own: another package's library
+ * with a need that resolves nowhere is not the module's failure. */
+START_TEST(system_install_module_is_checked_against_the_system_directories)
+{
+        _cleanup_free_ char *libdir = path_join(root, "usr/lib/x86_64-linux-gnu");
+        _cleanup_free_ char *incdir = path_join(root, "usr/include");
+        struct strv set = { 0 };
+        struct validate_module t;
+
+        fx_library(root, "usr/lib/x86_64-linux-gnu", "libcudart", "12", "12.4.127", 0, WORDS("libc.so.6"), NULL);
+        fx_library(root, "usr/lib/x86_64-linux-gnu", "libcudamod-other", "1", NULL, 0,
+                   WORDS("libcudamod-nowhere.so.3"), NULL);
+        fx_mkdir(root, "usr/include");
+        fx_mkdir(root, "usr/lib/nvidia-cuda-toolkit");
+        target_init(&t, NULL, NULL, NULL);
+        t.name = "cuda";
+
+        /* Not a system prefix: nothing changes. */
+        strv_push(&set, xasprintf("CUDA_HOME=%s/usr/lib/nvidia-cuda-toolkit", root));
+        validate_module_use_system_dirs(&t, &set, root);
+        ck_assert(!t.system && !t.kind && t.own_libdirs.len == 0);
+        strv_release(&set);
+
+        strv_add(&set, "CUDA_HOME=/usr/lib/nvidia-cuda-toolkit");
+        validate_module_use_system_dirs(&t, &set, root);
+        ck_assert(t.system);
+        ck_assert_ptr_eq(t.kind, &component_cuda);
+        /* usr/lib/<triple>, then usr/lib (the loader's order). */
+        ck_assert_uint_eq(t.own_libdirs.len, 2);
+        ck_assert_str_eq(t.own_libdirs.items[0], libdir);
+        ck_assert_uint_eq(t.own_incdirs.len, 1);
+        ck_assert_str_eq(t.own_incdirs.items[0], incdir);
+        assert_check(check_closure, &t, "closure", CHECK_PASS, WORDS("1 library, 1 need resolved"));
+        target_release(&t);
+
+        /* A module whose name is no component is left alone. */
+        target_init(&t, NULL, NULL, NULL);
+        t.name = "gcc";
+        validate_module_use_system_dirs(&t, &set, root);
+        ck_assert(!t.system && !t.kind && t.own_libdirs.len == 0);
+        target_release(&t);
+        strv_release(&set);
+}
+END_TEST
+
 START_TEST(closure_cudnn8_for_cuda12_with_cuda13_fails)
 {
         struct validate_module t;
@@ -375,6 +423,7 @@ static Suite *validate_elf_suite(void)
         tcase_add_checked_fixture(cl, setup, teardown);
         tcase_add_test(cl, closure_passes_and_leaves_the_driver_library);
         tcase_add_test(cl, closure_fails_on_a_need_that_resolves_nowhere);
+        tcase_add_test(cl, system_install_module_is_checked_against_the_system_directories);
         tcase_add_test(cl, closure_cudnn8_for_cuda12_with_cuda13_fails);
         tcase_add_test(cl, closure_skips_without_libraries);
         tcase_add_test(cl, closure_warns_on_driver_library_inside_the_module);

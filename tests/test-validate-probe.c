@@ -625,6 +625,93 @@ START_TEST(run_warns_without_a_header_to_compare)
 }
 END_TEST
 
+/* CUDA 11.8 as a site installs it: lib64/libcudart.so.11.8.89 (the fake
+ * that, like the real one, cannot tell its version without a driver), its
+ * soname link libcudart.so.11.0, and the header declaring header_version
+ * (0: none). */
+static void make_cuda_11(const char *root, long header_version)
+{
+        fx_fake_library(root, "cuda/lib64/libcudart.so.11.8.89", "CUDART11_NEEDS_DRIVER");
+        fx_symlink(root, "cuda/lib64/libcudart.so.11.0", "libcudart.so.11.8.89");
+        if (header_version) {
+                _cleanup_free_ char *text = xasprintf("#define CUDART_VERSION %ld\n", header_version);
+
+                fx_write(root, "cuda/include/cuda_runtime_api.h", text);
+        }
+}
+
+START_TEST(run_reads_the_version_of_cuda_11_without_a_driver)
+{
+        char *root = root_new();
+        _cleanup_free_ char *lib = path_join(root, "cuda/lib64/libcudart.so.11.8.89");
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        make_cuda_11(root, 11080);
+        target_init(&g, root, "cuda/11.8", cuda_lib, cuda_inc, NULL, NULL);
+        probe_checks(&g, &o, &p, &run, &dev);
+        ck_assert_int_eq(p.libs[component_cuda.index].version, -1);
+        ck_assert_int_eq(p.libs[component_cuda.index].version_error, 35);
+        assert_check(&run, CHECK_PASS, "libcudart.so.11.0 11.8 (11080) from", lib, "without a driver (error 35",
+                     "its file name 'libcudart.so.11.8.89' says 11.8 (11080)",
+                     "cuda_runtime_api.h' (CUDART_VERSION) says 11.8 (11080)", "module version 11.8");
+        ck_assert_int_eq(dev.status, CHECK_SKIP);
+        probe_checks_release(&g, &p, &run, &dev);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(run_reads_cuda_11s_version_json_without_a_driver_and_fails_when_the_sources_disagree)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        /* The file name, version.json and the header tell. */
+        make_cuda_11(root, 11080);
+        fx_write(root, "cuda/version.json", "{\"cuda\": {\"name\": \"CUDA SDK\", \"version\": \"11.8.0\"},"
+                                            " \"cuda_cudart\": {\"name\": \"CUDA Runtime (cudart)\", \"version\": \"11.8.89\"}}");
+        target_init(&g, root, "cuda/11.8", cuda_lib, cuda_inc, NULL, NULL);
+        probe_checks(&g, &o, &p, &run, &dev);
+        assert_check(&run, CHECK_PASS, "version.json' (cuda_cudart) says 11.8 (11080)", "its file name",
+                     "(CUDART_VERSION) says 11.8");
+        probe_checks_release(&g, &p, &run, &dev);
+
+        /* A header of another install: that is a failure, naming each. */
+        make_cuda_11(root, 11070);
+        target_init(&g, root, "cuda/11.8", cuda_lib, cuda_inc, NULL, NULL);
+        probe_checks(&g, &o, &p, &run, &dev);
+        assert_check(&run, CHECK_FAIL, "did not tell its version without a driver (error 35)", "disagrees",
+                     "says 11.8 (11080)", "(CUDART_VERSION) says 11.7 (11070)");
+        probe_checks_release(&g, &p, &run, &dev);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(run_without_a_driver_fails_when_nothing_tells_the_version)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct probe_report p;
+        struct check run = { 0 }, dev = { 0 };
+        struct target g;
+
+        /* The soname is the real file, no header, no version.json:
+         * nothing says which 11.x. */
+        fx_fake_library(root, "cuda/lib64/libcudart.so.11.0", "CUDART11_NEEDS_DRIVER");
+        target_init(&g, root, "cuda/11.8", cuda_lib, cuda_inc, NULL, NULL);
+        probe_checks(&g, &o, &p, &run, &dev);
+        assert_check(&run, CHECK_FAIL, "did not tell its version without a driver (error 35)",
+                     "neither its file name, version.json nor the module's headers tell it");
+        probe_checks_release(&g, &p, &run, &dev);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(run_passes_for_cudnn_and_nccl_with_their_cuda)
 {
         static const struct {
@@ -1619,6 +1706,9 @@ int main(void)
         tcase_add_test(tc, run_fails_when_header_and_library_disagree);
         tcase_add_test(tc, run_fails_when_the_module_version_disagrees);
         tcase_add_test(tc, run_warns_without_a_header_to_compare);
+        tcase_add_test(tc, run_reads_the_version_of_cuda_11_without_a_driver);
+        tcase_add_test(tc, run_reads_cuda_11s_version_json_without_a_driver_and_fails_when_the_sources_disagree);
+        tcase_add_test(tc, run_without_a_driver_fails_when_nothing_tells_the_version);
         tcase_add_test(tc, run_passes_for_cudnn_and_nccl_with_their_cuda);
         tcase_add_test(tc, run_fails_when_cudnn_targets_another_cuda_major);
         tcase_add_test(tc, build_and_run_pass_for_nvshmem);

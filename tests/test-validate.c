@@ -793,6 +793,49 @@ END_TEST
 /* -j changes the speed, not the report: eight copies of the fake cuda
  * module under other names (one with stubs on LD_LIBRARY_PATH, so that
  * the report is not all alike). */
+/* "pass" needs evidence: beside the working cuda module, a cudnn module
+ * that points at no library (nothing substantive can run: unchecked, exit
+ * 0, 1 with --strict) and a gcc module (not of the CUDA stack: not
+ * checked, whatever --strict). */
+START_TEST(pass_needs_evidence_unchecked_and_not_checked_are_apart)
+{
+        char *root = fake_site();
+        _cleanup_free_ char *cudnn = xasprintf("setenv(\"CUDNN_ROOT\", \"%s/sw/empty\")\n", root);
+        _cleanup_free_ char *gcc = xasprintf("prepend_path(\"PATH\", \"%s/sw/gcc/bin\")\n", root);
+        struct run_result r = { 0 };
+        json_t *doc;
+
+        fx_mkdir(root, "sw/empty");
+        fx_mkdir(root, "sw/gcc/bin");
+        fx_write(root, "mf/Core/cudnn/9.0.lua", cudnn);
+        fx_write(root, "mf/Core/gcc/12.lua", gcc);
+        validate(&r, root, (const char *const[]){ "--json", NULL });
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        doc = parse(&r);
+        ck_assert_str_eq(json_string_value(json_object_get(module_of(doc, "cuda/12.4"), "status")), "pass");
+        ck_assert_str_eq(json_string_value(json_object_get(module_of(doc, "cudnn/9.0"), "status")), "unchecked");
+        ck_assert_str_eq(json_string_value(json_object_get(module_of(doc, "gcc/12"), "status")), "not-checked");
+        json_decref(doc);
+        run_result_release(&r);
+
+        validate(&r, root, NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_msg(strstr(r.out, "unchecked  cudnn/9.0\n"), "%s", r.out);
+        ck_assert_msg(strstr(r.out, "not checked  gcc/12\n"), "%s", r.out);
+        ck_assert_msg(strstr(r.out, "3 modules: 1 pass, 0 warn, 0 fail, 1 unchecked (nothing could be checked), "
+                                    "1 not checked (not of the CUDA stack)\n"), "%s", r.out);
+        run_result_release(&r);
+
+        validate(&r, root, (const char *const[]){ "--strict", NULL });
+        ck_assert_int_eq(r.status, 1);
+        run_result_release(&r);
+        validate(&r, root, (const char *const[]){ "--strict", "cuda", "gcc", NULL });
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(parallel_runs_give_the_same_report)
 {
         char *root = fake_site();
@@ -1027,6 +1070,7 @@ int main(void)
 
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, every_check_passes_on_a_working_toolkit_with_two_gpus);
+        tcase_add_test(tc, pass_needs_evidence_unchecked_and_not_checked_are_apart);
         tcase_add_test(tc, device_skips_without_a_driver_and_fails_when_required_or_too_old);
         tcase_add_test(tc, a_hand_edited_module_with_stubs_on_the_loader_path_fails_paths);
         tcase_add_test(tc, a_launcher_that_cannot_start_fails_run_and_says_so);

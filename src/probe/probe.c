@@ -261,18 +261,24 @@ static void cudart_error(struct errors *e, cuda_error_string_fn describe, const 
         }
 }
 
-/* The value of a cudart "int getter"; null when missing or failing. */
-static json_t *cudart_int(void *h, const char *name, cuda_error_string_fn describe, struct errors *e)
+/* The value of a cudart "int getter"; null when missing or failing, and
+ * then *ret_rc (may be NULL) its error code (-1: not called). */
+static json_t *cudart_int(void *h, const char *name, cuda_error_string_fn describe, struct errors *e,
+                          int *ret_rc)
 {
         get_int_fn f = (get_int_fn)sym(h, name, true, e);
         int v = 0, rc;
 
+        if (ret_rc)
+                *ret_rc = -1;
         if (!f)
                 return json_null();
         step_call(name);
         rc = f(&v);
         if (rc != 0) {
                 cudart_error(e, describe, name, rc);
+                if (ret_rc)
+                        *ret_rc = rc;
                 return json_null();
         }
         return json_integer(v);
@@ -295,9 +301,15 @@ static json_t *probe_cudart(int cuda_major)
         h = load(obj, cuda_major > 0 ? one : all, true, &e);
         if (h) {
                 describe = (cuda_error_string_fn)sym(h, "cudaGetErrorString", false, &e);
-                set(obj, "runtime_version", cudart_int(h, "cudaRuntimeGetVersion", describe, &e));
-                set(obj, "driver_version", cudart_int(h, "cudaDriverGetVersion", describe, &e));
-                set(obj, "device_count", cudart_int(h, "cudaGetDeviceCount", describe, &e));
+                int rc;
+
+                set(obj, "runtime_version", cudart_int(h, "cudaRuntimeGetVersion", describe, &e, &rc));
+                /* CUDA 11's cudaRuntimeGetVersion fails without a driver
+                 * (35, cudaErrorInsufficientDriver): validate then reads
+                 * the version elsewhere, knowing why. */
+                set(obj, "runtime_version_error", rc >= 0 ? json_integer(rc) : json_null());
+                set(obj, "driver_version", cudart_int(h, "cudaDriverGetVersion", describe, &e, NULL));
+                set(obj, "device_count", cudart_int(h, "cudaGetDeviceCount", describe, &e, NULL));
         }
         set_error(obj, &e);
         return obj;

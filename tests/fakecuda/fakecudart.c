@@ -1,7 +1,9 @@
 /* fakecudart.c: a stand-in libcudart.so.N for the probe's tests. The
  * runtime version is fixed at build time (FAKE_RUNTIME_VERSION); like the
  * real runtime it asks the driver, libcuda.so.1, for the driver version and
- * the devices, and reports an insufficient driver when there is none. */
+ * the devices, and reports an insufficient driver when there is none.
+ * With FAKE_VERSION_NEEDS_DRIVER cudaRuntimeGetVersion does too, as CUDA
+ * 11's real one does (error 35 without a driver). */
 #include <dlfcn.h>
 #include <stddef.h>
 
@@ -35,6 +37,12 @@ static int driver_call(const char *name, int *v)
 
 int cudaRuntimeGetVersion(int *v)
 {
+#ifdef FAKE_VERSION_NEEDS_DRIVER
+        int driver;
+
+        if (driver_call("cuDriverGetVersion", &driver) != 0)
+                return CUDA_ERROR_INSUFFICIENT_DRIVER;
+#endif
         *v = FAKE_RUNTIME_VERSION;
         return 0;
 }
