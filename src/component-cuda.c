@@ -574,7 +574,12 @@ static void detect_cuda(const struct walk_dir *dir, struct install_list *l,
 
                 in->prefix = xstrdup(usr);
                 in->realpath = xstrdup(usr);
-                strv_add(&in->aliases, dir->path);
+                /* The tree is a real directory of the install, not an
+                 * alias; the path is one when a link led here
+                 * (/usr/local/cuda -> /usr/lib/cuda). */
+                strv_add(&in->trees, dir->realpath);
+                if (is_symlink_at(AT_FDCWD, dir->path))
+                        strv_add(&in->aliases, dir->path);
                 nvcc_strings(in, dir->fd, dir->path, "bin", &rel);
                 if (rel.count)
                         in->version = version_truncate(&rel, 2);

@@ -165,7 +165,15 @@ static void build_system(const char *root)
         fx_write(root, "usr/bin/nvcc", "#!/bin/sh\n\nexec /usr/lib/nvidia-cuda-toolkit/bin/nvcc \"$@\"\n");
         fx_elf(root, "usr/lib/nvidia-cuda-toolkit/bin/nvcc",
                &(struct elfstub){ .strings = (const char *const[]){
-                                          "Cuda compilation tools, release 12.0, V12.0.140", NULL } });
+                                          "Cuda compilation tools, release 12.0, V12.0.140\n"
+                                          "Build cuda_12.0.r12.0/compiler.32267302_0", NULL } });
+        /* nvidia-cuda-toolkit's /usr/lib/cuda: real directories holding
+         * links back into /usr (as `dpkg -x` of 11.8's packages shows). */
+        fx_mkdir(root, "usr/lib/cuda/bin");
+        fx_mkdir(root, "usr/lib/cuda/lib64");
+        fx_symlink(root, "usr/lib/cuda/include/cuda.h", "../../../include/cuda.h");
+        fx_mkdir(root, "usr/lib/nvidia-cuda-toolkit/libdevice");
+        fx_symlink(root, "usr/lib/cuda/nvvm/libdevice", "../../nvidia-cuda-toolkit/libdevice");
         fx_cudnn(root, "usr", &(struct fx_cudnn){ .version = "9.7.0", .cuda_major = 12,
                                                   .lib = "lib/x86_64-linux-gnu",
                                                   .include = "include/x86_64-linux-gnu" });
@@ -395,7 +403,8 @@ const struct layout_fixture layout_fixtures[] = {
         { "nccl-tarballs", build_nccl_tarballs, { "apps", NULL } },
         { "wheels-cu12", build_wheels_cu12, { "venv", NULL } },
         { "wheels-cu13", build_wheels_cu13, { "env", NULL } },
-        { "system", build_system, { "usr/lib/nvidia-cuda-toolkit", "usr/lib/x86_64-linux-gnu", NULL } },
+        { "system", build_system,
+          { "usr/lib/cuda", "usr/lib/nvidia-cuda-toolkit", "usr/lib/x86_64-linux-gnu", NULL } },
         { "conda", build_conda, { "conda", NULL } },
         { "spack", build_spack, { "spack", NULL } },
         { "easybuild", build_easybuild, { "easybuild", NULL } },

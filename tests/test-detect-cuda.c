@@ -155,8 +155,9 @@ START_TEST(cuda_system_multiarch_install)
         ck_assert(endswith(in->lib_dir, "/usr/lib/x86_64-linux-gnu"));
         ck_assert(endswith(in->include_dir, "/usr/include"));
         ck_assert(endswith(in->bin_dir, "/usr/bin"));
-        ck_assert_int_eq(in->aliases.len, 1);
-        ck_assert(endswith(in->aliases.items[0], "/usr/lib/nvidia-cuda-toolkit"));
+        /* usr/lib/cuda and usr/lib/nvidia-cuda-toolkit are real
+         * directories of the install, not links to it. */
+        ck_assert_int_eq(in->aliases.len, 0);
         ck_assert_int_eq(in->n_problems, 0);
         DONE(r);
 }
@@ -297,6 +298,40 @@ START_TEST(cuda_no_false_positives)
 }
 END_TEST
 
+/* Aliases of a system install are the links that lead to it: a link
+ * /usr/local/cuda -> /usr/lib/cuda (an admin's, for CUDA_HOME-less
+ * builds) is one, whether usr/lib/cuda is a scan root (walked before the
+ * link is followed) or reached only through the link. */
+START_TEST(cuda_system_aliases_are_the_links_to_it)
+{
+        static const char *const roots[][5] = {
+                { "usr/local", "usr/lib/cuda", "usr/lib/nvidia-cuda-toolkit", "usr/lib/x86_64-linux-gnu", NULL },
+                { "usr/local", "usr/lib/x86_64-linux-gnu", NULL },
+        };
+        char *root = fx_new();
+        _cleanup_free_ char *link = path_join(root, "usr/local/cuda");
+
+        layout_fixture_find("system")->build(root);
+        fx_symlink(root, "usr/local/cuda", "../lib/cuda");
+        for (size_t i = 0; i < ELEMENTSOF(roots); i++) {
+                struct scan_result r = { 0 };
+                const struct install *in;
+
+                scan_fixture(root, roots[i], &r);
+                ck_assert_int_eq(count_component(&r, &component_cuda), 1);
+                in = find(&r, &component_cuda, "/usr");
+                ck_assert_ptr_nonnull(in);
+                ck_assert_int_eq(in->layout, LAYOUT_SYSTEM);
+                ck_assert_msg(in->aliases.len == 1, "roots %zu: %zu aliases, first '%s'", i, in->aliases.len,
+                              in->aliases.len ? in->aliases.items[0] : "");
+                ck_assert_str_eq(in->aliases.items[0], link);
+                ck_assert_str_eq(in->components[CUDA_COMP_NVCC], "12.0.140");
+                scan_result_release(&r);
+        }
+        fx_free(root);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("detect-cuda");
@@ -318,6 +353,7 @@ int main(void)
         tcase_add_test(tc, cuda_arch_mismatch_between_triple_and_elf);
         tcase_add_test(tc, cuda_soname_major_disagreeing_with_version);
         tcase_add_test(tc, cuda_no_false_positives);
+        tcase_add_test(tc, cuda_system_aliases_are_the_links_to_it);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
