@@ -113,6 +113,66 @@ static void components_from_dist_infos(struct install *in, const struct dist_inf
                               di->versions.items[i]);
 }
 
+/* The libraries whose file names tell their component's version. */
+static const struct {
+        enum cuda_comp comp;
+        const char *stem;
+} lib_components[] = {
+        { CUDA_COMP_CUDART, "libcudart" },     { CUDA_COMP_NVRTC, "libnvrtc" },
+        { CUDA_COMP_CUPTI, "libcupti" },       { CUDA_COMP_CUBLAS, "libcublas" },
+        { CUDA_COMP_CUFFT, "libcufft" },       { CUDA_COMP_CURAND, "libcurand" },
+        { CUDA_COMP_CUSOLVER, "libcusolver" }, { CUDA_COMP_CUSPARSE, "libcusparse" },
+        { CUDA_COMP_NVJITLINK, "libnvJitLink" },
+};
+
+/* The component versions the real file names of one library directory
+ * tell (libcublas.so.11 -> libcublas.so.11.11.3.6: cuBLAS 11.11.3.6), for
+ * the components no version.json or dist-info gave. A file name counts
+ * when it has three parts or more and the soname's major: CUPTI's file is
+ * named by its year (libcupti.so.11.8 -> libcupti.so.2022.3.0), which is
+ * no component version. One listing of the directory. */
+static void components_from_lib_dir(struct install *in, const char *lib_dir)
+{
+        _cleanup_close_ int fd = lib_dir ? open(lib_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        struct version soname[ELEMENTSOF(lib_components)] = { { .count = 0 } };
+        struct version full[ELEMENTSOF(lib_components)] = { { .count = 0 } };
+        const char *full_name[ELEMENTSOF(lib_components)] = { NULL };
+        struct strv names = { 0 };
+
+        if (fd < 0 || dir_list(fd, ".", &names) < 0)
+                return;
+        for (size_t i = 0; i < names.len; i++)
+                for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
+                        struct version v;
+
+                        if (soname_version_parse(names.items[i], lib_components[k].stem, &v) < 0)
+                                continue;
+                        if (!soname[k].count || v.count < soname[k].count)
+                                soname[k] = v;
+                        if (v.count >= 3 && (!full[k].count || version_compare(&v, &full[k]) > 0)) {
+                                full[k] = v;
+                                full_name[k] = names.items[i];
+                        }
+                }
+        for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
+                _cleanup_free_ char *v = NULL;
+
+                if (!full[k].count || in->components[lib_components[k].comp] ||
+                    full[k].n[0] != soname[k].n[0] || !is_file_at(fd, full_name[k]))
+                        continue;
+                v = version_to_string(&full[k], 0);
+                set_component(in, lib_components[k].comp, v);
+        }
+        strv_release(&names);
+}
+
+static void components_from_lib_dirs(struct install *in)
+{
+        components_from_lib_dir(in, in->lib_dir);
+        for (size_t i = 0; i < in->extra_lib_dirs.len; i++)
+                components_from_lib_dir(in, in->extra_lib_dirs.items[i]);
+}
+
 static struct version cudart_version_of(const struct install *in)
 {
         struct version v = { 0 };
@@ -324,6 +384,7 @@ static void detect_system(const struct walk_dir *dir, const char *usr, const cha
         if (!in->version.count)
                 install_add_problem(in, "no-version", "no file tells the version of the CUDA in '%s'",
                                     dir->path);
+        components_from_lib_dirs(in);
         libdir_release(&ld);
         install_list_add(l, in);
 }
@@ -530,6 +591,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         if (!in->version.count)
                 install_add_problem(in, "no-version", "no file in '%s' tells the CUDA version",
                                     dir->path);
+        components_from_lib_dirs(in);
         if (hpc_release && in->version.count) {
                 /* cuda/X.Y names its version: check the files agree. */
                 struct version xy;

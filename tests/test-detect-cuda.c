@@ -298,6 +298,61 @@ START_TEST(cuda_no_false_positives)
 }
 END_TEST
 
+/* CUDA 11.8 from Debian's packages in a site tree: no version.json, yet
+ * nvcc's --version text and the real file names of the libraries tell
+ * each component's version; CUPTI's year-named file does not. */
+START_TEST(cuda_site_11_8_components_from_file_names)
+{
+        FIXTURE("site-11.8", r);
+        const struct install *in = find(&r, &component_cuda, "/apps/cuda/11.8");
+
+        ck_assert_ptr_nonnull(in);
+        ck_assert_str_eq(ver(&in->version), "11.8");
+        ck_assert_int_eq(in->release.count, 0);
+        ck_assert_str_eq(in->components[CUDA_COMP_CUDART], "11.8.89");
+        ck_assert_str_eq(in->components[CUDA_COMP_NVCC], "11.8.89");
+        ck_assert_str_eq(in->components[CUDA_COMP_NVRTC], "11.8.89");
+        ck_assert_str_eq(in->components[CUDA_COMP_CUBLAS], "11.11.3.6");
+        ck_assert_str_eq(in->components[CUDA_COMP_CUFFT], "10.9.0.58");
+        ck_assert_str_eq(in->components[CUDA_COMP_CURAND], "10.3.0.86");
+        ck_assert_str_eq(in->components[CUDA_COMP_CUSPARSE], "11.7.5.86");
+        ck_assert_ptr_null(in->components[CUDA_COMP_CUPTI]);
+        ck_assert_ptr_null(in->components[CUDA_COMP_CUSOLVER]);
+        ck_assert_str_eq(in->arch, "x86_64");
+        ck_assert_int_eq(in->n_problems, 0);
+        DONE(r);
+}
+END_TEST
+
+/* version.json's component versions stand; the file names add the rest. */
+START_TEST(cuda_version_json_components_before_file_names)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+        const struct install *in;
+
+        fx_cuda_toolkit(root, "x/cuda-12.4", &(struct fx_cuda){ .version = "12.4", .release = "12.4.1",
+                                                               .cudart = "12.4.127", .nvcc = "12.4.131",
+                                                               .cusparse = true });
+        /* cuBLAS's real file, and a version.json that says otherwise. */
+        fx_library(root, "x/cuda-12.4/targets/x86_64-linux/lib", "libcublas", "12", "12.4.2.65", 62, NULL, NULL);
+        fx_write(root, "x/cuda-12.4/version.json",
+                 "{ \"cuda\": { \"version\": \"12.4.1\" },\n"
+                 "  \"cuda_cudart\": { \"version\": \"12.4.127\" },\n"
+                 "  \"cuda_nvcc\": { \"version\": \"12.4.131\" },\n"
+                 "  \"libcublas\": { \"version\": \"12.4.5.8\" } }\n");
+        scan_fixture(root, (const char *const[]){ "x", NULL }, &r);
+        in = find(&r, &component_cuda, "/cuda-12.4");
+        ck_assert_ptr_nonnull(in);
+        ck_assert_str_eq(in->components[CUDA_COMP_CUDART], "12.4.127");
+        ck_assert_str_eq(in->components[CUDA_COMP_NVCC], "12.4.131");
+        ck_assert_str_eq(in->components[CUDA_COMP_CUBLAS], "12.4.5.8");
+        ck_assert_str_eq(in->components[CUDA_COMP_CUSPARSE], "12.3.1.170");
+        ck_assert_str_eq(in->components[CUDA_COMP_NVJITLINK], "12.4.127");
+        DONE(r);
+}
+END_TEST
+
 /* Aliases of a system install are the links that lead to it: a link
  * /usr/local/cuda -> /usr/lib/cuda (an admin's, for CUDA_HOME-less
  * builds) is one, whether usr/lib/cuda is a scan root (walked before the
@@ -353,6 +408,8 @@ int main(void)
         tcase_add_test(tc, cuda_arch_mismatch_between_triple_and_elf);
         tcase_add_test(tc, cuda_soname_major_disagreeing_with_version);
         tcase_add_test(tc, cuda_no_false_positives);
+        tcase_add_test(tc, cuda_site_11_8_components_from_file_names);
+        tcase_add_test(tc, cuda_version_json_components_before_file_names);
         tcase_add_test(tc, cuda_system_aliases_are_the_links_to_it);
         suite_add_tcase(s, tc);
         return run_suite(s);
