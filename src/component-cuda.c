@@ -446,6 +446,79 @@ static struct version read_version_txt(struct install *in, const struct walk_dir
         return ret;
 }
 
+/* The /usr a packaged toolkit belongs to: …/usr for …/usr/local/cuda-X.Y
+ * (under a private root too), else the system's. */
+static char *packaged_usr_of(const char *realpath)
+{
+        _cleanup_free_ char *local = path_dirname(realpath);
+        char *usr;
+
+        if (!streq(path_basename(local), "local"))
+                return xstrdup("/usr");
+        usr = path_dirname(local);
+        if (streq(path_basename(usr), "usr"))
+                return usr;
+        free(usr);
+        return xstrdup("/usr");
+}
+
+/* The deb and rpm packages of CUDA 10.1 and 10.2 install cuBLAS outside
+ * the toolkit prefix, in the multiarch directory (deb) or /usr/lib64 (rpm):
+ * a lib dir without libcublas is their layout. Note where cuBLAS is, or
+ * name every place it was looked for. Anything else without it misses it. */
+static void cublas_outside_prefix(struct install *in, const struct walk_dir *dir)
+{
+        static const struct {
+                const char *arch, *rel;
+        } places[] = {
+                { "x86_64", "lib/x86_64-linux-gnu" },
+                { "aarch64", "lib/aarch64-linux-gnu" },
+                { "ppc64le", "lib/powerpc64le-linux-gnu" },
+                { NULL, "lib64" },
+        };
+        const struct version *v = &in->version;
+        _cleanup_free_ char *usr = NULL;
+        _cleanup_close_ int usr_fd = -1;
+        struct strbuf looked = STRBUF_INIT;
+
+        if (!(v->count >= 2 && v->n[0] == 10 && (v->n[1] == 1 || v->n[1] == 2))) {
+                install_add_problem(in, "missing-library", "no libcublas.so.* in '%s'", in->lib_dir);
+                return;
+        }
+        usr = packaged_usr_of(dir->realpath);
+        usr_fd = open(usr, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        for (size_t i = 0; i < ELEMENTSOF(places); i++) {
+                _cleanup_free_ char *where = NULL;
+                struct libdir ld = { 0 };
+
+                if (places[i].arch && in->arch && !streq(places[i].arch, in->arch))
+                        continue;
+                where = path_join(usr, places[i].rel);
+                /* Only the cuBLAS of CUDA 10, not a newer system one. */
+                if (usr_fd >= 0 && libdir_in(usr_fd, places[i].rel, "libcublas", &ld) >= 0 &&
+                    ld.soname.count && ld.soname.n[0] == 10) {
+                        _cleanup_free_ char *file = ld.full.count ? version_to_string(&ld.full, 0) : NULL;
+
+                        install_add_problem(in, "library-outside-prefix",
+                                            "cuBLAS (%s) is in '%s', outside the toolkit, where the deb "
+                                            "and rpm packages of CUDA 10.1 and 10.2 install it",
+                                            ld.soname_file, where);
+                        if (file && ld.full.n[0] == 10)
+                                set_component(in, CUDA_COMP_CUBLAS, file);
+                        libdir_release(&ld);
+                        strbuf_release(&looked);
+                        return;
+                }
+                libdir_release(&ld);
+                strbuf_addf(&looked, "%s'%s'", looked.len ? ", " : "", where);
+        }
+        install_add_problem(in, "missing-library",
+                            "no libcublas.so.10 in '%s' nor in %s, where the deb and rpm packages of "
+                            "CUDA 10.1 and 10.2 install cuBLAS",
+                            in->lib_dir, looked.buf);
+        strbuf_release(&looked);
+}
+
 /* Does the directory look like a toolkit prefix at all? Cheap: names only. */
 static bool looks_like_toolkit(const struct walk_dir *dir)
 {
@@ -462,7 +535,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
 {
         struct install *in;
         struct libdir ld = { 0 };
-        bool has_cudart, has_nvcc, has_version_file, has_header;
+        bool has_cudart, has_nvcc, has_version_file, has_header, no_cublas = false;
         _cleanup_free_ char *include_rel = NULL, *hpc_release = NULL;
         struct version json_ver = { 0 }, txt_ver = { 0 }, header = { 0 }, nvcc_release = { 0 };
         struct version meta_ver = { 0 }, hint_ver = { 0 };
@@ -528,9 +601,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
                         _cleanup_free_ char *full = version_to_string(&ld.full, 0);
                         set_component(in, CUDA_COMP_CUDART, full);
                 }
-                if (layout != LAYOUT_HPC_SDK && !libdir_has(&ld, dir->fd, "libcublas"))
-                        install_add_problem(in, "missing-library", "no libcublas.so.* in '%s'",
-                                            in->lib_dir);
+                no_cublas = layout != LAYOUT_HPC_SDK && !libdir_has(&ld, dir->fd, "libcublas");
         } else
                 install_add_problem(in, "missing-library", "no libcudart.so.* in '%s'", dir->path);
         if (include_rel)
@@ -591,6 +662,8 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         if (!in->version.count)
                 install_add_problem(in, "no-version", "no file in '%s' tells the CUDA version",
                                     dir->path);
+        if (no_cublas)
+                cublas_outside_prefix(in, dir);
         components_from_lib_dirs(in);
         if (hpc_release && in->version.count) {
                 /* cuda/X.Y names its version: check the files agree. */

@@ -206,6 +206,22 @@ static void build_site_11_8(const char *root)
         fx_library(root, lib, "libcupti", "11.8", "2022.3.0", 62, NULL, NULL);
 }
 
+/* CUDA 10.2 from NVIDIA's deb repository: the toolkit in
+ * /usr/local/cuda-10.2 (version.txt), its cuBLAS (libcublas10) outside it
+ * in /usr/lib/x86_64-linux-gnu, as the 10.1 and 10.2 packages put it. */
+static void build_deb_10_2(const char *root)
+{
+        const char *lib = "usr/lib/x86_64-linux-gnu";
+
+        fx_cuda_toolkit(root, "usr/local/cuda-10.2",
+                        &(struct fx_cuda){ .version = "10.2", .release = "10.2.89", .cudart = "10.2.89",
+                                           .nvcc = "10.2.89", .version_file = FX_VERSION_TXT,
+                                           .no_math = true });
+        fx_library(root, lib, "libcublasLt", "10", "10.2.2.89", 62, NULL, NULL);
+        fx_library(root, lib, "libcublas", "10", "10.2.2.89", 62,
+                   (const char *const[]){ "libcublasLt.so.10", NULL }, NULL);
+}
+
 /* A conda environment: targets/<triple> with lib/ links, cuDNN and NCCL
  * straight in lib/ and include/. */
 static void build_conda(const char *root)
@@ -432,6 +448,7 @@ const struct layout_fixture layout_fixtures[] = {
         { "system", build_system,
           { "usr/lib/cuda", "usr/lib/nvidia-cuda-toolkit", "usr/lib/x86_64-linux-gnu", NULL } },
         { "site-11.8", build_site_11_8, { "apps", NULL } },
+        { "deb-10.2", build_deb_10_2, { "usr/local", NULL } },
         { "conda", build_conda, { "conda", NULL } },
         { "spack", build_spack, { "spack", NULL } },
         { "easybuild", build_easybuild, { "easybuild", NULL } },

@@ -1,6 +1,7 @@
 /* test-detect-cuda.c: the CUDA Toolkit detector in each layout. */
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fixture.h"
 #include "layouts.h"
@@ -298,6 +299,15 @@ START_TEST(cuda_no_false_positives)
 }
 END_TEST
 
+/* The message of the install's first problem with that code, or NULL. */
+static const char *problem_message(const struct install *in, const char *code)
+{
+        for (size_t i = 0; i < in->n_problems; i++)
+                if (streq(in->problems[i].code, code))
+                        return in->problems[i].message;
+        return NULL;
+}
+
 /* CUDA 11.8 from Debian's packages in a site tree: no version.json, yet
  * nvcc's --version text and the real file names of the libraries tell
  * each component's version; CUPTI's year-named file does not. */
@@ -387,6 +397,73 @@ START_TEST(cuda_system_aliases_are_the_links_to_it)
 }
 END_TEST
 
+/* CUDA 10.2's deb put cuBLAS in /usr/lib/x86_64-linux-gnu: its layout,
+ * noted, not a missing library. */
+START_TEST(cuda_10_2_deb_cublas_outside_the_prefix)
+{
+        FIXTURE("deb-10.2", r);
+        const struct install *in = find(&r, &component_cuda, "/usr/local/cuda-10.2");
+        const char *msg;
+
+        ck_assert_ptr_nonnull(in);
+        ck_assert_str_eq(ver(&in->version), "10.2");
+        ck_assert(!install_has_problem(in, "missing-library"));
+        msg = problem_message(in, "library-outside-prefix");
+        ck_assert_ptr_nonnull(msg);
+        ck_assert_msg(strstr(msg, "/usr/lib/x86_64-linux-gnu'") && strstr(msg, "libcublas.so.10"), "%s", msg);
+        ck_assert_str_eq(in->components[CUDA_COMP_CUBLAS], "10.2.2.89");
+        ck_assert_int_eq(in->n_problems, 1);
+        DONE(r);
+}
+END_TEST
+
+/* The rpm's /usr/lib64 too; with cuBLAS nowhere (or only a newer system
+ * one, libcublas.so.12), the problem names every place it is expected.
+ * A 12.x toolkit without cuBLAS is missing it, as before. */
+START_TEST(cuda_10_x_without_cublas_names_where_it_is_expected)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+        const struct install *in;
+        const char *msg;
+
+        fx_cuda_toolkit(root, "usr/local/cuda-10.1",
+                        &(struct fx_cuda){ .version = "10.1", .release = "10.1.243", .cudart = "10.1.243",
+                                           .nvcc = "10.1.243", .version_file = FX_VERSION_TXT, .no_math = true });
+        fx_library(root, "usr/lib/x86_64-linux-gnu", "libcublas", "12", "12.0.2.224", 62, NULL, NULL);
+        fx_cuda_toolkit(root, "usr/local/cuda-12.4",
+                        &(struct fx_cuda){ .version = "12.4", .release = "12.4.1", .cudart = "12.4.127",
+                                           .nvcc = "12.4.131", .no_math = true });
+        scan_fixture(root, (const char *const[]){ "usr/local", NULL }, &r);
+        in = find(&r, &component_cuda, "/usr/local/cuda-10.1");
+        ck_assert_ptr_nonnull(in);
+        msg = problem_message(in, "missing-library");
+        ck_assert_ptr_nonnull(msg);
+        ck_assert_msg(strstr(msg, "/usr/lib/x86_64-linux-gnu'") && strstr(msg, "/usr/lib64'") &&
+                              strstr(msg, "CUDA 10.1 and 10.2"),
+                      "%s", msg);
+        ck_assert(!install_has_problem(in, "library-outside-prefix"));
+        in = find(&r, &component_cuda, "/usr/local/cuda-12.4");
+        ck_assert_ptr_nonnull(in);
+        msg = problem_message(in, "missing-library");
+        ck_assert_ptr_nonnull(msg);
+        ck_assert_msg(startswith(msg, "no libcublas.so.* in '") && !strstr(msg, "lib64'"), "%s", msg);
+        scan_result_release(&r);
+
+        /* The rpm layout. */
+        fx_library(root, "usr/lib64", "libcublas", "10", "10.2.1.243", 62, NULL, NULL);
+        scan_fixture(root, (const char *const[]){ "usr/local", NULL }, &r);
+        in = find(&r, &component_cuda, "/usr/local/cuda-10.1");
+        ck_assert_ptr_nonnull(in);
+        ck_assert(!install_has_problem(in, "missing-library"));
+        msg = problem_message(in, "library-outside-prefix");
+        ck_assert_ptr_nonnull(msg);
+        ck_assert_msg(strstr(msg, "/usr/lib64'"), "%s", msg);
+        ck_assert_str_eq(in->components[CUDA_COMP_CUBLAS], "10.2.1.243");
+        DONE(r);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("detect-cuda");
@@ -411,6 +488,8 @@ int main(void)
         tcase_add_test(tc, cuda_site_11_8_components_from_file_names);
         tcase_add_test(tc, cuda_version_json_components_before_file_names);
         tcase_add_test(tc, cuda_system_aliases_are_the_links_to_it);
+        tcase_add_test(tc, cuda_10_2_deb_cublas_outside_the_prefix);
+        tcase_add_test(tc, cuda_10_x_without_cublas_names_where_it_is_expected);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
