@@ -446,6 +446,24 @@ static struct version read_version_txt(struct install *in, const struct walk_dir
         return ret;
 }
 
+/* The architecture the names in targets/ say, when they all say one
+ * (a toolkit with cross-compilation targets says several: NULL). */
+static const char *arch_of_targets(const struct strv *triples)
+{
+        const char *arch = NULL;
+
+        for (size_t i = 0; i < triples->len; i++) {
+                const char *a = elf_machine_to_arch(elf_machine_from_triple(triples->items[i]));
+
+                if (!a)
+                        continue;
+                if (arch && !streq(arch, a))
+                        return NULL;
+                arch = a;
+        }
+        return arch;
+}
+
 /* The /usr a packaged toolkit belongs to: …/usr for …/usr/local/cuda-X.Y
  * (under a private root too), else the system's. */
 static char *packaged_usr_of(const char *realpath)
@@ -536,6 +554,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         struct install *in;
         struct libdir ld = { 0 };
         bool has_cudart, has_nvcc, has_version_file, has_header, no_cublas = false;
+        const char *targets_arch = NULL;
         _cleanup_free_ char *include_rel = NULL, *hpc_release = NULL;
         struct version json_ver = { 0 }, txt_ver = { 0 }, header = { 0 }, nvcc_release = { 0 };
         struct version meta_ver = { 0 }, hint_ver = { 0 };
@@ -555,12 +574,13 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         has_nvcc = is_file_at(dir->fd, "bin/nvcc");
         has_version_file = walk_dir_find(dir, "version.json") || walk_dir_find(dir, "version.txt");
         include_rel = choose_include(dir->fd, ld.triple);
-        if (!include_rel && !ld.triple) {
+        if (!ld.triple) {
                 /* A toolkit without libcudart still names its triple. */
                 struct strv t = { 0 };
                 if (dir_list(dir->fd, "targets", &t) >= 0 && t.len > 0) {
-                        free(include_rel);
-                        include_rel = choose_include(dir->fd, t.items[0]);
+                        if (!include_rel)
+                                include_rel = choose_include(dir->fd, t.items[0]);
+                        targets_arch = arch_of_targets(&t);
                 }
                 strv_release(&t);
         }
@@ -592,6 +612,9 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
                 machine = elf_machine_from_triple(ld.triple);
         if (machine && elf_machine_to_arch(machine))
                 in->arch = xstrdup(elf_machine_to_arch(machine));
+        else if (!has_cudart && targets_arch)
+                /* No library to read it from: targets/<triple> says it. */
+                in->arch = xstrdup(targets_arch);
         if (has_cudart) {
                 _cleanup_free_ char *rel = path_join(ld.rel, ld.soname_file);
                 _cleanup_free_ char *display = path_join(dir->path, rel);

@@ -2,6 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "layouts.h"
@@ -308,6 +309,13 @@ static const char *problem_message(const struct install *in, const char *code)
         return NULL;
 }
 
+static void remove_file(const char *root, const char *rel)
+{
+        _cleanup_free_ char *p = path_join(root, rel);
+
+        ck_assert_msg(unlink(p) == 0, "unlink '%s'", p);
+}
+
 /* CUDA 11.8 from Debian's packages in a site tree: no version.json, yet
  * nvcc's --version text and the real file names of the libraries tell
  * each component's version; CUPTI's year-named file does not. */
@@ -464,6 +472,63 @@ START_TEST(cuda_10_x_without_cublas_names_where_it_is_expected)
 }
 END_TEST
 
+/* A broken toolkit (version.json cut short, libcudart gone) still says
+ * its architecture by its targets/<triple>; a cross toolkit with two
+ * architectures' targets says none. */
+START_TEST(cuda_broken_toolkit_arch_from_targets)
+{
+        static const struct {
+                const char *triple, *arch;
+        } cases[] = {
+                { "x86_64-linux", "x86_64" },
+                { "sbsa-linux", "aarch64" },
+                { "ppc64le-linux", "ppc64le" },
+                { NULL, NULL },
+        };
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+        const struct install *in;
+
+        for (size_t i = 0; cases[i].triple; i++) {
+                _cleanup_free_ char *prefix = xasprintf("x/cuda-%zu", i);
+                _cleanup_free_ char *lib = xasprintf("%s/targets/%s/lib", prefix, cases[i].triple);
+                _cleanup_free_ char *json = path_join(prefix, "version.json");
+                _cleanup_free_ char *f1 = xasprintf("%s/libcudart.so.12.4.127", lib);
+                _cleanup_free_ char *f2 = xasprintf("%s/libcudart.so.12", lib);
+                _cleanup_free_ char *f3 = xasprintf("%s/libcudart.so", lib);
+
+                fx_cuda_toolkit(root, prefix, &(struct fx_cuda){ .version = "12.4", .release = "12.4.1",
+                                                                .cudart = "12.4.127", .nvcc = "12.4.131",
+                                                                .triple = cases[i].triple });
+                remove_file(root, f1);
+                remove_file(root, f2);
+                remove_file(root, f3);
+                fx_write(root, json, "{\n   \"cuda\" : {\n      \"name\" : \"CUDA SDK\",\n      \"vers");
+        }
+        fx_cuda_toolkit(root, "x/cross", &(struct fx_cuda){ .version = "12.4", .release = "12.4.1",
+                                                           .cudart = "12.4.127", .nvcc = "12.4.131" });
+        remove_file(root, "x/cross/targets/x86_64-linux/lib/libcudart.so.12.4.127");
+        remove_file(root, "x/cross/targets/x86_64-linux/lib/libcudart.so.12");
+        remove_file(root, "x/cross/targets/x86_64-linux/lib/libcudart.so");
+        fx_mkdir(root, "x/cross/targets/sbsa-linux/include");
+        scan_fixture(root, (const char *const[]){ "x", NULL }, &r);
+        for (size_t i = 0; cases[i].triple; i++) {
+                _cleanup_free_ char *suffix = xasprintf("/x/cuda-%zu", i);
+
+                in = find(&r, &component_cuda, suffix);
+                ck_assert_ptr_nonnull(in);
+                ck_assert(install_has_problem(in, "bad-version-file"));
+                ck_assert(install_has_problem(in, "missing-library"));
+                ck_assert_ptr_nonnull(in->arch);
+                ck_assert_str_eq(in->arch, cases[i].arch);
+        }
+        in = find(&r, &component_cuda, "/x/cross");
+        ck_assert_ptr_nonnull(in);
+        ck_assert_ptr_null(in->arch);
+        DONE(r);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("detect-cuda");
@@ -490,6 +555,7 @@ int main(void)
         tcase_add_test(tc, cuda_system_aliases_are_the_links_to_it);
         tcase_add_test(tc, cuda_10_2_deb_cublas_outside_the_prefix);
         tcase_add_test(tc, cuda_10_x_without_cublas_names_where_it_is_expected);
+        tcase_add_test(tc, cuda_broken_toolkit_arch_from_targets);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
