@@ -113,6 +113,66 @@ static void components_from_dist_infos(struct install *in, const struct dist_inf
                               di->versions.items[i]);
 }
 
+/* The libraries whose file names tell their component's version. */
+static const struct {
+        enum cuda_comp comp;
+        const char *stem;
+} lib_components[] = {
+        { CUDA_COMP_CUDART, "libcudart" },     { CUDA_COMP_NVRTC, "libnvrtc" },
+        { CUDA_COMP_CUPTI, "libcupti" },       { CUDA_COMP_CUBLAS, "libcublas" },
+        { CUDA_COMP_CUFFT, "libcufft" },       { CUDA_COMP_CURAND, "libcurand" },
+        { CUDA_COMP_CUSOLVER, "libcusolver" }, { CUDA_COMP_CUSPARSE, "libcusparse" },
+        { CUDA_COMP_NVJITLINK, "libnvJitLink" },
+};
+
+/* The component versions the real file names of one library directory
+ * tell (libcublas.so.11 -> libcublas.so.11.11.3.6: cuBLAS 11.11.3.6), for
+ * the components no version.json or dist-info gave. A file name counts
+ * when it has three parts or more and the soname's major: CUPTI's file is
+ * named by its year (libcupti.so.11.8 -> libcupti.so.2022.3.0), which is
+ * no component version. One listing of the directory. */
+static void components_from_lib_dir(struct install *in, const char *lib_dir)
+{
+        _cleanup_close_ int fd = lib_dir ? open(lib_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        struct version soname[ELEMENTSOF(lib_components)] = { { .count = 0 } };
+        struct version full[ELEMENTSOF(lib_components)] = { { .count = 0 } };
+        const char *full_name[ELEMENTSOF(lib_components)] = { NULL };
+        struct strv names = { 0 };
+
+        if (fd < 0 || dir_list(fd, ".", &names) < 0)
+                return;
+        for (size_t i = 0; i < names.len; i++)
+                for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
+                        struct version v;
+
+                        if (soname_version_parse(names.items[i], lib_components[k].stem, &v) < 0)
+                                continue;
+                        if (!soname[k].count || v.count < soname[k].count)
+                                soname[k] = v;
+                        if (v.count >= 3 && (!full[k].count || version_compare(&v, &full[k]) > 0)) {
+                                full[k] = v;
+                                full_name[k] = names.items[i];
+                        }
+                }
+        for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
+                _cleanup_free_ char *v = NULL;
+
+                if (!full[k].count || in->components[lib_components[k].comp] ||
+                    full[k].n[0] != soname[k].n[0] || !is_file_at(fd, full_name[k]))
+                        continue;
+                v = version_to_string(&full[k], 0);
+                set_component(in, lib_components[k].comp, v);
+        }
+        strv_release(&names);
+}
+
+static void components_from_lib_dirs(struct install *in)
+{
+        components_from_lib_dir(in, in->lib_dir);
+        for (size_t i = 0; i < in->extra_lib_dirs.len; i++)
+                components_from_lib_dir(in, in->extra_lib_dirs.items[i]);
+}
+
 static struct version cudart_version_of(const struct install *in)
 {
         struct version v = { 0 };
@@ -324,6 +384,7 @@ static void detect_system(const struct walk_dir *dir, const char *usr, const cha
         if (!in->version.count)
                 install_add_problem(in, "no-version", "no file tells the version of the CUDA in '%s'",
                                     dir->path);
+        components_from_lib_dirs(in);
         libdir_release(&ld);
         install_list_add(l, in);
 }
@@ -385,6 +446,97 @@ static struct version read_version_txt(struct install *in, const struct walk_dir
         return ret;
 }
 
+/* The architecture the names in targets/ say, when they all say one
+ * (a toolkit with cross-compilation targets says several: NULL). */
+static const char *arch_of_targets(const struct strv *triples)
+{
+        const char *arch = NULL;
+
+        for (size_t i = 0; i < triples->len; i++) {
+                const char *a = elf_machine_to_arch(elf_machine_from_triple(triples->items[i]));
+
+                if (!a)
+                        continue;
+                if (arch && !streq(arch, a))
+                        return NULL;
+                arch = a;
+        }
+        return arch;
+}
+
+/* The /usr a packaged toolkit belongs to: …/usr for …/usr/local/cuda-X.Y
+ * (under a private root too), else the system's. */
+static char *packaged_usr_of(const char *realpath)
+{
+        _cleanup_free_ char *local = path_dirname(realpath);
+        char *usr;
+
+        if (!streq(path_basename(local), "local"))
+                return xstrdup("/usr");
+        usr = path_dirname(local);
+        if (streq(path_basename(usr), "usr"))
+                return usr;
+        free(usr);
+        return xstrdup("/usr");
+}
+
+/* The deb and rpm packages of CUDA 10.1 and 10.2 install cuBLAS outside
+ * the toolkit prefix, in the multiarch directory (deb) or /usr/lib64 (rpm):
+ * a lib dir without libcublas is their layout. Note where cuBLAS is, or
+ * name every place it was looked for. Anything else without it misses it. */
+static void cublas_outside_prefix(struct install *in, const struct walk_dir *dir)
+{
+        static const struct {
+                const char *arch, *rel;
+        } places[] = {
+                { "x86_64", "lib/x86_64-linux-gnu" },
+                { "aarch64", "lib/aarch64-linux-gnu" },
+                { "ppc64le", "lib/powerpc64le-linux-gnu" },
+                { NULL, "lib64" },
+        };
+        const struct version *v = &in->version;
+        _cleanup_free_ char *usr = NULL;
+        _cleanup_close_ int usr_fd = -1;
+        struct strbuf looked = STRBUF_INIT;
+
+        if (!(v->count >= 2 && v->n[0] == 10 && (v->n[1] == 1 || v->n[1] == 2))) {
+                install_add_problem(in, "missing-library", "no libcublas.so.* in '%s'", in->lib_dir);
+                return;
+        }
+        usr = packaged_usr_of(dir->realpath);
+        usr_fd = open(usr, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        for (size_t i = 0; i < ELEMENTSOF(places); i++) {
+                _cleanup_free_ char *where = NULL;
+                struct libdir ld = { 0 };
+
+                if (places[i].arch && in->arch && !streq(places[i].arch, in->arch))
+                        continue;
+                where = path_join(usr, places[i].rel);
+                /* Only the cuBLAS of CUDA 10, not a newer system one. */
+                if (usr_fd >= 0 && libdir_in(usr_fd, places[i].rel, "libcublas", &ld) >= 0 &&
+                    ld.soname.count && ld.soname.n[0] == 10) {
+                        _cleanup_free_ char *file = ld.full.count ? version_to_string(&ld.full, 0) : NULL;
+
+                        install_add_problem(in, "library-outside-prefix",
+                                            "cuBLAS (%s) is in '%s', outside the toolkit, where the deb "
+                                            "and rpm packages of CUDA 10.1 and 10.2 install it",
+                                            ld.soname_file, where);
+                        if (file && ld.full.n[0] == 10)
+                                set_component(in, CUDA_COMP_CUBLAS, file);
+                        libdir_release(&ld);
+                        strbuf_release(&looked);
+                        return;
+                }
+                libdir_release(&ld);
+                strbuf_addf(&looked, "%s'%s'", looked.len ? ", " : "", where);
+        }
+        install_add_problem(in, "missing-library",
+                            "no libcublas.so.10 in '%s' nor in %s, where the deb and rpm packages of "
+                            "CUDA 10.1 and 10.2 install cuBLAS",
+                            in->lib_dir, looked.buf);
+        strbuf_release(&looked);
+}
+
 /* Does the directory look like a toolkit prefix at all? Cheap: names only. */
 static bool looks_like_toolkit(const struct walk_dir *dir)
 {
@@ -401,7 +553,8 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
 {
         struct install *in;
         struct libdir ld = { 0 };
-        bool has_cudart, has_nvcc, has_version_file, has_header;
+        bool has_cudart, has_nvcc, has_version_file, has_header, no_cublas = false;
+        const char *targets_arch = NULL;
         _cleanup_free_ char *include_rel = NULL, *hpc_release = NULL;
         struct version json_ver = { 0 }, txt_ver = { 0 }, header = { 0 }, nvcc_release = { 0 };
         struct version meta_ver = { 0 }, hint_ver = { 0 };
@@ -421,12 +574,13 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         has_nvcc = is_file_at(dir->fd, "bin/nvcc");
         has_version_file = walk_dir_find(dir, "version.json") || walk_dir_find(dir, "version.txt");
         include_rel = choose_include(dir->fd, ld.triple);
-        if (!include_rel && !ld.triple) {
+        if (!ld.triple) {
                 /* A toolkit without libcudart still names its triple. */
                 struct strv t = { 0 };
                 if (dir_list(dir->fd, "targets", &t) >= 0 && t.len > 0) {
-                        free(include_rel);
-                        include_rel = choose_include(dir->fd, t.items[0]);
+                        if (!include_rel)
+                                include_rel = choose_include(dir->fd, t.items[0]);
+                        targets_arch = arch_of_targets(&t);
                 }
                 strv_release(&t);
         }
@@ -458,6 +612,9 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
                 machine = elf_machine_from_triple(ld.triple);
         if (machine && elf_machine_to_arch(machine))
                 in->arch = xstrdup(elf_machine_to_arch(machine));
+        else if (!has_cudart && targets_arch)
+                /* No library to read it from: targets/<triple> says it. */
+                in->arch = xstrdup(targets_arch);
         if (has_cudart) {
                 _cleanup_free_ char *rel = path_join(ld.rel, ld.soname_file);
                 _cleanup_free_ char *display = path_join(dir->path, rel);
@@ -467,9 +624,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
                         _cleanup_free_ char *full = version_to_string(&ld.full, 0);
                         set_component(in, CUDA_COMP_CUDART, full);
                 }
-                if (layout != LAYOUT_HPC_SDK && !libdir_has(&ld, dir->fd, "libcublas"))
-                        install_add_problem(in, "missing-library", "no libcublas.so.* in '%s'",
-                                            in->lib_dir);
+                no_cublas = layout != LAYOUT_HPC_SDK && !libdir_has(&ld, dir->fd, "libcublas");
         } else
                 install_add_problem(in, "missing-library", "no libcudart.so.* in '%s'", dir->path);
         if (include_rel)
@@ -530,6 +685,9 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         if (!in->version.count)
                 install_add_problem(in, "no-version", "no file in '%s' tells the CUDA version",
                                     dir->path);
+        if (no_cublas)
+                cublas_outside_prefix(in, dir);
+        components_from_lib_dirs(in);
         if (hpc_release && in->version.count) {
                 /* cuda/X.Y names its version: check the files agree. */
                 struct version xy;
@@ -574,7 +732,12 @@ static void detect_cuda(const struct walk_dir *dir, struct install_list *l,
 
                 in->prefix = xstrdup(usr);
                 in->realpath = xstrdup(usr);
-                strv_add(&in->aliases, dir->path);
+                /* The tree is a real directory of the install, not an
+                 * alias; the path is one when a link led here
+                 * (/usr/local/cuda -> /usr/lib/cuda). */
+                strv_add(&in->trees, dir->realpath);
+                if (is_symlink_at(AT_FDCWD, dir->path))
+                        strv_add(&in->aliases, dir->path);
                 nvcc_strings(in, dir->fd, dir->path, "bin", &rel);
                 if (rel.count)
                         in->version = version_truncate(&rel, 2);

@@ -36,7 +36,8 @@ void elf_info_release(struct elf_info *info);
 int elf_read_ident(int dirfd, const char *path, struct elf_info *ret);
 
 /* Collect the NUL-terminated printable strings that start with `prefix`
- * from the read-only data sections (.rodata, .lrodata) of the file; when it
+ * (or the first line of one, up to a newline: nvcc's version text) from
+ * the read-only data sections (.rodata, .lrodata) of the file; when it
  * has no section headers, from the whole file if it is at most 64 MiB. Each
  * string is cut at 256 bytes. Adds to *ret (duplicates removed, sorted).
  * Returns 0 (possibly finding nothing) or a negative errno with diag. */

@@ -503,10 +503,17 @@ static bool is_printable(unsigned char c)
         return c >= 0x20 && c <= 0x7e;
 }
 
+static bool ends_string(char c)
+{
+        return c == '\0' || c == '\n';
+}
+
 /* The search for NUL-terminated runs of printable bytes that start with
  * prefix, over a region read in chunks. A match is a maximal printable run
  * (the byte before it is not printable, or it starts the region) that
- * begins with prefix and ends at a NUL; it is kept cut at
+ * begins with prefix and ends at a NUL or a newline (the first line of a
+ * text of several: nvcc's --version text is "Cuda compilation tools,
+ * release 13.0, V13.0.88\nBuild cuda_13.0…"); it is kept cut at
  * FIND_STRINGS_MAX_LEN. What is carried from one chunk to the next: whether
  * the chunk starts inside a run that cannot match (skip) or inside a match
  * still open (cand, its head so far). */
@@ -553,7 +560,7 @@ static ssize_t search_chunk(struct string_search *s, const char *buf, size_t n, 
                 if (p == n)
                         return 0;
                 s->state = SEARCH_OUTSIDE;
-                if (buf[p] == '\0' && search_keep(s, s->cand, s->cand_len) < 0)
+                if (ends_string(buf[p]) && search_keep(s, s->cand, s->cand_len) < 0)
                         return -EBADMSG;
         }
 
@@ -590,7 +597,7 @@ static ssize_t search_chunk(struct string_search *s, const char *buf, size_t n, 
                         memcpy(s->cand, q, s->cand_len);
                         return 0;
                 }
-                if (buf[e] == '\0' && e - at >= s->plen && search_keep(s, q, e - at) < 0)
+                if (ends_string(buf[e]) && e - at >= s->plen && search_keep(s, q, e - at) < 0)
                         return -EBADMSG;
                 p = e + (e == at);
         }

@@ -39,6 +39,7 @@ void install_free(struct install *in)
         free(in->prefix);
         free(in->realpath);
         strv_release(&in->aliases);
+        strv_release(&in->trees);
         free(in->bin_dir);
         free(in->include_dir);
         free(in->lib_dir);
@@ -179,6 +180,7 @@ static void install_merge(struct install *into, struct install *from)
         if (!streq(into->prefix, from->prefix) && !strv_contains(&into->aliases, from->prefix))
                 strv_add(&into->aliases, from->prefix);
         fill_strv(&into->aliases, &from->aliases);
+        fill_strv(&into->trees, &from->trees);
         for (size_t i = 0; i < from->n_problems; i++)
                 install_add_problem(into, from->problems[i].code, "%s", from->problems[i].message);
 }

@@ -45,7 +45,11 @@ struct install {
         enum layout layout;
         char *prefix;
         char *realpath;
-        struct strv aliases;
+        struct strv aliases;     /* symlinks that lead to it */
+        /* Real directories that belong to it besides realpath (Debian's
+         * …/usr/lib/cuda and …/usr/lib/nvidia-cuda-toolkit of a system
+         * install): not aliases, but a symlink to one is. */
+        struct strv trees;
         char *bin_dir;
         char *include_dir;
         char *lib_dir;

@@ -45,14 +45,15 @@ static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void 
         return 0;
 }
 
+/* A symlink to an install's real path, or to one of its trees. */
 static void alias(const char *realpath, const char *path, void *userdata)
 {
         struct scan_result *r = ((struct scan_ctx *)userdata)->result;
 
         for (size_t i = 0; i < r->installs.len; i++) {
                 struct install *in = r->installs.items[i];
-                if (streq(in->realpath, realpath) && !streq(in->prefix, path) &&
-                    !strv_contains(&in->aliases, path))
+                if ((streq(in->realpath, realpath) || strv_contains(&in->trees, realpath)) &&
+                    !streq(in->prefix, path) && !strv_contains(&in->aliases, path))
                         strv_add(&in->aliases, path);
         }
 }

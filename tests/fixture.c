@@ -167,7 +167,9 @@ void fx_cuda_toolkit(const char *root, const char *prefix, const struct fx_cuda 
         const char *cublas_needed[] = { lt, "libc.so.6", NULL };
         long code = cuda_code(c->version);
 
-        nvcc_str = xasprintf("Cuda compilation tools, release %s, V%s", c->version, c->nvcc);
+        /* As nvcc --version prints it: the first line ends at a newline. */
+        nvcc_str = xasprintf("Cuda compilation tools, release %s, V%s\nBuild cuda_%s.r%s/compiler.31833905_0",
+                             c->version, c->nvcc, c->version, c->version);
         fx_elf(root, p = xasprintf("%s/bin/nvcc", prefix),
                &(struct elfstub){ .machine = machine, .strings = (const char *const[]){ nvcc_str, NULL } });
         free(TAKE_PTR(p));

@@ -165,11 +165,61 @@ static void build_system(const char *root)
         fx_write(root, "usr/bin/nvcc", "#!/bin/sh\n\nexec /usr/lib/nvidia-cuda-toolkit/bin/nvcc \"$@\"\n");
         fx_elf(root, "usr/lib/nvidia-cuda-toolkit/bin/nvcc",
                &(struct elfstub){ .strings = (const char *const[]){
-                                          "Cuda compilation tools, release 12.0, V12.0.140", NULL } });
+                                          "Cuda compilation tools, release 12.0, V12.0.140\n"
+                                          "Build cuda_12.0.r12.0/compiler.32267302_0", NULL } });
+        /* nvidia-cuda-toolkit's /usr/lib/cuda: real directories holding
+         * links back into /usr (as `dpkg -x` of 11.8's packages shows). */
+        fx_mkdir(root, "usr/lib/cuda/bin");
+        fx_mkdir(root, "usr/lib/cuda/lib64");
+        fx_symlink(root, "usr/lib/cuda/include/cuda.h", "../../../include/cuda.h");
+        fx_mkdir(root, "usr/lib/nvidia-cuda-toolkit/libdevice");
+        fx_symlink(root, "usr/lib/cuda/nvvm/libdevice", "../../nvidia-cuda-toolkit/libdevice");
         fx_cudnn(root, "usr", &(struct fx_cudnn){ .version = "9.7.0", .cuda_major = 12,
                                                   .lib = "lib/x86_64-linux-gnu",
                                                   .include = "include/x86_64-linux-gnu" });
         fx_nccl(root, "usr", &(struct fx_nccl){ .version = "2.21.5", .cuda = "12.4", .lib = "lib/x86_64-linux-gnu" });
+}
+
+/* CUDA 11.8 from Debian bookworm's packages (libcudart11.0, libcublas11,
+ * nvidia-cuda-toolkit, …) laid out as a site installs it: real bin,
+ * include and lib64, no version.json; every version is in a file name
+ * (as `dpkg -x` shows them) or in nvcc's --version text. */
+static void build_site_11_8(const char *root)
+{
+        const char *lib = "apps/cuda/11.8/lib64";
+
+        fx_elf(root, "apps/cuda/11.8/bin/nvcc",
+               &(struct elfstub){ .strings = (const char *const[]){
+                                          "Cuda compilation tools, release 11.8, V11.8.89\n"
+                                          "Build cuda_11.8.r11.8/compiler.31833905_0", NULL } });
+        fx_write(root, "apps/cuda/11.8/include/cuda.h", "#define CUDA_VERSION 11080\n");
+        fx_write(root, "apps/cuda/11.8/include/cuda_runtime_api.h", "#define CUDART_VERSION  11080\n");
+        fx_library(root, lib, "libcudart", "11.0", "11.8.89", 62, NULL, NULL);
+        fx_library(root, lib, "libcublasLt", "11", "11.11.3.6", 62, NULL, NULL);
+        fx_library(root, lib, "libcublas", "11", "11.11.3.6", 62,
+                   (const char *const[]){ "libcublasLt.so.11", NULL }, NULL);
+        fx_library(root, lib, "libcufft", "10", "10.9.0.58", 62, NULL, NULL);
+        fx_library(root, lib, "libcurand", "10", "10.3.0.86", 62, NULL, NULL);
+        fx_library(root, lib, "libcusparse", "11", "11.7.5.86", 62, NULL, NULL);
+        fx_library(root, lib, "libnvrtc", "11.2", "11.8.89", 62, NULL, NULL);
+        /* CUPTI's file is named by its year version, not 11.8.87. */
+        fx_library(root, lib, "libcupti", "11.8", "2022.3.0", 62, NULL, NULL);
+}
+
+/* CUDA 10.2 from NVIDIA's deb repository: the toolkit in
+ * /usr/local/cuda-10.2 (version.txt), its cuBLAS (libcublas10) outside it
+ * in /usr/lib/x86_64-linux-gnu, as the 10.1 and 10.2 packages put it. */
+static void build_deb_10_2(const char *root)
+{
+        const char *lib = "usr/lib/x86_64-linux-gnu";
+
+        fx_cuda_toolkit(root, "usr/local/cuda-10.2",
+                        &(struct fx_cuda){ .version = "10.2", .release = "10.2.89", .cudart = "10.2.89",
+                                           .nvcc = "10.2.89", .version_file = FX_VERSION_TXT,
+                                           .no_math = true });
+        fx_library(root, lib, "libcublasLt", "10", "10.2.2.89", 62, NULL, NULL);
+        fx_library(root, lib, "libcublas", "10", "10.2.2.89", 62,
+                   (const char *const[]){ "libcublasLt.so.10", NULL }, NULL);
 }
 
 /* A conda environment: targets/<triple> with lib/ links, cuDNN and NCCL
@@ -395,7 +445,10 @@ const struct layout_fixture layout_fixtures[] = {
         { "nccl-tarballs", build_nccl_tarballs, { "apps", NULL } },
         { "wheels-cu12", build_wheels_cu12, { "venv", NULL } },
         { "wheels-cu13", build_wheels_cu13, { "env", NULL } },
-        { "system", build_system, { "usr/lib/nvidia-cuda-toolkit", "usr/lib/x86_64-linux-gnu", NULL } },
+        { "system", build_system,
+          { "usr/lib/cuda", "usr/lib/nvidia-cuda-toolkit", "usr/lib/x86_64-linux-gnu", NULL } },
+        { "site-11.8", build_site_11_8, { "apps", NULL } },
+        { "deb-10.2", build_deb_10_2, { "usr/local", NULL } },
         { "conda", build_conda, { "conda", NULL } },
         { "spack", build_spack, { "spack", NULL } },
         { "easybuild", build_easybuild, { "easybuild", NULL } },

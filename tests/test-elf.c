@@ -844,6 +844,27 @@ START_TEST(elf_find_strings_sorts_dedups_and_appends)
 }
 END_TEST
 
+/* nvcc's version text is one string of several lines: its first line is
+ * found (real nvcc of 11.8 and 13.0: "...V13.0.88\nBuild cuda_13.0..."),
+ * and a run ending at another control character still is not. */
+START_TEST(elf_find_strings_takes_the_first_line_of_a_text)
+{
+        static const char *const strings[] = {
+                "Cuda compilation tools, release 11.8, V11.8.89\nBuild cuda_11.8.r11.8/compiler.31833905_0",
+                "Cuda compilation tools, release 9.9\tx", NULL,
+        };
+        const struct elfstub s = { .strings = strings };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct strv found = { 0 };
+
+        write_stub("nvcc", &s);
+        ck_assert_int_eq(elf_find_strings(tmp_fd, "nvcc", "Cuda compilation tools, release ", &found, &d), 0);
+        ck_assert_uint_eq(found.len, 1);
+        ck_assert_str_eq(found.items[0], "Cuda compilation tools, release 11.8, V11.8.89");
+        strv_release(&found);
+}
+END_TEST
+
 START_TEST(elf_find_strings_cuts_long_strings)
 {
         _cleanup_free_ char *longs = xmalloc(301);
@@ -1180,6 +1201,7 @@ static Suite *elf_suite(void)
         tcase_add_test(tc, elf_find_strings_ignores_strings_outside_rodata);
         tcase_add_test(tc, elf_find_strings_reads_lrodata_but_not_other_sections);
         tcase_add_test(tc, elf_find_strings_sorts_dedups_and_appends);
+        tcase_add_test(tc, elf_find_strings_takes_the_first_line_of_a_text);
         tcase_add_test(tc, elf_find_strings_cuts_long_strings);
         tcase_add_test(tc, elf_find_strings_across_read_chunks);
         tcase_add_test(tc, elf_find_strings_rejects_empty_prefix);

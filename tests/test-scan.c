@@ -325,6 +325,16 @@ START_TEST(scan_reports_broken_installs_as_problems)
         fx_mkdir(root, "apps/nolib/lib64");
         fx_write(root, "apps/nolib/version.json", "{ \"cuda\": { \"name\": \"CUDA SDK\", \"version\": \"12.0.0\" } }\n");
         fx_write(root, "apps/nolib/include/cuda_runtime_api.h", "#define CUDART_VERSION 12000\n");
+        /* Truncated version.json and no libcudart: targets/ tells the arch. */
+        fx_cuda_toolkit(root, "apps/broken-sbsa", &(struct fx_cuda){ .version = "12.8", .release = "12.8.0",
+                                                                    .cudart = "12.8.57", .nvcc = "12.8.61",
+                                                                    .triple = "sbsa-linux" });
+        fx_write(root, "apps/broken-sbsa/version.json", "{\n   \"cuda\" : {\n      \"name\" : \"CUDA SDK\",\n      \"vers");
+        for (size_t i = 0; i < 3; i++) {
+                static const char *const f[] = { "libcudart.so", "libcudart.so.12", "libcudart.so.12.8.57" };
+                _cleanup_free_ char *p = xasprintf("%s/apps/broken-sbsa/targets/sbsa-linux/lib/%s", root, f[i]);
+                ck_assert_int_eq(unlink(p), 0);
+        }
 
         out = scan_json(root, roots, &r);
         ck_assert_msg(r.status == 0, "exit %d: %.2000s", r.status, r.err);
@@ -347,6 +357,10 @@ START_TEST(scan_reports_broken_installs_as_problems)
         ck_assert(in && has_problem(in, "version-mismatch"));
         in = find_install(j, "cuda", "/apps/nolib");
         ck_assert(in && has_problem(in, "missing-library"));
+        in = find_install(j, "cuda", "/apps/broken-sbsa");
+        ck_assert(in && has_problem(in, "bad-version-file") && has_problem(in, "missing-library"));
+        ck_assert_msg(json_is_string(json_object_get(in, "arch")), "arch is not a string");
+        ck_assert_str_eq(json_string_value(json_object_get(in, "arch")), "aarch64");
         json_decref(j);
         run_result_release(&r);
         fx_free(root);
