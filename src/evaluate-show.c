@@ -14,8 +14,8 @@
  * Lmod's ShowCmdStr quotes values without escaping them (8.6: a '"' or a
  * newline in a value is printed as it is), while tcl2lua.tcl and
  * doubleQuoteString escape them as Lua does; both are read: a backslash
- * starts a Lua escape, and a quote ends a string only where a ',' or the
- * closing bracket follows it. Every Lmod line must be understood: a line
+ * starts a Lua escape, and a quote (or a long string's "]]") ends a string
+ * only where a ',' or the closing bracket follows it. Every Lmod line must be understood: a line
  * that is none of the header, separator, blank, comment (source_sh's
  * "--source_sh(...)") or a call of a command Lmod's show prints is an
  * error, so that a format cudamod does not know can never make a module
@@ -187,8 +187,10 @@ static int parse_quoted(struct show_parser *ps, char close, char **ret)
 }
 
 /* A long string: [[...]], [==[...]==]; a newline right after the opening
- * bracket is not part of it (Lua's rule). */
-static int parse_long(struct show_parser *ps, char **ret)
+ * bracket is not part of it (Lua's rule). As for quotes, a closing bracket
+ * ends it only where a ',' or close follows: Lmod 8.6 wraps help text in
+ * [[ ]] whatever it holds. */
+static int parse_long(struct show_parser *ps, char close_call, char **ret)
 {
         const char *p = ps->p + 1, *body, *end;
         size_t level = 0;
@@ -208,7 +210,8 @@ static int parse_long(struct show_parser *ps, char **ret)
         memset(close + 1, '=', level);
         close[level + 1] = ']';
         close[level + 2] = '\0';
-        end = strstr(body, close);
+        for (end = strstr(body, close); end && !quote_ends(end + level + 2, close_call);)
+                end = strstr(end + 1, close);
         if (!end) {
                 ps->why = "a long string is not closed";
                 return -EINVAL;
@@ -230,7 +233,7 @@ static int parse_value(struct show_parser *ps, char close, unsigned depth, char 
         if (*ps->p == '"' || *ps->p == '\'')
                 return parse_quoted(ps, close, ret_str);
         if (*ps->p == '[')
-                return parse_long(ps, ret_str);
+                return parse_long(ps, close, ret_str);
         if (*ps->p == '{' || is_ident_start(*ps->p)) {
                 _cleanup_(show_call_release) struct show_call inner = { 0 };
                 char open = *ps->p;

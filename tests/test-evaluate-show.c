@@ -64,6 +64,10 @@ static const struct show_case cases[] = {
           "CPATH=/apps/cuda/12.4/include\n"
           "MANPATH=/apps/cuda/12.4/doc/man\n"
           "MANPATH=/apps/cuda/12.4/share/man\n" },
+        { "lmod-8.6-raw.txt",
+          "PATH=/apps/odd\"dir/bin\n"
+          "LD_LIBRARY_PATH=/apps/a,b/lib\n"
+          "CPATH=/apps/back\\slash/include\n" },
         { "lmod-8.6-tcl.txt",
           "PATH=/apps/cuda/12.4/bin\n"
           "LD_LIBRARY_PATH=/apps/cuda/12.4/lib64\n"
@@ -264,6 +268,7 @@ START_TEST(lmod_show_reads_lua_values)
 {
         static const char text[] =
                 "whatis([==[a ]] b]==])\n"
+                "help([[a ]] in help, as 8.6 prints it\n]])\n"
                 "setenv(\"A\",\"x\\\"y\\\\z\\65\\x41\\tq\")\n"
                 "setenv(\"B\",\"say \"hi\" now\")\n"
                 "execute{cmd=\"true\", modeA={\"load\",\"unload\"}}\n"
