@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/fuzz.sh TARGET SECONDS: run one libFuzzer target (config, render,
-# version, elf, sandbox, escape, modulefile) for SECONDS under ASan+UBSan, starting
+# version, elf, sandbox, escape, modulefile, show) for SECONDS under ASan+UBSan, starting
 # from its committed seed corpus (tests/fuzz/corpus/TARGET) and the inputs
 # it found before (BUILD/fuzz-corpus/TARGET, kept between runs). Builds
 # BUILD (default build-fuzz; FUZZ_BUILDDIR overrides) with clang first.

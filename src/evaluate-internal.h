@@ -80,7 +80,14 @@ void str_set_init(struct str_set *set, size_t max_items);
 /* Add s; false when it was there already. */
 bool str_set_add(struct str_set *set, const char *s);
 
-/* --- the real tool (evaluate-tool.c) ----------------------------------- */
+/* --- the real tool (evaluate-tool.c, evaluate-show.c) ------------------ */
+
+/* The path entries ("NAME=entry", in order) that the prepend and append
+ * calls in text, what the tool's `module show` printed, name, added to
+ * ret. lmod: Lmod's output, where every line must be understood (else
+ * -EINVAL, d naming what and the line); else Environment Modules'. */
+int show_output_entries(const char *text, bool lmod, const char *what, struct strv *ret,
+                        struct diag *d);
 
 /* Load specs of Tcl modulefiles with the real tool (Environment Modules or
  * Lmod) from env, the start environment. */

@@ -94,56 +94,35 @@ static int tool_load(const struct strv *tool, char *const *env, char *const *spe
         return 0;
 }
 
-/* The path entries one line of `module show` names: EM's
- * "prepend-path<TAB>VAR /dir" or Lmod's prepend_path("VAR","/dir"). */
-static void show_line_entries(const char *line, struct strv *ret)
-{
-        _cleanup_(strv_release) struct strv w = { 0 };
-        size_t first = 1;
-
-        if (startswith(line, "prepend-path") || startswith(line, "append-path")) {
-                tcl_words(line, &w);
-                while (first < w.len && w.items[first][0] == '-')
-                        first += startswith(w.items[first], "--delim") && !strchr(w.items[first], '=') ? 2 : 1;
-        } else if (startswith(line, "prepend_path(\"") || startswith(line, "append_path(\"")) {
-                for (const char *p = strchr(line, '"'); p;) {
-                        const char *end = strchr(p + 1, '"');
-
-                        if (!end)
-                                break;
-                        strv_push(&w, xstrndup(p + 1, (size_t)(end - p - 1)));
-                        p = strchr(end + 1, '"');
-                }
-                first = 0;
-        }
-        for (size_t i = first + 1; i < w.len; i++)
-                strv_push(ret, xasprintf("%s=%s", w.items[first], w.items[i]));
-}
-
 /* The path entries the module's own prepend/append calls name, from the
- * tool's `show` (on stderr for both tools), in env. */
-static void tool_show_entries(const struct strv *tool, char *const *env, const char *module,
-                              struct strv *ret)
+ * tool's `show` (on stderr for both tools), in env. A show that fails, or
+ * that Lmod printed in a shape cudamod does not understand, is an error:
+ * without it the module's own entries would be unknown. */
+static int tool_show_entries(const struct strv *tool, char *const *env, const char *module,
+                             struct strv *ret, struct diag *d)
 {
         _cleanup_(strv_release) struct strv argv = { 0 };
         _cleanup_(child_release) struct child c = { 0 };
+        _cleanup_free_ char *what = NULL;
+        const char *name = path_basename(tool->items[tool->len - 1]);
+        int r;
 
         for (size_t i = 0; i < tool->len; i++)
                 strv_add(&argv, tool->items[i]);
         strv_add(&argv, "sh");
         strv_add(&argv, "show");
         strv_add(&argv, module);
-        if (process_run(argv.items[0], argv.items, env, NULL, TOOL_TIMEOUT, &c) < 0 ||
-            !child_succeeded(&c))
-                return;
-        for (char *line = c.err.buf; line && *line;) {
-                char *nl = strchr(line, '\n');
+        r = process_run(argv.items[0], argv.items, env, NULL, TOOL_TIMEOUT, &c);
+        if (r < 0)
+                return diag_errorf(d, r, "cannot run '%s': %s", argv.items[0], strerror(-r));
+        if (!child_succeeded(&c)) {
+                _cleanup_free_ char *how = c.timed_out ? xstrdup("timed out") : child_ending(&c);
 
-                if (nl)
-                        *nl = '\0';
-                show_line_entries(line, ret);
-                line = nl ? nl + 1 : NULL;
+                return diag_errorf(d, -EINVAL, "%s show %s failed (%s): %s", name, module, how,
+                                   c.err.len ? c.err.buf : "(no message)");
         }
+        what = xasprintf("%s show %s", name, module);
+        return show_output_entries(c.err.buf, tool->len == 1, what, ret, d);
 }
 
 int evaluate_tool(char *const *env, char *const *specs, size_t n_specs,
@@ -151,6 +130,7 @@ int evaluate_tool(char *const *env, char *const *specs, size_t n_specs,
 {
         _cleanup_(strv_release) struct strv tool = { 0 }, after = { 0 }, before = { 0 };
         _cleanup_(strv_release) struct strv names = { 0 }, files = { 0 }, old = { 0 };
+        _cleanup_(strv_release) struct strv own = { 0 };
         size_t first;
         int r = find_tool(env, &tool, d);
 
@@ -173,6 +153,9 @@ int evaluate_tool(char *const *env, char *const *specs, size_t n_specs,
                 env_copy(&before, env);
         if (r < 0)
                 return r;
+        r = tool_show_entries(&tool, after.items, names.items[names.len - 1], &own, d);
+        if (r < 0)
+                return r;
         ret->modules = xcalloc(names.len - first, sizeof(*ret->modules));
         for (size_t i = first; i < names.len; i++) {
                 const char *slash = strrchr(names.items[i], '/');
@@ -184,8 +167,8 @@ int evaluate_tool(char *const *env, char *const *specs, size_t n_specs,
                 modulefile_set(m, name, slash ? slash + 1 : "", files.items[i],
                                endswith(files.items[i], ".lua"));
         }
-        tool_show_entries(&tool, after.items, names.items[names.len - 1],
-                          &ret->modules[ret->n_modules - 1].path_entries);
+        ret->modules[ret->n_modules - 1].path_entries = own;
+        own = (struct strv){ 0 };
         ret->env = after;
         ret->env_before_last = before;
         after = before = (struct strv){ 0 };

@@ -32,7 +32,10 @@
  * --trust-modulefiles. With evaluate_options.trust_modulefiles, the real
  * tool evaluates them instead: Environment Modules' modulecmd.tcl
  * ($MODULES_CMD, or the Debian paths) or Lmod's lmod ($LMOD_CMD), whose
- * shell code a /bin/sh evaluates in the start environment. */
+ * shell code a /bin/sh evaluates in the start environment, and whose
+ * `module show` of the last module names its own path entries (a show
+ * that fails, or a line of Lmod's show that is not understood, is
+ * -EINVAL: see evaluate-show.c). */
 #ifndef CUDAMOD_EVALUATE_H
 #define CUDAMOD_EVALUATE_H
 

@@ -631,6 +631,42 @@ static void plan_defaults(struct plan *p, const struct config *cfg)
                                             c->name, c->name, cfg->defaults[c->index].version));
 }
 
+/* A module of a CUDA major that no cuda module of this run has: in the
+ * hierarchy nothing puts its level (OUT/CUDA/N) on MODULEPATH, so nothing
+ * can load it and a validate of OUT/Core never sees it; flat, its
+ * depends_on/prereq cannot be met. Written all the same (a CUDA N module
+ * may come later), with a warning saying how to make it reachable. */
+static void plan_orphans(struct plan *p)
+{
+        for (size_t i = 0; i < p->n_modules; i++) {
+                const struct module_plan *m = &p->modules[i];
+                long major = install_cuda_major(m->install);
+                bool reached = false;
+
+                if (m->install->component->toolkit || major < 0)
+                        continue;
+                for (size_t k = 0; k < p->n_modules && !reached; k++)
+                        reached = p->modules[k].install->component->toolkit &&
+                                  install_cuda_major(p->modules[k].install) == major;
+                if (reached)
+                        continue;
+                if (p->layout == MODULE_LAYOUT_HIERARCHICAL)
+                        strv_push(&p->warnings,
+                                  xasprintf("'%s/%s': no cuda %ld module is generated, so nothing puts "
+                                            "'%s/CUDA/%ld' on MODULEPATH and %s cannot be loaded; "
+                                            "install or generate a CUDA %ld module, or exclude '%s'",
+                                            p->outdir, m->path, major, p->outdir, major, m->full_name,
+                                            major, m->install->prefix));
+                else
+                        strv_push(&p->warnings,
+                                  xasprintf("'%s/%s': no cuda %ld module is generated, so %s, which "
+                                            "needs one, cannot be loaded; install or generate a CUDA "
+                                            "%ld module, or exclude '%s'",
+                                            p->outdir, m->path, major, m->full_name, major,
+                                            m->install->prefix));
+        }
+}
+
 int plan_build(const struct install_list *installs, const struct config *cfg,
                const char *outdir, struct plan *ret, struct diag *d)
 {
@@ -678,6 +714,7 @@ int plan_build(const struct install_list *installs, const struct config *cfg,
                 fill_module(&p.modules[p.n_modules++], &c[i], cfg, outdir);
         qsort(p.modules, p.n_modules, sizeof(*p.modules), module_cmp);
         plan_defaults(&p, cfg);
+        plan_orphans(&p);
 
         for (size_t i = 0; i < n; i++) {
                 free(c[i].dir);

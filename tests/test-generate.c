@@ -213,6 +213,73 @@ START_TEST(generate_cudss_module_environment)
 }
 END_TEST
 
+/* A cuDNN for CUDA 13 beside only a CUDA 12: its module is written (a
+ * CUDA 13 may come), and generate warns, naming the file, the missing
+ * cuda major and what to do; in --json too. The cuDNN of the CUDA 12 is
+ * no orphan. */
+START_TEST(generate_warns_about_an_orphan_level)
+{
+        static const struct {
+                const char *format, *layout, *file, *said;
+        } cases[] = {
+                { "lua", "hierarchical", "CUDA/13/cudnn/9.19.0.lua", "nothing puts '@OUT@/CUDA/13' on MODULEPATH" },
+                { "tcl", "hierarchical", "CUDA/13/cudnn/9.19.0", "nothing puts '@OUT@/CUDA/13' on MODULEPATH" },
+                { "lua", "flat", "cudnn/9.19.0.lua", "which needs one, cannot be loaded" },
+        };
+        char *root = fx_new();
+        _cleanup_free_ char *sw = path_join(root, "sw");
+        _cleanup_free_ char *prefix = path_join(sw, "cudnn-linux-x86_64-9.19.0.56_cuda13-archive");
+
+        fx_cuda_toolkit(root, "sw/cuda-12.9",
+                        &(struct fx_cuda){ .version = "12.9", .release = "12.9.1", .cudart = "12.9.79",
+                                           .nvcc = "12.9.86" });
+        fx_cudnn(root, "sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive",
+                 &(struct fx_cudnn){ .version = "9.7.1", .cuda_major = 12 });
+        fx_cudnn(root, "sw/cudnn-linux-x86_64-9.19.0.56_cuda13-archive",
+                 &(struct fx_cudnn){ .version = "9.19.0", .cuda_major = 13 });
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *out = xasprintf("%s/out-%zu", root, i);
+                _cleanup_free_ char *file = path_join(out, cases[i].file), *said = NULL, *want = NULL;
+                struct run_result r = { 0 };
+                json_error_t err;
+                json_t *doc;
+                size_t n = 0;
+
+                said = str_replace_all(cases[i].said, "@OUT@", out);
+                want = xasprintf("'%s': no cuda 13 module is generated", file);
+                run_cudamod(&r, (const char *const[]){ "generate", "-o", out, "--format", cases[i].format,
+                                                      "--layout", cases[i].layout, sw, NULL },
+                            false);
+                ck_assert_msg(r.status == 0, "%s", r.err);
+                ck_assert_int_eq(access(file, F_OK), 0);
+                ck_assert_msg(strstr(r.err, want) && strstr(r.err, said) &&
+                              strstr(r.err, "cudnn/9.19.0"),
+                              "%s %s: no orphan warning: %s", cases[i].format, cases[i].layout, r.err);
+                ck_assert_msg(strstr(r.err, "install or generate a CUDA 13 module, or exclude") &&
+                              strstr(r.err, prefix), "%s", r.err);
+                ck_assert_msg(!strstr(r.err, "cuda 12 module"), "%s", r.err);
+                run_result_release(&r);
+
+                run_cudamod(&r, (const char *const[]){ "generate", "--json", "--dry-run", "-o", out,
+                                                      "--format", cases[i].format, "--layout",
+                                                      cases[i].layout, sw, NULL },
+                            false);
+                ck_assert_int_eq(r.status, 0);
+                doc = json_loads(r.out, 0, &err);
+                ck_assert_msg(doc != NULL, "%s: %s", err.text, r.out);
+                for (size_t k = 0; k < json_array_size(json_object_get(doc, "warnings")); k++) {
+                        const char *w = json_string_value(json_array_get(json_object_get(doc, "warnings"), k));
+
+                        n += w && strstr(w, want) != NULL;
+                }
+                ck_assert_msg(n == 1, "%s", r.out);
+                json_decref(doc);
+                run_result_release(&r);
+        }
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(generate_rerun_changes_nothing)
 {
         char *root = fx_new();
@@ -914,6 +981,7 @@ int main(void)
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, generate_reference_tree_matches_modulefiles);
         tcase_add_test(tc, generate_rerun_changes_nothing);
+        tcase_add_test(tc, generate_warns_about_an_orphan_level);
         tcase_add_test(tc, generate_cudss_module_environment);
         tcase_add_test(tc, generate_json_describes_the_run);
         tcase_add_test(tc, generate_usage_and_config_errors_write_nothing);
