@@ -145,7 +145,7 @@ expect 'cudamod doctor --' --modulepath --trust-modulefiles --json --help
 expect 'cudamod scan --' --json --help
 expect 'cudamod config --' --default --help
 expect_has 'cudamod validate --' --target --arch-list --launcher --modulepath --jobs --timeout \
-    --driver-libdir --require-device --no-compile --no-strict-modes --json
+    --driver-libdir --require-device --no-compile --no-strict-modes --strict --json
 expect 'cudamod validate --jobs ' # a number: nothing to offer
 expect 'cudamod generate --lock' --lock-timeout
 expect 'cudamod generate --lock-timeout ' # seconds: nothing to offer
