@@ -1,0 +1,108 @@
+#!/bin/sh
+# unpack.sh DEBDIR APPS: lay out the Debian packages fetch.sh downloaded
+# into DEBDIR as a site installs them, under APPS, without installing
+# anything: APPS/cuda/X.Y/{bin,include,lib64,nvvm,version.json} (the CUDA
+# of the packages), and APPS/nccl/V/{include,lib} when DEBDIR has NCCL.
+#
+# Debian's nvcc reads its profile from the directory of the nvcc binary,
+# and that profile names /usr/lib/nvidia-cuda-toolkit; bin/nvcc.profile is
+# replaced by the one NVIDIA's runfile writes ($(_HERE_)-relative), so the
+# prefix works wherever it lies. Of nvidia-cuda-dev (0.8-0.9 GB) only the
+# headers, the cudart link and archives (CMake links cudart_static by
+# default) and the driver stub are taken. Exit 77 when a package is
+# missing. A layout already made (APPS/.complete-<toolkit deb>) is kept.
+set -eu
+debs=$1
+apps=$2
+deb() {
+        set -- "$debs/$1"_*.deb
+        [ -f "$1" ] || { echo "unpack.sh: no $1" >&2; exit 77; }
+        echo "$1"
+}
+toolkit=$(deb nvidia-cuda-toolkit)
+# 11.8.89~11.8.0-5~deb12u1 -> 11.8.89 (cudart, nvcc) and 11.8.0 (release)
+full=$(dpkg-deb -f "$toolkit" Version)
+comp=${full%%~*}
+release=${full#*~}
+release=${release%%-*}
+xy=$(echo "$release" | cut -d. -f1-2)
+stamp=$apps/.complete-$(basename "$toolkit")
+[ -f "$stamp" ] && exit 0
+mkdir -p "$apps"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudamod-real.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+x() {
+        f=$(deb "$1")
+        shift
+        dpkg-deb --fsys-tarfile "$f" | tar -x -C "$tmp" --wildcards "$@" 2>/dev/null || true
+}
+x nvidia-cuda-toolkit './usr/bin/ptxas' './usr/bin/fatbinary' './usr/bin/nvlink' './usr/bin/cudafe++' \
+        './usr/bin/bin2c' './usr/bin/nvprune' './usr/bin/cuobjdump' './usr/bin/cu++filt' \
+        './usr/lib/nvidia-cuda-toolkit/bin/nvcc' './usr/lib/nvidia-cuda-toolkit/bin/cicc' \
+        './usr/lib/nvidia-cuda-toolkit/bin/crt/*' './usr/lib/nvidia-cuda-toolkit/libdevice/*' './usr/include/nvvm.h'
+x nvidia-cuda-dev './usr/include/*' './usr/lib/x86_64-linux-gnu/libcudart.so' \
+        './usr/lib/x86_64-linux-gnu/libcudart_static.a' './usr/lib/x86_64-linux-gnu/libcudadevrt.a' \
+        './usr/lib/x86_64-linux-gnu/libculibos.a' './usr/lib/x86_64-linux-gnu/stubs/libcuda.so' \
+        './usr/lib/x86_64-linux-gnu/libcublas.so' './usr/lib/x86_64-linux-gnu/libcublasLt.so' \
+        './usr/lib/x86_64-linux-gnu/libcusparse.so' './usr/lib/x86_64-linux-gnu/libnvJitLink.so'
+for p in libcudart11.0 libcudart12; do
+        [ -f "$(echo "$debs/$p"_*.deb)" ] && x "$p" './usr/lib/x86_64-linux-gnu/libcudart.so*'
+done
+x libnvvm4 './usr/lib/x86_64-linux-gnu/libnvvm.so*'
+for p in libcublas11 libcublaslt11 libcublas12 libcublaslt12 libcusparse12 libnvjitlink12; do
+        [ -f "$(echo "$debs/$p"_*.deb)" ] && x "$p" './usr/lib/x86_64-linux-gnu/lib*.so*'
+done
+[ -x "$tmp/usr/lib/nvidia-cuda-toolkit/bin/nvcc" ] || { echo "unpack.sh: nvcc not unpacked" >&2; exit 1; }
+
+prefix=$apps/cuda/$xy
+rm -rf "$prefix"
+mkdir -p "$prefix/bin" "$prefix/lib64/stubs" "$prefix/nvvm/bin" "$prefix/nvvm/lib64"
+for b in ptxas fatbinary nvlink cudafe++ bin2c nvprune cuobjdump cu++filt; do
+        [ -f "$tmp/usr/bin/$b" ] && cp -p "$tmp/usr/bin/$b" "$prefix/bin/"
+done
+cp -p "$tmp/usr/lib/nvidia-cuda-toolkit/bin/nvcc" "$prefix/bin/"
+cp -pR "$tmp/usr/lib/nvidia-cuda-toolkit/bin/crt" "$prefix/bin/"
+cp -p "$tmp/usr/lib/nvidia-cuda-toolkit/bin/cicc" "$prefix/nvvm/bin/"
+cp -pR "$tmp/usr/lib/nvidia-cuda-toolkit/libdevice" "$prefix/nvvm/"
+cp -pR "$tmp/usr/include" "$prefix/include"
+cp -pP "$tmp/usr/lib/x86_64-linux-gnu/"lib*.so* "$tmp/usr/lib/x86_64-linux-gnu/"*.a "$prefix/lib64/"
+mv "$prefix/lib64/"libnvvm.so* "$prefix/nvvm/lib64/"
+ln -s libnvvm.so.4 "$prefix/nvvm/lib64/libnvvm.so"
+cp -p "$tmp/usr/lib/x86_64-linux-gnu/stubs/libcuda.so" "$prefix/lib64/stubs/"
+# The profile NVIDIA's runfile writes (bin/nvcc.profile).
+cat > "$prefix/bin/nvcc.profile" <<'PROFILE'
+
+TOP              = $(_HERE_)/..
+
+NVVMIR_LIBRARY_DIR = $(TOP)/nvvm/libdevice
+
+LD_LIBRARY_PATH += $(TOP)/lib:
+PATH            += $(TOP)/nvvm/bin:$(_HERE_):
+
+INCLUDES        +=  "-I$(TOP)/include" $(_SPACE_)
+
+LIBRARIES        =+ $(_SPACE_) "-L$(TOP)/lib64/stubs" "-L$(TOP)/lib64"
+
+CUDAFE_FLAGS    +=
+PTXAS_FLAGS     +=
+PROFILE
+# What the runfile's version.json says of the parts unpacked here.
+cat > "$prefix/version.json" <<JSON
+{
+   "cuda" : { "name" : "CUDA SDK", "version" : "$release" },
+   "cuda_cudart" : { "name" : "CUDA Runtime (cudart)", "version" : "$comp" },
+   "cuda_nvcc" : { "name" : "CUDA NVCC", "version" : "$comp" }
+}
+JSON
+
+if [ -f "$(echo "$debs"/libnccl2_*.deb)" ]; then
+        x libnccl2 './usr/lib/x86_64-linux-gnu/libnccl.so*'
+        x libnccl-dev './usr/include/nccl*.h' './usr/lib/x86_64-linux-gnu/libnccl_static.a'
+        nccl=$(dpkg-deb -f "$(deb libnccl2)" Version)
+        nccl=${nccl%%-*}
+        mkdir -p "$apps/nccl/$nccl/include" "$apps/nccl/$nccl/lib"
+        cp -p "$tmp/usr/include/"nccl*.h "$apps/nccl/$nccl/include/"
+        cp -pP "$tmp/usr/lib/x86_64-linux-gnu/"libnccl* "$apps/nccl/$nccl/lib/"
+        ln -sf libnccl.so.2 "$apps/nccl/$nccl/lib/libnccl.so"
+fi
+touch "$stamp"
