@@ -403,7 +403,12 @@ static char *first_errors(const char *text)
                         const char *e = strchrnul(p, '\n');
                         _cleanup_free_ char *line = line_trimmed(p, e);
 
-                        if (*line && (pass == 1 || strstr(line, "error") || strstr(line, "Error"))) {
+                        /* gcc echoes the source line after its message
+                         * ("  132 | #error ..."): not a message. */
+                        bool echo = ascii_isdigit(line[0]) && strstr(line, " | ") &&
+                                    strspn(line, "0123456789") == (size_t)(strstr(line, " | ") - line);
+
+                        if (*line && !echo && (pass == 1 || strstr(line, "error") || strstr(line, "Error"))) {
                                 strbuf_addf(&sb, "\n  %s", line);
                                 n++;
                         }

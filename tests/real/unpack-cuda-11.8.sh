@@ -1,7 +1,9 @@
 #!/bin/sh
 # unpack-cuda-11.8.sh DEBDIR PREFIX: lay out Debian bookworm's CUDA 11.8
 # (non-free: nvidia-cuda-toolkit, nvidia-cuda-dev, libcudart11.0, libnvvm4,
-# all 11.8.89~11.8.0-5~deb12u1) as a site install does, in PREFIX
+# 11.8.89~11.8.0-5~deb12u1, and libcublas11, libcublaslt11,
+# 11.11.3.6~11.8.0-5~deb12u1: scan wants cuBLAS in a toolkit's lib64) as a
+# site install does, in PREFIX
 # ({bin,include,lib64,nvvm}), without installing anything.
 #
 # DEBDIR holds the four .deb files (apt-get download them with a private
@@ -16,23 +18,27 @@ set -eu
 debs=$1
 prefix=$2
 v='11.8.89~11.8.0-5~deb12u1'
-for p in nvidia-cuda-toolkit nvidia-cuda-dev libcudart11.0 libnvvm4; do
-        [ -f "$debs/${p}_${v}_amd64.deb" ] || { echo "unpack-cuda-11.8: no $debs/${p}_${v}_amd64.deb" >&2; exit 77; }
+vb='11.11.3.6~11.8.0-5~deb12u1'
+for p in nvidia-cuda-toolkit_$v nvidia-cuda-dev_$v libcudart11.0_$v libnvvm4_$v libcublas11_$vb libcublaslt11_$vb; do
+        [ -f "$debs/${p}_amd64.deb" ] || { echo "unpack-cuda-11.8: no $debs/${p}_amd64.deb" >&2; exit 77; }
 done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuda118.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-x() { dpkg-deb --fsys-tarfile "$debs/${1}_${v}_amd64.deb" | tar -x -C "$tmp" --wildcards "$@" 2>/dev/null || true; }
+x() { dpkg-deb --fsys-tarfile "$debs/${1}_amd64.deb" | tar -x -C "$tmp" --wildcards "$@" 2>/dev/null || true; }
 # The first argument names the package; tar reads it as a member pattern
 # that matches nothing, harmlessly.
-x nvidia-cuda-toolkit './usr/bin/ptxas' './usr/bin/fatbinary' './usr/bin/nvlink' './usr/bin/cudafe++' \
+x nvidia-cuda-toolkit_$v './usr/bin/ptxas' './usr/bin/fatbinary' './usr/bin/nvlink' './usr/bin/cudafe++' \
         './usr/bin/bin2c' './usr/bin/nvprune' './usr/bin/cuobjdump' './usr/bin/cu++filt' \
         './usr/lib/nvidia-cuda-toolkit/bin/nvcc' './usr/lib/nvidia-cuda-toolkit/bin/cicc' \
         './usr/lib/nvidia-cuda-toolkit/bin/crt/*' './usr/lib/nvidia-cuda-toolkit/libdevice/*' './usr/include/nvvm.h'
-x nvidia-cuda-dev './usr/include/*' './usr/lib/x86_64-linux-gnu/libcudart.so' \
+x nvidia-cuda-dev_$v './usr/include/*' './usr/lib/x86_64-linux-gnu/libcudart.so' \
         './usr/lib/x86_64-linux-gnu/libcudart_static.a' './usr/lib/x86_64-linux-gnu/libcudadevrt.a' \
         './usr/lib/x86_64-linux-gnu/libculibos.a' './usr/lib/x86_64-linux-gnu/stubs/libcuda.so'
-x libcudart11.0 './usr/lib/x86_64-linux-gnu/libcudart.so*'
-x libnvvm4 './usr/lib/x86_64-linux-gnu/libnvvm.so*'
+x libcudart11.0_$v './usr/lib/x86_64-linux-gnu/libcudart.so*'
+x libnvvm4_$v './usr/lib/x86_64-linux-gnu/libnvvm.so*'
+x libcublas11_$vb './usr/lib/x86_64-linux-gnu/libcublas.so*'
+x libcublaslt11_$vb './usr/lib/x86_64-linux-gnu/libcublasLt.so*'
+x nvidia-cuda-dev_$v './usr/lib/x86_64-linux-gnu/libcublas.so' './usr/lib/x86_64-linux-gnu/libcublasLt.so'
 [ -x "$tmp/usr/lib/nvidia-cuda-toolkit/bin/nvcc" ] || { echo "unpack-cuda-11.8: nvcc not unpacked" >&2; exit 1; }
 
 rm -rf "$prefix"
@@ -45,7 +51,7 @@ cp -pR "$tmp/usr/lib/nvidia-cuda-toolkit/bin/crt" "$prefix/bin/"
 cp -p "$tmp/usr/lib/nvidia-cuda-toolkit/bin/cicc" "$prefix/nvvm/bin/"
 cp -pR "$tmp/usr/lib/nvidia-cuda-toolkit/libdevice" "$prefix/nvvm/"
 cp -pR "$tmp/usr/include" "$prefix/include"
-cp -pP "$tmp/usr/lib/x86_64-linux-gnu/"libcudart.so* "$tmp/usr/lib/x86_64-linux-gnu/"*.a "$prefix/lib64/"
+cp -pP "$tmp/usr/lib/x86_64-linux-gnu/"libcudart.so* "$tmp/usr/lib/x86_64-linux-gnu/"libcublas*.so* "$tmp/usr/lib/x86_64-linux-gnu/"*.a "$prefix/lib64/"
 cp -p "$tmp/usr/lib/x86_64-linux-gnu/stubs/libcuda.so" "$prefix/lib64/stubs/"
 cp -pP "$tmp/usr/lib/x86_64-linux-gnu/"libnvvm.so* "$prefix/nvvm/lib64/"
 ln -s libnvvm.so.4 "$prefix/nvvm/lib64/libnvvm.so"
