@@ -592,7 +592,7 @@ void check_nvcc(const struct validate_module *t, const struct validate_options *
         }
         nvcc = process_find_program("nvcc", t->env, &err);
         if (!nvcc) {
-                check_set(ret, CHECK_SKIP, "the module puts no nvcc on PATH");
+                check_set(ret, CHECK_SKIP, "the module's PATH has no executable nvcc");
                 return;
         }
         env_for_build(t->env, &env);
@@ -769,7 +769,7 @@ void check_cmake(const struct validate_module *t, const struct validate_options 
         }
         nvcc = process_find_program("nvcc", t->env, &err);
         if (!nvcc) {
-                check_set(ret, CHECK_SKIP, "the module puts no nvcc on PATH: CMake's enable_language(CUDA) needs one");
+                check_set(ret, CHECK_SKIP, "the module's PATH has no executable nvcc: CMake's enable_language(CUDA) needs one");
                 return;
         }
         /* cmake is looked up as the C compiler is: in cudamod's PATH (a
