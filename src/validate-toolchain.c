@@ -712,7 +712,6 @@ static const char cmake_project[] =
         "message(STATUS \"cudamod:toolkit_version=${CUDAToolkit_VERSION}\")\n"
         "message(STATUS \"cudamod:bin_dir=${CUDAToolkit_BIN_DIR}\")\n"
         "message(STATUS \"cudamod:include_dirs=${CUDAToolkit_INCLUDE_DIRS}\")\n"
-        "message(STATUS \"cudamod:library_dir=${CUDAToolkit_LIBRARY_DIR}\")\n"
         "message(STATUS \"cudamod:cudart=${cudamod_cudart}\")\n";
 
 static char *cmake_field(const char *out, const char *key)
@@ -735,21 +734,12 @@ static bool same_file(const char *a, const char *b)
         return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* Whether dir is one of dirs (or the same directory). */
-static bool dir_in(const struct strv *dirs, const char *dir)
-{
-        for (size_t i = 0; i < dirs->len; i++)
-                if (streq(dirs->items[i], dir) || same_file(dirs->items[i], dir))
-                        return true;
-        return false;
-}
-
 void check_cmake(const struct validate_module *t, const struct validate_options *o, struct check *ret)
 {
         unsigned timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT;
         _cleanup_free_ char *cmake = NULL, *nvcc = NULL, *search = NULL, *build = NULL;
-        _cleanup_free_ char *compiler = NULL, *cver = NULL, *tver = NULL, *bindir = NULL, *libdir = NULL,
-                            *cudart = NULL, *hostc = NULL, *header_ver = NULL;
+        _cleanup_free_ char *compiler = NULL, *cver = NULL, *tver = NULL, *bindir = NULL, *cudart = NULL,
+                            *hostc = NULL;
         _cleanup_(scratch_removep) char *dir = NULL;
         _cleanup_(strv_release) struct strv argv = { 0 }, env = { 0 };
         _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
@@ -787,8 +777,7 @@ void check_cmake(const struct validate_module *t, const struct validate_options 
                 return;
         }
         build = path_join(dir, "build");
-        /* The module's environment, with cmake's directory after its PATH
-         * so that cmake's own helpers are found the way it expects. */
+        /* The module's environment only, as for nvcc. */
         for (char *const *e = t->env; e && *e; e++)
                 if (strchr(*e, '=') && !startswith(*e, "PWD=") && !startswith(*e, "OLDPWD="))
                         strv_add(&env, *e);
@@ -818,7 +807,6 @@ void check_cmake(const struct validate_module *t, const struct validate_options 
         cver = cmake_field(c.out.buf, "compiler_version");
         tver = cmake_field(c.out.buf, "toolkit_version");
         bindir = cmake_field(c.out.buf, "bin_dir");
-        libdir = cmake_field(c.out.buf, "library_dir");
         cudart = cmake_field(c.out.buf, "cudart");
         hostc = cmake_field(c.out.buf, "host_compiler");
 
@@ -839,16 +827,13 @@ void check_cmake(const struct validate_module *t, const struct validate_options 
                 findings_add(&f, CHECK_FAIL, "CMake's nvcc is version %s and find_package(CUDAToolkit) found %s (PyTorch stops at 'Found two conflicting CUDA versions')",
                              cver, tver);
         major = toolkit_major(t, nvcc);
-        header_ver = tver ? xstrdup(tver) : xstrdup("unknown");
         if (major && tver && strtoul(tver, NULL, 10) != major)
                 findings_add(&f, CHECK_FAIL, "find_package(CUDAToolkit) found CUDA %s, and the module's headers say CUDA %lu",
                              tver, major);
-        (void)libdir;
-        (void)dir_in;
         if (f.worst == CHECK_PASS)
                 check_set(ret, CHECK_PASS,
                           "CMake ('%s') with enable_language(CUDA) and find_package(CUDAToolkit) found the module's toolkit: nvcc '%s' %s, CUDAToolkit %s, cudart '%s'%s%s%s",
-                          cmake, compiler, cver ? cver : "?", header_ver, cudart, hostc && *hostc ? ", host compiler '" : "",
+                          cmake, compiler, cver ? cver : "?", tver ? tver : "?", cudart, hostc && *hostc ? ", host compiler '" : "",
                           hostc && *hostc ? hostc : "", hostc && *hostc ? "'" : "");
         else
                 check_set(ret, f.worst, "%s", f.problems.buf);

@@ -100,6 +100,14 @@ if [ -n "$p118" ] && [ -x "$p118/bin/nvcc" ]; then
                 expect cuda118-gcc11 nvcc pass "'/usr/bin/g++-11' (-ccbin in NVCC_PREPEND_FLAGS) is GCC 11." \
                         "cudaGetDeviceCount returned 35 cudaErrorInsufficientDriver" "$p118/lib64/libcudart.so.11.0"
                 [ $have_cmake = 0 ] || expect cuda118-gcc11 cmake pass "CUDAToolkit 11.8" "host compiler '/usr/bin/g++-11'"
+                # A CUDACXX left pointing at /usr/local/cuda (13.0 here):
+                # CMake builds with that toolkit, not the module's.
+                if [ $have_cmake = 1 ] && [ -x /usr/local/cuda/bin/nvcc ]; then
+                        printf 'host_compiler:\n  "11": /usr/bin/g++-11\nenv: { cuda: { setenv: { CUDACXX: /usr/local/cuda/bin/nvcc } } }\n' \
+                                >"$tmp/stale.yaml"
+                        validate_one cuda118-stale "$tmp/stale.yaml" "$p118"
+                        expect cuda118-stale cmake fail "CMake's CUDA compiler is '/usr/local/cuda/bin/nvcc', not the module's nvcc '$p118/bin/nvcc'"
+                fi
         else
                 say "no /usr/bin/g++-11: the host_compiler pass on CUDA 11.8 skipped"
         fi
