@@ -537,6 +537,25 @@ static char *output_field(const char *out, const char *key)
 
 /* Check one host compiler, found as from says, against the limits: add a
  * fact or a failure naming both and the fix. */
+/* Whether nvcc's flags variables in env switch the host compiler check
+ * off (-allow-unsupported-compiler; the macro it defines). */
+static bool host_check_overridden(char *const *env)
+{
+        static const char *const vars[] = { "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", NULL };
+        static const char *const words[] = { "-allow-unsupported-compiler", "--allow-unsupported-compiler",
+                                             "-D__NV_NO_HOST_COMPILER_CHECK", NULL };
+
+        for (size_t i = 0; vars[i]; i++)
+                for (size_t k = 0; words[k]; k++) {
+                        const char *v = env_get(env, vars[i]);
+                        const char *p = v ? strstr(v, words[k]) : NULL;
+
+                        if (p && (p == v || p[-1] == ' ' || p[-1] == '\t'))
+                                return true;
+                }
+        return false;
+}
+
 static void host_check(const char *who, const char *path, const char *from, const struct host_limits *lim,
                        const char *header, unsigned long cuda_major, char *const *env, unsigned timeout,
                        struct findings *f)
@@ -554,6 +573,12 @@ static void host_check(const char *who, const char *path, const char *from, cons
                              host_compiler_kind_name(h.kind), h.version, header);
                 return;
         }
+        if (host_check_overridden(env)) {
+                findings_add(f, CHECK_WARN,
+                             "%s '%s' (%s) is %s %s, which '%s' refuses, and the module's nvcc flags pass -allow-unsupported-compiler: it builds unsupported; give one it accepts in the site config (host_compiler: {\"%lu\": /path/to/g++})",
+                             who, path, from, host_compiler_kind_name(h.kind), h.version, header, cuda_major);
+                return;
+        }
         if (max >= 0)
                 findings_add(f, CHECK_FAIL,
                              "%s '%s' (%s) is %s %s, and '%s' accepts %s up to %ld: give a host compiler it accepts in the site config (host_compiler: {\"%lu\": /path/to/g++}, or {module: NAME}) and regenerate",
@@ -568,7 +593,7 @@ static void host_check(const char *who, const char *path, const char *from, cons
 void check_nvcc(const struct validate_module *t, const struct validate_options *o, struct check *ret)
 {
         unsigned timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT;
-        _cleanup_free_ char *nvcc = NULL, *header = NULL, *host = NULL, *ccache = NULL, *out = NULL;
+        _cleanup_free_ char *nvcc = NULL, *header = NULL, *host = NULL, *out = NULL;
         _cleanup_(scratch_removep) char *dir = NULL;
         _cleanup_strbuf_ struct strbuf hc = STRBUF_INIT;
         _cleanup_(strv_release) struct strv argv = { 0 }, env = { 0 };

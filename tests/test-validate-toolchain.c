@@ -286,6 +286,24 @@ START_TEST(nvcc_check_fails_a_cudahostcxx_the_toolkit_refuses)
 }
 END_TEST
 
+/* -allow-unsupported-compiler lets the refused gcc through: a warning,
+ * not a pass (the script nvcc here still refuses it, as a real one would
+ * not: the build fails, so the check still fails; what is tested is the
+ * comparison's verdict). */
+START_TEST(nvcc_check_warns_when_the_flags_allow_an_unsupported_compiler)
+{
+        char *root = make_toolkit(11, NULL);
+        struct check c;
+
+        run_nvcc(root, (const char *const[]){ "NVCC_APPEND_FLAGS=-allow-unsupported-compiler", NULL }, &c);
+        assert_has(c.message, "which '");
+        assert_has(c.message, "refuses, and the module's nvcc flags pass -allow-unsupported-compiler");
+        ck_assert_msg(!strstr(c.message, "accepts GCC up to 11: give"), "%s", c.message);
+        check_release(&c);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(nvcc_program_that_loads_another_cudart_fails)
 {
         char *root = make_toolkit(15, "/elsewhere/lib64");
@@ -469,6 +487,7 @@ static Suite *toolchain_suite(void)
         tcase_add_test(tc, nvcc_with_a_gcc_the_toolkit_refuses_fails_naming_both_and_the_fix);
         tcase_add_test(tc, nvcc_with_ccbin_in_nvcc_prepend_flags_uses_it_and_runs_the_program);
         tcase_add_test(tc, nvcc_check_fails_a_cudahostcxx_the_toolkit_refuses);
+        tcase_add_test(tc, nvcc_check_warns_when_the_flags_allow_an_unsupported_compiler);
         tcase_add_test(tc, nvcc_program_that_loads_another_cudart_fails);
         tcase_add_test(tc, nvcc_check_skips_other_modules_and_a_module_without_nvcc);
         tcase_add_test(tc, cmake_check_skips_without_cmake);
