@@ -286,6 +286,69 @@ static char *nvcc_host_compiler(const char *nvcc, char *const *env, unsigned lon
         return process_find_program("gcc", (char *[]){ search, NULL }, ret_err);
 }
 
+/* "NAME=value" (a variable nvcc sets, such as _HERE_ or INCLUDES). */
+static bool assignment(const char *s)
+{
+        size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+
+        return n > 0 && s[n] == '=';
+}
+
+/* The first word of a `nvcc --dryrun` command line, quotes removed
+ * ("\"/usr/bin\"/g++-11 -D..." → /usr/bin/g++-11). */
+static char *dryrun_word(const char *line)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        bool quoted = false;
+
+        for (const char *p = line; *p && (quoted || (*p != ' ' && *p != '\t')); p++)
+                if (*p == '"')
+                        quoted = !quoted;
+                else
+                        strbuf_addch(&sb, *p);
+        return strbuf_detach(&sb);
+}
+
+/* The host compiler nvcc runs, as `nvcc --dryrun` (started with env in
+ * dir, on the program there) shows it: the first command it prints that
+ * is not a variable assignment is the host compiler's preprocessing run,
+ * looked up in the PATH nvcc prints (its profile's additions in front).
+ * Authoritative: nvcc's profile, -ccbin in its flags variables and
+ * NVCC_CCBIN (which CUDA 13 reads and 11.8 ignores) all show in it. NULL
+ * when nvcc cannot say. */
+static char *nvcc_dryrun_host(const char *nvcc, char *const *env, const char *dir, unsigned timeout)
+{
+        char *argv[] = { (char *)nvcc, (char *)"--dryrun", (char *)"-cudart", (char *)"shared", (char *)"-o",
+                         (char *)"cudamod-nvcc", (char *)"cudamod-nvcc.cu", NULL };
+        _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
+        _cleanup_free_ char *path = NULL, *word = NULL, *search = NULL;
+        int err = 0;
+
+        if (process_run(nvcc, argv, env, dir, timeout, &c) < 0 || !child_succeeded(&c))
+                return NULL;
+        for (const char *p = c.err.len ? c.err.buf : c.out.buf; *p;) {
+                const char *e = strchrnul(p, '\n');
+                _cleanup_free_ char *line = xstrndup(p, (size_t)(e - p));
+
+                p = *e ? e + 1 : e;
+                if (!startswith(line, "#$ "))
+                        continue;
+                if (startswith(line, "#$ PATH=")) {
+                        free(path);
+                        path = xstrdup(line + strlen("#$ PATH="));
+                        continue;
+                }
+                if (assignment(line + 3))
+                        continue;
+                word = dryrun_word(line + 3);
+                break;
+        }
+        if (!word || !*word)
+                return NULL;
+        search = xasprintf("PATH=%s", path ? path : "");
+        return process_find_program(word, (char *[]){ search, NULL }, &err);
+}
+
 /* Ask path (started with env) which compiler it is: its predefined
  * macros. Returns 0, or -EIO with *ret_why saying what went wrong. */
 static int host_compiler_query(const char *path, char *const *env, unsigned timeout, struct host_compiler *ret,
@@ -486,6 +549,8 @@ static unsigned long toolkit_major(const struct validate_module *t, const char *
         return major;
 }
 
+static bool same_file(const char *a, const char *b);
+
 /* --- nvcc -------------------------------------------------------------- */
 
 static const char nvcc_program[] =
@@ -623,6 +688,12 @@ void check_nvcc(const struct validate_module *t, const struct validate_options *
         env_for_build(t->env, &env);
         major = toolkit_major(t, nvcc);
 
+        dir = scratch_new("nvcc", ret);
+        if (!dir)
+                goto done_early;
+        if (scratch_write(dir, "cudamod-nvcc.cu", nvcc_program, ret) < 0)
+                goto done_early;
+
         /* The host compilers, against what the toolkit accepts. */
         header = host_config_find(t, nvcc, &hc);
         limits_known = header && host_config_parse(hc.buf, hc.len, &lim) == 0;
@@ -633,6 +704,17 @@ void check_nvcc(const struct validate_module *t, const struct validate_options *
         else if (!lim.gcc_enforced && !lim.clang_enforced)
                 findings_add(&f, CHECK_WARN, "'%s' has its host compiler check disabled (no #error under its limits): any host compiler is let through", header);
         host = nvcc_host_compiler(nvcc, strv_exec_items(&env), major, &from, &err);
+        {
+                _cleanup_free_ char *shown = nvcc_dryrun_host(nvcc, strv_exec_items(&env), dir, timeout);
+
+                /* What nvcc says it runs wins over the reading of its
+                 * variables; the reading names where it came from. */
+                if (shown && !(host && same_file(host, shown))) {
+                        free(host);
+                        host = TAKE_PTR(shown);
+                        from = "what 'nvcc --dryrun' runs";
+                }
+        }
         if (!host)
                 findings_add(&f, CHECK_FAIL, "nvcc's host compiler (%s) is not found: %s", from,
                              err == EACCES ? "it is not executable" : "install one or set host_compiler in the site config");
@@ -650,11 +732,6 @@ void check_nvcc(const struct validate_module *t, const struct validate_options *
         }
 
         /* Compile, link and start the program. */
-        dir = scratch_new("nvcc", ret);
-        if (!dir)
-                goto done_early;
-        if (scratch_write(dir, "cudamod-nvcc.cu", nvcc_program, ret) < 0)
-                goto done_early;
         strv_add(&argv, nvcc);
         strv_add(&argv, "-cudart");
         strv_add(&argv, "shared");

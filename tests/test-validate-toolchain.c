@@ -165,7 +165,17 @@ static char *make_toolkit(long gcc_max, const char *cudart_dir)
         _cleanup_free_ char *lib = xasprintf("%s/cuda/lib64", root);
         _cleanup_free_ char *nvcc = xasprintf(
                 "#!/bin/sh\n"
+                "# --dryrun with FAKE_DRYRUN_HOST: print what a real nvcc whose\n"
+                "# profile puts that directory on PATH would run.\n"
+                "if [ \"$1\" = --dryrun ] && [ -n \"$FAKE_DRYRUN_HOST\" ]; then\n"
+                "        echo \"#$ _HERE_=/x\" >&2\n"
+                "        echo \"#$ PATH=$FAKE_DRYRUN_HOST:$PATH\" >&2\n"
+                "        echo \"#$ INCLUDES=\\\"-I/x\\\"  \" >&2\n"
+                "        echo \"#$ g++ -D__CUDA_ARCH_LIST__=520 -E -x c++ cudamod-nvcc.cu\" >&2\n"
+                "        exit 0\n"
+                "fi\n"
                 "out= cc=gcc\n"
+                "[ -n \"$FAKE_DRYRUN_HOST\" ] && cc=$FAKE_DRYRUN_HOST/g++\n"
                 "for a in $NVCC_PREPEND_FLAGS \"$@\"; do\n"
                 "        case $a in -ccbin=*) cc=${a#-ccbin=} ;; esac\n"
                 "done\n"
@@ -263,6 +273,24 @@ START_TEST(nvcc_with_ccbin_in_nvcc_prepend_flags_uses_it_and_runs_the_program)
         assert_has(c.message, "(-ccbin in NVCC_PREPEND_FLAGS) is GCC 11.3.0, accepted by");
         assert_has(c.message, lib);
         assert_has(c.message, "cudaGetDeviceCount returned 35 cudaErrorInsufficientDriver");
+        check_release(&c);
+        fx_free(root);
+}
+END_TEST
+
+/* What nvcc --dryrun runs wins over the reading of the variables: a
+ * profile (Debian's puts a gcc wrapper first on nvcc's PATH) can pick a
+ * compiler that is not `gcc` on the module's PATH. */
+START_TEST(nvcc_host_compiler_is_what_nvcc_dryrun_runs)
+{
+        char *root = make_toolkit(11, NULL);
+        _cleanup_free_ char *dry = xasprintf("FAKE_DRYRUN_HOST=%s/gcc11/bin", root);
+        _cleanup_free_ char *gxx = xasprintf("'%s/gcc11/bin/g++' (what 'nvcc --dryrun' runs) is GCC 11.3.0", root);
+        struct check c;
+
+        run_nvcc(root, (const char *const[]){ dry, NULL }, &c);
+        ck_assert_msg(c.status == CHECK_PASS, "%s", c.message);
+        assert_has(c.message, gxx);
         check_release(&c);
         fx_free(root);
 }
@@ -487,6 +515,7 @@ static Suite *toolchain_suite(void)
         tcase_add_test(tc, nvcc_with_a_gcc_the_toolkit_refuses_fails_naming_both_and_the_fix);
         tcase_add_test(tc, nvcc_with_ccbin_in_nvcc_prepend_flags_uses_it_and_runs_the_program);
         tcase_add_test(tc, nvcc_check_fails_a_cudahostcxx_the_toolkit_refuses);
+        tcase_add_test(tc, nvcc_host_compiler_is_what_nvcc_dryrun_runs);
         tcase_add_test(tc, nvcc_check_warns_when_the_flags_allow_an_unsupported_compiler);
         tcase_add_test(tc, nvcc_program_that_loads_another_cudart_fails);
         tcase_add_test(tc, nvcc_check_skips_other_modules_and_a_module_without_nvcc);
