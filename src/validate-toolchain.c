@@ -901,8 +901,13 @@ void check_cmake(const struct validate_module *t, const struct validate_options 
                 _cleanup_free_ char *ending = child_ending(&c);
                 _cleanup_free_ char *errors = first_errors(c.err.len ? c.err.buf : c.out.buf);
 
-                check_set(ret, CHECK_FAIL, "CMake's enable_language(CUDA) and find_package(CUDAToolkit) fail with the module's environment ('%s', %s):%s",
-                          cmake, ending, errors);
+                bool refused = strstr(c.out.buf, "unsupported GNU version") || strstr(c.err.buf, "unsupported GNU version") ||
+                               strstr(c.out.buf, "unsupported clang version") || strstr(c.err.buf, "unsupported clang version");
+
+                check_set(ret, CHECK_FAIL, "CMake's enable_language(CUDA) and find_package(CUDAToolkit) fail with the module's environment ('%s', %s)%s:%s",
+                          cmake, ending,
+                          refused ? ": the toolkit refuses the host compiler (see the nvcc check); give one it accepts in the site config (host_compiler), which sets CUDAHOSTCXX" : "",
+                          errors);
                 return;
         }
         compiler = cmake_field(c.out.buf, "compiler");

@@ -92,7 +92,7 @@ if [ -n "$p118" ] && [ -x "$p118/bin/nvcc" ]; then
         if [ "$gcc_major" -gt 11 ]; then
                 expect cuda118 nvcc fail "is GCC $gcc_major." "accepts GCC up to 11" 'host_compiler: {"11":' \
                         "unsupported GNU version! gcc versions later than 11 are not supported"
-                [ $have_cmake = 0 ] || expect cuda118 cmake fail "enable_language(CUDA)"
+                [ $have_cmake = 0 ] || expect cuda118 cmake fail "enable_language(CUDA)" "the toolkit refuses the host compiler"
         fi
         if [ -x /usr/bin/g++-11 ]; then
                 printf 'host_compiler:\n  "11": /usr/bin/g++-11\n' >"$tmp/gcc11.yaml"
