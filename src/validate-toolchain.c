@@ -576,11 +576,14 @@ static const char nvcc_program[] =
         "                return 0;\n"
         "        }\n"
         "        printf(\"devices %d\\n\", n);\n"
-        "        if (n > 0 && cudaMalloc((void **)&d, sizeof(int)) == cudaSuccess) {\n"
-        "                cudamod_kernel<<<1, 1>>>(d);\n"
-        "                e = cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);\n"
-        "                printf(\"kernel %d %s\\n\", h, cudaGetErrorName(e));\n"
-        "                cudaFree(d);\n"
+        "        if (n > 0) {\n"
+        "                e = cudaMalloc((void **)&d, sizeof(int));\n"
+        "                if (e == cudaSuccess) {\n"
+        "                        cudamod_kernel<<<1, 1>>>(d);\n"
+        "                        e = cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);\n"
+        "                        cudaFree(d);\n"
+        "                }\n"
+        "                printf(\"kernel %d %d %s\\n\", h, (int)e, cudaGetErrorName(e));\n"
         "        }\n"
         "        return 0;\n"
         "}\n";
@@ -781,10 +784,20 @@ void check_nvcc(const struct validate_module *t, const struct validate_options *
                         findings_add(&f, CHECK_FAIL, "the program built with '%s' loaded '%s', not the module's libcudart: LD_LIBRARY_PATH does not put the module's library directory first",
                                      nvcc, lib);
                 if (error)
-                        out = xasprintf("cudaGetDeviceCount returned %s (no driver or no GPU here)", error);
-                else if (kernel)
-                        out = xasprintf("%s device(s), the kernel ran (%s)", devices ? devices : "?", kernel);
-                else
+                        out = xasprintf("cudaGetDeviceCount returned %s%s", error,
+                                        startswith(error, "35 ") ? " (no driver here, or one older than the runtime)"
+                                        : startswith(error, "100 ") ? " (no CUDA device here)" : "");
+                else if (kernel && startswith(kernel, "42 0 "))
+                        out = xasprintf("%s device(s), the kernel ran on device 0", devices ? devices : "?");
+                else if (kernel) {
+                        /* "H ERR NAME": what it wrote, and the error of cudaMalloc or cudaMemcpy. */
+                        const char *name = strchr(kernel, ' ');
+
+                        name = name ? strchr(name + 1, ' ') : NULL;
+                        findings_add(&f, CHECK_FAIL, "the program built with '%s' found %s device(s), but its kernel did not run on device 0: %s",
+                                     nvcc, devices ? devices : "?", name ? name + 1 : kernel);
+                        out = xasprintf("%s device(s)", devices ? devices : "?");
+                } else
                         out = xasprintf("%s device(s)", devices ? devices : "?");
                 findings_add(&f, CHECK_PASS, "a .cu program (a kernel and cudaGetDeviceCount) built with '%s -cudart shared', linked and ran with the module's libcudart ('%s'): %s",
                              nvcc, lib ? lib : "?", out);

@@ -155,7 +155,7 @@ END_TEST
  * else writes the program, which prints what the real one prints without
  * a driver, loading cudart from cudart_dir. root/hostbin: gcc (12) and
  * root/gcc11/bin/g++ (11), scripts that answer -E -dM as GCC does. */
-static char *make_toolkit(long gcc_max, const char *cudart_dir)
+static char *make_toolkit_reporting(long gcc_max, const char *cudart_dir, const char *report)
 {
         char *root = fx_new();
         _cleanup_free_ char *hc = xasprintf("#if defined(__GNUC__)\n\n#if __GNUC__ > %ld\n\n"
@@ -187,9 +187,9 @@ static char *make_toolkit(long gcc_max, const char *cudart_dir)
                 "        echo \"    3 | #error -- unsupported GNU version!\" >&2\n"
                 "        exit 1\n"
                 "fi\n"
-                "printf '#!/bin/sh\\necho \"cudart %s/libcudart.so.11.0\"\\necho \"error 35 cudaErrorInsufficientDriver\"\\n' > \"$out\"\n"
+                "printf '#!/bin/sh\\necho \"cudart %s/libcudart.so.11.0\"\\nprintf \"%s\"\\n' > \"$out\"\n"
                 "chmod +x \"$out\"\n",
-                gcc_max, gcc_max, cudart_dir ? cudart_dir : lib);
+                gcc_max, gcc_max, cudart_dir ? cudart_dir : lib, report);
         _cleanup_free_ char *p = NULL;
 
         fx_write(root, "cuda/include/crt/host_config.h", hc);
@@ -205,6 +205,11 @@ static char *make_toolkit(long gcc_max, const char *cudart_dir)
         ck_assert_int_eq(chmod(p = xasprintf("%s/gcc11/bin/g++", root), 0755), 0);
         free(TAKE_PTR(p));
         return root;
+}
+
+static char *make_toolkit(long gcc_max, const char *cudart_dir)
+{
+        return make_toolkit_reporting(gcc_max, cudart_dir, "error 35 cudaErrorInsufficientDriver\\\\n");
 }
 
 /* The module under test: the toolkit at root/cuda with env (PATH first,
@@ -272,7 +277,7 @@ START_TEST(nvcc_with_ccbin_in_nvcc_prepend_flags_uses_it_and_runs_the_program)
         ck_assert_msg(c.status == CHECK_PASS, "%s", c.message);
         assert_has(c.message, "(-ccbin in NVCC_PREPEND_FLAGS) is GCC 11.3.0, accepted by");
         assert_has(c.message, lib);
-        assert_has(c.message, "cudaGetDeviceCount returned 35 cudaErrorInsufficientDriver");
+        assert_has(c.message, "cudaGetDeviceCount returned 35 cudaErrorInsufficientDriver (no driver here, or one older than the runtime)");
         check_release(&c);
         fx_free(root);
 }
@@ -327,6 +332,28 @@ START_TEST(nvcc_check_warns_when_the_flags_allow_an_unsupported_compiler)
         assert_has(c.message, "which '");
         assert_has(c.message, "refuses, and the module's nvcc flags pass -allow-unsupported-compiler");
         ck_assert_msg(!strstr(c.message, "accepts GCC up to 11: give"), "%s", c.message);
+        check_release(&c);
+        fx_free(root);
+}
+END_TEST
+
+/* With a GPU (what the program prints there): the kernel ran, or the
+ * check fails saying why it did not. */
+START_TEST(nvcc_program_on_a_gpu_runs_its_kernel_or_fails)
+{
+        char *root = make_toolkit_reporting(15, NULL, "devices 2\\\\nkernel 42 0 cudaSuccess\\\\n");
+        struct check c;
+
+        run_nvcc(root, NULL, &c);
+        ck_assert_msg(c.status == CHECK_PASS, "%s", c.message);
+        assert_has(c.message, "2 device(s), the kernel ran on device 0");
+        check_release(&c);
+        fx_free(root);
+
+        root = make_toolkit_reporting(15, NULL, "devices 1\\\\nkernel 0 209 cudaErrorNoKernelImageForDevice\\\\n");
+        run_nvcc(root, NULL, &c);
+        ck_assert_int_eq(c.status, CHECK_FAIL);
+        assert_has(c.message, "found 1 device(s), but its kernel did not run on device 0: cudaErrorNoKernelImageForDevice");
         check_release(&c);
         fx_free(root);
 }
@@ -517,6 +544,7 @@ static Suite *toolchain_suite(void)
         tcase_add_test(tc, nvcc_check_fails_a_cudahostcxx_the_toolkit_refuses);
         tcase_add_test(tc, nvcc_host_compiler_is_what_nvcc_dryrun_runs);
         tcase_add_test(tc, nvcc_check_warns_when_the_flags_allow_an_unsupported_compiler);
+        tcase_add_test(tc, nvcc_program_on_a_gpu_runs_its_kernel_or_fails);
         tcase_add_test(tc, nvcc_program_that_loads_another_cudart_fails);
         tcase_add_test(tc, nvcc_check_skips_other_modules_and_a_module_without_nvcc);
         tcase_add_test(tc, cmake_check_skips_without_cmake);
