@@ -13,7 +13,11 @@
 # one NVIDIA's runfile writes ($(_HERE_)-relative), so the prefix works
 # wherever it lies. Of nvidia-cuda-dev (774 MB) only the headers, the
 # cudart link and archives (CMake links cudart_static by default) and the
-# driver stub are taken. Exit 77 when a .deb is missing.
+# driver stub are taken. PREFIX/version.json is written as NVIDIA's runfile
+# writes it (for the parts unpacked: cuda 11.8.0, cudart and nvcc 11.8.89);
+# NO_VERSION_JSON=1 leaves it out (scan then reads the versions from the
+# headers and file names, and reports no release). Exit 77 when a .deb is
+# missing. Takes about 2 minutes (xz of nvidia-cuda-dev); 775 MB.
 set -eu
 debs=$1
 prefix=$2
@@ -73,7 +77,7 @@ CUDAFE_FLAGS    +=
 PTXAS_FLAGS     +=
 PROFILE
 # What the runfile's version.json says of the parts unpacked here.
-cat > "$prefix/version.json" <<'JSON'
+[ "${NO_VERSION_JSON:-}" = 1 ] || cat > "$prefix/version.json" <<'JSON'
 {
    "cuda" : { "name" : "CUDA SDK", "version" : "11.8.0" },
    "cuda_cudart" : { "name" : "CUDA Runtime (cudart)", "version" : "11.8.89" },
