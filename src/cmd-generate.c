@@ -91,6 +91,9 @@ static struct render_ctx *module_context(const struct module_plan *m)
                 render_ctx_set(it, "max", m->deps[i].max);
                 render_ctx_set(it, "em_spec", m->deps[i].em_spec);
         }
+        render_ctx_set_list(ctx, "requires");
+        if (m->requires)
+                render_ctx_set(render_ctx_add_item(ctx, "requires"), "module", m->requires);
         render_ctx_set_list(ctx, "ops");
         for (size_t i = 0; i < m->n_ops; i++) {
                 struct render_ctx *it = render_ctx_add_item(ctx, "ops");

@@ -793,6 +793,20 @@ static void ops_cuda(struct opset *s, const struct install *in, const struct con
         opset_setenv(s, "CUDAToolkit_ROOT", in->prefix);
         if (cfg->pytorch_build_env && install_path_present(in, nvcc))
                 opset_setenv(s, "CUDACXX", nvcc);
+        /* The host compiler the site gives this CUDA major: CMake (and
+         * PyTorch's build) reads CUDAHOSTCXX, a bare nvcc only its flags
+         * (CUDA 11.8's ignores NVCC_CCBIN). A {module: NAME} alone sets
+         * neither: that module's gcc, first on PATH, is nvcc's default. */
+        {
+                const struct config_host_compiler *h = config_host_compiler(cfg, install_cuda_major(in));
+
+                if (h && h->path) {
+                        _cleanup_free_ char *flags = xasprintf("-ccbin=%s", h->path);
+
+                        opset_setenv(s, "CUDAHOSTCXX", h->path);
+                        opset_setenv(s, "NVCC_PREPEND_FLAGS", flags);
+                }
+        }
         if (*cfg->cuda_arch_list && !streq(cfg->cuda_arch_list, "detect")) {
                 opset_setenv(s, "TORCH_CUDA_ARCH_LIST", cfg->cuda_arch_list);
                 if (cfg->cuda_arch_list_origin)

@@ -280,6 +280,29 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_string(e, c->cuda_arch_list);
         emit_collection(e, YAML_MAPPING_END_EVENT);
 
+        emit_key(e, "host_compiler");
+        emit_collection(e, YAML_MAPPING_START_EVENT);
+        for (size_t i = 0; i < c->n_host_compilers; i++) {
+                const struct config_host_compiler *h = &c->host_compilers[i];
+                char major[16];
+
+                snprintf(major, sizeof(major), "%u", h->cuda_major);
+                emit_string(e, major);
+                if (h->path && !h->module) {
+                        emit_string(e, h->path);
+                        continue;
+                }
+                emit_collection(e, YAML_MAPPING_START_EVENT);
+                emit_key(e, "module");
+                emit_string(e, h->module);
+                if (h->path) {
+                        emit_key(e, "path");
+                        emit_string(e, h->path);
+                }
+                emit_collection(e, YAML_MAPPING_END_EVENT);
+        }
+        emit_collection(e, YAML_MAPPING_END_EVENT);
+
         emit_key(e, "validate");
         emit_collection(e, YAML_MAPPING_START_EVENT);
         emit_key(e, "launcher");

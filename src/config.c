@@ -5,6 +5,7 @@
  * position and dotted key, and leaves the config as it was. The writer is
  * config-write.c. */
 #include <errno.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "config.h"
@@ -71,6 +72,7 @@ enum top_key {
         KEY_STUBS_ON_LIBRARY_PATH,
         KEY_ENV,
         KEY_PYTORCH,
+        KEY_HOST_COMPILER,
         KEY_VALIDATE,
         KEY_TEMPLATES,
         KEY_LOCK_TIMEOUT,
@@ -90,6 +92,7 @@ static const char *const top_keys[_KEY_MAX + 1] = {
         [KEY_STUBS_ON_LIBRARY_PATH] = "stubs_on_library_path",
         [KEY_ENV] = "env",
         [KEY_PYTORCH] = "pytorch",
+        [KEY_HOST_COMPILER] = "host_compiler",
         [KEY_VALIDATE] = "validate",
         [KEY_TEMPLATES] = "templates",
         [KEY_LOCK_TIMEOUT] = "lock_timeout",
@@ -109,6 +112,9 @@ enum validate_key {
 static const char *const validate_keys[] = {
         "launcher", "targets", "timeout", "driver_libdir", "require_device", "compile", NULL,
 };
+
+enum host_compiler_key { HOST_COMPILER_MODULE, HOST_COMPILER_PATH };
+static const char *const host_compiler_keys[] = { "module", "path", NULL };
 
 enum target_key { TARGET_NAME, TARGET_LAUNCHER };
 static const char *const target_keys[] = { "name", "launcher", NULL };
@@ -169,6 +175,25 @@ static void targets_release(struct config *c)
         c->validate.n_targets = 0;
 }
 
+static void host_compilers_release(struct config *c)
+{
+        for (size_t i = 0; i < c->n_host_compilers; i++) {
+                free(c->host_compilers[i].path);
+                free(c->host_compilers[i].module);
+        }
+        free(c->host_compilers);
+        c->host_compilers = NULL;
+        c->n_host_compilers = 0;
+}
+
+const struct config_host_compiler *config_host_compiler(const struct config *c, long cuda_major)
+{
+        for (size_t i = 0; i < c->n_host_compilers; i++)
+                if ((long)c->host_compilers[i].cuda_major == cuda_major)
+                        return &c->host_compilers[i];
+        return NULL;
+}
+
 void config_release(struct config *c)
 {
         free(c->file);
@@ -184,6 +209,7 @@ void config_release(struct config *c)
         }
         free(c->cuda_arch_list);
         free(c->cuda_arch_list_origin);
+        host_compilers_release(c);
         free(c->validate.launcher);
         targets_release(c);
         free(c->validate.driver_libdir);
@@ -223,6 +249,16 @@ static void config_copy(struct config *dst, const struct config *src)
         }
         dst->cuda_arch_list = xstrdup_or_null(src->cuda_arch_list);
         dst->cuda_arch_list_origin = xstrdup_or_null(src->cuda_arch_list_origin);
+        dst->host_compilers = NULL;
+        if (src->n_host_compilers) {
+                dst->host_compilers = xcalloc(src->n_host_compilers, sizeof(*dst->host_compilers));
+                for (size_t i = 0; i < src->n_host_compilers; i++)
+                        dst->host_compilers[i] = (struct config_host_compiler){
+                                .cuda_major = src->host_compilers[i].cuda_major,
+                                .path = xstrdup_or_null(src->host_compilers[i].path),
+                                .module = xstrdup_or_null(src->host_compilers[i].module),
+                        };
+        }
         dst->validate.launcher = xstrdup_or_null(src->validate.launcher);
         dst->validate.targets = NULL;
         if (src->validate.n_targets) {
@@ -402,6 +438,135 @@ static int parse_env(struct parser *p, struct config *c)
                 }
                 if (r < 0)
                         return r;
+        }
+        return r;
+}
+
+/* A host compiler's path: absolute, an executable regular file, no
+ * control character and no ':' (it goes into NVCC_PREPEND_FLAGS and
+ * CUDAHOSTCXX, both read by other programs). */
+static int host_compiler_path_check(struct parser *p, const char *s)
+{
+        struct stat st;
+
+        for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+                if (*c < 0x20 || *c == 0x7f)
+                        return error_at(p, &p->event.start_mark,
+                                        "'%s': a host compiler path must not hold a control character", p->path.buf);
+        if (s[0] != '/')
+                return error_at(p, &p->event.start_mark,
+                                "'%s': '%s' is not an absolute path: give the compiler's full path (/usr/bin/g++-11)",
+                                p->path.buf, s);
+        if (strpbrk(s, " \t\"'\\"))
+                return error_at(p, &p->event.start_mark,
+                                "'%s': '%s' holds a blank, a quote or a backslash, which NVCC_PREPEND_FLAGS cannot carry (nvcc splits it at blanks)",
+                                p->path.buf, s);
+        if (stat(s, &st) < 0)
+                return error_at(p, &p->event.start_mark, "'%s': '%s': %s", p->path.buf, s, strerror(errno));
+        if (!S_ISREG(st.st_mode) || access(s, X_OK) < 0)
+                return error_at(p, &p->event.start_mark, "'%s': '%s' is not an executable file", p->path.buf, s);
+        return 0;
+}
+
+/* A module name as Lmod and Environment Modules take it: "gcc/12",
+ * "GCCcore/12.3.0"; no blanks, quotes or shell and Tcl specials. */
+static bool module_name_valid(const char *s)
+{
+        if (!*s || *s == '/' || *s == '-' || *s == '.')
+                return false;
+        for (; *s; s++)
+                if (!ascii_isalpha(*s) && !ascii_isdigit(*s) && !strchr("._+-/", *s))
+                        return false;
+        return true;
+}
+
+static int parse_host_compiler_value(struct parser *p, struct config_host_compiler *h)
+{
+        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        yaml_mark_t start = p->event.start_mark;
+        const char *s;
+        int r;
+
+        if (p->event.type == YAML_SCALAR_EVENT) {
+                r = get_string(p, "a compiler path or {module: NAME}", &s);
+                if (r < 0)
+                        return r;
+                r = host_compiler_path_check(p, s);
+                if (r < 0)
+                        return r;
+                h->path = xstrdup(s);
+                return 0;
+        }
+        if (p->event.type != YAML_MAPPING_START_EVENT)
+                return expected(p, "a compiler path or {module: NAME}");
+        r = map_begin(p, &it, host_compiler_keys);
+        if (r < 0)
+                return r;
+        while ((r = map_next(p, &it)) > 0) {
+                if (it.index == HOST_COMPILER_MODULE) {
+                        r = get_string(p, "a module name (gcc/12)", &s);
+                        if (r >= 0 && !module_name_valid(s))
+                                r = error_at(p, &p->event.start_mark,
+                                             "'%s': '%s' is not a module name (letters, digits and . _ + - /)",
+                                             p->path.buf, s);
+                        if (r >= 0)
+                                h->module = xstrdup(s);
+                } else {
+                        r = get_string(p, "a compiler path", &s);
+                        if (r >= 0)
+                                r = host_compiler_path_check(p, s);
+                        if (r >= 0)
+                                h->path = xstrdup(s);
+                }
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        path_truncate(p, it.path_len);
+        if (!h->module && !h->path)
+                return error_at(p, &start, "'%s': give 'module' (a module to depend on) or 'path' (the compiler)",
+                                p->path.buf);
+        return 0;
+}
+
+/* host_compiler: { "11": /usr/bin/g++-11, "12": {module: gcc/12} } */
+static int parse_host_compiler(struct parser *p, struct config *c)
+{
+        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        int r;
+
+        r = map_begin(p, &it, NULL);
+        if (r < 0)
+                return r;
+        host_compilers_release(c);
+        while ((r = map_next(p, &it)) > 0) {
+                struct config_host_compiler h = { 0 };
+                char *end;
+                unsigned long major;
+
+                errno = 0;
+                major = ascii_isdigit(it.key[0]) ? strtoul(it.key, &end, 10) : 0;
+                if (errno || major < 1 || major > 99 || *end) {
+                        _cleanup_free_ char *parent = xstrndup(p->path.buf, it.path_len);
+                        return error_at(p, &it.key_mark,
+                                        "'%s': '%s' is not a CUDA major version (\"11\", \"12\", \"13\")",
+                                        parent[0] ? parent : "host_compiler", it.key);
+                }
+                if (config_host_compiler(c, (long)major)) {
+                        _cleanup_free_ char *parent = xstrndup(p->path.buf, it.path_len);
+                        return error_at(p, &it.key_mark, "'%s': CUDA %lu is given twice", parent, major);
+                }
+                r = parse_host_compiler_value(p, &h);
+                if (r < 0) {
+                        free(h.path);
+                        free(h.module);
+                        return r;
+                }
+                h.cuda_major = (unsigned)major;
+                c->host_compilers = xreallocarray(c->host_compilers, c->n_host_compilers + 1,
+                                                  sizeof(*c->host_compilers));
+                c->host_compilers[c->n_host_compilers++] = h;
         }
         return r;
 }
@@ -620,6 +785,8 @@ static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
                 return parse_env(p, c);
         case KEY_PYTORCH:
                 return parse_pytorch(p, c);
+        case KEY_HOST_COMPILER:
+                return parse_host_compiler(p, c);
         case KEY_VALIDATE:
                 return parse_validate(p, c);
         case KEY_TEMPLATES:

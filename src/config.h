@@ -68,6 +68,15 @@ struct config_target {
         char *launcher;
 };
 
+/* host_compiler.<CUDA major>: the host compiler the cuda modules of that
+ * major give nvcc and CMake: a path (absolute, executable), a module to
+ * depend on, or both ({module: NAME, path: PATH}). */
+struct config_host_compiler {
+        unsigned cuda_major;
+        char *path;   /* or NULL */
+        char *module; /* "gcc/12", or NULL */
+};
+
 struct config {
         char *file;     /* the file read last, or NULL for the built-in default */
         char *output;   /* NULL: none */
@@ -91,6 +100,8 @@ struct config {
         /* Where it was set, for the renderer's gate: "FILE:LINE:COL:
          * 'pytorch.cuda_arch_list'", or NULL (the default). */
         char *cuda_arch_list_origin;
+        struct config_host_compiler *host_compilers; /* in file order */
+        size_t n_host_compilers;
         struct {
                 char *launcher; /* "" */
                 struct config_target *targets;
@@ -105,6 +116,9 @@ struct config {
          * lock; 0: not at all. --lock-timeout overrides it. */
         unsigned lock_timeout;
 };
+
+/* The host_compiler entry for a CUDA major, or NULL. */
+const struct config_host_compiler *config_host_compiler(const struct config *c, long cuda_major);
 
 /* The built-in default (what `cudamod config --default` prints). */
 void config_init_default(struct config *c);

@@ -439,6 +439,8 @@ static char *help_text(const struct module_plan *m)
                 help_level(&sb, install_cuda_major(in));
         if (m->n_deps)
                 strbuf_addf(&sb, "It needs a cuda module of CUDA %s.\n", m->deps[0].min);
+        if (m->requires)
+                strbuf_addf(&sb, "It loads %s, the host compiler nvcc and CMake use with it.\n", m->requires);
         strbuf_addstr(&sb, "\nWhat it sets ('<' puts directories in front, '>' at the end):\n");
         help_settings(&sb, m);
         return strbuf_detach(&sb);
@@ -488,6 +490,12 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
                 m->deps[0].min = xasprintf("%ld", major);
                 m->deps[0].max = xasprintf("%ld.999999", major);
                 m->deps[0].em_spec = xasprintf("cuda@%ld:%ld.999999", major, major);
+        }
+        if (in->component->toolkit) {
+                const struct config_host_compiler *h = config_host_compiler(cfg, major);
+
+                if (h && h->module)
+                        m->requires = xstrdup(h->module);
         }
         if (in->component->ops)
                 in->component->ops(&s, in, cfg);
@@ -752,6 +760,7 @@ static void module_plan_release(struct module_plan *m)
                 free(m->deps[i].em_spec);
         }
         free(m->deps);
+        free(m->requires);
         for (size_t i = 0; i < m->n_ops; i++)
                 plan_op_release(&m->ops[i]);
         free(m->ops);

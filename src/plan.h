@@ -46,6 +46,9 @@ struct module_plan {
         struct strv whatis;
         struct plan_dep *deps;
         size_t n_deps;
+        /* A module loaded with this one (the host compiler's: config
+         * host_compiler {module: NAME}), or NULL. */
+        char *requires;
         struct plan_op *ops;
         size_t n_ops;
         bool is_default;

@@ -30,6 +30,16 @@ static void run_build(const struct check_input *in, struct check *ret)
         check_build(in->module, in->options, ret);
 }
 
+static void run_nvcc(const struct check_input *in, struct check *ret)
+{
+        check_nvcc(in->module, in->options, ret);
+}
+
+static void run_cmake(const struct check_input *in, struct check *ret)
+{
+        check_cmake(in->module, in->options, ret);
+}
+
 static void run_run(const struct check_input *in, struct check *ret)
 {
         check_run(in->module, in->probe, ret);
@@ -46,6 +56,8 @@ const struct check_type validate_checks[] = {
         { .id = "closure", .substantive = true, .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_closure },
         { .id = "lazy", .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_lazy },
         { .id = "build", .substantive = true, .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_build },
+        { .id = "nvcc", .substantive = true, .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_nvcc },
+        { .id = "cmake", .substantive = true, .scope = CHECK_PER_MODULE, .needs_load = true, .run = run_cmake },
         { .id = "run", .substantive = true, .scope = CHECK_PER_TARGET, .needs_load = true, .run = run_run },
         { .id = "device", .scope = CHECK_PER_TARGET, .needs_load = true, .run = run_device },
         {},

@@ -18,6 +18,7 @@
  *   syntax, paths        validate.c (from the evaluation)
  *   closure, lazy        validate-elf.c (resolve.h)
  *   build, run, device   validate-probe.c (the C compiler, cudamod-probe)
+ *   nvcc, cmake          validate-toolchain.c (the module's nvcc, cmake)
  *   the table            validate-checks.c */
 #ifndef CUDAMOD_VALIDATE_H
 #define CUDAMOD_VALIDATE_H
@@ -75,6 +76,7 @@ struct validate_options {
          * the caller's PATH, never the module's (a module could put a
          * `cc` of its own in front). NULL: /usr/bin:/bin. */
         const char *cc_path;
+        const char *cmake;          /* cmake for the cmake check, looked up in cc_path; NULL: "cmake" */
 };
 
 /* The variables a module may not set for validate, which starts the
@@ -269,6 +271,62 @@ void check_run(const struct validate_module *m, const struct probe_report *p, st
 void check_device(const struct validate_module *m, const struct validate_options *o,
                   const struct probe_report *p, struct check *ret);
 
+
+/* --- validate-toolchain.c -------------------------------------------- */
+
+/* What a toolkit's crt/host_config.h accepts (STACK.md §6.1): the newest
+ * GCC major (`#if __GNUC__ > N` after `#if defined(__GNUC__)`) and clang
+ * major (M-1 of `__clang_major__ >= M` in the block guarded by
+ * `defined(__clang__) && !defined(__ibmxl_vrm__)`), -1 when not stated;
+ * *_enforced: an #error follows the condition (copies with the #error
+ * deleted let every compiler through). */
+struct host_limits {
+        long gcc_max;
+        bool gcc_enforced;
+        long clang_max;
+        bool clang_enforced;
+};
+/* Returns 0, or -ENOENT when buf states neither limit. */
+int host_config_parse(const char *buf, size_t len, struct host_limits *ret);
+
+enum host_compiler_kind {
+        HOST_COMPILER_GCC,
+        HOST_COMPILER_CLANG,
+        HOST_COMPILER_INTEL, /* ICX: refused by every CUDA 12 and 13 header */
+};
+
+/* A host compiler as its predefined macros tell (`-E -dM`). */
+struct host_compiler {
+        char *path;       /* absolute, or NULL (from macros alone) */
+        enum host_compiler_kind kind;
+        long major;
+        char *version;    /* "12.2.0" */
+};
+void host_compiler_release(struct host_compiler *h);
+/* From the output of `CC -E -dM -x c++ /dev/null`: 0, or -ENOENT when it
+ * defines neither __GNUC__ nor __clang__. */
+int host_compiler_from_macros(const char *text, struct host_compiler *ret);
+
+/* nvcc: for a CUDA module that puts an nvcc on PATH, the host compilers
+ * the environment gives nvcc (-ccbin in NVCC_APPEND_FLAGS or
+ * NVCC_PREPEND_FLAGS, NVCC_CCBIN for CUDA 13, else `gcc` on nvcc's PATH)
+ * and CMake (CUDAHOSTCXX) against the toolkit's crt/host_config.h (a
+ * compiler it refuses: fail naming both and the config fix), then a .cu
+ * program (a kernel and cudaGetDeviceCount) compiled and linked with
+ * `nvcc -cudart shared` and started, all with m->env only: it must load
+ * the module's libcudart. Without a driver cudaGetDeviceCount returns an
+ * error, which is reported, not failed. Skip when o->compile is false,
+ * for another module, or without an nvcc. Fail quotes nvcc's first error
+ * lines. */
+void check_nvcc(const struct validate_module *m, const struct validate_options *o, struct check *ret);
+/* cmake: where cmake is in cudamod's PATH (o->cc_path), a project with
+ * enable_language(CUDA) and find_package(CUDAToolkit REQUIRED) configured
+ * with m->env only: CMake's CUDA compiler must be the module's nvcc, the
+ * toolkit's bin directory the module's, its cudart in the module's
+ * library directories, and the compiler's and the toolkit's versions equal
+ * (PyTorch stops otherwise). Skip without cmake (saying so), for another
+ * module, or without an nvcc. */
+void check_cmake(const struct validate_module *m, const struct validate_options *o, struct check *ret);
 
 /* --- validate-checks.c ----------------------------------------------- */
 

@@ -630,6 +630,35 @@ START_TEST(config_errors_report_position_and_key)
                   "invalid character: control characters are not allowed (U+0001)" },
                 { "control character after BOM", "\xef\xbb\xbf\x7f", 0, 1, 1,
                   "invalid character: control characters are not allowed (U+007F)" },
+                /* host_compiler */
+                { "host compiler not absolute", "host_compiler:\n  \"11\": g++-11\n", 0, 2, 9,
+                  "'host_compiler.11': 'g++-11' is not an absolute path" },
+                { "host compiler not executable", "host_compiler: {\"11\": /etc/passwd}\n", 0, 1, 23,
+                  "'host_compiler.11': '/etc/passwd' is not an executable file" },
+                { "host compiler a directory", "host_compiler: {\"11\": /usr/bin}\n", 0, 1, 23,
+                  "'host_compiler.11': '/usr/bin' is not an executable file" },
+                { "host compiler missing", "host_compiler: {\"12\": /nonexistent/g++}\n", 0, 1, 23,
+                  "'host_compiler.12': '/nonexistent/g++': No such file or directory" },
+                { "host compiler blank", "host_compiler: {\"12\": \"/usr/bin/g++ -O2\"}\n", 0, 1, 23,
+                  "holds a blank, a quote or a backslash" },
+                { "host compiler key", "host_compiler: {cuda11: /usr/bin/gcc}\n", 0, 1, 17,
+                  "'host_compiler': 'cuda11' is not a CUDA major version" },
+                { "host compiler key zero", "host_compiler: {\"0\": /usr/bin/gcc}\n", 0, 1, 17,
+                  "is not a CUDA major version" },
+                { "host compiler twice", "host_compiler: {\"12\": /usr/bin/gcc, \"012\": /usr/bin/gcc}\n", 0, 1, 37,
+                  "'host_compiler': CUDA 12 is given twice" },
+                { "host compiler list", "host_compiler: {\"11\": [/usr/bin/gcc]}\n", 0, 1, 23,
+                  "'host_compiler.11': expected a compiler path or {module: NAME}, not a list" },
+                { "host compiler not a mapping", "host_compiler: /usr/bin/gcc\n", 0, 1, 16,
+                  "'host_compiler': expected a mapping" },
+                { "host compiler unknown key", "host_compiler: {\"11\": {modul: gcc/11}}\n", 0, 1, 24,
+                  "unknown key 'host_compiler.11.modul'; did you mean 'host_compiler.11.module'?" },
+                { "host compiler empty", "host_compiler: {\"11\": {}}\n", 0, 1, 23,
+                  "'host_compiler.11': give 'module' (a module to depend on) or 'path' (the compiler)" },
+                { "host compiler module name", "host_compiler: {\"11\": {module: \"gcc/11; rm -rf\"}}\n", 0, 1, 32,
+                  "'host_compiler.11.module': 'gcc/11; rm -rf' is not a module name" },
+                { "host compiler module path", "host_compiler: {\"11\": {module: gcc/11, path: bin/g++}}\n", 0, 1, 46,
+                  "'host_compiler.11.path': 'bin/g++' is not an absolute path" },
                 { NULL },
         };
 
@@ -1093,6 +1122,43 @@ START_TEST(config_to_yaml_round_trips_every_key_with_odd_strings)
 }
 END_TEST
 
+START_TEST(config_host_compiler_loads_and_round_trips)
+{
+        struct config c, back;
+        const struct config_host_compiler *h;
+        _cleanup_free_ char *yaml = NULL;
+        struct diag d = DIAG_INIT;
+
+        load_ok(&c, "host_compiler:\n"
+                    "  \"11\": /bin/sh\n"
+                    "  \"12\": {module: gcc/12}\n"
+                    "  \"13\": {module: GCCcore/13.3.0, path: /bin/sh}\n");
+        h = config_host_compiler(&c, 11);
+        ck_assert_ptr_nonnull(h);
+        ck_assert_str_eq(h->path, "/bin/sh");
+        ck_assert_ptr_null(h->module);
+        h = config_host_compiler(&c, 12);
+        ck_assert_str_eq(h->module, "gcc/12");
+        ck_assert_ptr_null(h->path);
+        h = config_host_compiler(&c, 13);
+        ck_assert_str_eq(h->module, "GCCcore/13.3.0");
+        ck_assert_str_eq(h->path, "/bin/sh");
+        ck_assert_ptr_null(config_host_compiler(&c, 10));
+
+        yaml = to_yaml(&c);
+        config_init_default(&back);
+        ck_assert_msg(config_load_buffer(&back, yaml, strlen(yaml), "<yaml>", &d) == 0, "%s\n%s", d.message, yaml);
+        ck_assert_uint_eq(back.n_host_compilers, 3);
+        ck_assert_str_eq(config_host_compiler(&back, 13)->module, "GCCcore/13.3.0");
+        ck_assert_str_eq(config_host_compiler(&back, 13)->path, "/bin/sh");
+        ck_assert_str_eq(config_host_compiler(&back, 11)->path, "/bin/sh");
+        ck_assert_ptr_null(config_host_compiler(&back, 11)->module);
+        config_release(&back);
+        config_release(&c);
+        diag_release(&d);
+}
+END_TEST
+
 START_TEST(config_to_yaml_keeps_strings_strings)
 {
         _cleanup_diag_ struct diag d = DIAG_INIT;
@@ -1128,7 +1194,7 @@ START_TEST(config_to_yaml_writes_every_key_in_design_order)
         static const char *const keys[] = {
                 "output:", "format:", "layout:", "search:", "exclude:", "max_depth:", "defaults:",
                 "naming:", "ld_library_path:", "stubs_on_library_path:", "env:", "pytorch:",
-                "validate:", "templates:", "lock_timeout:", NULL,
+                "host_compiler:", "validate:", "templates:", "lock_timeout:", NULL,
         };
         _cleanup_free_ char *yaml = NULL;
         struct config c;
@@ -1316,6 +1382,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, config_to_yaml_round_trips_the_default);
         tcase_add_test(tc, config_to_yaml_round_trips_every_key_with_odd_strings);
         tcase_add_test(tc, config_to_yaml_keeps_strings_strings);
+        tcase_add_test(tc, config_host_compiler_loads_and_round_trips);
         tcase_add_test(tc, config_to_yaml_writes_every_key_in_design_order);
         tcase_add_test(tc, config_to_yaml_groups_env_ops_by_kind_in_first_seen_order);
         suite_add_tcase(s, tc);

@@ -255,6 +255,46 @@ START_TEST(plan_config_switches_change_the_operations)
 }
 END_TEST
 
+static const char *op_value(const struct module_plan *m, const char *name)
+{
+        for (size_t i = 0; i < m->n_ops; i++)
+                if (streq(m->ops[i].name, name))
+                        return m->ops[i].value;
+        return NULL;
+}
+
+/* host_compiler: a path gives CUDAHOSTCXX and -ccbin to the cuda modules
+ * of its major; a module alone makes them load it and sets neither. */
+START_TEST(plan_host_compiler_sets_cudahostcxx_and_ccbin_or_loads_its_module)
+{
+        struct planned p = { .root = fx_new() };
+        const struct module_plan *cuda12, *cuda11, *cudnn;
+
+        config_init_default(&p.cfg);
+        p.cfg.host_compilers = xcalloc(2, sizeof(*p.cfg.host_compilers));
+        p.cfg.host_compilers[0] = (struct config_host_compiler){ .cuda_major = 12, .path = xstrdup("/opt/gcc 13/g++") };
+        p.cfg.host_compilers[1] = (struct config_host_compiler){ .cuda_major = 11, .module = xstrdup("gcc/11") };
+        p.cfg.n_host_compilers = 2;
+        demo_build(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        cuda12 = module(&p.plan, "Core/cuda/12.9.lua");
+        cuda11 = module(&p.plan, "Core/cuda/11.8.lua");
+        cudnn = module(&p.plan, "CUDA/12/cudnn/9.7.1.lua");
+        ck_assert_ptr_nonnull(cuda12);
+        ck_assert_ptr_nonnull(cuda11);
+        ck_assert_str_eq(op_value(cuda12, "CUDAHOSTCXX"), "/opt/gcc 13/g++");
+        ck_assert_str_eq(op_value(cuda12, "NVCC_PREPEND_FLAGS"), "-ccbin=/opt/gcc 13/g++");
+        ck_assert_ptr_null(cuda12->requires);
+        ck_assert_str_eq(cuda11->requires, "gcc/11");
+        ck_assert_ptr_nonnull(strstr(cuda11->help, "It loads gcc/11, the host compiler"));
+        ck_assert_ptr_null(op_value(cuda11, "CUDAHOSTCXX"));
+        ck_assert_ptr_null(op_value(cuda11, "NVCC_PREPEND_FLAGS"));
+        ck_assert_ptr_null(op_value(cudnn, "CUDAHOSTCXX"));
+        ck_assert_ptr_null(cudnn->requires);
+        planned_release(&p);
+}
+END_TEST
+
 /* The config's position of pytorch.cuda_arch_list travels with its op, so
  * that the renderer's gate can name it; the scan's values carry none. */
 START_TEST(plan_arch_list_op_carries_its_config_position)
@@ -726,6 +766,7 @@ int main(void)
         tcase_add_test(tc, plan_cuda_operations_follow_design_section_5);
         tcase_add_test(tc, plan_cudnn_and_nccl_operations_follow_design_section_5);
         tcase_add_test(tc, plan_config_switches_change_the_operations);
+        tcase_add_test(tc, plan_host_compiler_sets_cudahostcxx_and_ccbin_or_loads_its_module);
         tcase_add_test(tc, plan_arch_list_op_carries_its_config_position);
         tcase_add_test(tc, plan_stubs_are_never_on_ld_library_path);
         tcase_add_test(tc, plan_system_install_sets_only_root_variables);

@@ -926,6 +926,7 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
         render_ctx_set(c, "modulepath", v->modulepath);
         render_ctx_set_list(c, "whatis");
         render_ctx_set_list(c, "depends");
+        render_ctx_set_list(c, "requires");
         render_ctx_set_list(c, "ops");
         render_ctx_set_list(c, "defaults");
         for (size_t i = 0; i < 2 && v->whatis[i]; i++)

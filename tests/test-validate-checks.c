@@ -18,7 +18,8 @@ START_TEST(checks_table_lists_ids_in_report_order)
         } want[] = {
                 { "syntax", CHECK_PER_MODULE }, { "paths", CHECK_PER_MODULE },
                 { "closure", CHECK_PER_MODULE }, { "lazy", CHECK_PER_MODULE },
-                { "build", CHECK_PER_MODULE }, { "run", CHECK_PER_TARGET },
+                { "build", CHECK_PER_MODULE }, { "nvcc", CHECK_PER_MODULE },
+                { "cmake", CHECK_PER_MODULE }, { "run", CHECK_PER_TARGET },
                 { "device", CHECK_PER_TARGET }, { NULL, 0 },
         };
         size_t i;

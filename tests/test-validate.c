@@ -402,7 +402,7 @@ START_TEST(each_target_gets_a_cell_and_a_broken_launcher_fails_the_target_not_th
         ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "fail");
         ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(c, "message")), "/nonexistent/srun"));
         check_on(m, "device", "broken");
-        ck_assert_uint_eq(json_array_size(json_object_get(m, "checks")), 5 + 2 * 3);
+        ck_assert_uint_eq(json_array_size(json_object_get(m, "checks")), 7 + 2 * 3);
         json_array_foreach(json_object_get(m, "checks"), i, c) {
                 const char *id = json_string_value(json_object_get(c, "id"));
 
@@ -1048,9 +1048,15 @@ START_TEST(the_real_cuda_13_install_validates)
                 /* no driver on these machines: skip (a GPU machine: pass) */
                 if (access("/dev/nvidiactl", F_OK) != 0)
                         assert_check(m, "device", "skip", NULL);
-                if (startswith(name, "cuda/"))
+                if (startswith(name, "cuda/")) {
                         assert_check(m, "run", "pass", "(13000)");
-                else if (startswith(name, "cudnn/"))
+                        /* nvcc built and started a .cu program; CMake found this toolkit. */
+                        assert_check(m, "nvcc", "pass", "cudaGetDeviceCount");
+                        if (access("/usr/bin/cmake", X_OK) == 0)
+                                assert_check(m, "cmake", "pass", "/usr/local/cuda-13.0/bin/nvcc");
+                } else
+                        assert_check(m, "nvcc", "skip", NULL);
+                if (startswith(name, "cudnn/"))
                         assert_check(m, "run", "pass", "(91900)");
                 else if (startswith(name, "nccl/"))
                         assert_check(m, "run", "pass", "(22809)");

@@ -163,6 +163,8 @@ static struct render_ctx *fill(struct fields *f, bool *ret_refused)
         put(&fl, it, "min");
         put(&fl, it, "max");
         put(&fl, it, "em_spec");
+        render_ctx_set_list(ctx, "requires");
+        put(&fl, render_ctx_add_item(ctx, "requires"), "module");
         render_ctx_set_list(ctx, "ops");
         for (int i = 0; i < 3; i++) {
                 it = render_ctx_add_item(ctx, "ops");

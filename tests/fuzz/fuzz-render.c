@@ -61,6 +61,8 @@ static void fill(struct render_ctx *ctx, struct fields *f, const char **fuzz_val
         render_ctx_set(it, "min", next_value(f));
         render_ctx_set(it, "max", next_value(f));
         render_ctx_set(it, "em_spec", next_value(f));
+        render_ctx_set_list(ctx, "requires");
+        render_ctx_set(render_ctx_add_item(ctx, "requires"), "module", next_value(f));
         render_ctx_set_list(ctx, "ops");
         it = render_ctx_add_item(ctx, "ops");
         render_ctx_set_bool(it, "setenv", true);

@@ -1,0 +1,961 @@
+/* validate-toolchain.c: the nvcc and cmake checks of `cudamod validate`
+ * (DESIGN.md §9): what a PyTorch source build does first with a CUDA
+ * module loaded, done with the module's environment only (t->env).
+ *
+ * nvcc: the host compiler the environment gives nvcc (-ccbin in
+ * NVCC_PREPEND_FLAGS/NVCC_APPEND_FLAGS, else `gcc` on nvcc's PATH) and
+ * CMake (CUDAHOSTCXX) is compared with what the toolkit's own
+ * crt/host_config.h accepts (STACK.md §6), then a .cu program (a kernel and
+ * cudaGetDeviceCount) is compiled, linked with the shared cudart and
+ * started. cmake: a project with enable_language(CUDA) and
+ * find_package(CUDAToolkit) is configured, and what CMake found is compared
+ * with the module's toolkit.
+ *
+ * Programs are started as validate-probe.c starts the C compiler: by
+ * process_run, in a private temporary directory removed afterwards, each
+ * run killed at the timeout. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "process.h"
+#include "strbuf.h"
+#include "util-file.h"
+#include "validate.h"
+#include "version.h"
+#include "banned.h"
+
+#define DEFAULT_TIMEOUT 120
+#define HOST_CONFIG_MAX (1024 * 1024)
+#define ERROR_LINES 3
+
+/* An argv or envp for execve: never NULL, even for an empty strv. */
+static char *const *strv_exec_items(const struct strv *v)
+{
+        static char *const empty[] = { NULL };
+
+        return v->items ? v->items : empty;
+}
+
+/* --- crt/host_config.h ------------------------------------------------- */
+
+static const char *skip_blanks(const char *p, const char *end)
+{
+        while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+        return p;
+}
+
+/* The line [p, e) with blanks trimmed, newly allocated. */
+static char *line_trimmed(const char *p, const char *e)
+{
+        p = skip_blanks(p, e);
+        while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+                e--;
+        return xstrndup(p, (size_t)(e - p));
+}
+
+/* "#if __GNUC__ > 11" → 11; -1 when line has another shape. */
+static long gnuc_limit(const char *line)
+{
+        const char *p = line;
+        char *end;
+        long n;
+
+        if (!startswith(p, "#if"))
+                return -1;
+        p += 3;
+        p += strspn(p, " \t");
+        if (!startswith(p, "__GNUC__"))
+                return -1;
+        p += strlen("__GNUC__");
+        p += strspn(p, " \t");
+        if (*p != '>' || p[1] == '=')
+                return -1;
+        p++;
+        p += strspn(p, " \t");
+        if (*p < '0' || *p > '9')
+                return -1;
+        errno = 0;
+        n = strtol(p, &end, 10);
+        if (errno || n > 1000)
+                return -1;
+        end += strspn(end, " \t");
+        return *end ? -1 : n;
+}
+
+/* "(__clang_major__ >= 15)" anywhere in line → 14; -1 when absent. */
+static long clang_limit(const char *line)
+{
+        const char *p = strstr(line, "__clang_major__");
+
+        for (; p; p = strstr(p + 1, "__clang_major__")) {
+                const char *q = p + strlen("__clang_major__");
+                char *end;
+                long n;
+
+                q += strspn(q, " \t");
+                if (!startswith(q, ">="))
+                        continue;
+                q += 2;
+                q += strspn(q, " \t");
+                if (*q < '0' || *q > '9')
+                        continue;
+                n = strtol(q, &end, 10);
+                if (n < 1 || n > 1000)
+                        continue;
+                return n - 1;
+        }
+        return -1;
+}
+
+int host_config_parse(const char *buf, size_t len, struct host_limits *ret)
+{
+        struct host_limits l = { .gcc_max = -1, .clang_max = -1 };
+        /* 0: looking for the block; 1: in it, looking for the limit;
+         * 2: limit found, looking for its #error before the #endif. */
+        int gcc = 0, clang = 0;
+        const char *p = buf, *end = buf + len;
+
+        while (p < end) {
+                const char *e = memchr(p, '\n', (size_t)(end - p));
+                _cleanup_free_ char *line = line_trimmed(p, e ? e : end);
+
+                p = e ? e + 1 : end;
+                if (line[0] != '#')
+                        continue;
+                if (gcc == 0 && streq(line, "#if defined(__GNUC__)")) {
+                        gcc = 1;
+                        continue;
+                }
+                if (gcc == 1 && gnuc_limit(line) >= 0) {
+                        l.gcc_max = gnuc_limit(line);
+                        gcc = 2;
+                        continue;
+                }
+                if (gcc == 2) {
+                        if (startswith(line, "#error"))
+                                l.gcc_enforced = true;
+                        if (startswith(line, "#error") || startswith(line, "#endif") || startswith(line, "#if"))
+                                gcc = 3;
+                        continue;
+                }
+                /* The plain clang block (the Grace and HOS clang blocks
+                 * have guards of their own, not this one). */
+                if (clang == 0 && startswith(line, "#if defined(__clang__) && !defined(__ibmxl_vrm__)")) {
+                        clang = 1;
+                        continue;
+                }
+                if (clang == 1 && startswith(line, "#if") && clang_limit(line) >= 0) {
+                        l.clang_max = clang_limit(line);
+                        clang = 2;
+                        continue;
+                }
+                if (clang == 2) {
+                        if (startswith(line, "#error"))
+                                l.clang_enforced = true;
+                        if (startswith(line, "#error") || startswith(line, "#endif") || startswith(line, "#if"))
+                                clang = 3;
+                }
+        }
+        if (l.gcc_max < 0 && l.clang_max < 0)
+                return -ENOENT;
+        *ret = l;
+        return 0;
+}
+
+/* --- the host compiler ------------------------------------------------- */
+
+void host_compiler_release(struct host_compiler *h)
+{
+        free(h->path);
+        free(h->version);
+        *h = (struct host_compiler){ 0 };
+}
+
+static long macro_long(const char *text, const char *name)
+{
+        _cleanup_free_ char *key = xasprintf("#define %s ", name);
+        const char *p = text;
+
+        while ((p = strstr(p, key))) {
+                if (p == text || p[-1] == '\n')
+                        return strtol(p + strlen(key), NULL, 10);
+                p++;
+        }
+        return -1;
+}
+
+int host_compiler_from_macros(const char *text, struct host_compiler *ret)
+{
+        long gnuc = macro_long(text, "__GNUC__"), clang = macro_long(text, "__clang_major__");
+        struct host_compiler h = { .major = -1 };
+
+        if (macro_long(text, "__INTEL_CLANG_COMPILER") >= 0 || macro_long(text, "__INTEL_LLVM_COMPILER") >= 0)
+                h.kind = HOST_COMPILER_INTEL;
+        else if (clang >= 0) {
+                h.kind = HOST_COMPILER_CLANG;
+                h.major = clang;
+                h.version = xasprintf("%ld.%ld.%ld", clang, macro_long(text, "__clang_minor__"),
+                                      macro_long(text, "__clang_patchlevel__"));
+        } else if (gnuc >= 0) {
+                h.kind = HOST_COMPILER_GCC;
+                h.major = gnuc;
+                h.version = xasprintf("%ld.%ld.%ld", gnuc, macro_long(text, "__GNUC_MINOR__"),
+                                      macro_long(text, "__GNUC_PATCHLEVEL__"));
+        } else
+                return -ENOENT;
+        if (!h.version)
+                h.version = xstrdup("unknown");
+        *ret = h;
+        return 0;
+}
+
+static const char *host_compiler_kind_name(enum host_compiler_kind k)
+{
+        return k == HOST_COMPILER_CLANG ? "clang" : k == HOST_COMPILER_INTEL ? "Intel ICX" : "GCC";
+}
+
+/* The value of -ccbin (-ccbin=X, -ccbin X, --compiler-bindir[=| ]X) in an
+ * nvcc flags variable, the last one given; NULL when none. */
+static char *ccbin_of(const char *flags)
+{
+        _cleanup_free_ char *copy = flags ? xstrdup(flags) : NULL;
+        char *found = NULL;
+        bool next = false;
+
+        if (!copy)
+                return NULL;
+        for (char *w = copy; *w;) {
+                char *e = w + strcspn(w, " \t\n");
+                bool last = !*e;
+
+                *e = '\0';
+                if (*w) {
+                        if (next) {
+                                free(found);
+                                found = xstrdup(w);
+                                next = false;
+                        } else if (streq(w, "-ccbin") || streq(w, "--compiler-bindir"))
+                                next = true;
+                        else if (startswith(w, "-ccbin=") || startswith(w, "--compiler-bindir=")) {
+                                free(found);
+                                found = xstrdup(strchr(w, '=') + 1);
+                        }
+                }
+                w = last ? e : e + 1;
+        }
+        return found;
+}
+
+/* What nvcc compiles host code with in env, as nvcc picks it: -ccbin in
+ * NVCC_APPEND_FLAGS, else NVCC_PREPEND_FLAGS (a directory: its gcc), else
+ * NVCC_CCBIN where the toolkit reads it (CUDA 13; 11.8 ignores it), else
+ * `gcc` in nvcc's PATH (its own directories, then env's PATH). *ret_from
+ * says which. NULL with *ret_err when it cannot be found. */
+static char *nvcc_host_compiler(const char *nvcc, char *const *env, unsigned long cuda_major, const char **ret_from,
+                                int *ret_err)
+{
+        _cleanup_free_ char *append = ccbin_of(env_get(env, "NVCC_APPEND_FLAGS"));
+        _cleanup_free_ char *prepend = ccbin_of(env_get(env, "NVCC_PREPEND_FLAGS"));
+        const char *ccbin = append ? append : prepend, *from;
+        _cleanup_free_ char *bindir = path_dirname(nvcc), *top = path_dirname(bindir), *search = NULL;
+        const char *env_path = env_get(env, "PATH");
+        struct stat st;
+
+        if (!ccbin && cuda_major >= 13 && env_get(env, "NVCC_CCBIN") && *env_get(env, "NVCC_CCBIN")) {
+                ccbin = env_get(env, "NVCC_CCBIN");
+                from = "NVCC_CCBIN";
+        } else
+                from = append ? "-ccbin in NVCC_APPEND_FLAGS" : prepend ? "-ccbin in NVCC_PREPEND_FLAGS" : NULL;
+        if (ccbin && strchr(ccbin, '/') && stat(ccbin, &st) == 0 && S_ISDIR(st.st_mode)) {
+                _cleanup_free_ char *gcc = path_join(ccbin, "gcc");
+
+                *ret_from = from;
+                return process_find_program(gcc, env, ret_err);
+        }
+        if (ccbin) {
+                *ret_from = from;
+                return process_find_program(ccbin, env, ret_err);
+        }
+        *ret_from = "gcc on nvcc's PATH";
+        search = xasprintf("PATH=%s/nvvm/bin:%s%s%s", top, bindir, env_path && *env_path ? ":" : "",
+                           env_path ? env_path : "");
+        return process_find_program("gcc", (char *[]){ search, NULL }, ret_err);
+}
+
+/* "NAME=value" (a variable nvcc sets, such as _HERE_ or INCLUDES). */
+static bool assignment(const char *s)
+{
+        size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+
+        return n > 0 && s[n] == '=';
+}
+
+/* The first word of a `nvcc --dryrun` command line, quotes removed
+ * ("\"/usr/bin\"/g++-11 -D..." → /usr/bin/g++-11). */
+static char *dryrun_word(const char *line)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        bool quoted = false;
+
+        for (const char *p = line; *p && (quoted || (*p != ' ' && *p != '\t')); p++)
+                if (*p == '"')
+                        quoted = !quoted;
+                else
+                        strbuf_addch(&sb, *p);
+        return strbuf_detach(&sb);
+}
+
+/* The host compiler nvcc runs, as `nvcc --dryrun` (started with env in
+ * dir, on the program there) shows it: the first command it prints that
+ * is not a variable assignment is the host compiler's preprocessing run,
+ * looked up in the PATH nvcc prints (its profile's additions in front).
+ * Authoritative: nvcc's profile, -ccbin in its flags variables and
+ * NVCC_CCBIN (which CUDA 13 reads and 11.8 ignores) all show in it. NULL
+ * when nvcc cannot say. */
+static char *nvcc_dryrun_host(const char *nvcc, char *const *env, const char *dir, unsigned timeout)
+{
+        char *argv[] = { (char *)nvcc, (char *)"--dryrun", (char *)"-cudart", (char *)"shared", (char *)"-o",
+                         (char *)"cudamod-nvcc", (char *)"cudamod-nvcc.cu", NULL };
+        _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
+        _cleanup_free_ char *path = NULL, *word = NULL, *search = NULL;
+        int err = 0;
+
+        if (process_run(nvcc, argv, env, dir, timeout, &c) < 0 || !child_succeeded(&c))
+                return NULL;
+        for (const char *p = c.err.len ? c.err.buf : c.out.buf; *p;) {
+                const char *e = strchrnul(p, '\n');
+                _cleanup_free_ char *line = xstrndup(p, (size_t)(e - p));
+
+                p = *e ? e + 1 : e;
+                if (!startswith(line, "#$ "))
+                        continue;
+                if (startswith(line, "#$ PATH=")) {
+                        free(path);
+                        path = xstrdup(line + strlen("#$ PATH="));
+                        continue;
+                }
+                if (assignment(line + 3))
+                        continue;
+                word = dryrun_word(line + 3);
+                break;
+        }
+        if (!word || !*word)
+                return NULL;
+        search = xasprintf("PATH=%s", path ? path : "");
+        return process_find_program(word, (char *[]){ search, NULL }, &err);
+}
+
+/* Ask path (started with env) which compiler it is: its predefined
+ * macros. Returns 0, or -EIO with *ret_why saying what went wrong. */
+static int host_compiler_query(const char *path, char *const *env, unsigned timeout, struct host_compiler *ret,
+                               char **ret_why)
+{
+        char *argv[] = { (char *)path, (char *)"-E", (char *)"-dM", (char *)"-x", (char *)"c++",
+                         (char *)"/dev/null", NULL };
+        _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
+        int r;
+
+        r = process_run(path, argv, env, NULL, timeout, &c);
+        if (r < 0) {
+                *ret_why = xasprintf("cannot start it: %s", strerror(-r));
+                return -EIO;
+        }
+        if (c.exec_errno) {
+                *ret_why = xasprintf("it could not be started: %s", strerror(c.exec_errno));
+                return -EIO;
+        }
+        if (!child_succeeded(&c)) {
+                _cleanup_free_ char *ending = child_ending(&c);
+
+                *ret_why = xasprintf("'%s -E -dM -x c++ /dev/null' failed (%s)", path, ending);
+                return -EIO;
+        }
+        if (host_compiler_from_macros(c.out.buf, ret) < 0) {
+                *ret_why = xstrdup("it defines neither __GNUC__ nor __clang__");
+                return -EIO;
+        }
+        ret->path = xstrdup(path);
+        return 0;
+}
+
+/* Whether h is accepted by limits; when not, *ret_max is the newest
+ * accepted version of its kind (-1: none of its kind). */
+static bool host_compiler_accepted(const struct host_compiler *h, const struct host_limits *l, long *ret_max)
+{
+        *ret_max = -1;
+        if (h->kind == HOST_COMPILER_INTEL)
+                return !l->gcc_enforced; /* ICX is refused outright where the check is on */
+        if (h->kind == HOST_COMPILER_CLANG) {
+                *ret_max = l->clang_max;
+                return !l->clang_enforced || l->clang_max < 0 || h->major <= l->clang_max;
+        }
+        *ret_max = l->gcc_max;
+        return !l->gcc_enforced || l->gcc_max < 0 || h->major <= l->gcc_max;
+}
+
+/* --- scratch directories ----------------------------------------------- */
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st;
+        (void)ftw;
+        if (flag == FTW_DP)
+                (void)rmdir(path);
+        else
+                (void)unlink(path);
+        return 0;
+}
+
+static void scratch_removep(char **dir)
+{
+        if (*dir) {
+                (void)nftw(*dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+                free(*dir);
+        }
+}
+
+static char *scratch_new(const char *what, struct check *ret)
+{
+        const char *tmp = getenv("TMPDIR");
+        char *dir = xasprintf("%s/cudamod-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", what);
+
+        if (!mkdtemp(dir)) {
+                check_set(ret, CHECK_FAIL, "cannot create a temporary directory like '%s': %s", dir, strerror(errno));
+                free(dir);
+                return NULL;
+        }
+        return dir;
+}
+
+static int scratch_write(const char *dir, const char *name, const char *content, struct check *ret)
+{
+        _cleanup_free_ char *path = path_join(dir, name);
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        size_t len = strlen(content), done = 0;
+
+        while (fd >= 0 && done < len) {
+                ssize_t n = write(fd, content + done, len - done);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        break;
+                done += (size_t)n;
+        }
+        if (fd < 0 || done < len) {
+                check_set(ret, CHECK_FAIL, "cannot write '%s': %s", path, strerror(errno));
+                return -EIO;
+        }
+        return 0;
+}
+
+/* The first lines of text naming an error (else its first lines), at most
+ * ERROR_LINES, each indented on a line of its own. */
+static char *first_errors(const char *text)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        _cleanup_free_ char *clean = utf8_sanitize(text);
+        unsigned n = 0;
+
+        for (int pass = 0; pass < 2 && n == 0; pass++)
+                for (const char *p = clean; *p && n < ERROR_LINES;) {
+                        const char *e = strchrnul(p, '\n');
+                        _cleanup_free_ char *line = line_trimmed(p, e);
+
+                        /* gcc echoes the source line after its message
+                         * ("  132 | #error ..."): not a message. */
+                        bool echo = ascii_isdigit(line[0]) && strstr(line, " | ") &&
+                                    strspn(line, "0123456789") == (size_t)(strstr(line, " | ") - line);
+
+                        if (*line && !echo && (pass == 1 || strstr(line, "error") || strstr(line, "Error"))) {
+                                strbuf_addf(&sb, "\n  %s", line);
+                                n++;
+                        }
+                        p = *e ? e + 1 : e;
+                }
+        return strbuf_detach(&sb);
+}
+
+/* env minus PWD, OLDPWD (the scratch directory is the working one). */
+static void env_for_build(char *const *env, struct strv *ret)
+{
+        for (char *const *e = env; e && *e; e++)
+                if (strchr(*e, '=') && !startswith(*e, "PWD=") && !startswith(*e, "OLDPWD="))
+                        strv_add(ret, *e);
+}
+
+static bool dir_listed(const struct strv *dirs, const char *path)
+{
+        _cleanup_free_ char *dir = path_dirname(path);
+        _cleanup_free_ char *real = realpath(dir, NULL);
+
+        for (size_t i = 0; i < dirs->len; i++) {
+                _cleanup_free_ char *d = realpath(dirs->items[i], NULL);
+
+                if (streq(dirs->items[i], dir) || (d && real && streq(d, real)))
+                        return true;
+        }
+        return false;
+}
+
+/* The module's crt/host_config.h: in its include directories, else next
+ * to its nvcc (bin/../include). */
+static char *host_config_find(const struct validate_module *t, const char *nvcc, struct strbuf *ret_buf)
+{
+        _cleanup_free_ char *bindir = path_dirname(nvcc), *top = path_dirname(bindir);
+        _cleanup_free_ char *beside = xasprintf("%s/include/crt/host_config.h", top);
+
+        for (size_t i = 0; i < t->own_incdirs.len; i++) {
+                char *path = path_join(t->own_incdirs.items[i], "crt/host_config.h");
+
+                strbuf_reset(ret_buf);
+                if (file_read_regular_at(AT_FDCWD, path, NULL, HOST_CONFIG_MAX, false, ret_buf, NULL) == 0)
+                        return path;
+                free(path);
+        }
+        strbuf_reset(ret_buf);
+        if (file_read_regular_at(AT_FDCWD, beside, NULL, HOST_CONFIG_MAX, false, ret_buf, NULL) == 0)
+                return TAKE_PTR(beside);
+        return NULL;
+}
+
+/* The CUDA major of the module's toolkit from CUDART_VERSION in its
+ * cuda_runtime_api.h; 0 when unknown. */
+static unsigned long toolkit_major(const struct validate_module *t, const char *nvcc)
+{
+        _cleanup_strbuf_ struct strbuf buf = STRBUF_INIT;
+        _cleanup_free_ char *bindir = path_dirname(nvcc), *top = path_dirname(bindir);
+        _cleanup_free_ char *beside = xasprintf("%s/include", top);
+        struct strv dirs = { 0 };
+        unsigned long major = 0;
+        long code;
+
+        for (size_t i = 0; i < t->own_incdirs.len; i++)
+                strv_add(&dirs, t->own_incdirs.items[i]);
+        strv_add(&dirs, beside);
+        for (size_t i = 0; i < dirs.len && !major; i++) {
+                _cleanup_free_ char *path = path_join(dirs.items[i], "cuda_runtime_api.h");
+
+                strbuf_reset(&buf);
+                if (file_read_regular_at(AT_FDCWD, path, NULL, 64 * 1024, true, &buf, NULL) == 0 &&
+                    component_toolkit()->header_code(buf.buf, buf.len, &code) == 0)
+                        major = (unsigned long)(code / 1000);
+        }
+        strv_release(&dirs);
+        return major;
+}
+
+static bool same_file(const char *a, const char *b);
+
+/* --- nvcc -------------------------------------------------------------- */
+
+static const char nvcc_program[] =
+        "#include <dlfcn.h>\n"
+        "#include <stdio.h>\n"
+        "#include <cuda_runtime.h>\n"
+        "\n"
+        "__global__ void cudamod_kernel(int *out)\n"
+        "{\n"
+        "        *out = 42;\n"
+        "}\n"
+        "\n"
+        "int main(void)\n"
+        "{\n"
+        "        int n = -1, *d = 0, h = 0;\n"
+        "        cudaError_t e = cudaGetDeviceCount(&n);\n"
+        "        Dl_info info;\n"
+        "        const char *lib = dladdr((void *)&cudaGetDeviceCount, &info) && info.dli_fname ? info.dli_fname : \"?\";\n"
+        "\n"
+        "        printf(\"cudart %s\\n\", lib);\n"
+        "        if (e != cudaSuccess) {\n"
+        "                printf(\"error %d %s\\n\", (int)e, cudaGetErrorName(e));\n"
+        "                return 0;\n"
+        "        }\n"
+        "        printf(\"devices %d\\n\", n);\n"
+        "        if (n > 0) {\n"
+        "                e = cudaMalloc((void **)&d, sizeof(int));\n"
+        "                if (e == cudaSuccess) {\n"
+        "                        cudamod_kernel<<<1, 1>>>(d);\n"
+        "                        e = cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);\n"
+        "                        cudaFree(d);\n"
+        "                }\n"
+        "                printf(\"kernel %d %d %s\\n\", h, (int)e, cudaGetErrorName(e));\n"
+        "        }\n"
+        "        return 0;\n"
+        "}\n";
+
+/* "line" of the program's output that starts with key and a space. */
+static char *output_field(const char *out, const char *key)
+{
+        size_t n = strlen(key);
+
+        for (const char *p = out; *p;) {
+                const char *e = strchrnul(p, '\n');
+
+                if ((size_t)(e - p) > n && !strncmp(p, key, n) && p[n] == ' ')
+                        return xstrndup(p + n + 1, (size_t)(e - p - n - 1));
+                p = *e ? e + 1 : e;
+        }
+        return NULL;
+}
+
+/* Check one host compiler, found as from says, against the limits: add a
+ * fact or a failure naming both and the fix. */
+/* Whether nvcc's flags variables in env switch the host compiler check
+ * off (-allow-unsupported-compiler; the macro it defines). */
+static bool host_check_overridden(char *const *env)
+{
+        static const char *const vars[] = { "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", NULL };
+        static const char *const words[] = { "-allow-unsupported-compiler", "--allow-unsupported-compiler",
+                                             "-D__NV_NO_HOST_COMPILER_CHECK", NULL };
+
+        for (size_t i = 0; vars[i]; i++)
+                for (size_t k = 0; words[k]; k++) {
+                        const char *v = env_get(env, vars[i]);
+                        const char *p = v ? strstr(v, words[k]) : NULL;
+
+                        if (p && (p == v || p[-1] == ' ' || p[-1] == '\t'))
+                                return true;
+                }
+        return false;
+}
+
+static void host_check(const char *who, const char *path, const char *from, const struct host_limits *lim,
+                       const char *header, unsigned long cuda_major, char *const *env, unsigned timeout,
+                       struct findings *f)
+{
+        _cleanup_(host_compiler_release) struct host_compiler h = { 0 };
+        _cleanup_free_ char *why = NULL;
+        long max;
+
+        if (host_compiler_query(path, env, timeout, &h, &why) < 0) {
+                findings_add(f, CHECK_FAIL, "%s '%s' (%s) does not tell its version: %s", who, path, from, why);
+                return;
+        }
+        if (host_compiler_accepted(&h, lim, &max)) {
+                findings_add(f, CHECK_PASS, "%s '%s' (%s) is %s %s, accepted by '%s'", who, path, from,
+                             host_compiler_kind_name(h.kind), h.version, header);
+                return;
+        }
+        if (host_check_overridden(env)) {
+                findings_add(f, CHECK_WARN,
+                             "%s '%s' (%s) is %s %s, which '%s' refuses, and the module's nvcc flags pass -allow-unsupported-compiler: it builds unsupported; give one it accepts in the site config (host_compiler: {\"%lu\": /path/to/g++})",
+                             who, path, from, host_compiler_kind_name(h.kind), h.version, header, cuda_major);
+                return;
+        }
+        if (max >= 0)
+                findings_add(f, CHECK_FAIL,
+                             "%s '%s' (%s) is %s %s, and '%s' accepts %s up to %ld: give a host compiler it accepts in the site config (host_compiler: {\"%lu\": /path/to/g++}, or {module: NAME}) and regenerate",
+                             who, path, from, host_compiler_kind_name(h.kind), h.version, header,
+                             host_compiler_kind_name(h.kind), max, cuda_major);
+        else
+                findings_add(f, CHECK_FAIL,
+                             "%s '%s' (%s) is %s %s, which '%s' refuses: give a GCC it accepts in the site config (host_compiler: {\"%lu\": /path/to/g++}) and regenerate",
+                             who, path, from, host_compiler_kind_name(h.kind), h.version, header, cuda_major);
+}
+
+void check_nvcc(const struct validate_module *t, const struct validate_options *o, struct check *ret)
+{
+        unsigned timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT;
+        _cleanup_free_ char *nvcc = NULL, *header = NULL, *host = NULL, *out = NULL;
+        _cleanup_(scratch_removep) char *dir = NULL;
+        _cleanup_strbuf_ struct strbuf hc = STRBUF_INIT;
+        _cleanup_(strv_release) struct strv argv = { 0 }, env = { 0 };
+        _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
+        _cleanup_(child_release) struct child run = { .out = STRBUF_INIT, .err = STRBUF_INIT };
+        struct findings f = FINDINGS_INIT;
+        struct host_limits lim;
+        const char *from = NULL, *cmake_host;
+        unsigned long major;
+        bool limits_known;
+        int r, err = 0;
+
+        ret->id = "nvcc";
+        if (!o->compile) {
+                check_set(ret, CHECK_SKIP, "the build checks were not asked for");
+                return;
+        }
+        if (t->kind != component_toolkit()) {
+                check_set(ret, CHECK_SKIP, "not a %s module: no nvcc to check", component_toolkit()->label);
+                return;
+        }
+        nvcc = process_find_program("nvcc", t->env, &err);
+        if (!nvcc) {
+                check_set(ret, CHECK_SKIP, "the module's PATH has no executable nvcc");
+                return;
+        }
+        env_for_build(t->env, &env);
+        major = toolkit_major(t, nvcc);
+
+        dir = scratch_new("nvcc", ret);
+        if (!dir)
+                goto done_early;
+        if (scratch_write(dir, "cudamod-nvcc.cu", nvcc_program, ret) < 0)
+                goto done_early;
+
+        /* The host compilers, against what the toolkit accepts. */
+        header = host_config_find(t, nvcc, &hc);
+        limits_known = header && host_config_parse(hc.buf, hc.len, &lim) == 0;
+        if (!header)
+                findings_add(&f, CHECK_WARN, "no crt/host_config.h in the module's include directories: the host compiler was not compared with what the toolkit accepts");
+        else if (!limits_known)
+                findings_add(&f, CHECK_WARN, "'%s' states no GCC or clang limit: the host compiler was not compared", header);
+        else if (!lim.gcc_enforced && !lim.clang_enforced)
+                findings_add(&f, CHECK_WARN, "'%s' has its host compiler check disabled (no #error under its limits): any host compiler is let through", header);
+        host = nvcc_host_compiler(nvcc, strv_exec_items(&env), major, &from, &err);
+        {
+                _cleanup_free_ char *shown = nvcc_dryrun_host(nvcc, strv_exec_items(&env), dir, timeout);
+
+                /* What nvcc says it runs wins over the reading of its
+                 * variables; the reading names where it came from. */
+                if (shown && !(host && same_file(host, shown))) {
+                        free(host);
+                        host = TAKE_PTR(shown);
+                        from = "what 'nvcc --dryrun' runs";
+                }
+        }
+        if (!host)
+                findings_add(&f, CHECK_FAIL, "nvcc's host compiler (%s) is not found: %s", from,
+                             err == EACCES ? "it is not executable" : "install one or set host_compiler in the site config");
+        else if (limits_known)
+                host_check("nvcc's host compiler", host, from, &lim, header, major, strv_exec_items(&env), timeout, &f);
+        cmake_host = env_get(t->env, "CUDAHOSTCXX");
+        if (cmake_host && *cmake_host && limits_known) {
+                _cleanup_free_ char *p = process_find_program(cmake_host, strv_exec_items(&env), &err);
+
+                if (!p)
+                        findings_add(&f, CHECK_FAIL, "CUDAHOSTCXX '%s' (CMake's host compiler) is not found", cmake_host);
+                else if (!host || !streq(p, host))
+                        host_check("CMake's host compiler", p, "CUDAHOSTCXX", &lim, header, major,
+                                   strv_exec_items(&env), timeout, &f);
+        }
+
+        /* Compile, link and start the program. */
+        strv_add(&argv, nvcc);
+        strv_add(&argv, "-cudart");
+        strv_add(&argv, "shared");
+        strv_add(&argv, "-o");
+        strv_add(&argv, "cudamod-nvcc");
+        strv_add(&argv, "cudamod-nvcc.cu");
+        strv_add(&argv, "-ldl");
+        r = process_run(nvcc, strv_exec_items(&argv), strv_exec_items(&env), dir, timeout, &c);
+        if (r < 0 || c.exec_errno) {
+                findings_add(&f, CHECK_FAIL, "'%s' could not be started: %s", nvcc, strerror(r < 0 ? -r : c.exec_errno));
+                goto done;
+        }
+        if (c.timed_out) {
+                findings_add(&f, CHECK_FAIL, "'%s' timed out after %u s, killed", nvcc, timeout);
+                goto done;
+        }
+        if (!child_succeeded(&c)) {
+                _cleanup_free_ char *ending = child_ending(&c);
+                _cleanup_free_ char *errors = first_errors(c.err.len ? c.err.buf : c.out.buf);
+
+                findings_add(&f, CHECK_FAIL, "a .cu program does not build with '%s -cudart shared' and the module's environment (%s):%s",
+                             nvcc, ending, errors);
+                goto done;
+        }
+        {
+                _cleanup_free_ char *prog = path_join(dir, "cudamod-nvcc");
+                char *pargv[] = { prog, NULL };
+                _cleanup_free_ char *lib = NULL, *error = NULL, *devices = NULL, *kernel = NULL, *ending = NULL;
+
+                r = process_run(prog, pargv, strv_exec_items(&env), dir, timeout, &run);
+                if (r < 0 || run.exec_errno || !child_succeeded(&run)) {
+                        ending = r < 0 || run.exec_errno ? xstrdup(strerror(r < 0 ? -r : run.exec_errno))
+                                                         : child_ending(&run);
+                        _cleanup_free_ char *errors = first_errors(run.err.len ? run.err.buf : run.out.buf);
+
+                        findings_add(&f, CHECK_FAIL, "a .cu program built with '%s' does not run with the module's environment (%s):%s",
+                                     nvcc, ending, errors);
+                        goto done;
+                }
+                lib = output_field(run.out.buf, "cudart");
+                error = output_field(run.out.buf, "error");
+                devices = output_field(run.out.buf, "devices");
+                kernel = output_field(run.out.buf, "kernel");
+                if (!lib || streq(lib, "?"))
+                        findings_add(&f, CHECK_WARN, "the program built with '%s' ran, but could not tell which libcudart it loaded", nvcc);
+                else if (!dir_listed(&t->own_libdirs, lib))
+                        findings_add(&f, CHECK_FAIL, "the program built with '%s' loaded '%s', not the module's libcudart: LD_LIBRARY_PATH does not put the module's library directory first",
+                                     nvcc, lib);
+                if (error)
+                        out = xasprintf("cudaGetDeviceCount returned %s%s", error,
+                                        startswith(error, "35 ") ? " (no driver here, or one older than the runtime)"
+                                        : startswith(error, "100 ") ? " (no CUDA device here)" : "");
+                else if (kernel && startswith(kernel, "42 0 "))
+                        out = xasprintf("%s device(s), the kernel ran on device 0", devices ? devices : "?");
+                else if (kernel) {
+                        /* "H ERR NAME": what it wrote, and the error of cudaMalloc or cudaMemcpy. */
+                        const char *name = strchr(kernel, ' ');
+
+                        name = name ? strchr(name + 1, ' ') : NULL;
+                        findings_add(&f, CHECK_FAIL, "the program built with '%s' found %s device(s), but its kernel did not run on device 0: %s",
+                                     nvcc, devices ? devices : "?", name ? name + 1 : kernel);
+                        out = xasprintf("%s device(s)", devices ? devices : "?");
+                } else
+                        out = xasprintf("%s device(s)", devices ? devices : "?");
+                findings_add(&f, CHECK_PASS, "a .cu program (a kernel and cudaGetDeviceCount) built with '%s -cudart shared', linked and ran with the module's libcudart ('%s'): %s",
+                             nvcc, lib ? lib : "?", out);
+        }
+done:
+        if (f.worst == CHECK_PASS)
+                check_set(ret, CHECK_PASS, "%s", f.facts.buf);
+        else
+                check_set(ret, f.worst, "%s%s%s", f.problems.buf, f.facts.len ? "\n" : "", f.facts.buf);
+        findings_release(&f);
+        return;
+done_early:
+        findings_release(&f);
+}
+
+/* --- cmake ------------------------------------------------------------- */
+
+static const char cmake_project[] =
+        "cmake_minimum_required(VERSION 3.18)\n"
+        "project(cudamod_cmake_check LANGUAGES CXX)\n"
+        "enable_language(CUDA)\n"
+        "find_package(CUDAToolkit REQUIRED)\n"
+        "get_filename_component(cudamod_cudart \"${CUDA_cudart_LIBRARY}\" REALPATH)\n"
+        "message(STATUS \"cudamod:compiler=${CMAKE_CUDA_COMPILER}\")\n"
+        "message(STATUS \"cudamod:compiler_version=${CMAKE_CUDA_COMPILER_VERSION}\")\n"
+        "message(STATUS \"cudamod:host_compiler=${CMAKE_CUDA_HOST_COMPILER}\")\n"
+        "message(STATUS \"cudamod:toolkit_version=${CUDAToolkit_VERSION}\")\n"
+        "message(STATUS \"cudamod:bin_dir=${CUDAToolkit_BIN_DIR}\")\n"
+        "message(STATUS \"cudamod:include_dirs=${CUDAToolkit_INCLUDE_DIRS}\")\n"
+        "message(STATUS \"cudamod:cudart=${cudamod_cudart}\")\n";
+
+static char *cmake_field(const char *out, const char *key)
+{
+        _cleanup_free_ char *tag = xasprintf("-- cudamod:%s=", key);
+        const char *p = strstr(out, tag);
+        const char *e;
+
+        if (!p)
+                return NULL;
+        p += strlen(tag);
+        e = strchrnul(p, '\n');
+        return xstrndup(p, (size_t)(e - p));
+}
+
+static bool same_file(const char *a, const char *b)
+{
+        struct stat sa, sb;
+
+        return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+void check_cmake(const struct validate_module *t, const struct validate_options *o, struct check *ret)
+{
+        unsigned timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT;
+        _cleanup_free_ char *cmake = NULL, *nvcc = NULL, *search = NULL, *build = NULL;
+        _cleanup_free_ char *compiler = NULL, *cver = NULL, *tver = NULL, *bindir = NULL, *cudart = NULL,
+                            *hostc = NULL;
+        _cleanup_(scratch_removep) char *dir = NULL;
+        _cleanup_(strv_release) struct strv argv = { 0 }, env = { 0 };
+        _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
+        struct findings f = FINDINGS_INIT;
+        unsigned long major;
+        int r, err = 0;
+
+        ret->id = "cmake";
+        if (!o->compile) {
+                check_set(ret, CHECK_SKIP, "the build checks were not asked for");
+                return;
+        }
+        if (t->kind != component_toolkit()) {
+                check_set(ret, CHECK_SKIP, "not a %s module: nothing for CMake's CUDA support to find",
+                          component_toolkit()->label);
+                return;
+        }
+        nvcc = process_find_program("nvcc", t->env, &err);
+        if (!nvcc) {
+                check_set(ret, CHECK_SKIP, "the module's PATH has no executable nvcc: CMake's enable_language(CUDA) needs one");
+                return;
+        }
+        /* cmake is looked up as the C compiler is: in cudamod's PATH (a
+         * site's cmake module need not be loaded with the CUDA one). */
+        search = xasprintf("PATH=%s", o->cc_path ? o->cc_path : "/usr/bin:/bin");
+        cmake = process_find_program(o->cmake ? o->cmake : "cmake", (char *[]){ search, NULL }, &err);
+        if (!cmake) {
+                check_set(ret, CHECK_SKIP, "no cmake in cudamod's PATH (%s): install CMake to check what a CMake build (PyTorch's) finds",
+                          search + 5);
+                return;
+        }
+        dir = scratch_new("cmake", ret);
+        if (!dir || scratch_write(dir, "CMakeLists.txt", cmake_project, ret) < 0) {
+                findings_release(&f);
+                return;
+        }
+        build = path_join(dir, "build");
+        /* The module's environment only, as for nvcc. */
+        for (char *const *e = t->env; e && *e; e++)
+                if (strchr(*e, '=') && !startswith(*e, "PWD=") && !startswith(*e, "OLDPWD="))
+                        strv_add(&env, *e);
+        strv_add(&argv, cmake);
+        strv_add(&argv, "-S");
+        strv_add(&argv, dir);
+        strv_add(&argv, "-B");
+        strv_add(&argv, build);
+        r = process_run(cmake, strv_exec_items(&argv), strv_exec_items(&env), dir, timeout, &c);
+        if (r < 0 || c.exec_errno) {
+                check_set(ret, CHECK_FAIL, "'%s' could not be started: %s", cmake, strerror(r < 0 ? -r : c.exec_errno));
+                return;
+        }
+        if (c.timed_out) {
+                check_set(ret, CHECK_FAIL, "'%s' timed out after %u s, killed", cmake, timeout);
+                return;
+        }
+        if (!child_succeeded(&c)) {
+                _cleanup_free_ char *ending = child_ending(&c);
+                _cleanup_free_ char *errors = first_errors(c.err.len ? c.err.buf : c.out.buf);
+
+                bool refused = strstr(c.out.buf, "unsupported GNU version") || strstr(c.err.buf, "unsupported GNU version") ||
+                               strstr(c.out.buf, "unsupported clang version") || strstr(c.err.buf, "unsupported clang version");
+
+                check_set(ret, CHECK_FAIL, "CMake's enable_language(CUDA) and find_package(CUDAToolkit) fail with the module's environment ('%s', %s)%s:%s",
+                          cmake, ending,
+                          refused ? ": the toolkit refuses the host compiler (see the nvcc check); give one it accepts in the site config (host_compiler), which sets CUDAHOSTCXX" : "",
+                          errors);
+                return;
+        }
+        compiler = cmake_field(c.out.buf, "compiler");
+        cver = cmake_field(c.out.buf, "compiler_version");
+        tver = cmake_field(c.out.buf, "toolkit_version");
+        bindir = cmake_field(c.out.buf, "bin_dir");
+        cudart = cmake_field(c.out.buf, "cudart");
+        hostc = cmake_field(c.out.buf, "host_compiler");
+
+        if (!compiler || !same_file(compiler, nvcc))
+                findings_add(&f, CHECK_FAIL, "CMake's CUDA compiler is '%s', not the module's nvcc '%s'",
+                             compiler ? compiler : "unknown", nvcc);
+        {
+                _cleanup_free_ char *nbin = path_dirname(nvcc);
+
+                if (!bindir || !same_file(bindir, nbin))
+                        findings_add(&f, CHECK_FAIL, "find_package(CUDAToolkit) found the toolkit in '%s', not the module's '%s'",
+                                     bindir ? bindir : "nowhere", nbin);
+        }
+        if (!cudart || !*cudart || !dir_listed(&t->own_libdirs, cudart))
+                findings_add(&f, CHECK_FAIL, "find_package(CUDAToolkit) found libcudart '%s', not one in the module's library directories",
+                             cudart && *cudart ? cudart : "nowhere");
+        if (cver && tver && !streq(cver, tver))
+                findings_add(&f, CHECK_FAIL, "CMake's nvcc is version %s and find_package(CUDAToolkit) found %s (PyTorch stops at 'Found two conflicting CUDA versions')",
+                             cver, tver);
+        major = toolkit_major(t, nvcc);
+        if (major && tver && strtoul(tver, NULL, 10) != major)
+                findings_add(&f, CHECK_FAIL, "find_package(CUDAToolkit) found CUDA %s, and the module's headers say CUDA %lu",
+                             tver, major);
+        if (f.worst == CHECK_PASS)
+                check_set(ret, CHECK_PASS,
+                          "CMake ('%s') with enable_language(CUDA) and find_package(CUDAToolkit) found the module's toolkit: nvcc '%s' %s, CUDAToolkit %s, cudart '%s'%s%s%s",
+                          cmake, compiler, cver ? cver : "?", tver ? tver : "?", cudart, hostc && *hostc ? ", host compiler '" : "",
+                          hostc && *hostc ? hostc : "", hostc && *hostc ? "'" : "");
+        else
+                check_set(ret, f.worst, "%s", f.problems.buf);
+        findings_release(&f);
+}

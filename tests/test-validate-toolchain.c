@@ -1,0 +1,561 @@
+/* test-validate-toolchain.c: the nvcc and cmake checks
+ * (validate-toolchain.c): crt/host_config.h read on the real CUDA 13.0
+ * header (where /usr/local/cuda-13.0 is) and on recorded 11.8 and 12.6
+ * shapes (tests/data/host_config/), a compiler's identity from its
+ * macros, and check_nvcc on a toolkit in a temporary directory whose nvcc
+ * and host compilers are small scripts (so that the outcome does not
+ * depend on this machine's gcc), and on the real 13.0 toolkit. */
+#include <check.h>
+#include <errno.h>
+#include <sys/stat.h>
+
+#include "fixture.h"
+#include "strbuf.h"
+#include "testutil.h"
+#include "util.h"
+#include "validate.h"
+#include "banned.h"
+
+#define REAL_CUDA "/usr/local/cuda-13.0"
+
+static struct host_limits parse_file(const char *path)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        struct host_limits l;
+
+        ck_assert_msg(strbuf_read_file(&sb, path, 1 << 20) == 0, "cannot read '%s'", path);
+        ck_assert_int_eq(host_config_parse(sb.buf, sb.len, &l), 0);
+        return l;
+}
+
+static char *data_path(const char *name)
+{
+        const char *src = getenv("CUDAMOD_SOURCE_ROOT");
+
+        ck_assert_msg(src != NULL, "CUDAMOD_SOURCE_ROOT is not set (run the tests with meson test)");
+        return xasprintf("%s/tests/data/host_config/%s", src, name);
+}
+
+START_TEST(host_config_of_cuda_11_8_accepts_gcc_11_and_clang_14)
+{
+        _cleanup_free_ char *p = data_path("cuda-11.8.h");
+        struct host_limits l = parse_file(p);
+
+        ck_assert_int_eq(l.gcc_max, 11);
+        ck_assert(l.gcc_enforced);
+        ck_assert_int_eq(l.clang_max, 14);
+        ck_assert(l.clang_enforced);
+}
+END_TEST
+
+START_TEST(host_config_of_cuda_12_6_accepts_gcc_13_and_clang_18)
+{
+        _cleanup_free_ char *p = data_path("cuda-12.6.h");
+        struct host_limits l = parse_file(p);
+
+        ck_assert_int_eq(l.gcc_max, 13);
+        ck_assert(l.gcc_enforced);
+        ck_assert_int_eq(l.clang_max, 18);
+        ck_assert(l.clang_enforced);
+}
+END_TEST
+
+/* The real header has a Grace clang block (16 to 20) and a HOS clang
+ * block before the plain one: neither is the clang limit. */
+START_TEST(host_config_of_the_real_cuda_13_0_accepts_gcc_15_and_clang_20)
+{
+        const char *h = REAL_CUDA "/include/crt/host_config.h";
+        struct host_limits l;
+
+        if (access(h, R_OK) != 0) {
+                fprintf(stderr, "SKIP host_config_of_the_real_cuda_13_0: no %s\n", h);
+                return;
+        }
+        l = parse_file(h);
+        ck_assert_int_eq(l.gcc_max, 15);
+        ck_assert(l.gcc_enforced);
+        ck_assert_int_eq(l.clang_max, 20);
+        ck_assert(l.clang_enforced);
+}
+END_TEST
+
+START_TEST(host_config_without_its_errors_is_a_disabled_check)
+{
+        _cleanup_free_ char *p = data_path("disabled.h");
+        struct host_limits l = parse_file(p);
+
+        ck_assert_int_eq(l.gcc_max, 9);
+        ck_assert(!l.gcc_enforced);
+        ck_assert_int_eq(l.clang_max, 9);
+        ck_assert(!l.clang_enforced);
+}
+END_TEST
+
+START_TEST(host_config_that_states_no_limit_is_enoent)
+{
+        static const char *const texts[] = {
+                "",
+                "#pragma once\n#define X 1\n",
+                /* a limit outside the GCC block is not one */
+                "#if __GNUC__ > 11\n#error no\n#endif\n",
+                /* the Grace block alone */
+                "#if defined(__GRCO_CLANG_COMPILER__)\n"
+                "#if (__GRCO_CLANG_COMPILER__ == 1) && ((__clang_major__ < 16) || (__clang_major__ > 20))\n"
+                "#error no\n#endif\n#endif\n",
+                NULL,
+        };
+        struct host_limits l = { .gcc_max = 77 };
+
+        for (size_t i = 0; texts[i]; i++)
+                ck_assert_int_eq(host_config_parse(texts[i], strlen(texts[i]), &l), -ENOENT);
+        ck_assert_int_eq(l.gcc_max, 77); /* untouched on error */
+}
+END_TEST
+
+START_TEST(host_compiler_kind_and_version_come_from_its_macros)
+{
+        static const struct {
+                const char *macros;
+                enum host_compiler_kind kind;
+                long major;
+                const char *version;
+        } cases[] = {
+                { "#define __GNUC__ 12\n#define __GNUC_MINOR__ 2\n#define __GNUC_PATCHLEVEL__ 0\n",
+                  HOST_COMPILER_GCC, 12, "12.2.0" },
+                /* clang defines __GNUC__ 4 too */
+                { "#define __GNUC__ 4\n#define __clang__ 1\n#define __clang_major__ 19\n"
+                  "#define __clang_minor__ 1\n#define __clang_patchlevel__ 7\n",
+                  HOST_COMPILER_CLANG, 19, "19.1.7" },
+                { "#define __GNUC__ 4\n#define __clang__ 1\n#define __clang_major__ 18\n"
+                  "#define __INTEL_CLANG_COMPILER 20240000\n",
+                  HOST_COMPILER_INTEL, -1, "unknown" },
+                /* a name that only ends like the macro is another macro */
+                { "#define X__GNUC__ 3\n#define __GNUC__ 11\n", HOST_COMPILER_GCC, 11, "11.-1.-1" },
+                { NULL, 0, 0, NULL },
+        };
+        struct host_compiler h;
+
+        for (size_t i = 0; cases[i].macros; i++) {
+                ck_assert_int_eq(host_compiler_from_macros(cases[i].macros, &h), 0);
+                ck_assert_int_eq(h.kind, cases[i].kind);
+                ck_assert_int_eq(h.major, cases[i].major);
+                ck_assert_str_eq(h.version, cases[i].version);
+                host_compiler_release(&h);
+        }
+        ck_assert_int_eq(host_compiler_from_macros("#define __STDC__ 1\n", &h), -ENOENT);
+}
+END_TEST
+
+/* --- check_nvcc on a scripted toolkit --------------------------------- */
+
+/* root/cuda: include/crt/host_config.h (GCC up to gcc_max, enforced),
+ * include/cuda_runtime_api.h (CUDA 11.8), lib64/libcudart.so.11.0, and
+ * bin/nvcc: a script that fails like nvcc with the header's #error when
+ * the -ccbin it is given (else `gcc` on PATH) says a GCC above gcc_max,
+ * else writes the program, which prints what the real one prints without
+ * a driver, loading cudart from cudart_dir. root/hostbin: gcc (12) and
+ * root/gcc11/bin/g++ (11), scripts that answer -E -dM as GCC does. */
+static char *make_toolkit_reporting(long gcc_max, const char *cudart_dir, const char *report)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *hc = xasprintf("#if defined(__GNUC__)\n\n#if __GNUC__ > %ld\n\n"
+                                            "#error -- unsupported GNU version! gcc versions later than %ld are not supported!\n\n"
+                                            "#endif\n#endif\n",
+                                            gcc_max, gcc_max);
+        _cleanup_free_ char *lib = xasprintf("%s/cuda/lib64", root);
+        _cleanup_free_ char *nvcc = xasprintf(
+                "#!/bin/sh\n"
+                "# --dryrun with FAKE_DRYRUN_HOST: print what a real nvcc whose\n"
+                "# profile puts that directory on PATH would run.\n"
+                "if [ \"$1\" = --dryrun ] && [ -n \"$FAKE_DRYRUN_HOST\" ]; then\n"
+                "        echo \"#$ _HERE_=/x\" >&2\n"
+                "        echo \"#$ PATH=$FAKE_DRYRUN_HOST:$PATH\" >&2\n"
+                "        echo \"#$ INCLUDES=\\\"-I/x\\\"  \" >&2\n"
+                "        echo \"#$ g++ -D__CUDA_ARCH_LIST__=520 -E -x c++ cudamod-nvcc.cu\" >&2\n"
+                "        exit 0\n"
+                "fi\n"
+                "out= cc=gcc\n"
+                "[ -n \"$FAKE_DRYRUN_HOST\" ] && cc=$FAKE_DRYRUN_HOST/g++\n"
+                "for a in $NVCC_PREPEND_FLAGS \"$@\"; do\n"
+                "        case $a in -ccbin=*) cc=${a#-ccbin=} ;; esac\n"
+                "done\n"
+                "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+                "major=$(\"$cc\" -E -dM -x c++ /dev/null | sed -n 's/^#define __GNUC__ //p')\n"
+                "if [ \"$major\" -gt %ld ]; then\n"
+                "        echo \"In file included from cuda_runtime.h:83,\" >&2\n"
+                "        echo \"host_config.h:3:2: error: #error -- unsupported GNU version! gcc versions later than %ld are not supported!\" >&2\n"
+                "        echo \"    3 | #error -- unsupported GNU version!\" >&2\n"
+                "        exit 1\n"
+                "fi\n"
+                "printf '#!/bin/sh\\necho \"cudart %s/libcudart.so.11.0\"\\nprintf \"%s\"\\n' > \"$out\"\n"
+                "chmod +x \"$out\"\n",
+                gcc_max, gcc_max, cudart_dir ? cudart_dir : lib, report);
+        _cleanup_free_ char *p = NULL;
+
+        fx_write(root, "cuda/include/crt/host_config.h", hc);
+        fx_write(root, "cuda/include/cuda_runtime_api.h", "#define CUDART_VERSION 11080\n");
+        fx_write(root, "cuda/lib64/libcudart.so.11.0", "");
+        fx_write(root, "cuda/bin/nvcc", nvcc);
+        fx_write(root, "hostbin/gcc", "#!/bin/sh\nprintf '#define __GNUC__ 12\\n#define __GNUC_MINOR__ 2\\n#define __GNUC_PATCHLEVEL__ 0\\n'\n");
+        fx_write(root, "gcc11/bin/g++", "#!/bin/sh\nprintf '#define __GNUC__ 11\\n#define __GNUC_MINOR__ 3\\n#define __GNUC_PATCHLEVEL__ 0\\n'\n");
+        ck_assert_int_eq(chmod(p = xasprintf("%s/cuda/bin/nvcc", root), 0755), 0);
+        free(TAKE_PTR(p));
+        ck_assert_int_eq(chmod(p = xasprintf("%s/hostbin/gcc", root), 0755), 0);
+        free(TAKE_PTR(p));
+        ck_assert_int_eq(chmod(p = xasprintf("%s/gcc11/bin/g++", root), 0755), 0);
+        free(TAKE_PTR(p));
+        return root;
+}
+
+static char *make_toolkit(long gcc_max, const char *cudart_dir)
+{
+        return make_toolkit_reporting(gcc_max, cudart_dir, "error 35 cudaErrorInsufficientDriver\\\\n");
+}
+
+/* The module under test: the toolkit at root/cuda with env (PATH first,
+ * then extra "NAME=value" items). */
+static void module_of(struct validate_module *m, struct strv *env, const char *root, const char *const *extra)
+{
+        strv_push(env, xasprintf("PATH=%s/cuda/bin:%s/hostbin:/usr/bin:/bin", root, root));
+        strv_push(env, xasprintf("LD_LIBRARY_PATH=%s/cuda/lib64", root));
+        for (size_t i = 0; extra && extra[i]; i++)
+                strv_add(env, extra[i]);
+        *m = (struct validate_module){
+                .module = "cuda/11.8",
+                .name = "cuda",
+                .version = "11.8",
+                .kind = component_toolkit(),
+                .env = env->items,
+        };
+        strv_push(&m->own_libdirs, xasprintf("%s/cuda/lib64", root));
+        strv_push(&m->own_incdirs, xasprintf("%s/cuda/include", root));
+}
+
+static void run_nvcc(const char *root, const char *const *extra, struct check *ret)
+{
+        struct validate_options o = { .compile = true, .timeout = 30 };
+        struct validate_module m;
+        _cleanup_(strv_release) struct strv env = { 0 };
+
+        module_of(&m, &env, root, extra);
+        *ret = (struct check){ 0 };
+        check_nvcc(&m, &o, ret);
+        m.env = NULL;
+        validate_module_release(&m);
+}
+
+#define assert_has(msg, words) ck_assert_msg(strstr((msg), (words)), "'%s' not in: %s", (words), (msg))
+
+START_TEST(nvcc_with_a_gcc_the_toolkit_refuses_fails_naming_both_and_the_fix)
+{
+        char *root = make_toolkit(11, NULL);
+        _cleanup_free_ char *gcc = xasprintf("'%s/hostbin/gcc'", root);
+        struct check c;
+
+        run_nvcc(root, NULL, &c);
+        ck_assert_int_eq(c.status, CHECK_FAIL);
+        assert_has(c.message, gcc);
+        assert_has(c.message, "is GCC 12.2.0");
+        assert_has(c.message, "accepts GCC up to 11");
+        assert_has(c.message, "host_compiler: {\"11\": /path/to/g++}");
+        /* and nvcc's own first error line */
+        assert_has(c.message, "error: #error -- unsupported GNU version! gcc versions later than 11");
+        ck_assert_msg(!strstr(c.message, "    3 | #error"), "gcc's source echo quoted: %s", c.message);
+        check_release(&c);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(nvcc_with_ccbin_in_nvcc_prepend_flags_uses_it_and_runs_the_program)
+{
+        char *root = make_toolkit(11, NULL);
+        _cleanup_free_ char *flags = xasprintf("NVCC_PREPEND_FLAGS=-ccbin=%s/gcc11/bin/g++", root);
+        _cleanup_free_ char *lib = xasprintf("'%s/cuda/lib64/libcudart.so.11.0'", root);
+        struct check c;
+
+        run_nvcc(root, (const char *const[]){ flags, NULL }, &c);
+        ck_assert_msg(c.status == CHECK_PASS, "%s", c.message);
+        assert_has(c.message, "(-ccbin in NVCC_PREPEND_FLAGS) is GCC 11.3.0, accepted by");
+        assert_has(c.message, lib);
+        assert_has(c.message, "cudaGetDeviceCount returned 35 cudaErrorInsufficientDriver (no driver here, or one older than the runtime)");
+        check_release(&c);
+        fx_free(root);
+}
+END_TEST
+
+/* What nvcc --dryrun runs wins over the reading of the variables: a
+ * profile (Debian's puts a gcc wrapper first on nvcc's PATH) can pick a
+ * compiler that is not `gcc` on the module's PATH. */
+START_TEST(nvcc_host_compiler_is_what_nvcc_dryrun_runs)
+{
+        char *root = make_toolkit(11, NULL);
+        _cleanup_free_ char *dry = xasprintf("FAKE_DRYRUN_HOST=%s/gcc11/bin", root);
+        _cleanup_free_ char *gxx = xasprintf("'%s/gcc11/bin/g++' (what 'nvcc --dryrun' runs) is GCC 11.3.0", root);
+        struct check c;
+
+        run_nvcc(root, (const char *const[]){ dry, NULL }, &c);
+        ck_assert_msg(c.status == CHECK_PASS, "%s", c.message);
+        assert_has(c.message, gxx);
+        check_release(&c);
+        fx_free(root);
+}
+END_TEST
+
+/* CMake's host compiler is CUDAHOSTCXX: a refused one fails though nvcc's
+ * own is fine. */
+START_TEST(nvcc_check_fails_a_cudahostcxx_the_toolkit_refuses)
+{
+        char *root = make_toolkit(11, NULL);
+        _cleanup_free_ char *flags = xasprintf("NVCC_PREPEND_FLAGS=-ccbin=%s/gcc11/bin/g++", root);
+        _cleanup_free_ char *hostcxx = xasprintf("CUDAHOSTCXX=%s/hostbin/gcc", root);
+        struct check c;
+
+        run_nvcc(root, (const char *const[]){ flags, hostcxx, NULL }, &c);
+        ck_assert_int_eq(c.status, CHECK_FAIL);
+        assert_has(c.message, "CMake's host compiler");
+        assert_has(c.message, "(CUDAHOSTCXX) is GCC 12.2.0");
+        check_release(&c);
+        fx_free(root);
+}
+END_TEST
+
+/* -allow-unsupported-compiler lets the refused gcc through: a warning,
+ * not a pass (the script nvcc here still refuses it, as a real one would
+ * not: the build fails, so the check still fails; what is tested is the
+ * comparison's verdict). */
+START_TEST(nvcc_check_warns_when_the_flags_allow_an_unsupported_compiler)
+{
+        char *root = make_toolkit(11, NULL);
+        struct check c;
+
+        run_nvcc(root, (const char *const[]){ "NVCC_APPEND_FLAGS=-allow-unsupported-compiler", NULL }, &c);
+        assert_has(c.message, "which '");
+        assert_has(c.message, "refuses, and the module's nvcc flags pass -allow-unsupported-compiler");
+        ck_assert_msg(!strstr(c.message, "accepts GCC up to 11: give"), "%s", c.message);
+        check_release(&c);
+        fx_free(root);
+}
+END_TEST
+
+/* With a GPU (what the program prints there): the kernel ran, or the
+ * check fails saying why it did not. */
+START_TEST(nvcc_program_on_a_gpu_runs_its_kernel_or_fails)
+{
+        char *root = make_toolkit_reporting(15, NULL, "devices 2\\\\nkernel 42 0 cudaSuccess\\\\n");
+        struct check c;
+
+        run_nvcc(root, NULL, &c);
+        ck_assert_msg(c.status == CHECK_PASS, "%s", c.message);
+        assert_has(c.message, "2 device(s), the kernel ran on device 0");
+        check_release(&c);
+        fx_free(root);
+
+        root = make_toolkit_reporting(15, NULL, "devices 1\\\\nkernel 0 209 cudaErrorNoKernelImageForDevice\\\\n");
+        run_nvcc(root, NULL, &c);
+        ck_assert_int_eq(c.status, CHECK_FAIL);
+        assert_has(c.message, "found 1 device(s), but its kernel did not run on device 0: cudaErrorNoKernelImageForDevice");
+        check_release(&c);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(nvcc_program_that_loads_another_cudart_fails)
+{
+        char *root = make_toolkit(15, "/elsewhere/lib64");
+        struct check c;
+
+        run_nvcc(root, NULL, &c);
+        ck_assert_int_eq(c.status, CHECK_FAIL);
+        assert_has(c.message, "loaded '/elsewhere/lib64/libcudart.so.11.0', not the module's libcudart");
+        check_release(&c);
+        fx_free(root);
+}
+END_TEST
+
+START_TEST(nvcc_check_skips_other_modules_and_a_module_without_nvcc)
+{
+        char *const env[] = { (char *)"PATH=/nonexistent:/nonexistent2", NULL };
+        struct validate_options o = { .compile = true };
+        struct validate_module m = { .module = "cuda/12.4", .name = "cuda", .kind = component_toolkit(), .env = env };
+        struct check c = { 0 };
+
+        check_nvcc(&m, &o, &c);
+        ck_assert_int_eq(c.status, CHECK_SKIP);
+        ck_assert_str_eq(c.message, "the module's PATH has no executable nvcc");
+        check_release(&c);
+        check_cmake(&m, &o, &c);
+        ck_assert_int_eq(c.status, CHECK_SKIP);
+        check_release(&c);
+        m.kind = NULL;
+        check_nvcc(&m, &o, &c);
+        ck_assert_int_eq(c.status, CHECK_SKIP);
+        assert_has(c.message, "not a CUDA module");
+        check_release(&c);
+        o.compile = false;
+        m.kind = component_toolkit();
+        check_nvcc(&m, &o, &c);
+        ck_assert_int_eq(c.status, CHECK_SKIP);
+        check_release(&c);
+}
+END_TEST
+
+START_TEST(cmake_check_skips_without_cmake)
+{
+        char *root = make_toolkit(15, NULL);
+        struct validate_options o = { .compile = true, .timeout = 30, .cc_path = "/nonexistent" };
+        struct validate_module m;
+        _cleanup_(strv_release) struct strv env = { 0 };
+        struct check c = { 0 };
+
+        module_of(&m, &env, root, NULL);
+        check_cmake(&m, &o, &c);
+        ck_assert_int_eq(c.status, CHECK_SKIP);
+        assert_has(c.message, "no cmake in cudamod's PATH (/nonexistent)");
+        check_release(&c);
+        m.env = NULL;
+        validate_module_release(&m);
+        fx_free(root);
+}
+END_TEST
+
+/* --- the real CUDA 13.0 ----------------------------------------------- */
+
+static void real_module(struct validate_module *m, struct strv *env)
+{
+        strv_add(env, "PATH=" REAL_CUDA "/bin:/usr/bin:/bin");
+        strv_add(env, "LD_LIBRARY_PATH=" REAL_CUDA "/lib");
+        strv_add(env, "CPATH=" REAL_CUDA "/include");
+        strv_add(env, "HOME=/nonexistent");
+        *m = (struct validate_module){
+                .module = "cuda/13.0", .name = "cuda", .version = "13.0",
+                .kind = component_toolkit(), .env = env->items,
+        };
+        strv_add(&m->own_libdirs, REAL_CUDA "/lib");
+        strv_add(&m->own_incdirs, REAL_CUDA "/include");
+}
+
+START_TEST(nvcc_and_cmake_pass_on_the_real_cuda_13_0)
+{
+        struct validate_options o = { .compile = true, .timeout = 300, .cc_path = "/usr/bin:/bin" };
+        struct validate_module m;
+        _cleanup_(strv_release) struct strv env = { 0 };
+        struct check c = { 0 };
+
+        if (access(REAL_CUDA "/bin/nvcc", X_OK) != 0) {
+                fprintf(stderr, "SKIP nvcc_and_cmake_pass_on_the_real_cuda_13_0: no " REAL_CUDA "/bin/nvcc\n");
+                return;
+        }
+        real_module(&m, &env);
+        check_nvcc(&m, &o, &c);
+        ck_assert_msg(c.status == CHECK_PASS, "%s", c.message);
+        assert_has(c.message, "'" REAL_CUDA "/lib/libcudart.so.13'");
+        /* no driver here: the runtime's error is reported, a GPU machine counts */
+        assert_has(c.message, "cudaGetDeviceCount");
+        check_release(&c);
+        if (access("/usr/bin/cmake", X_OK) == 0) {
+                check_cmake(&m, &o, &c);
+                ck_assert_msg(c.status == CHECK_PASS, "%s", c.message);
+                assert_has(c.message, "nvcc '" REAL_CUDA "/bin/nvcc' 13.0");
+                assert_has(c.message, "cudart '" REAL_CUDA);
+                check_release(&c);
+        }
+        m.env = NULL;
+        validate_module_release(&m);
+}
+END_TEST
+
+/* /usr/local/cuda is a symbolic link to cuda-13.0 here: a module whose
+ * nvcc is not the toolkit CMake's FindCUDAToolkit reports must fail. With
+ * CUDACXX naming /usr/local/cuda's nvcc (the other toolkit's path on a
+ * site where the link leads elsewhere), CMake's compiler is not the one
+ * the module's PATH gives when they differ; here they are one file, so
+ * the check passes: it compares files, not spellings. */
+START_TEST(cmake_check_compares_files_not_spellings)
+{
+        struct validate_options o = { .compile = true, .timeout = 300, .cc_path = "/usr/bin:/bin" };
+        struct validate_module m;
+        _cleanup_(strv_release) struct strv env = { 0 };
+        struct check c = { 0 };
+
+        if (access("/usr/local/cuda/bin/nvcc", X_OK) != 0 || access("/usr/bin/cmake", X_OK) != 0) {
+                fprintf(stderr, "SKIP cmake_check_compares_files_not_spellings: no /usr/local/cuda or cmake\n");
+                return;
+        }
+        strv_add(&env, "CUDACXX=/usr/local/cuda/bin/nvcc");
+        real_module(&m, &env);
+        check_cmake(&m, &o, &c);
+        ck_assert_msg(c.status == CHECK_PASS, "%s", c.message);
+        check_release(&c);
+        m.env = NULL;
+        validate_module_release(&m);
+}
+END_TEST
+
+/* A CUDACXX leading to another toolkit's nvcc: CMake configures, and
+ * the check says it found the other toolkit. */
+START_TEST(cmake_check_fails_when_cmake_finds_another_toolkit)
+{
+        struct validate_options o = { .compile = true, .timeout = 300, .cc_path = "/usr/bin:/bin" };
+        struct validate_module m;
+        _cleanup_(strv_release) struct strv env = { 0 };
+        struct check c = { 0 };
+        char *root;
+        _cleanup_free_ char *fake_lib = NULL;
+
+        if (access(REAL_CUDA "/bin/nvcc", X_OK) != 0 || access("/usr/bin/cmake", X_OK) != 0) {
+                fprintf(stderr, "SKIP cmake_check_fails_when_cmake_finds_another_toolkit: no " REAL_CUDA " or cmake\n");
+                return;
+        }
+        /* The module says its libraries are in root/lib64 (none there):
+         * CMake finds 13.0's cudart, which is not the module's. */
+        root = fx_new();
+        fake_lib = path_join(root, "lib64");
+        fx_mkdir(root, "lib64");
+        real_module(&m, &env);
+        strv_release(&m.own_libdirs);
+        strv_add(&m.own_libdirs, fake_lib);
+        check_cmake(&m, &o, &c);
+        ck_assert_int_eq(c.status, CHECK_FAIL);
+        assert_has(c.message, "not one in the module's library directories");
+        check_release(&c);
+        m.env = NULL;
+        validate_module_release(&m);
+        fx_free(root);
+}
+END_TEST
+
+static Suite *toolchain_suite(void)
+{
+        Suite *s = suite_create("validate-toolchain");
+        TCase *tc = tcase_create("host_config");
+
+        tcase_add_test(tc, host_config_of_cuda_11_8_accepts_gcc_11_and_clang_14);
+        tcase_add_test(tc, host_config_of_cuda_12_6_accepts_gcc_13_and_clang_18);
+        tcase_add_test(tc, host_config_of_the_real_cuda_13_0_accepts_gcc_15_and_clang_20);
+        tcase_add_test(tc, host_config_without_its_errors_is_a_disabled_check);
+        tcase_add_test(tc, host_config_that_states_no_limit_is_enoent);
+        tcase_add_test(tc, host_compiler_kind_and_version_come_from_its_macros);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("nvcc");
+        tcase_set_timeout(tc, 600);
+        tcase_add_test(tc, nvcc_with_a_gcc_the_toolkit_refuses_fails_naming_both_and_the_fix);
+        tcase_add_test(tc, nvcc_with_ccbin_in_nvcc_prepend_flags_uses_it_and_runs_the_program);
+        tcase_add_test(tc, nvcc_check_fails_a_cudahostcxx_the_toolkit_refuses);
+        tcase_add_test(tc, nvcc_host_compiler_is_what_nvcc_dryrun_runs);
+        tcase_add_test(tc, nvcc_check_warns_when_the_flags_allow_an_unsupported_compiler);
+        tcase_add_test(tc, nvcc_program_on_a_gpu_runs_its_kernel_or_fails);
+        tcase_add_test(tc, nvcc_program_that_loads_another_cudart_fails);
+        tcase_add_test(tc, nvcc_check_skips_other_modules_and_a_module_without_nvcc);
+        tcase_add_test(tc, cmake_check_skips_without_cmake);
+        tcase_add_test(tc, nvcc_and_cmake_pass_on_the_real_cuda_13_0);
+        tcase_add_test(tc, cmake_check_compares_files_not_spellings);
+        tcase_add_test(tc, cmake_check_fails_when_cmake_finds_another_toolkit);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        return run_suite(toolchain_suite());
+}
