@@ -5,8 +5,8 @@
 #     cmake pass (a .cu program built, linked with the module's cudart and
 #     started; CMake found this toolkit, not another);
 #   - CUDA 11.8 from Debian bookworm non-free (where present: the prefix in
-#     CUDAMOD_REAL_CUDA_11_8, or the .deb files in CUDAMOD_REAL_DEBS, laid
-#     out by unpack-cuda-11.8.sh): with the system gcc 12 the nvcc check
+#     CUDAMOD_REAL_CUDA_11_8, or the packages fetch.sh put in
+#     CUDAMOD_REAL_DIR, laid out by unpack.sh): with the system gcc 12 the nvcc check
 #     fails naming gcc 12 and the limit 11 (and so does cmake: CMake's
 #     compiler check stops at the same #error); with host_compiler
 #     {"11": /usr/bin/g++-11} (where g++-11 is installed) both pass.
@@ -79,11 +79,15 @@ else
 fi
 
 p118=${CUDAMOD_REAL_CUDA_11_8:-}
-if [ -z "$p118" ] && [ -n "${CUDAMOD_REAL_DEBS:-}" ]; then
-        p118=$tmp/apps/cuda/11.8
+real=${CUDAMOD_REAL_DIR:-}
+if [ -z "$p118" ] && [ -n "$real" ] && [ -f "$real/debs-bookworm/.complete" ]; then
         rc=0
-        "$here/unpack-cuda-11.8.sh" "$CUDAMOD_REAL_DEBS" "$p118" || rc=$?
-        [ $rc = 0 ] || { [ $rc = 77 ] && p118=; } || fail "unpack-cuda-11.8.sh failed ($rc)"
+        sh "$here/unpack.sh" "$real/debs-bookworm" "$real/apps" || rc=$?
+        if [ $rc = 0 ]; then
+                p118=$real/apps/cuda/11.8
+        elif [ $rc != 77 ]; then
+                fail "unpack.sh failed ($rc)"
+        fi
 fi
 if [ -n "$p118" ] && [ -x "$p118/bin/nvcc" ]; then
         ran=1
@@ -112,9 +116,14 @@ if [ -n "$p118" ] && [ -x "$p118/bin/nvcc" ]; then
                 say "no /usr/bin/g++-11: the host_compiler pass on CUDA 11.8 skipped"
         fi
 else
-        say "no CUDA 11.8 (set CUDAMOD_REAL_CUDA_11_8 or CUDAMOD_REAL_DEBS): its part skipped"
+        say "no CUDA 11.8 (set CUDAMOD_REAL_CUDA_11_8, or run tests/real/fetch.sh DIR bookworm and set CUDAMOD_REAL_DIR=DIR): its part skipped"
 fi
 
-[ $ran = 1 ] || { say "no real CUDA toolkit here: skipped"; exit 77; }
+if [ $ran = 0 ]; then
+        say "no real CUDA toolkit here: skipped"
+        [ "${CUDAMOD_REQUIRE_REAL:-}" != 1 ] || { fail "CUDAMOD_REQUIRE_REAL=1 and no real CUDA toolkit"; exit 1; }
+        exit 77
+fi
+[ -n "$p118" ] || [ "${CUDAMOD_REQUIRE_REAL:-}" != 1 ] || fail "CUDAMOD_REQUIRE_REAL=1 and no CUDA 11.8"
 [ $fails = 0 ] || exit 1
 say "all assertions passed"

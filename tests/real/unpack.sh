@@ -29,6 +29,10 @@ xy=$(echo "$release" | cut -d. -f1-2)
 stamp=$apps/.complete-$(basename "$toolkit")
 [ -f "$stamp" ] && exit 0
 mkdir -p "$apps"
+# One unpacker at a time (the real tests run in parallel).
+exec 9>"$apps/.lock"
+flock 9
+[ -f "$stamp" ] && exit 0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudamod-real.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 x() {
