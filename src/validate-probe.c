@@ -206,79 +206,14 @@ static unsigned long module_cuda_major(const struct validate_module *t)
 
 /* --- build ------------------------------------------------------------- */
 
-/* Remove dir and the files in it (the build leaves no subdirectory). */
-static void rm_build_dir(const char *dir)
-{
-        DIR *d = opendir(dir);
-        struct dirent *de;
-
-        if (d) {
-                while ((de = readdir(d)))
-                        if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                                (void)unlinkat(dirfd(d), de->d_name, 0);
-                closedir(d);
-        }
-        (void)rmdir(dir);
-}
-
-static void rm_build_dirp(char **dir)
-{
-        if (*dir) {
-                rm_build_dir(*dir);
-                free(*dir);
-        }
-}
-
-static int write_file(const char *path, const char *content)
-{
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        size_t len = strlen(content), done = 0;
-
-        if (fd < 0)
-                return -errno;
-        while (done < len) {
-                ssize_t n = write(fd, content + done, len - done);
-
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                done += (size_t)n;
-        }
-        return 0;
-}
-
-/* The compiler's error lines (those naming an error, else the first ones),
- * each indented, at most TAIL_LINES. */
-static char *compiler_errors(const char *text)
-{
-        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-        _cleanup_free_ char *clean = utf8_sanitize(text);
-        unsigned n = 0;
-
-        for (int pass = 0; pass < 2 && n == 0; pass++)
-                for (const char *p = clean; *p && n < TAIL_LINES;) {
-                        const char *e = strchrnul(p, '\n');
-                        _cleanup_free_ char *line = xstrndup(p, (size_t)(e - p));
-
-                        if (*line && (pass == 1 || strstr(line, "error") || strstr(line, "cannot find"))) {
-                                strbuf_addf(&sb, "\n  %s", line);
-                                n++;
-                        }
-                        p = *e ? e + 1 : e;
-                }
-        return strbuf_detach(&sb);
-}
-
 void check_build(const struct validate_module *t, const struct validate_options *o, struct check *ret)
 {
         const struct component_build_check *k = t->kind ? &t->kind->build : NULL;
         const char *cc = k && k->cplusplus ? (o->cxx ? o->cxx : "c++") : o->cc ? o->cc : "cc";
-        const char *tmp = getenv("TMPDIR"), *source = k && k->cplusplus ? "cudamod-build.cpp" : "cudamod-build.c";
+        const char *source = k && k->cplusplus ? "cudamod-build.cpp" : "cudamod-build.c";
         unsigned timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT;
-        _cleanup_(rm_build_dirp) char *dir = NULL;
-        _cleanup_free_ char *cc_path = NULL, *search = NULL, *src = NULL, *libs = NULL, *ending = NULL, *errors = NULL,
+        _cleanup_(validate_scratch_removep) char *dir = NULL;
+        _cleanup_free_ char *cc_path = NULL, *search = NULL, *libs = NULL, *ending = NULL, *errors = NULL,
                             *owned_hint = NULL;
         const char *missing;
         _cleanup_(strv_release) struct strv argv = { 0 }, env = { 0 };
@@ -305,18 +240,9 @@ void check_build(const struct validate_module *t, const struct validate_options 
                 return;
         }
 
-        dir = xasprintf("%s/cudamod-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(dir)) {
-                check_set(ret, CHECK_FAIL, "cannot create a temporary directory like '%s': %s", dir, strerror(errno));
-                free(TAKE_PTR(dir));
+        dir = validate_scratch_new("build", ret);
+        if (!dir || validate_scratch_write(dir, source, k->program, ret) < 0)
                 return;
-        }
-        src = path_join(dir, source);
-        r = write_file(src, k->program);
-        if (r < 0) {
-                check_set(ret, CHECK_FAIL, "cannot write '%s': %s", src, strerror(-r));
-                return;
-        }
 
         strv_add(&argv, cc);
         strv_add(&argv, "-o");
@@ -368,7 +294,7 @@ void check_build(const struct validate_module *t, const struct validate_options 
         else
                 hint = "see the compiler's messages";
         ending = child_ending(&c);
-        errors = compiler_errors(c.err.len ? c.err.buf : c.out.buf);
+        errors = validate_compiler_errors(c.err.len ? c.err.buf : c.out.buf, TAIL_LINES);
         check_set(ret, CHECK_FAIL,
                   "a program including %s does not build with %s using the module's CPATH and LIBRARY_PATH ('%s', %s): %s%s",
                   k->header, libs, cc_path, ending, hint, errors);

@@ -16,7 +16,6 @@
  * run killed at the timeout. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <sys/stat.h>
 
@@ -397,89 +396,6 @@ static bool host_compiler_accepted(const struct host_compiler *h, const struct h
         return !l->gcc_enforced || l->gcc_max < 0 || h->major <= l->gcc_max;
 }
 
-/* --- scratch directories ----------------------------------------------- */
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-        (void)st;
-        (void)ftw;
-        if (flag == FTW_DP)
-                (void)rmdir(path);
-        else
-                (void)unlink(path);
-        return 0;
-}
-
-static void scratch_removep(char **dir)
-{
-        if (*dir) {
-                (void)nftw(*dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-                free(*dir);
-        }
-}
-
-static char *scratch_new(const char *what, struct check *ret)
-{
-        const char *tmp = getenv("TMPDIR");
-        char *dir = xasprintf("%s/cudamod-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", what);
-
-        if (!mkdtemp(dir)) {
-                check_set(ret, CHECK_FAIL, "cannot create a temporary directory like '%s': %s", dir, strerror(errno));
-                free(dir);
-                return NULL;
-        }
-        return dir;
-}
-
-static int scratch_write(const char *dir, const char *name, const char *content, struct check *ret)
-{
-        _cleanup_free_ char *path = path_join(dir, name);
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        size_t len = strlen(content), done = 0;
-
-        while (fd >= 0 && done < len) {
-                ssize_t n = write(fd, content + done, len - done);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        break;
-                done += (size_t)n;
-        }
-        if (fd < 0 || done < len) {
-                check_set(ret, CHECK_FAIL, "cannot write '%s': %s", path, strerror(errno));
-                return -EIO;
-        }
-        return 0;
-}
-
-/* The first lines of text naming an error (else its first lines), at most
- * ERROR_LINES, each indented on a line of its own. */
-static char *first_errors(const char *text)
-{
-        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-        _cleanup_free_ char *clean = utf8_sanitize(text);
-        unsigned n = 0;
-
-        for (int pass = 0; pass < 2 && n == 0; pass++)
-                for (const char *p = clean; *p && n < ERROR_LINES;) {
-                        const char *e = strchrnul(p, '\n');
-                        _cleanup_free_ char *line = line_trimmed(p, e);
-
-                        /* gcc echoes the source line after its message
-                         * ("  132 | #error ..."): not a message. */
-                        bool echo = ascii_isdigit(line[0]) && strstr(line, " | ") &&
-                                    strspn(line, "0123456789") == (size_t)(strstr(line, " | ") - line);
-
-                        if (*line && !echo && (pass == 1 || strstr(line, "error") || strstr(line, "Error"))) {
-                                strbuf_addf(&sb, "\n  %s", line);
-                                n++;
-                        }
-                        p = *e ? e + 1 : e;
-                }
-        return strbuf_detach(&sb);
-}
-
 /* env minus PWD, OLDPWD (the scratch directory is the working one). */
 static void env_for_build(char *const *env, struct strv *ret)
 {
@@ -662,7 +578,7 @@ void check_nvcc(const struct validate_module *t, const struct validate_options *
 {
         unsigned timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT;
         _cleanup_free_ char *nvcc = NULL, *header = NULL, *host = NULL, *out = NULL;
-        _cleanup_(scratch_removep) char *dir = NULL;
+        _cleanup_(validate_scratch_removep) char *dir = NULL;
         _cleanup_strbuf_ struct strbuf hc = STRBUF_INIT;
         _cleanup_(strv_release) struct strv argv = { 0 }, env = { 0 };
         _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
@@ -691,10 +607,10 @@ void check_nvcc(const struct validate_module *t, const struct validate_options *
         env_for_build(t->env, &env);
         major = toolkit_major(t, nvcc);
 
-        dir = scratch_new("nvcc", ret);
+        dir = validate_scratch_new("nvcc", ret);
         if (!dir)
                 goto done_early;
-        if (scratch_write(dir, "cudamod-nvcc.cu", nvcc_program, ret) < 0)
+        if (validate_scratch_write(dir, "cudamod-nvcc.cu", nvcc_program, ret) < 0)
                 goto done_early;
 
         /* The host compilers, against what the toolkit accepts. */
@@ -753,7 +669,7 @@ void check_nvcc(const struct validate_module *t, const struct validate_options *
         }
         if (!child_succeeded(&c)) {
                 _cleanup_free_ char *ending = child_ending(&c);
-                _cleanup_free_ char *errors = first_errors(c.err.len ? c.err.buf : c.out.buf);
+                _cleanup_free_ char *errors = validate_compiler_errors(c.err.len ? c.err.buf : c.out.buf, ERROR_LINES);
 
                 findings_add(&f, CHECK_FAIL, "a .cu program does not build with '%s -cudart shared' and the module's environment (%s):%s",
                              nvcc, ending, errors);
@@ -768,7 +684,7 @@ void check_nvcc(const struct validate_module *t, const struct validate_options *
                 if (r < 0 || run.exec_errno || !child_succeeded(&run)) {
                         ending = r < 0 || run.exec_errno ? xstrdup(strerror(r < 0 ? -r : run.exec_errno))
                                                          : child_ending(&run);
-                        _cleanup_free_ char *errors = first_errors(run.err.len ? run.err.buf : run.out.buf);
+                        _cleanup_free_ char *errors = validate_compiler_errors(run.err.len ? run.err.buf : run.out.buf, ERROR_LINES);
 
                         findings_add(&f, CHECK_FAIL, "a .cu program built with '%s' does not run with the module's environment (%s):%s",
                                      nvcc, ending, errors);
@@ -855,7 +771,7 @@ void check_cmake(const struct validate_module *t, const struct validate_options 
         _cleanup_free_ char *cmake = NULL, *nvcc = NULL, *search = NULL, *build = NULL;
         _cleanup_free_ char *compiler = NULL, *cver = NULL, *tver = NULL, *bindir = NULL, *cudart = NULL,
                             *hostc = NULL;
-        _cleanup_(scratch_removep) char *dir = NULL;
+        _cleanup_(validate_scratch_removep) char *dir = NULL;
         _cleanup_(strv_release) struct strv argv = { 0 }, env = { 0 };
         _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
         struct findings f = FINDINGS_INIT;
@@ -886,8 +802,8 @@ void check_cmake(const struct validate_module *t, const struct validate_options 
                           search + 5);
                 return;
         }
-        dir = scratch_new("cmake", ret);
-        if (!dir || scratch_write(dir, "CMakeLists.txt", cmake_project, ret) < 0) {
+        dir = validate_scratch_new("cmake", ret);
+        if (!dir || validate_scratch_write(dir, "CMakeLists.txt", cmake_project, ret) < 0) {
                 findings_release(&f);
                 return;
         }
@@ -912,7 +828,7 @@ void check_cmake(const struct validate_module *t, const struct validate_options 
         }
         if (!child_succeeded(&c)) {
                 _cleanup_free_ char *ending = child_ending(&c);
-                _cleanup_free_ char *errors = first_errors(c.err.len ? c.err.buf : c.out.buf);
+                _cleanup_free_ char *errors = validate_compiler_errors(c.err.len ? c.err.buf : c.out.buf, ERROR_LINES);
 
                 bool refused = strstr(c.out.buf, "unsupported GNU version") || strstr(c.err.buf, "unsupported GNU version") ||
                                strstr(c.out.buf, "unsupported clang version") || strstr(c.err.buf, "unsupported clang version");

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 
@@ -350,4 +351,97 @@ void check_paths(const struct evaluation *e, struct check *ret)
         else
                 check_set(ret, worst, "%s\nregenerate the module (cudamod generate) or fix its "
                                       "paths by hand", bad.buf + 1);
+}
+
+/* --- scratch directories and compiler messages (build, nvcc, cmake) ----- */
+
+/* The line [p, e) with blanks trimmed, newly allocated. */
+static char *trimmed(const char *p, const char *e)
+{
+        while (p < e && (*p == ' ' || *p == '\t'))
+                p++;
+        while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+                e--;
+        return xstrndup(p, (size_t)(e - p));
+}
+
+
+static int scratch_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st;
+        (void)ftw;
+        if (flag == FTW_DP)
+                (void)rmdir(path);
+        else
+                (void)unlink(path);
+        return 0;
+}
+
+void validate_scratch_removep(char **dir)
+{
+        if (*dir) {
+                (void)nftw(*dir, scratch_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+                free(*dir);
+        }
+}
+
+char *validate_scratch_new(const char *what, struct check *ret)
+{
+        const char *tmp = getenv("TMPDIR");
+        char *dir = xasprintf("%s/cudamod-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", what);
+
+        if (!mkdtemp(dir)) {
+                check_set(ret, CHECK_FAIL, "cannot create a temporary directory like '%s': %s", dir, strerror(errno));
+                free(dir);
+                return NULL;
+        }
+        return dir;
+}
+
+int validate_scratch_write(const char *dir, const char *name, const char *content, struct check *ret)
+{
+        _cleanup_free_ char *path = path_join(dir, name);
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        size_t len = strlen(content), done = 0;
+
+        while (fd >= 0 && done < len) {
+                ssize_t n = write(fd, content + done, len - done);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        break;
+                done += (size_t)n;
+        }
+        if (fd < 0 || done < len) {
+                check_set(ret, CHECK_FAIL, "cannot write '%s': %s", path, strerror(errno));
+                return -EIO;
+        }
+        return 0;
+}
+
+char *validate_compiler_errors(const char *text, unsigned max)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        _cleanup_free_ char *clean = utf8_sanitize(text);
+        unsigned n = 0;
+
+        for (int pass = 0; pass < 2 && n == 0; pass++)
+                for (const char *p = clean; *p && n < max;) {
+                        const char *e = strchrnul(p, '\n');
+                        _cleanup_free_ char *line = trimmed(p, e);
+
+                        /* gcc echoes the source line after its message
+                         * ("  132 | #error ..."): not a message. */
+                        bool echo = ascii_isdigit(line[0]) && strstr(line, " | ") &&
+                                    strspn(line, "0123456789") == (size_t)(strstr(line, " | ") - line);
+
+                        if (*line && !echo && (pass == 1 || strstr(line, "error") || strstr(line, "Error") ||
+                                                 strstr(line, "cannot find"))) {
+                                strbuf_addf(&sb, "\n  %s", line);
+                                n++;
+                        }
+                        p = *e ? e + 1 : e;
+                }
+        return strbuf_detach(&sb);
 }

@@ -147,6 +147,18 @@ void validate_module_release(struct validate_module *m);
  * anything is started with e's environment, and reported by syntax. */
 int validate_refuse_load(const struct evaluation *e, char *const *start, struct diag *d);
 
+/* Scratch directories of the checks that build something: a new
+ * $TMPDIR/cudamod-WHAT-XXXXXX (NULL, with ret failed saying why, when it
+ * cannot be made); removed with everything in it by the cleanup. */
+char *validate_scratch_new(const char *what, struct check *ret);
+void validate_scratch_removep(char **dir);
+/* Write content into the new file dir/name; -EIO with ret failed. */
+int validate_scratch_write(const char *dir, const char *name, const char *content, struct check *ret);
+/* A compiler's lines naming an error (else its first lines), at most max,
+ * trimmed, each on a line of its own indented by two blanks (gcc's echo of
+ * the source line, "  132 | #error ...", is left out). */
+char *validate_compiler_errors(const char *text, unsigned max);
+
 /* syntax: the load's outcome: load_error (the load failed or was
  * refused: fail with its message), else e loaded (Lua or Tcl). */
 void check_syntax(const struct evaluation *e, const struct diag *load_error, struct check *ret);
