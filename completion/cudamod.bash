@@ -1,8 +1,12 @@
 # bash completion for cudamod                                  -*- shell-script -*-
 #
 # Installed as <completionsdir>/cudamod, where bash-completion loads it the
-# first time `cudamod <TAB>` is pressed. Needs bash-completion 2.x
-# (_init_completion, _filedir).
+# first time `cudamod <TAB>` is pressed. Needs bash-completion 2.x: 2.12
+# and later through their _comp_* functions (_comp_initialize,
+# _comp_compgen filedir), 2.11 and earlier through _init_completion and
+# _filedir, which 2.12+ keep only in a compatibility file (their
+# bash_completion.d/000_bash_completion_compat.bash), not loaded when
+# BASH_COMPLETION_COMPAT_DIR names another directory.
 #
 # What it completes:
 #   cudamod <TAB>                      the commands; global options after '-'
@@ -123,10 +127,38 @@ _cudamod_modules()
     eval "$shopts"
 }
 
+# _cudamod_filedir [-d]: files (directories) matching $cur, added to
+# COMPREPLY; _cudamod_ltrim_colon WORD: drop from COMPREPLY the part of
+# WORD up to its last ':' (readline shows only what follows it). Each with
+# the API of the bash-completion loaded.
+_cudamod_filedir()
+{
+    if declare -F _comp_compgen >/dev/null; then
+        _comp_compgen -a filedir "$@"
+    else
+        _filedir "$@"
+    fi
+}
+
+_cudamod_ltrim_colon()
+{
+    if declare -F _comp_ltrim_colon_completions >/dev/null; then
+        _comp_ltrim_colon_completions "$@"
+    else
+        __ltrim_colon_completions "$@"
+    fi
+}
+
 _cudamod()
 {
-    local cur prev words cword split
-    _init_completion -s -n : || return
+    local cur prev words cword split=false
+    if declare -F _comp_initialize >/dev/null; then
+        local was_split='' comp_args
+        _comp_initialize -s -n : -- "$@" || return
+        [[ -n $was_split ]] && split=true
+    else
+        _init_completion -s -n : || return
+    fi
 
     # The command and the global options before it.
     local i w cmd='' cmd_i=0 config=''
@@ -152,7 +184,7 @@ _cudamod()
     if [[ -z $cmd ]]; then
         case $prev in
             --config)
-                _filedir
+                _cudamod_filedir
                 return
                 ;;
             --color)
@@ -211,7 +243,7 @@ _cudamod()
     # The value of an option.
     case $prev in
         --output | -o | --driver-libdir)
-            _filedir -d
+            _cudamod_filedir -d
             return
             ;;
         --modulepath)
@@ -219,13 +251,13 @@ _cudamod()
             if [[ $cur == *:* ]]; then
                 local before=${cur%:*} orig=$cur
                 cur=${cur##*:}
-                _filedir -d
+                _cudamod_filedir -d
                 for i in "${!COMPREPLY[@]}"; do
                     COMPREPLY[i]=$before:${COMPREPLY[i]}
                 done
-                __ltrim_colon_completions "$orig"
+                _cudamod_ltrim_colon "$orig"
             else
-                _filedir -d
+                _cudamod_filedir -d
             fi
             return
             ;;
@@ -274,10 +306,10 @@ _cudamod()
 
     case $cmd in
         scan | generate)
-            _filedir -d
+            _cudamod_filedir -d
             ;;
         doctor)
-            _filedir
+            _cudamod_filedir
             ;;
         show | validate)
             local dir module

@@ -33,6 +33,10 @@ export BASH_COMPLETION_COMPAT_DIR=$tmp/compat
 . "$bash_completion" || { echo "FAIL: cannot source '$bash_completion'"; exit 1; }
 # shellcheck source=/dev/null
 . "$completion" || { echo "FAIL: cannot source '$completion'"; exit 1; }
+# 2.12 and later: the _comp_* API (their _init_completion and _filedir are in
+# the compatibility file, which the empty compat dir above leaves out, as
+# a user's BASH_COMPLETION_COMPAT_DIR can); 2.11: the older one.
+echo "bash-completion ${BASH_COMPLETION_VERSINFO[*]:-?}: $(declare -F _comp_initialize >/dev/null && echo '_comp_* API' || echo '_init_completion API')"
 if [[ $(complete -p cudamod 2>/dev/null) != *'-F _cudamod'* ]]; then
     echo "FAIL: '$completion' does not register _cudamod for cudamod"
     exit 1

@@ -83,6 +83,19 @@ em_modulecmd() {
 
 tclsh_path() { command -v tclsh8.6 || command -v tclsh; }
 
+# em_version: the release of that Environment Modules (5.2.0, 5.5.0), from
+# `modulecmd.tcl bash --version` ("Modules Release 5.5.0 (2024-11-11)").
+em_version() {
+        local out
+        out=$("$(tclsh_path)" "$(em_modulecmd)" bash --version 2>&1) || true
+        [[ $out =~ Modules\ Release\ ([0-9]+\.[0-9]+(\.[0-9]+)?) ]] || return 1
+        printf '%s' "${BASH_REMATCH[1]}"
+}
+# version_lt A B: whether version A is older than B (dotted numbers).
+version_lt() {
+        [ "$1" != "$2" ] && [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1)" = "$1" ]
+}
+
 # need TOOL...: lmod, em, luac. Skip (77) when one is missing, or fail
 # when CUDAMOD_REQUIRE_MODULE_TOOLS=1.
 need() {

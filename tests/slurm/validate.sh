@@ -30,6 +30,7 @@
 #     "8.0;9.0" into the cuda modules, from the last validation.
 # Every daemon is stopped and every file removed on exit, pass or fail.
 #
+# Runs in a UTS namespace named localhost where it can (see below).
 # Skips (77) without root (mknod of the fake GPUs), CAP_MKNOD, the Slurm and
 # munge programs or python3, unless CUDAMOD_REQUIRE_SLURM=1 (CI, after the
 # packages were installed), which makes that a failure. CUDAMOD_KEEP_TMP=1 keeps the
@@ -86,6 +87,25 @@ done
         skip "not installed: ${missing[*]} (Debian: apt-get install --no-install-recommends slurmctld slurmd slurm-client munge)"
 command -v python3 > /dev/null || skip "python3 is not installed"
 [ "$(id -u)" -eq 0 ] || skip "not root: the daemons run as root and the fake GPUs are made with mknod"
+
+# Slurm finds srun again by the name of the machine: slurmctld resolves the
+# host name srun sends (its gethostname) to answer it. Where that name does
+# not resolve (a chroot or a container without it in /etc/hosts: CI's
+# Debian trixie chroot), slurmctld 24.11 retries for 10 s at each job's end
+# ("_xgetaddrinfo: getaddrinfo() failed ... attempt number -4" to 5) while
+# the job stays allocated, so the next srun waited out its --immediate and
+# failed with "Requested nodes are busy", and a cancelled step stayed
+# RUNNING; 22.05 gives up at once and passed. So the test and its cluster
+# run in a UTS namespace of their own, named localhost, which resolves
+# everywhere (the machine's own name is not changed).
+if [ -z "${SLURMCI_UTS_NS:-}" ] && unshare --uts true 2> /dev/null; then
+        SLURMCI_UTS_NS=1 exec unshare --uts -- "$BASH" "$0" "$@"
+fi
+if [ -n "${SLURMCI_UTS_NS:-}" ]; then
+        echo localhost > /proc/sys/kernel/hostname
+else
+        say "no UTS namespace here (unshare --uts fails): the host name '$(hostname)' must resolve"
+fi
 
 T_START=$(now)
 W=$(mktemp -d /tmp/cudamod-slurm.XXXXXX)
