@@ -55,10 +55,11 @@ install_missing() {
         fi
         [ ${#optional[@]} -ne 0 ] || return 0
         { [ -n "$updated" ] || $sudo apt-get update -q; } || true
-        # Only what this distribution has (trixie has no g++-11).
+        # Only what this distribution has: a candidate to install (trixie
+        # has no g++-11, only packages that provide the name).
         local p have=()
         for p in "${optional[@]}"; do
-                apt-cache show --no-all-versions "$p" >/dev/null 2>&1 && have+=("$p")
+                apt-cache policy "$p" 2>/dev/null | grep -q '^  Candidate: [^(]' && have+=("$p")
         done
         [ ${#have[@]} -ne 0 ] || return 0
         echo "bootstrap: installing ${have[*]} (optional)"

@@ -521,6 +521,28 @@ static char *output_field(const char *out, const char *key)
 
 /* Check one host compiler, found as from says, against the limits: add a
  * fact or a failure naming both and the fix. */
+/* Why a build with the toolkit's headers failed, when the messages tell a
+ * known cause, for the failure's text (with a leading ": "); "" otherwise.
+ * glibc 2.41 and newer declare C23 math functions (cospi, sinpi, rsqrt,
+ * sincospi) noexcept; the crt/math_functions.h of CUDA 12.x (12.4 on
+ * Debian trixie here; 12.8 and 12.9 by users' reports) declares them
+ * without, and nvcc's host pass stops whatever the host compiler. */
+static const char *known_cause(const char *out, const char *err)
+{
+        const char *const texts[] = { out ? out : "", err ? err : "" };
+
+        for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
+                const char *t = texts[i];
+
+                if ((strstr(t, "exception specification is incompatible") || strstr(t, "different exception specifier")) &&
+                    strstr(t, "math_functions.h"))
+                        return ": the toolkit's crt/math_functions.h declares C23 math functions (cospi, sinpi, rsqrt) without the noexcept this C library's <bits/mathcalls.h> gives them (glibc 2.41 and newer): no host compiler helps; use a CUDA whose headers match this glibc (13.0 does) or NVIDIA's patch to math_functions.h, or build on a system with an older glibc";
+                if (strstr(t, "unsupported GNU version") || strstr(t, "unsupported clang version"))
+                        return ": the toolkit refuses the host compiler (see the nvcc check); give one it accepts in the site config (host_compiler), which sets CUDAHOSTCXX";
+        }
+        return "";
+}
+
 /* Whether nvcc's flags variables in env switch the host compiler check
  * off (-allow-unsupported-compiler; the macro it defines). */
 static bool host_check_overridden(char *const *env)
@@ -671,8 +693,8 @@ void check_nvcc(const struct validate_module *t, const struct validate_options *
                 _cleanup_free_ char *ending = child_ending(&c);
                 _cleanup_free_ char *errors = validate_compiler_errors(c.err.len ? c.err.buf : c.out.buf, ERROR_LINES);
 
-                findings_add(&f, CHECK_FAIL, "a .cu program does not build with '%s -cudart shared' and the module's environment (%s):%s",
-                             nvcc, ending, errors);
+                findings_add(&f, CHECK_FAIL, "a .cu program does not build with '%s -cudart shared' and the module's environment (%s)%s:%s",
+                             nvcc, ending, known_cause(c.out.buf, c.err.buf), errors);
                 goto done;
         }
         {
@@ -830,13 +852,8 @@ void check_cmake(const struct validate_module *t, const struct validate_options 
                 _cleanup_free_ char *ending = child_ending(&c);
                 _cleanup_free_ char *errors = validate_compiler_errors(c.err.len ? c.err.buf : c.out.buf, ERROR_LINES);
 
-                bool refused = strstr(c.out.buf, "unsupported GNU version") || strstr(c.err.buf, "unsupported GNU version") ||
-                               strstr(c.out.buf, "unsupported clang version") || strstr(c.err.buf, "unsupported clang version");
-
                 check_set(ret, CHECK_FAIL, "CMake's enable_language(CUDA) and find_package(CUDAToolkit) fail with the module's environment ('%s', %s)%s:%s",
-                          cmake, ending,
-                          refused ? ": the toolkit refuses the host compiler (see the nvcc check); give one it accepts in the site config (host_compiler), which sets CUDAHOSTCXX" : "",
-                          errors);
+                          cmake, ending, known_cause(c.out.buf, c.err.buf), errors);
                 return;
         }
         compiler = cmake_field(c.out.buf, "compiler");

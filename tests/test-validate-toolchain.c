@@ -266,6 +266,35 @@ START_TEST(nvcc_with_a_gcc_the_toolkit_refuses_fails_naming_both_and_the_fix)
 }
 END_TEST
 
+/* CUDA 12.x's headers on glibc 2.41 or newer (Debian trixie): nvcc's host
+ * pass stops at <bits/mathcalls.h> whatever the host compiler; the check
+ * fails quoting nvcc and says that no host compiler helps. */
+START_TEST(nvcc_failing_on_a_newer_glibc_says_no_host_compiler_helps)
+{
+        char *root = make_toolkit(13, NULL);
+        _cleanup_free_ char *nvcc = xasprintf("%s/cuda/bin/nvcc", root);
+        struct check c;
+
+        fx_write(root, "cuda/bin/nvcc",
+                 "#!/bin/sh\n"
+                 "[ \"$1\" = --dryrun ] && exit 1\n"
+                 "echo '/usr/include/x86_64-linux-gnu/bits/mathcalls.h(79): error: exception specification is "
+                 "incompatible with that of previous function \"cospi\" (declared at line 5554 of "
+                 "/x/include/crt/math_functions.h)' >&2\n"
+                 "echo '1 error detected in the compilation of \"cudamod-nvcc.cu\".' >&2\n"
+                 "exit 1\n");
+        ck_assert_int_eq(chmod(nvcc, 0755), 0);
+        run_nvcc(root, NULL, &c);
+        ck_assert_int_eq(c.status, CHECK_FAIL);
+        assert_has(c.message, "a .cu program does not build");
+        assert_has(c.message, "without the noexcept this C library's <bits/mathcalls.h> gives them (glibc 2.41 and newer)");
+        assert_has(c.message, "no host compiler helps");
+        assert_has(c.message, "exception specification is incompatible with that of previous function \"cospi\"");
+        check_release(&c);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(nvcc_with_ccbin_in_nvcc_prepend_flags_uses_it_and_runs_the_program)
 {
         char *root = make_toolkit(11, NULL);
@@ -540,6 +569,7 @@ static Suite *toolchain_suite(void)
         tc = tcase_create("nvcc");
         tcase_set_timeout(tc, 600);
         tcase_add_test(tc, nvcc_with_a_gcc_the_toolkit_refuses_fails_naming_both_and_the_fix);
+        tcase_add_test(tc, nvcc_failing_on_a_newer_glibc_says_no_host_compiler_helps);
         tcase_add_test(tc, nvcc_with_ccbin_in_nvcc_prepend_flags_uses_it_and_runs_the_program);
         tcase_add_test(tc, nvcc_check_fails_a_cudahostcxx_the_toolkit_refuses);
         tcase_add_test(tc, nvcc_host_compiler_is_what_nvcc_dryrun_runs);

@@ -9,7 +9,9 @@
 # real Lmod and Environment Modules, a .cu program is built with nvcc and
 # started with each CUDA module alone, and validate must report no false
 # failure and no false pass: the checks that can run here (closure, build,
-# nvcc, cmake, run) pass, and a host compiler the toolkit refuses fails.
+# nvcc, cmake, run) pass, and where nvcc cannot build (a host compiler the
+# toolkit refuses; CUDA 12's math headers on glibc 2.41) validate fails
+# the module, saying why.
 #
 # Environment: CUDAMOD_REAL_DIR (where fetch.sh put the packages; unpacked
 # below it once), CUDAMOD_REQUIRE_REAL=1 (CI): nothing to test is a
@@ -63,9 +65,27 @@ cfg=$MT_TMP/site.yaml
         done
         [ -z "$compilers" ] || echo "host_compiler: {$compilers}"
 } >"$cfg"
-# Which major keeps the system compiler, and whether it is refused.
 max_gcc() { # the CUDA X.Y's limit, from its own header
         sed -n 's/^#if __GNUC__ > \([0-9]*\).*/\1/p' "$1/include/crt/host_config.h" | head -n 1
+}
+# What building CUDA code with the toolkit at $1 (X.Y) does here, which
+# validate must report, no better and no worse:
+#   refused  its limit is below the system's gcc and no g++ it accepts is
+#            given (11.8 on trixie, whose gcc is 14 and which has no g++-11)
+#   glibc    glibc 2.41 or newer declares C23 math functions (cospi, ...)
+#            noexcept and CUDA 12's crt/math_functions.h does not: nvcc's
+#            host pass stops whatever the compiler (12.4 on trixie;
+#            13.0's headers match)
+#   builds   otherwise
+build_outcome() {
+        local p=$1 v=$2 major=${2%%.*}
+        if [ "$gcc_major" -gt "$(max_gcc "$p")" ] && [ ! -x "/usr/bin/g++-$major" ]; then
+                echo refused
+        elif glibc_at_least 2.41 && [ "$major" -lt 13 ]; then
+                echo glibc
+        else
+                echo builds
+        fi
 }
 
 # --- scan -------------------------------------------------------------------------
@@ -114,16 +134,18 @@ EOF
                 rc_is "$dir/load" 0 || { fail "$tool: module load cuda/$v: $(cat "$dir/load.out")"; continue; }
                 env_value "$dir/load.env" PATH
                 [[ $VAL == "$p/bin:"* ]] || fail "$tool: cuda/$v: PATH does not start with $p/bin: $VAL"
-                limit=$(max_gcc "$p")
-                given=
-                [ -x "/usr/bin/g++-$major" ] && given=1
-                if [ "$gcc_major" -gt "$limit" ] && [ -z "$given" ]; then
-                        # No compiler it accepts: nvcc must refuse, and so must validate below.
-                        rc_is "$dir/nvcc" 0 && fail "$tool: cuda/$v: nvcc accepted gcc $gcc_major (limit $limit)"
-                        grep -q "unsupported GNU version" "$dir/nvcc.out" ||
-                                fail "$tool: cuda/$v: nvcc did not say why: $(cat "$dir/nvcc.out")"
+                outcome=$(build_outcome "$p" "$v")
+                case $outcome in
+                refused | glibc)
+                        # nvcc must fail, for that reason; validate must too (below).
+                        rc_is "$dir/nvcc" 0 && fail "$tool: cuda/$v: nvcc built, although $outcome was expected"
+                        [ "$outcome" = refused ] && want="unsupported GNU version" || want="exception specification is incompatible"
+                        grep -q "$want" "$dir/nvcc.out" ||
+                                fail "$tool: cuda/$v: nvcc did not fail with '$want': $(head -c 800 "$dir/nvcc.out")"
+                        say "$tool: cuda/$v: nvcc fails here ($outcome), as expected"
                         continue
-                fi
+                        ;;
+                esac
                 rc_is "$dir/nvcc" 0 || { fail "$tool: cuda/$v: nvcc failed: $(head -c 800 "$dir/nvcc.out")"; continue; }
                 rc_is "$dir/start" 0 || fail "$tool: cuda/$v: the program did not start: $(cat "$dir/start.out")"
                 grep -q "built-and-started devices=-1 error=\(35\|100\)" "$dir/start.out" ||
@@ -142,11 +164,15 @@ run_cudamod --config "$cfg" validate --json --modulepath "$out/Core" >"$MT_TMP/v
 elapsed=$((($(date +%s%N) - start) / 1000000))
 n=$(grep -o '"module": "' "$MT_TMP/validate.json" | wc -l)
 say "validate of $n modules (${#prefixes[@]} cuda modules with the nvcc and cmake checks): $elapsed ms (exit $rc)"
-python3 - "$MT_TMP/validate.json" "$gcc_major" "${prefixes[@]}" <<'EOF' || fail "validate: $(cat "$MT_TMP/validate.err")"
+outcomes=()
+for p in "${prefixes[@]}"; do
+        v=$(basename "$p" | sed 's/^cuda-//')
+        outcomes+=("$p=$(build_outcome "$p" "$v")")
+done
+python3 - "$MT_TMP/validate.json" "${outcomes[@]}" <<'EOF' || fail "validate: $(cat "$MT_TMP/validate.err")"
 import json, os, re, shutil, sys
 
 doc = json.load(open(sys.argv[1]))
-gcc = int(sys.argv[2])
 mods = {m["module"]: m for m in doc["modules"]}
 bad = []
 
@@ -157,7 +183,8 @@ def check(m, cid):
     bad.append(f"{m['module']}: no check {cid}")
     return {"status": "?", "message": ""}
 
-for p in sys.argv[3:]:
+for arg in sys.argv[2:]:
+    p, outcome = arg.rsplit("=", 1)
     v = os.path.basename(p).replace("cuda-", "")
     major = v.split(".")[0]
     m = mods.get(f"cuda/{v}")
@@ -165,7 +192,6 @@ for p in sys.argv[3:]:
         bad.append(f"no module cuda/{v} in {sorted(mods)}")
         continue
     limit = int(re.search(r"^#if __GNUC__ > (\d+)", open(f"{p}/include/crt/host_config.h").read(), re.M).group(1))
-    refused = gcc > limit and not os.access(f"/usr/bin/g++-{major}", os.X_OK)
     code = int(major) * 1000 + int(v.split(".")[1]) * 10
     for cid in ("syntax", "paths", "closure", "build"):
         c = check(m, cid)
@@ -175,11 +201,15 @@ for p in sys.argv[3:]:
     if run["status"] != "pass" or f"({code})" not in run["message"]:
         bad.append(f"cuda/{v}: run {run['status']}, not pass with {code}: {run['message']}")
     nvcc = check(m, "nvcc")
-    if refused:
-        if nvcc["status"] != "fail" or f"{limit}" not in nvcc["message"] or "host_compiler" not in nvcc["message"]:
-            bad.append(f"cuda/{v}: nvcc {nvcc['status']} with gcc {gcc} (limit {limit}), not a failure naming the limit and host_compiler: {nvcc['message']}")
+    if outcome == "refused":
+        if nvcc["status"] != "fail" or f"up to {limit}" not in nvcc["message"] or "host_compiler" not in nvcc["message"]:
+            bad.append(f"cuda/{v}: nvcc {nvcc['status']} (limit gcc {limit}), not a failure naming the limit and host_compiler: {nvcc['message']}")
+    elif outcome == "glibc":
+        if nvcc["status"] != "fail" or "no host compiler helps" not in nvcc["message"] or "cospi" not in nvcc["message"]:
+            bad.append(f"cuda/{v}: nvcc {nvcc['status']}, not a failure quoting nvcc and saying why: {nvcc['message']}")
+    if outcome != "builds":
         if m["status"] != "fail":
-            bad.append(f"cuda/{v}: status {m['status']} although nvcc cannot build with gcc {gcc}")
+            bad.append(f"cuda/{v}: status {m['status']} although nvcc cannot build here ({outcome})")
     else:
         if nvcc["status"] != "pass":
             bad.append(f"cuda/{v}: nvcc {nvcc['status']}: {nvcc['message']}")
