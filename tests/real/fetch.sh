@@ -16,9 +16,12 @@ dir=$(cd "$dir" && pwd)
 
 packages() {
         case $1 in
-        bookworm) echo nvidia-cuda-toolkit nvidia-cuda-dev libcudart11.0 libnvvm4 libcublas11 libcublaslt11 ;;
+        # libcu++-dev, libcub-dev, libthrust-dev: the CCCL headers a toolkit
+        # has in include/ (cuda_fp16.h includes <nv/target>).
+        bookworm) echo nvidia-cuda-toolkit nvidia-cuda-dev libcudart11.0 libnvvm4 libcublas11 libcublaslt11 \
+                libcu++-dev libcub-dev libthrust-dev ;;
         trixie) echo nvidia-cuda-toolkit nvidia-cuda-dev libcudart12 libnvvm4 libcublas12 libcublaslt12 \
-                libnvjitlink12 libcusparse12 libnccl2 libnccl-dev ;;
+                libnvjitlink12 libcusparse12 libnccl2 libnccl-dev libcu++-dev libcub-dev libthrust-dev ;;
         *) echo "fetch.sh: unknown suite '$1'" >&2; exit 2 ;;
         esac
 }
@@ -26,7 +29,8 @@ packages() {
 for suite in "$@"; do
         debs=$dir/debs-$suite apt=$dir/apt-$suite
         list=$(packages "$suite")
-        [ -f "$debs/.complete" ] && continue
+        # Fetched already, this list of packages.
+        [ "$(cat "$debs/.complete" 2>/dev/null)" = "$list" ] && continue
         rm -rf "$debs" "$apt"
         mkdir -p "$debs" "$apt/lists/partial" "$apt/cache/archives/partial"
         cat > "$apt/sources.list" <<SOURCES
@@ -40,6 +44,6 @@ SOURCES
         # shellcheck disable=SC2086
         (cd "$debs" && apt-get "$@" -q download $list) >"$apt/download.log" 2>&1 ||
                 { echo "fetch.sh: downloading $suite's packages failed: $(tail -3 "$apt/download.log")" >&2; exit 1; }
-        touch "$debs/.complete"
+        echo "$list" >"$debs/.complete"
         echo "fetch.sh: $suite: $(ls "$debs" | wc -l) packages, $(du -sm "$debs" | cut -f1) MB in $(( $(date +%s) - start )) s"
 done

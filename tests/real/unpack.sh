@@ -10,7 +10,7 @@
 # prefix works wherever it lies. Of nvidia-cuda-dev (0.8-0.9 GB) only the
 # headers, the cudart link and archives (CMake links cudart_static by
 # default) and the driver stub are taken. Exit 77 when a package is
-# missing. A layout already made (APPS/.complete-<toolkit deb>) is kept.
+# missing. A layout already made (APPS/.complete-<layout version>-<toolkit deb>) is kept.
 set -eu
 debs=$1
 apps=$2
@@ -26,7 +26,8 @@ comp=${full%%~*}
 release=${full#*~}
 release=${release%%-*}
 xy=$(echo "$release" | cut -d. -f1-2)
-stamp=$apps/.complete-$(basename "$toolkit")
+# The layout's version (2: with the CCCL headers) and the toolkit's package.
+stamp=$apps/.complete-2-$(basename "$toolkit")
 [ -f "$stamp" ] && exit 0
 mkdir -p "$apps"
 # One unpacker at a time (the real tests run in parallel).
@@ -53,6 +54,10 @@ for p in libcudart11.0 libcudart12; do
         [ -f "$(echo "$debs/$p"_*.deb)" ] && x "$p" './usr/lib/x86_64-linux-gnu/libcudart.so*'
 done
 x libnvvm4 './usr/lib/x86_64-linux-gnu/libnvvm.so*'
+# CCCL (libcu++, CUB, Thrust): NVIDIA's toolkit has them in include/.
+for p in libcu++-dev libcub-dev libthrust-dev; do
+        x "$p" './usr/include/*'
+done
 for p in libcublas11 libcublaslt11 libcublas12 libcublaslt12 libcusparse12 libnvjitlink12; do
         [ -f "$(echo "$debs/$p"_*.deb)" ] && x "$p" './usr/lib/x86_64-linux-gnu/lib*.so*'
 done
