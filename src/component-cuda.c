@@ -3,6 +3,7 @@
  * math_libs, conda environments, prefixes assembled from wheels, pip wheel
  * trees (nvidia/<component> for CUDA 12, nvidia/cu13) and distribution
  * multiarch installs. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 
@@ -136,34 +137,45 @@ static void components_from_lib_dir(struct install *in, const char *lib_dir)
         _cleanup_close_ int fd = lib_dir ? open(lib_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
         struct version soname[ELEMENTSOF(lib_components)] = { { .count = 0 } };
         struct version full[ELEMENTSOF(lib_components)] = { { .count = 0 } };
-        const char *full_name[ELEMENTSOF(lib_components)] = { NULL };
-        struct strv names = { 0 };
+        char *full_name[ELEMENTSOF(lib_components)] = { NULL };
+        int dfd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        struct dirent *de;
+        size_t seen = 0;
 
-        if (fd < 0 || dir_list(fd, ".", &names) < 0)
+        if (!d) {
+                if (dfd >= 0)
+                        close(dfd);
                 return;
-        for (size_t i = 0; i < names.len; i++)
+        }
+        /* Streamed, not listed: a directory far beyond a site's (the scan
+         * warns about those) costs no memory here, and at most
+         * WALK_MAX_ENTRIES names are looked at. */
+        while ((de = readdir(d)) && seen++ < WALK_MAX_ENTRIES)
                 for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
                         struct version v;
 
-                        if (soname_version_parse(names.items[i], lib_components[k].stem, &v) < 0)
+                        if (soname_version_parse(de->d_name, lib_components[k].stem, &v) < 0)
                                 continue;
                         if (!soname[k].count || v.count < soname[k].count)
                                 soname[k] = v;
                         if (v.count >= 3 && (!full[k].count || version_compare(&v, &full[k]) > 0)) {
                                 full[k] = v;
-                                full_name[k] = names.items[i];
+                                free(full_name[k]);
+                                full_name[k] = xstrdup(de->d_name);
                         }
                 }
+        closedir(d);
         for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
                 _cleanup_free_ char *v = NULL;
 
-                if (!full[k].count || in->components[lib_components[k].comp] ||
-                    full[k].n[0] != soname[k].n[0] || !is_file_at(fd, full_name[k]))
-                        continue;
-                v = version_to_string(&full[k], 0);
-                set_component(in, lib_components[k].comp, v);
+                if (full[k].count && !in->components[lib_components[k].comp] &&
+                    full[k].n[0] == soname[k].n[0] && is_file_at(fd, full_name[k])) {
+                        v = version_to_string(&full[k], 0);
+                        set_component(in, lib_components[k].comp, v);
+                }
+                free(full_name[k]);
         }
-        strv_release(&names);
 }
 
 static void components_from_lib_dirs(struct install *in)

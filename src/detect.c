@@ -11,16 +11,50 @@
 #include "util-path.h"
 #include "banned.h"
 
+/* The directories found to hold more than WALK_MAX_ENTRIES entries, by
+ * device, inode and change time (a directory made later under a reused
+ * inode has another): each detector lists a CUDA prefix's library
+ * directory, and one that large is read once, not once per detector.
+ * Per thread (a parallel walk needs no lock), the last few. */
+#define TOO_LARGE_MEMO 8
+static _Thread_local struct too_large {
+        dev_t dev;
+        ino_t ino;
+        struct timespec ctime;
+} too_large[TOO_LARGE_MEMO];
+static _Thread_local size_t n_too_large;
+
+static bool same_dir(const struct too_large *t, const struct stat *st)
+{
+        return t->dev == st->st_dev && t->ino == st->st_ino && t->ctime.tv_sec == st->st_ctim.tv_sec &&
+               t->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+static bool known_too_large(const struct stat *st)
+{
+        for (size_t i = 0; i < n_too_large && i < TOO_LARGE_MEMO; i++)
+                if (same_dir(&too_large[i], st))
+                        return true;
+        return false;
+}
+
 int dir_list(int dirfd, const char *rel, struct strv *ret)
 {
         struct strv v = { 0 };
         struct dirent *de;
+        struct stat st;
+        bool stated;
         DIR *d;
         int fd;
 
         fd = openat(dirfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
+        stated = fstat(fd, &st) == 0;
+        if (stated && known_too_large(&st)) {
+                close(fd);
+                return -E2BIG;
+        }
         d = fdopendir(fd);
         if (!d) {
                 int r = -errno;
@@ -33,6 +67,9 @@ int dir_list(int dirfd, const char *rel, struct strv *ret)
                 if (v.len == WALK_MAX_ENTRIES) {
                         strv_release(&v);
                         closedir(d);
+                        if (stated)
+                                too_large[n_too_large++ % TOO_LARGE_MEMO] = (struct too_large){
+                                        .dev = st.st_dev, .ino = st.st_ino, .ctime = st.st_ctim };
                         return -E2BIG;
                 }
                 strv_add(&v, de->d_name);

@@ -179,6 +179,18 @@ run widelib-scan "$CUDAMOD_BIN" scan widelib
 expect widelib-scan 0
 contains widelib-scan err "cannot look for libraries in '$work/widelib/sw/cuda-12.9': a library directory there holds more than 100000 entries"
 contains widelib-scan out "widelib/sw/cuda-11.8"
+# Every detector looks in a CUDA prefix's library directory: one that large
+# is read once (a directory of 100,001 entries takes about 100 getdents64
+# calls; the demo tree's others about 200), not once per detector (1,400
+# calls before, and under ASan a peak RSS past the limit).
+if command -v strace >/dev/null && [ -z "${CUDAMOD_VALGRIND_LOGS:-}" ]; then
+        strace -f -c -e trace=getdents64 -o widelib-scan.strace "$CUDAMOD_BIN" scan widelib >/dev/null 2>&1 ||
+                fail "widelib-scan under strace failed"
+        calls=$(awk '$NF == "getdents64" { print $4 }' widelib-scan.strace)
+        [ -n "$calls" ] && [ "$calls" -lt 600 ] ||
+                fail "widelib-scan: ${calls:-?} getdents64 calls: the 100,001-entry directory is read more than once"
+        note "widelib-scan: $calls getdents64 calls"
+fi
 run widelib-doctor "$CUDAMOD_BIN" doctor "$lib"
 expect widelib-doctor 2
 contains widelib-doctor err "more than 100000 entries in a directory"
