@@ -27,11 +27,13 @@ packages=(meson ninja-build pkg-config gcc g++ libc6-dev libelf-dev libjansson-d
 # small packages, 3.2 MB). Optional: where they cannot be installed, those
 # tests skip.
 optional_packages=(slurmctld slurmd slurm-client munge)
-# For the real-CUDA tests (tests/real): cmake (validate's cmake check), and
+# For the real-CUDA tests (tests/real): cmake and make, its default
+# generator's build tool (validate's cmake check; a minimal trixie has no
+# make), and
 # the older g++ that the real toolkits accept where the distribution has
 # them (CUDA 11.8 takes gcc <= 11, 12.4 gcc <= 13; bookworm's gcc is 12,
 # trixie's 14). Optional too: without them those checks say so.
-real_packages=(cmake g++-11 g++-12)
+real_packages=(cmake make g++-11 g++-12)
 
 # The packages of $@ that are not installed.
 not_installed() {

@@ -537,6 +537,8 @@ static const char *known_cause(const char *out, const char *err)
                 if ((strstr(t, "exception specification is incompatible") || strstr(t, "different exception specifier")) &&
                     strstr(t, "math_functions.h"))
                         return ": the toolkit's crt/math_functions.h declares C23 math functions (cospi, sinpi, rsqrt) without the noexcept this C library's <bits/mathcalls.h> gives them (glibc 2.41 and newer): no host compiler helps; use a CUDA whose headers match this glibc (13.0 does) or NVIDIA's patch to math_functions.h, or build on a system with an older glibc";
+                if (strstr(t, "CMAKE_MAKE_PROGRAM is not set") || strstr(t, "unable to find a build program"))
+                        return ": CMake found no build tool for its generator (make, or ninja with -G Ninja) in cudamod's PATH; install one where validate runs";
                 if (strstr(t, "unsupported GNU version") || strstr(t, "unsupported clang version"))
                         return ": the toolkit refuses the host compiler (see the nvcc check); give one it accepts in the site config (host_compiler), which sets CUDAHOSTCXX";
         }

@@ -447,6 +447,35 @@ START_TEST(cmake_check_skips_without_cmake)
 }
 END_TEST
 
+/* A cmake without a build tool for its generator (a minimal system with
+ * no make): a failure that says what is missing, not only CMake's words. */
+START_TEST(cmake_check_without_a_build_tool_says_so)
+{
+        char *root = make_toolkit(15, NULL);
+        _cleanup_free_ char *cmake = xasprintf("%s/bin/cmake", root), *bin = xasprintf("%s/bin", root);
+        struct validate_options o = { .compile = true, .timeout = 30, .cc_path = bin };
+        struct validate_module m;
+        _cleanup_(strv_release) struct strv env = { 0 };
+        struct check c = { 0 };
+
+        fx_write(root, "bin/cmake",
+                 "#!/bin/sh\n"
+                 "echo 'CMake Error: CMake was unable to find a build program corresponding to \"Unix Makefiles\".  "
+                 "CMAKE_MAKE_PROGRAM is not set.  You probably need to select a different build tool.' >&2\n"
+                 "exit 1\n");
+        ck_assert_int_eq(chmod(cmake, 0755), 0);
+        module_of(&m, &env, root, NULL);
+        check_cmake(&m, &o, &c);
+        ck_assert_int_eq(c.status, CHECK_FAIL);
+        assert_has(c.message, "CMake found no build tool for its generator (make, or ninja with -G Ninja)");
+        assert_has(c.message, "CMAKE_MAKE_PROGRAM is not set");
+        check_release(&c);
+        m.env = NULL;
+        validate_module_release(&m);
+        fx_free(root);
+}
+END_TEST
+
 /* --- the real CUDA 13.0 ----------------------------------------------- */
 
 static void real_module(struct validate_module *m, struct strv *env)
@@ -578,6 +607,7 @@ static Suite *toolchain_suite(void)
         tcase_add_test(tc, nvcc_program_that_loads_another_cudart_fails);
         tcase_add_test(tc, nvcc_check_skips_other_modules_and_a_module_without_nvcc);
         tcase_add_test(tc, cmake_check_skips_without_cmake);
+        tcase_add_test(tc, cmake_check_without_a_build_tool_says_so);
         tcase_add_test(tc, nvcc_and_cmake_pass_on_the_real_cuda_13_0);
         tcase_add_test(tc, cmake_check_compares_files_not_spellings);
         tcase_add_test(tc, cmake_check_fails_when_cmake_finds_another_toolkit);
