@@ -59,9 +59,12 @@ install_missing() {
         { [ -n "$updated" ] || $sudo apt-get update -q; } || true
         # Only what this distribution has: a candidate to install (trixie
         # has no g++-11, only packages that provide the name).
-        local p have=()
+        # (The policy is read whole: grep -q ending the pipe early would
+        # make apt-cache die of SIGPIPE, and pipefail call that "none".)
+        local p policy have=()
         for p in "${optional[@]}"; do
-                apt-cache policy "$p" 2>/dev/null | grep -q '^  Candidate: [^(]' && have+=("$p")
+                policy=$(apt-cache policy "$p" 2>/dev/null) || continue
+                [[ $policy == *$'\n  Candidate: '[!\(]* ]] && have+=("$p")
         done
         [ ${#have[@]} -ne 0 ] || return 0
         echo "bootstrap: installing ${have[*]} (optional)"
