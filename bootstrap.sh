@@ -12,10 +12,11 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(meson ninja-build pkg-config gcc g++ libc6-dev libelf-dev libjansson-dev liblua5.4-dev
-          libyaml-dev nettle-dev check valgrind binutils scdoc strace
+          libyaml-dev nettle-dev check valgrind binutils scdoc strace procps
           lmod lua5.1 tcl python3 bash-completion)
 # g++: validate's build check compiles C++ for cuSPARSELt and NVSHMEM
-# (tests/test-validate-probe.c); strace: tests/readers checks what is opened.
+# (tests/test-validate-probe.c); strace: tests/readers checks what is opened;
+# procps: ps, pgrep, pkill for the Slurm and stress tests (a minimal system has none).
 # scdoc builds the man pages (doc/); without it they are not built.
 # bash-completion is what completion/test-completion.sh drives.
 # lmod, lua5.1 (luac5.1) and tcl (tclsh) are for the module-tool tests

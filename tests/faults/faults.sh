@@ -87,6 +87,16 @@ declare -A strerr=(
 declare -A signum=([TERM]=15 [INT]=2 [HUP]=1 [KILL]=9)
 runs=0
 
+# The state letter of process $1 (R, S, T, Z, ...), from /proc/PID/stat
+# (its third field, after the name in parentheses): no ps needed, which a
+# minimal system (a fresh trixie chroot) does not have.
+proc_state() {
+        local stat
+        stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+        stat=${stat##*) }
+        printf '%s' "${stat%% *}"
+}
+
 # faulty RULES [ignore-hup]: the A -> B run on OUT under the rules (with
 # SIGHUP ignored, as nohup does, when asked); sets rc. (Few processes per
 # run: on a busy machine each one costs more than a check.)
@@ -441,7 +451,7 @@ tc rewind "$out" A || fail "rewind: $tc_reply"
 env LD_PRELOAD="$preload" CUDAMOD_FAULT_DIR="$out" CUDAMOD_FAULT="write:STOP:3" CUDAMOD_FAULT_LOG="$work/fault.log" \
         "$cudamod" --config "$work/cfg/b.yaml" generate --prune -o "$out" "$root" >"$work/run.out" 2>"$work/run.err" &
 pid=$!
-until [ "$(ps -o stat= -p $pid 2>/dev/null | cut -c1)" = T ]; do
+until [ "$(proc_state $pid)" = T ]; do
         kill -0 $pid 2>/dev/null || { cat "$work/run.err" >&2; fail "$label: generate ended before it stopped"; }
         sleep 0.02
 done
@@ -553,7 +563,7 @@ for victim in Core/cuda CUDA/11/cudnn; do
         env LD_PRELOAD="$preload" CUDAMOD_FAULT_DIR="$out" CUDAMOD_FAULT="rename:STOP:1" CUDAMOD_FAULT_LOG="$work/fault.log" \
                 "$cudamod" --config "$work/cfg/b.yaml" generate -o "$out" "$root" >"$work/run.out" 2>"$work/run.err" &
         pid=$!
-        until [ "$(ps -o stat= -p $pid 2>/dev/null | cut -c1)" = T ]; do
+        until [ "$(proc_state $pid)" = T ]; do
                 kill -0 $pid 2>/dev/null || { cat "$work/run.err" >&2; fail "$label: generate ended before it stopped"; }
                 sleep 0.02
         done
