@@ -334,6 +334,7 @@ const struct component component_magma = {
         .name = "magma",
         .title = "MAGMA",
         .label = "MAGMA",
+        .easybuild_name = "magma",
         .index = COMPONENT_INDEX(magma),
         .version_parts = 3,
         .cuda_parts = 1,

@@ -94,6 +94,7 @@ struct component {
         const char *name;       /* "cudnn": config key, module name, JSON, module kind */
         const char *title;      /* "NVIDIA cuDNN" */
         const char *label;      /* "cuDNN": how messages name it */
+        const char *easybuild_name; /* EasyBuild's name when not label ("magma"), or NULL */
         size_t index;           /* COMPONENT_INDEX(name): its row in per-component arrays */
         bool toolkit;           /* the CUDA Toolkit itself: its major is its version's, it
                                  * opens the hierarchy level (Core), the others need it */

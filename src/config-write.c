@@ -250,11 +250,34 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_collection(e, YAML_MAPPING_END_EVENT);
         emit_key(e, "naming");
         emit_collection(e, YAML_MAPPING_START_EVENT);
+        if ((c->level_core && !streq(c->level_core, "Core")) ||
+            (c->level_cuda && !streq(c->level_cuda, "CUDA/{cuda_major}"))) {
+                emit_key(e, "levels");
+                emit_collection(e, YAML_MAPPING_START_EVENT);
+                emit_key(e, "core");
+                emit_string(e, c->level_core ? c->level_core : "Core");
+                emit_key(e, "cuda");
+                emit_string(e, c->level_cuda ? c->level_cuda : "CUDA/{cuda_major}");
+                emit_collection(e, YAML_MAPPING_END_EVENT);
+        }
         for (int i = 0; i < N_COMPONENTS; i++) {
                 emit_key(e, component_names[i]);
+                if (!c->module_name[i] || streq(c->module_name[i], "{name}")) {
+                        emit_string(e, c->naming[i]);
+                        continue;
+                }
+                emit_collection(e, YAML_MAPPING_START_EVENT);
+                emit_key(e, "name");
+                emit_string(e, c->module_name[i]);
+                emit_key(e, "version");
                 emit_string(e, c->naming[i]);
+                emit_collection(e, YAML_MAPPING_END_EVENT);
         }
         emit_collection(e, YAML_MAPPING_END_EVENT);
+        if (c->arch) {
+                emit_key(e, "arch");
+                emit_string(e, c->arch);
+        }
         emit_key(e, "ld_library_path");
         emit_collection(e, YAML_MAPPING_START_EVENT);
         for (int i = 0; i < N_COMPONENTS; i++) {

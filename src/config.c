@@ -76,6 +76,7 @@ enum top_key {
         KEY_VALIDATE,
         KEY_TEMPLATES,
         KEY_LOCK_TIMEOUT,
+        KEY_ARCH,
         _KEY_MAX,
 };
 
@@ -96,6 +97,7 @@ static const char *const top_keys[_KEY_MAX + 1] = {
         [KEY_VALIDATE] = "validate",
         [KEY_TEMPLATES] = "templates",
         [KEY_LOCK_TIMEOUT] = "lock_timeout",
+        [KEY_ARCH] = "arch",
 };
 
 enum pytorch_key { PYTORCH_BUILD_ENV, PYTORCH_CUDA_ARCH_LIST };
@@ -140,9 +142,9 @@ void config_init_default(struct config *c)
         };
         for (int i = 0; i < N_COMPONENTS; i++) {
                 c->defaults[i].kind = DEFAULT_LATEST;
-                c->naming[i] = xstrdup(component_table[i]->naming);
                 c->ld_library_path[i] = true;
         }
+        naming_init_default(c);
 }
 
 static void env_ops_add(struct env_ops *o, enum env_op_kind kind, const char *name, const char *value)
@@ -205,8 +207,12 @@ void config_release(struct config *c)
         for (int i = 0; i < N_COMPONENTS; i++) {
                 free(c->defaults[i].version);
                 free(c->naming[i]);
+                free(c->module_name[i]);
                 env_ops_release(&c->env[i]);
         }
+        free(c->level_core);
+        free(c->level_cuda);
+        free(c->arch);
         free(c->cuda_arch_list);
         free(c->cuda_arch_list_origin);
         host_compilers_release(c);
@@ -242,11 +248,15 @@ static void config_copy(struct config *dst, const struct config *src)
         for (int i = 0; i < N_COMPONENTS; i++) {
                 dst->defaults[i].version = xstrdup_or_null(src->defaults[i].version);
                 dst->naming[i] = xstrdup_or_null(src->naming[i]);
+                dst->module_name[i] = xstrdup_or_null(src->module_name[i]);
                 dst->env[i] = (struct env_ops){ 0 };
                 for (size_t k = 0; k < src->env[i].len; k++)
                         env_ops_add(&dst->env[i], src->env[i].items[k].kind, src->env[i].items[k].name,
                                     src->env[i].items[k].value);
         }
+        dst->level_core = xstrdup_or_null(src->level_core);
+        dst->level_cuda = xstrdup_or_null(src->level_cuda);
+        dst->arch = xstrdup_or_null(src->arch);
         dst->cuda_arch_list = xstrdup_or_null(src->cuda_arch_list);
         dst->cuda_arch_list_origin = xstrdup_or_null(src->cuda_arch_list_origin);
         dst->host_compilers = NULL;
@@ -271,24 +281,6 @@ static void config_copy(struct config *dst, const struct config *src)
         }
         dst->validate.driver_libdir = xstrdup_or_null(src->validate.driver_libdir);
         dst->templates = xstrdup_or_null(src->templates);
-}
-
-/* ---- characters ---- */
-
-static bool module_version_char(char c)
-{
-        return ascii_isalpha(c) || ascii_isdigit(c) || c == '.' || c == '_' || c == '+' || c == '-';
-}
-
-/* What a module version may be: [A-Za-z0-9._+-]+, not starting with '.'. */
-static bool module_version_valid(const char *s)
-{
-        if (!*s || *s == '.')
-                return false;
-        for (; *s; s++)
-                if (!module_version_char(*s))
-                        return false;
-        return true;
 }
 
 /* ---- the loader ---- */
@@ -318,31 +310,6 @@ static int parse_default(struct parser *p, struct default_spec *spec)
         return 0;
 }
 
-/* Every part a template may ask for, so only the template itself can fail. */
-static int naming_check(const char *tmpl, struct diag *d)
-{
-        static const struct version sample = { .n = { 1, 2, 3, 4 }, .count = 4 };
-        static const struct version sample_cuda = { .n = { 12, 4 }, .count = 2 };
-        _cleanup_free_ char *out = NULL;
-
-        return naming_expand(tmpl, &sample, NULL, 12, &sample_cuda, &out, d);
-}
-
-static int parse_naming(struct parser *p, char **field)
-{
-        _cleanup_diag_ struct diag why = DIAG_INIT;
-        const char *s;
-        int r;
-
-        r = get_string(p, "a naming template", &s);
-        if (r < 0)
-                return r;
-        if (naming_check(s, &why) < 0)
-                return error_at(p, &p->event.start_mark, "'%s': %s", p->path.buf, why.message);
-        free(*field);
-        *field = xstrdup(s);
-        return 0;
-}
 
 /* A value that a module may hold: Lmod 8.6 and Environment Modules 5.2
  * write a newline in a value raw into the shell code they print (so the
@@ -719,7 +686,7 @@ static int parse_exclude(struct parser *p, struct config *c)
         return r;
 }
 
-/* defaults, naming and ld_library_path: one value per component. */
+/* defaults and ld_library_path: one value per component. */
 static int parse_per_component(struct parser *p, struct config *c, enum top_key key)
 {
         _cleanup_(map_iter_release) struct map_iter it = { 0 };
@@ -731,8 +698,6 @@ static int parse_per_component(struct parser *p, struct config *c, enum top_key 
         while ((r = map_next(p, &it)) > 0) {
                 if (key == KEY_DEFAULTS)
                         r = parse_default(p, &c->defaults[it.index]);
-                else if (key == KEY_NAMING)
-                        r = parse_naming(p, &c->naming[it.index]);
                 else
                         r = get_bool(p, &c->ld_library_path[it.index]);
                 if (r < 0)
@@ -775,8 +740,11 @@ static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
                 return parse_exclude(p, c);
         case KEY_MAX_DEPTH:
                 return get_uint(p, 1, MAX_DEPTH_MAX, &c->max_depth);
-        case KEY_DEFAULTS:
         case KEY_NAMING:
+                return parse_naming(p, c);
+        case KEY_ARCH:
+                return parse_arch(p, c);
+        case KEY_DEFAULTS:
         case KEY_LD_LIBRARY_PATH:
                 return parse_per_component(p, c, key);
         case KEY_STUBS_ON_LIBRARY_PATH:
@@ -874,102 +842,4 @@ int config_load(struct config *c, const char *path, struct diag *d)
         if (r < 0)
                 return diag_set(d, r, path, 0, 0, "cannot read the config: %s", strerror(-r));
         return config_load_buffer(c, sb.buf, sb.len, path, d);
-}
-
-/* ---- naming templates ---- */
-
-#define MODULE_VERSION_CHARS "(letters, digits and . _ + -)"
-
-/* Append the value of placeholder {name}, or fail naming what is missing. */
-static int placeholder_value(const char *tmpl, const char *name, const struct version *v,
-                             const char *build, long cuda_major, const struct version *cuda,
-                             struct strbuf *out, struct diag *d)
-{
-        static const char *const parts[] = { "major", "minor", "patch" };
-        _cleanup_free_ char *have = v->count ? version_to_string(v, 0) : xstrdup("an unknown version");
-
-        for (unsigned i = 0; i < ELEMENTSOF(parts); i++) {
-                if (!streq(name, parts[i]))
-                        continue;
-                if (v->count <= i)
-                        return diag_errorf(d, -EINVAL,
-                                           "naming template '%s' needs a %s version, and %s has none", tmpl,
-                                           parts[i], have);
-                strbuf_addf(out, "%lu", v->n[i]);
-                return 0;
-        }
-        if (streq(name, "build")) {
-                if (build && *build)
-                        strbuf_addstr(out, build);
-                else if (v->count >= 4)
-                        strbuf_addf(out, "%lu", v->n[3]);
-                else
-                        return diag_errorf(d, -EINVAL,
-                                           "naming template '%s' needs a build number, and %s has none", tmpl,
-                                           have);
-                return 0;
-        }
-        if (streq(name, "cuda_major")) {
-                if (cuda_major < 0)
-                        return diag_errorf(d, -EINVAL, "naming template '%s' needs the CUDA major version, "
-                                           "and it is unknown for %s", tmpl, have);
-                strbuf_addf(out, "%ld", cuda_major);
-                return 0;
-        }
-        if (streq(name, "cuda")) {
-                _cleanup_free_ char *s = NULL;
-
-                if (!cuda || !cuda->count)
-                        return diag_errorf(d, -EINVAL, "naming template '%s' needs the CUDA version, "
-                                           "and it is unknown for %s", tmpl, have);
-                /* MAJOR.MINOR, or only the major when that is all that is known. */
-                s = version_to_string(cuda, 2);
-                strbuf_addstr(out, s);
-                return 0;
-        }
-        return diag_errorf(d, -EINVAL, "naming template '%s' has an unknown placeholder '{%s}'; known: "
-                           "{major} {minor} {patch} {build} {cuda_major} {cuda}", tmpl, name);
-}
-
-int naming_expand(const char *tmpl, const struct version *v, const char *build, long cuda_major,
-                  const struct version *cuda, char **ret, struct diag *d)
-{
-        static const struct version none = { .count = 0 };
-        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-
-        if (!tmpl || !*tmpl)
-                return diag_errorf(d, -EINVAL, "naming template is empty");
-        for (const char *p = tmpl; *p;) {
-                _cleanup_free_ char *name = NULL;
-                const char *end;
-                int r;
-
-                if (*p == '}')
-                        return diag_errorf(d, -EINVAL, "naming template '%s' has a '}' without a '{'", tmpl);
-                if (*p != '{' && module_version_char(*p)) {
-                        strbuf_addch(&sb, *p++);
-                        continue;
-                }
-                if (*p != '{' && (unsigned char)*p > ' ' && (unsigned char)*p < 0x7f)
-                        return diag_errorf(d, -EINVAL, "naming template '%s' has '%c', which a module "
-                                           "version cannot hold " MODULE_VERSION_CHARS, tmpl, *p);
-                if (*p != '{')
-                        return diag_errorf(d, -EINVAL, "naming template '%s' has a space, control or "
-                                           "non-ASCII character, which a module version cannot hold "
-                                           MODULE_VERSION_CHARS, tmpl);
-                end = strchr(p, '}');
-                if (!end)
-                        return diag_errorf(d, -EINVAL, "naming template '%s' has a '{' without a '}'", tmpl);
-                name = xstrndup(p + 1, (size_t)(end - p - 1));
-                r = placeholder_value(tmpl, name, v ? v : &none, build, cuda_major, cuda, &sb, d);
-                if (r < 0)
-                        return r;
-                p = end + 1;
-        }
-        /* {build} comes from outside and may hold anything. */
-        if (!module_version_valid(sb.buf))
-                return diag_errorf(d, -EINVAL, "naming template '%s' gives '%s', which is not a valid "
-                                   "module version " MODULE_VERSION_CHARS, tmpl, sb.buf);
-        *ret = strbuf_detach(&sb);
-        return 0;
 }

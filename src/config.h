@@ -15,6 +15,8 @@
 #include "strbuf.h"
 #include "util.h"
 
+struct component;
+
 enum module_format {
         FORMAT_LUA, /* Lmod */
         FORMAT_TCL, /* Environment Modules */
@@ -91,7 +93,20 @@ struct config {
         struct strv exclude_installs[N_COMPONENTS];
         unsigned max_depth;
         struct default_spec defaults[N_COMPONENTS];
-        char *naming[N_COMPONENTS];  /* "{major}.{minor}" */
+        /* Module naming (naming.<component> and naming.levels): each
+         * component's module version template ("{major}.{minor}") and
+         * module name template ("{name}", "CUDA"), and the hierarchy's
+         * level directories ("Core", "CUDA/{cuda_major}"). Checked when
+         * loaded: see naming_expand_facts. */
+        char *naming[N_COMPONENTS];
+        char *module_name[N_COMPONENTS];
+        char *level_core;
+        char *level_cuda;
+        /* The architecture the tree is for ("x86_64", "aarch64",
+         * "ppc64le"), or NULL: this machine's. Installs for another one
+         * always carry "-ARCH" in their version, are hidden and never a
+         * default. */
+        char *arch;
         bool ld_library_path[N_COMPONENTS];
         bool stubs_on_library_path;
         struct env_ops env[N_COMPONENTS];
@@ -145,5 +160,49 @@ void config_to_yaml(const struct config *c, struct strbuf *out);
  * error, reported at its position. */
 int naming_expand(const char *tmpl, const struct version *v, const char *build,
                   long cuda_major, const struct version *cuda, char **ret, struct diag *d);
+
+/* The facts a naming template may use, of one install:
+ *   {name}          the component ("cudnn")           module names
+ *   {version}       its version as scan gives it ("9.7.1", CUDA "12.4")
+ *   {version_full}  the most precise one ("9.7.1.26", CUDA "12.4.1")
+ *   {major} {minor} {patch} {build}   parts of it
+ *   {cuda_version}  the CUDA it was built for, as precisely as known
+ *                   ("12.4", or "12" when only the major is known;
+ *                   the toolkit's own MAJOR.MINOR); {cuda} is its old name
+ *   {cuda_major}    that CUDA's major ("12")         the CUDA level too
+ *   {arch}          its architecture ("x86_64")
+ * A NULL string or a negative cuda_major is unknown. */
+struct naming_facts {
+        const char *name;
+        const struct version *version;
+        const char *version_str;
+        const char *version_full;
+        const char *build;
+        long cuda_major;
+        const struct version *cuda;
+        const char *arch;
+};
+
+enum naming_kind {
+        NAMING_VERSION, /* a module version: [A-Za-z0-9._+-], not starting with '.' */
+        NAMING_NAME,    /* a module name: the same, starting with a letter or digit; only {name} */
+        NAMING_LEVEL,   /* a level directory: names joined by '/'; only {cuda_major} */
+};
+
+/* Expand tmpl for f as kind. An unknown placeholder, one the kind may not
+ * use, a value that is unknown, or a result that is not what the kind may
+ * be is -EINVAL with a message in d and, in *ret_at when not NULL, the
+ * offset in tmpl of what is wrong (0 when it is the whole). */
+int naming_expand_facts(const char *tmpl, enum naming_kind kind, const struct naming_facts *f,
+                        char **ret, size_t *ret_at, struct diag *d);
+
+/* A component's module name under c's naming ("cudnn", "cuDNN"). */
+char *config_module_name(const struct config *c, const struct component *comp);
+/* A level directory under c's naming: the core level (cuda_major < 0,
+ * "Core") or the CUDA level of a major ("CUDA/12"). */
+char *config_level(const struct config *c, long cuda_major);
+/* The architecture the tree is for: c->arch, else this machine's
+ * (uname), else NULL. */
+const char *config_arch(const struct config *c);
 
 #endif

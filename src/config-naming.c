@@ -1,0 +1,490 @@
+/* config-naming.c: the `naming` part of the site config: module version
+ * and name templates per component, the hierarchy's level directories,
+ * the presets that give EasyBuild's and Spack's names (`naming:
+ * easybuild`), `arch`, and the expansion of a template over an install's
+ * facts. Every template is checked when the config loads, reported at
+ * the character that is wrong, and the names the components get must
+ * differ, so that plan never meets a bad name. */
+#include <errno.h>
+#include <sys/utsname.h>
+
+#include "component.h"
+#include "config.h"
+#include "config-internal.h"
+#include "strbuf.h"
+#include "util.h"
+#include "version.h"
+#include "banned.h"
+
+#define MODULE_VERSION_CHARS "(letters, digits and . _ + -)"
+#define LEVEL_CORE_DEFAULT "Core"
+#define LEVEL_CUDA_DEFAULT "CUDA/{cuda_major}"
+#define NAME_DEFAULT "{name}"
+
+bool module_version_char(char c)
+{
+        return ascii_isalpha(c) || ascii_isdigit(c) || c == '.' || c == '_' || c == '+' || c == '-';
+}
+
+bool module_version_valid(const char *s)
+{
+        if (!*s || *s == '.')
+                return false;
+        for (; *s; s++)
+                if (!module_version_char(*s))
+                        return false;
+        return true;
+}
+
+/* ---- expansion ---- */
+
+static const char *const kind_what[] = {
+        [NAMING_VERSION] = "module version",
+        [NAMING_NAME] = "module name",
+        [NAMING_LEVEL] = "level directory",
+};
+
+/* A module name or level may use one fact (a version any but {name}). */
+static bool placeholder_allowed(enum naming_kind kind, const char *name)
+{
+        return streq(name, kind == NAMING_NAME ? "name" : "cuda_major");
+}
+
+/* Append the value of placeholder {name}, or fail naming what is missing. */
+static int placeholder_value(const char *tmpl, const char *name, const struct naming_facts *f,
+                             struct strbuf *out, struct diag *d)
+{
+        static const char *const parts[] = { "major", "minor", "patch" };
+        static const struct version none = { .count = 0 };
+        const struct version *v = f->version ? f->version : &none;
+        _cleanup_free_ char *have = v->count ? version_to_string(v, 0) : xstrdup("an unknown version");
+
+        for (unsigned i = 0; i < ELEMENTSOF(parts); i++) {
+                if (!streq(name, parts[i]))
+                        continue;
+                if (v->count <= i)
+                        return diag_errorf(d, -EINVAL,
+                                           "naming template '%s' needs a %s version, and %s has none", tmpl,
+                                           parts[i], have);
+                strbuf_addf(out, "%lu", v->n[i]);
+                return 0;
+        }
+        if (streq(name, "build")) {
+                if (f->build && *f->build)
+                        strbuf_addstr(out, f->build);
+                else if (v->count >= 4)
+                        strbuf_addf(out, "%lu", v->n[3]);
+                else
+                        return diag_errorf(d, -EINVAL,
+                                           "naming template '%s' needs a build number, and %s has none", tmpl,
+                                           have);
+                return 0;
+        }
+        if (streq(name, "cuda_major")) {
+                if (f->cuda_major < 0)
+                        return diag_errorf(d, -EINVAL, "naming template '%s' needs the CUDA major version, "
+                                           "and it is unknown for %s", tmpl, have);
+                strbuf_addf(out, "%ld", f->cuda_major);
+                return 0;
+        }
+        if (streq(name, "cuda") || streq(name, "cuda_version")) {
+                _cleanup_free_ char *s = NULL;
+
+                if (f->cuda && f->cuda->count)
+                        /* MAJOR.MINOR, or only the major when that is all that is known. */
+                        s = version_to_string(f->cuda, 2);
+                else if (f->cuda_major >= 0)
+                        s = xasprintf("%ld", f->cuda_major);
+                else
+                        return diag_errorf(d, -EINVAL, "naming template '%s' needs the CUDA version, "
+                                           "and it is unknown for %s", tmpl, have);
+                strbuf_addstr(out, s);
+                return 0;
+        }
+        if (streq(name, "version") || streq(name, "version_full")) {
+                const char *s = streq(name, "version") ? f->version_str : f->version_full;
+
+                if (!s || !*s)
+                        return diag_errorf(d, -EINVAL, "naming template '%s' needs the version, and it "
+                                           "is unknown", tmpl);
+                strbuf_addstr(out, s);
+                return 0;
+        }
+        if (streq(name, "arch")) {
+                if (!f->arch || !*f->arch)
+                        return diag_errorf(d, -EINVAL, "naming template '%s' needs the architecture, "
+                                           "and it is unknown for %s", tmpl, have);
+                strbuf_addstr(out, f->arch);
+                return 0;
+        }
+        if (streq(name, "name") && f->name) {
+                strbuf_addstr(out, f->name);
+                return 0;
+        }
+        return diag_errorf(d, -EINVAL, "naming template '%s' has an unknown placeholder '{%s}'; known: "
+                           "{name} {version} {version_full} {major} {minor} {patch} {build} "
+                           "{cuda_version} {cuda_major} {arch}", tmpl, name);
+}
+
+/* Whether s is what kind may be; why not in *why. */
+static bool result_valid(const char *s, enum naming_kind kind, const char **why)
+{
+        if (kind == NAMING_VERSION) {
+                *why = "not starting with '.'";
+                return module_version_valid(s);
+        }
+        if (kind == NAMING_NAME) {
+                *why = "starting with a letter or digit";
+                return (ascii_isalpha(*s) || ascii_isdigit(*s)) && module_version_valid(s);
+        }
+        *why = "each part between '/' starting with a letter or digit";
+        for (const char *p = s;;) {
+                size_t n = strcspn(p, "/");
+                _cleanup_free_ char *part = xstrndup(p, n);
+
+                if (!(ascii_isalpha(*part) || ascii_isdigit(*part)) || !module_version_valid(part))
+                        return false;
+                if (!p[n])
+                        return true;
+                p += n + 1;
+        }
+}
+
+int naming_expand_facts(const char *tmpl, enum naming_kind kind, const struct naming_facts *f,
+                        char **ret, size_t *ret_at, struct diag *d)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        const char *why;
+
+        if (ret_at)
+                *ret_at = 0;
+        if (!tmpl || !*tmpl)
+                return diag_errorf(d, -EINVAL, "naming template is empty");
+        for (const char *p = tmpl; *p;) {
+                _cleanup_free_ char *name = NULL;
+                const char *end;
+                int r;
+
+                if (ret_at)
+                        *ret_at = (size_t)(p - tmpl);
+                if (*p == '}')
+                        return diag_errorf(d, -EINVAL, "naming template '%s' has a '}' without a '{'", tmpl);
+                if (*p != '{' && (module_version_char(*p) || (*p == '/' && kind == NAMING_LEVEL))) {
+                        strbuf_addch(&sb, *p++);
+                        continue;
+                }
+                if (*p != '{' && (unsigned char)*p > ' ' && (unsigned char)*p < 0x7f)
+                        return diag_errorf(d, -EINVAL, "naming template '%s' has '%c', which a %s "
+                                           "cannot hold " MODULE_VERSION_CHARS, tmpl, *p, kind_what[kind]);
+                if (*p != '{')
+                        return diag_errorf(d, -EINVAL, "naming template '%s' has a space, control or "
+                                           "non-ASCII character, which a %s cannot hold "
+                                           MODULE_VERSION_CHARS, tmpl, kind_what[kind]);
+                end = strchr(p, '}');
+                if (!end)
+                        return diag_errorf(d, -EINVAL, "naming template '%s' has a '{' without a '}'", tmpl);
+                name = xstrndup(p + 1, (size_t)(end - p - 1));
+                if (kind == NAMING_VERSION && streq(name, "name"))
+                        return diag_errorf(d, -EINVAL, "naming template '%s' has '{name}', which only a "
+                                           "module name may use", tmpl);
+                if (kind != NAMING_VERSION && !placeholder_allowed(kind, name))
+                        return diag_errorf(d, -EINVAL, "naming template '%s': a %s may use only %s, not "
+                                           "'{%s}'", tmpl, kind_what[kind],
+                                           kind == NAMING_NAME ? "{name} (every install of a component "
+                                                                 "has one module name)"
+                                                               : "{cuda_major} (a level holds the builds "
+                                                                 "for one CUDA major)",
+                                           name);
+                r = placeholder_value(tmpl, name, f, &sb, d);
+                if (r < 0)
+                        return r;
+                p = end + 1;
+        }
+        if (ret_at)
+                *ret_at = 0;
+        /* {build} and {arch} come from outside and may hold anything. */
+        if (!result_valid(sb.buf, kind, &why))
+                return diag_errorf(d, -EINVAL, "naming template '%s' gives '%s', which is not a valid %s "
+                                   MODULE_VERSION_CHARS ", %s", tmpl, sb.buf, kind_what[kind], why);
+        *ret = strbuf_detach(&sb);
+        return 0;
+}
+
+int naming_expand(const char *tmpl, const struct version *v, const char *build, long cuda_major,
+                  const struct version *cuda, char **ret, struct diag *d)
+{
+        _cleanup_free_ char *str = v && v->count ? version_to_string(v, 0) : NULL;
+        struct naming_facts f = { .version = v, .version_str = str, .version_full = str, .build = build,
+                                  .cuda_major = cuda_major, .cuda = cuda };
+
+        return naming_expand_facts(tmpl, NAMING_VERSION, &f, ret, NULL, d);
+}
+
+char *config_module_name(const struct config *c, const struct component *comp)
+{
+        const char *tmpl = c->module_name[comp->index] ? c->module_name[comp->index] : NAME_DEFAULT;
+        struct naming_facts f = { .name = comp->name, .cuda_major = -1 };
+        char *ret = NULL;
+
+        /* Checked when loaded: a name template uses only {name}. */
+        if (naming_expand_facts(tmpl, NAMING_NAME, &f, &ret, NULL, NULL) < 0)
+                return xstrdup(comp->name);
+        return ret;
+}
+
+char *config_level(const struct config *c, long cuda_major)
+{
+        const char *tmpl = cuda_major < 0 ? (c->level_core ? c->level_core : LEVEL_CORE_DEFAULT)
+                                          : (c->level_cuda ? c->level_cuda : LEVEL_CUDA_DEFAULT);
+        struct naming_facts f = { .cuda_major = cuda_major };
+        char *ret = NULL;
+
+        if (naming_expand_facts(tmpl, NAMING_LEVEL, &f, &ret, NULL, NULL) < 0)
+                return cuda_major < 0 ? xstrdup(LEVEL_CORE_DEFAULT) : xasprintf("CUDA/%ld", cuda_major);
+        return ret;
+}
+
+const char *config_arch(const struct config *c)
+{
+        static struct utsname u;
+
+        if (c && c->arch)
+                return c->arch;
+        if (!u.machine[0] && uname(&u) < 0)
+                return NULL;
+        return u.machine[0] ? u.machine : NULL;
+}
+
+/* ---- presets ---- */
+
+enum naming_preset { PRESET_CUDAMOD, PRESET_EASYBUILD, PRESET_SPACK, _PRESET_MAX };
+static const char *const preset_names[] = {
+        [PRESET_CUDAMOD] = "cudamod",
+        [PRESET_EASYBUILD] = "easybuild",
+        [PRESET_SPACK] = "spack",
+        NULL,
+};
+
+/* What each preset names a component. EasyBuildMNS: `<name>/<version>
+ * [-<toolchain>][<versionsuffix>]` with the easyconfig's name (CUDA,
+ * cuDNN, NCCL, ...) and a `-CUDA-<version>` suffix on what was built for
+ * a CUDA; the toolchain part (NCCL's `-GCCcore-13.3.0`) names a compiler
+ * cudamod knows nothing of, so it is left out (a site writes it into its
+ * own template). Spack: lowercase package names, `{name}/{version}`, and
+ * cuDNN's package versions carry the CUDA it is for ("9.2.0.82-12",
+ * "8.7.0.84-11.8"). */
+static void preset_apply(struct config *c, enum naming_preset preset)
+{
+        FOREACH_COMPONENT(comp) {
+                size_t i = comp->index;
+                const char *name = NAME_DEFAULT;
+                char *version;
+
+                if (preset == PRESET_CUDAMOD)
+                        version = xstrdup(comp->naming);
+                else if (comp->toolkit)
+                        version = xstrdup("{version_full}");
+                else if (preset == PRESET_EASYBUILD)
+                        version = xstrdup("{version_full}-CUDA-{cuda_version}");
+                else if (comp == &component_cudnn)
+                        version = xstrdup("{version_full}-{cuda_version}");
+                else
+                        version = xstrdup("{version_full}");
+                if (preset == PRESET_EASYBUILD)
+                        name = comp->easybuild_name ? comp->easybuild_name : comp->label;
+                free(c->naming[i]);
+                c->naming[i] = version;
+                free(c->module_name[i]);
+                c->module_name[i] = xstrdup(name);
+        }
+        free(c->level_core);
+        c->level_core = xstrdup(LEVEL_CORE_DEFAULT);
+        free(c->level_cuda);
+        c->level_cuda = xstrdup(LEVEL_CUDA_DEFAULT);
+}
+
+void naming_init_default(struct config *c)
+{
+        preset_apply(c, PRESET_CUDAMOD);
+}
+
+/* ---- the loader ---- */
+
+/* The sample install every template is tried on when loaded, so that only
+ * the template itself can fail there. */
+static int naming_check(struct parser *p, const char *tmpl, enum naming_kind kind, long cuda_major)
+{
+        static const struct version sample = { .n = { 1, 2, 3, 4 }, .count = 4 };
+        static const struct version sample_cuda = { .n = { 12, 4 }, .count = 2 };
+        const struct naming_facts f = { .name = "cudnn", .version = &sample, .version_str = "1.2.3",
+                                        .version_full = "1.2.3.4", .build = "4", .cuda_major = cuda_major,
+                                        .cuda = &sample_cuda, .arch = "x86_64" };
+        _cleanup_diag_ struct diag why = DIAG_INIT;
+        _cleanup_free_ char *out = NULL;
+        yaml_mark_t m = p->event.start_mark;
+        size_t at = 0;
+
+        if (naming_expand_facts(tmpl, kind, &f, &out, &at, &why) >= 0)
+                return 0;
+        /* The column of the character at fault, in a scalar on one line. */
+        if (at && !memchr(tmpl, '\n', strlen(tmpl)) && p->event.start_mark.line == p->event.end_mark.line) {
+                bool quoted = p->event.data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                              p->event.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+                if (!memchr(tmpl, '\'', strlen(tmpl)) && !memchr(tmpl, '\\', strlen(tmpl)))
+                        m.column += at + quoted;
+        }
+        return error_at(p, &m, "'%s': %s", p->path.buf, why.message);
+}
+
+static int parse_template(struct parser *p, enum naming_kind kind, long cuda_major, char **field)
+{
+        const char *s;
+        int r;
+
+        r = get_string(p, "a naming template", &s);
+        if (r < 0)
+                return r;
+        if (kind == NAMING_LEVEL && cuda_major < 0 && strchr(s, '{'))
+                return error_at(p, &p->event.start_mark, "'%s': the core level '%s' is one directory "
+                                "for every toolkit: it takes no placeholder", p->path.buf, s);
+        r = naming_check(p, s, kind, cuda_major);
+        if (r < 0)
+                return r;
+        if (kind == NAMING_LEVEL && cuda_major >= 0 && !strstr(s, "{cuda_major}"))
+                return error_at(p, &p->event.start_mark, "'%s': the CUDA level '%s' must hold "
+                                "{cuda_major}: each CUDA major has a level of its own", p->path.buf, s);
+        free(*field);
+        *field = xstrdup(s);
+        return 0;
+}
+
+static int parse_preset(struct parser *p, struct config *c)
+{
+        const char *s;
+        int r;
+
+        r = get_string(p, "a naming preset (cudamod, easybuild or spack)", &s);
+        if (r < 0)
+                return r;
+        for (int i = 0; i < _PRESET_MAX; i++)
+                if (streq(s, preset_names[i])) {
+                        preset_apply(c, (enum naming_preset)i);
+                        return 0;
+                }
+        return expected(p, "a naming preset (cudamod, easybuild or spack)");
+}
+
+/* naming.<component>: a version template, or {name: T, version: T}. */
+static int parse_component_naming(struct parser *p, struct config *c, size_t i)
+{
+        static const char *const keys[] = { "name", "version", NULL };
+        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        int r;
+
+        if (p->event.type != YAML_MAPPING_START_EVENT) {
+                if (p->event.type != YAML_SCALAR_EVENT)
+                        return expected(p, "a naming template or a mapping of name and version");
+                return parse_template(p, NAMING_VERSION, 12, &c->naming[i]);
+        }
+        r = map_begin(p, &it, keys);
+        while (r >= 0 && (r = map_next(p, &it)) > 0)
+                r = parse_template(p, it.index == 0 ? NAMING_NAME : NAMING_VERSION, 12,
+                                   it.index == 0 ? &c->module_name[i] : &c->naming[i]);
+        return r;
+}
+
+static int parse_levels(struct parser *p, struct config *c)
+{
+        static const char *const keys[] = { "core", "cuda", NULL };
+        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        int r;
+
+        r = map_begin(p, &it, keys);
+        while (r >= 0 && (r = map_next(p, &it)) > 0)
+                r = parse_template(p, NAMING_LEVEL, it.index == 0 ? -1 : 12,
+                                   it.index == 0 ? &c->level_core : &c->level_cuda);
+        return r;
+}
+
+/* Two components with one name would be one module to the tools (Lmod
+ * and Environment Modules both compare names case-insensitively in some
+ * places, and file systems may), and a level inside the other would show
+ * its modules as names of the outer one. */
+static int naming_collisions(struct parser *p, const struct config *c, const yaml_mark_t *m)
+{
+        _cleanup_free_ char *core = config_level(c, -1);
+        _cleanup_free_ char *cuda = config_level(c, 12);
+        size_t n = strlen(core);
+
+        FOREACH_COMPONENT(a) {
+                _cleanup_free_ char *na = config_module_name(c, a);
+
+                for (size_t k = a->index + 1; k < N_COMPONENTS; k++) {
+                        const struct component *b = component_table[k];
+                        _cleanup_free_ char *nb = config_module_name(c, b);
+
+                        if (strcasecmp(na, nb) == 0)
+                                return error_at(p, m, "'naming': %s and %s would both be named '%s'%s%s%s; "
+                                                "give them different names", a->name, b->name, na,
+                                                streq(na, nb) ? "" : " (and '", streq(na, nb) ? "" : nb,
+                                                streq(na, nb) ? "" : "', the same but for case)");
+                }
+        }
+        if (strcasecmp(core, cuda) == 0 || (strncasecmp(core, cuda, n) == 0 && cuda[n] == '/') ||
+            (strncasecmp(cuda, core, strlen(cuda)) == 0 && core[strlen(cuda)] == '/'))
+                return error_at(p, m, "'naming.levels': the core level '%s' and the CUDA level '%s' "
+                                "must not be one directory or one inside the other", core, cuda);
+        return 0;
+}
+
+int parse_naming(struct parser *p, struct config *c)
+{
+        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        const char *keys[N_COMPONENTS + 3];
+        yaml_mark_t start = p->event.start_mark;
+        size_t n = 0;
+        int r;
+
+        if (p->event.type == YAML_SCALAR_EVENT) {
+                r = parse_preset(p, c);
+                return r < 0 ? r : naming_collisions(p, c, &start);
+        }
+        keys[n++] = "preset";
+        keys[n++] = "levels";
+        FOREACH_COMPONENT(comp)
+                keys[n++] = comp->name;
+        keys[n] = NULL;
+        r = map_begin(p, &it, keys);
+        while (r >= 0 && (r = map_next(p, &it)) > 0) {
+                if (it.index == 0 && it.seen.len > 1)
+                        return error_at(p, &it.key_mark, "'naming.preset' must come first: it sets "
+                                        "every name the keys after it change");
+                if (it.index == 0)
+                        r = parse_preset(p, c);
+                else if (it.index == 1)
+                        r = parse_levels(p, c);
+                else
+                        r = parse_component_naming(p, c, (size_t)(it.index - 2));
+        }
+        return r < 0 ? r : naming_collisions(p, c, &start);
+}
+
+int parse_arch(struct parser *p, struct config *c)
+{
+        static const char *const arches[] = { "x86_64", "aarch64", "ppc64le", NULL };
+        const char *s;
+        int r;
+
+        r = get_string(p, "an architecture (x86_64, aarch64 or ppc64le)", &s);
+        if (r < 0)
+                return r;
+        for (const char *const *a = arches; *a; a++)
+                if (streq(s, *a)) {
+                        free(c->arch);
+                        c->arch = xstrdup(s);
+                        return 0;
+                }
+        if (streq(s, "sbsa") || streq(s, "arm64"))
+                return error_at(p, &p->event.start_mark, "'%s': '%s' is called 'aarch64' here", p->path.buf, s);
+        return expected(p, "an architecture (x86_64, aarch64 or ppc64le)");
+}
