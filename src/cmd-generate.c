@@ -17,7 +17,7 @@ struct generate_args {
         const char *output;
         const char *format;
         const char *layout;
-        bool dry_run, check, prune, force, json;
+        bool dry_run, check, prune, force, json, rename;
         long lock_timeout; /* as write_options.lock_timeout */
 };
 
@@ -112,9 +112,14 @@ static struct render_ctx *modulerc_context(const struct modulerc_plan *rc)
 
         render_ctx_set(ctx, "cudamod_version", CUDAMOD_VERSION);
         render_ctx_set_list(ctx, "defaults");
-        it = render_ctx_add_item(ctx, "defaults");
-        render_ctx_set(it, "module", rc->module);
-        render_ctx_set(it, "version", rc->version);
+        if (rc->module) {
+                it = render_ctx_add_item(ctx, "defaults");
+                render_ctx_set(it, "module", rc->module);
+                render_ctx_set(it, "version", rc->version);
+        }
+        render_ctx_set_list(ctx, "hidden");
+        for (size_t i = 0; i < rc->hidden.len; i++)
+                render_ctx_set(render_ctx_add_item(ctx, "hidden"), "module", rc->hidden.items[i]);
         return ctx;
 }
 
@@ -161,6 +166,8 @@ static int render_all(const struct plan *p, const struct templates *t, struct re
                         .len = out.texts[i].len,
                         .install = rc ? NULL : m->install->realpath,
                         .module = rc ? NULL : m->full_name,
+                        .identity = rc ? NULL : m->identity,
+                        .base = rc ? NULL : m->base,
                 };
         }
         *ret = out;
@@ -451,7 +458,7 @@ static int apply_args(struct config *cfg, const struct generate_args *a)
 static int run_generate(int argc, char **argv, const struct global_options *g)
 {
         enum { OPT_FORMAT = 256, OPT_LAYOUT, OPT_DRY_RUN, OPT_CHECK, OPT_PRUNE, OPT_FORCE, OPT_JSON,
-               OPT_LOCK_TIMEOUT };
+               OPT_LOCK_TIMEOUT, OPT_RENAME };
         static const struct option options[] = {
                 { "output", required_argument, NULL, 'o' },
                 { "format", required_argument, NULL, OPT_FORMAT },
@@ -462,6 +469,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 { "force", no_argument, NULL, OPT_FORCE },
                 { "json", no_argument, NULL, OPT_JSON },
                 { "lock-timeout", required_argument, NULL, OPT_LOCK_TIMEOUT },
+                { "rename", no_argument, NULL, OPT_RENAME },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -477,6 +485,8 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         _cleanup_(strv_release) struct strv unseen = { 0 };
         _cleanup_diag_ struct diag d = DIAG_INIT;
         _cleanup_free_ char *outdir = NULL;
+        _cleanup_(index_names_release) struct index_names given = { 0 };
+        _cleanup_free_ struct plan_given *given_plan = NULL;
         int c, status = EXIT_FOUND_FAILURE;
 
         while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
@@ -504,6 +514,9 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         break;
                 case OPT_JSON:
                         a.json = true;
+                        break;
+                case OPT_RENAME:
+                        a.rename = true;
                         break;
                 case OPT_LOCK_TIMEOUT:
                         if (parse_lock_timeout(optarg, &a.lock_timeout) < 0)
@@ -563,7 +576,22 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         for (size_t i = 0; i < sr.n_gaps; i++)
                 strv_add(&unseen, sr.gaps[i].realpath);
         detected_arch_list(&cfg, outdir, g);
-        if (plan_build(&sr.installs, &cfg, outdir, &p, &d) < 0) {
+        /* Names stay with their installs: those the index records are
+         * given again, and to no one else, unless --rename. */
+        if (index_names_read(outdir, &given, &d) < 0) {
+                log_diag(&d);
+                goto out;
+        }
+        if (!a.rename) {
+                given_plan = xcalloc(given.n + 1, sizeof(*given_plan));
+                for (size_t i = 0; i < given.n; i++)
+                        given_plan[i] = (struct plan_given){
+                                .dir = given.items[i].dir, .version = given.items[i].version,
+                                .install = given.items[i].install, .identity = given.items[i].identity,
+                                .base = given.items[i].base,
+                        };
+        }
+        if (plan_build_given(&sr.installs, &cfg, outdir, given_plan, a.rename ? 0 : given.n, &p, &d) < 0) {
                 log_diag(&d);
                 status = EXIT_USAGE;
                 goto out;
@@ -586,6 +614,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         .prune = a.prune, .force = a.force, .diff_out = stdout,
                         .on_wait = log_lock_wait, .userdata = &lw, .lock_timeout = a.lock_timeout,
                         .unseen = (const char *const *)unseen.items, .n_unseen = unseen.len,
+                        .planned_index_sha = given.sha,
                 };
                 struct saved_signals ss;
                 bool writes = !a.dry_run && !a.check;
@@ -634,7 +663,7 @@ const struct command cmd_generate = {
         .summary = "write Lmod or Environment Modules modulefiles for what scan finds",
         .usage = "generate [-o DIR] [--format lua|tcl] [--layout hierarchical|flat]\n"
                  "                [--dry-run] [--check] [--prune] [--force] [--json]\n"
-                 "                [--lock-timeout S] [ROOT...]",
+                 "                [--lock-timeout S] [--rename] [ROOT...]",
         .help = "Scan ROOTs (default: the config's 'search', else the built-in roots), and\n"
                 "write one modulefile per install of the CUDA stack (cuda, cudnn, nccl,\n"
                 "cusparselt, cudss, nvshmem, magma) into DIR,\n"
@@ -656,6 +685,9 @@ const struct command cmd_generate = {
                 "      --lock-timeout S wait at most S seconds for DIR's lock (default: the\n"
                 "                       config's lock_timeout, 60; 0: do not wait), then\n"
                 "                       exit 1 naming its holder\n"
+                "      --rename         name every module afresh: without it, a name an earlier\n"
+                "                       run gave (DIR's index) stays with its install, and a\n"
+                "                       new install that would get it gets a suffix instead\n"
                 "\n"
                 "Writes are atomic and the run holds a lock on DIR. Files cudamod did not\n"
                 "write are never touched; generated files edited by hand are left alone\n"

@@ -321,7 +321,76 @@ char *dir_marked_default(const char *dir, const char *name)
         return NULL;
 }
 
-/* The highest version among c's items accepted by keep (all when NULL). */
+/* Whether the Tcl words w (a line, or a braced body in it) hide fullname
+ * (`module-hide NAME`, `hide-version NAME`). */
+static bool tcl_words_hide(const struct strv *w, const char *fullname, unsigned depth)
+{
+        for (size_t i = 0; i < w->len; i++) {
+                if ((streq(w->items[i], "module-hide") || streq(w->items[i], "hide-version"))) {
+                        for (size_t k = i + 1; k < w->len; k++)
+                                if (w->items[k][0] != '-')
+                                        return streq(w->items[k], fullname);
+                        return false;
+                }
+                if (depth < 4 && strpbrk(w->items[i], " \t")) {
+                        struct strv inner = { 0 };
+                        bool hit;
+
+                        tcl_words(w->items[i], &inner);
+                        hit = tcl_words_hide(&inner, fullname, depth + 1);
+                        strv_release(&inner);
+                        if (hit)
+                                return true;
+                }
+        }
+        return false;
+}
+
+/* Whether the modulerc beside m hides it (cudamod hides the builds for
+ * another architecture than the tree's: hide_version in Lua, module-hide
+ * or hide-version in Tcl), as Lmod and Environment Modules do when they
+ * pick a default. */
+static bool modulefile_hidden(const struct modulefile *m)
+{
+        _cleanup_free_ char *dir = path_dirname(m->path);
+        _cleanup_free_ char *rc_lua = path_join(dir, ".modulerc.lua");
+        _cleanup_free_ char *rc = path_join(dir, ".modulerc");
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        bool hidden = false;
+
+        if (access(rc_lua, F_OK) == 0) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                struct sandbox_options so = { .module_name = m->name, .mode = "load",
+                                              .environ = (const char *const[]){ NULL } };
+                struct sandbox_result r = { 0 };
+
+                if (file_read_regular_at(AT_FDCWD, rc_lua, NULL, MODULEFILE_MAX, false, &sb, &d) < 0 ||
+                    sandbox_eval(sb.buf, sb.len, rc_lua, &so, &r, &d) < 0)
+                        return false;
+                for (size_t i = 0; i < r.n_ops && !hidden; i++)
+                        hidden = r.ops[i].kind == SANDBOX_HIDE_VERSION && r.ops[i].args.len >= 1 &&
+                                 streq(r.ops[i].args.items[0], m->fullname);
+                sandbox_result_release(&r);
+                return hidden;
+        }
+        if (access(rc, F_OK) != 0 || file_read_regular_at(AT_FDCWD, rc, NULL, 1 << 20, false, &sb, NULL) < 0)
+                return false;
+        for (char *line = sb.buf; line && *line && !hidden;) {
+                char *nl = strchr(line, '\n');
+                struct strv w = { 0 };
+
+                if (nl)
+                        *nl = '\0';
+                tcl_words(line, &w);
+                hidden = tcl_words_hide(&w, m->fullname, 0);
+                strv_release(&w);
+                line = nl ? nl + 1 : NULL;
+        }
+        return hidden;
+}
+
+/* The highest version among c's items accepted by keep (all when NULL),
+ * hidden ones left out. */
 const struct modulefile *candidates_highest(const struct candidates *c,
                                             bool (*keep)(const struct modulefile *, const void *),
                                             const void *userdata)
@@ -333,7 +402,9 @@ const struct modulefile *candidates_highest(const struct candidates *c,
 
                 if (m->version[0] == '.' || (keep && !keep(m, userdata)))
                         continue;
-                if (!best || module_version_compare(m->version, best->version) > 0)
+                if (best && module_version_compare(m->version, best->version) <= 0)
+                        continue;
+                if (!modulefile_hidden(m))
                         best = m;
         }
         return best;

@@ -64,6 +64,7 @@ static const char *const op_names[_SANDBOX_OP_MAX] = {
         [SANDBOX_PROPERTY] = "add_property",
         [SANDBOX_MODULE_VERSION] = "module_version",
         [SANDBOX_MESSAGE] = "LmodMessage",
+        [SANDBOX_HIDE_VERSION] = "hide_version",
 };
 
 const char *sandbox_op_kind_to_string(enum sandbox_op_kind k)
@@ -450,6 +451,11 @@ static int l_module_version(lua_State *L)
         return args_op(L, SANDBOX_MODULE_VERSION, NULL, 1);
 }
 
+static int l_hide_version(lua_State *L)
+{
+        return args_op(L, SANDBOX_HIDE_VERSION, NULL, 1);
+}
+
 /* LmodError(...): the texts joined; raises "PATH:LINE: LmodError: msg". */
 static int l_LmodError(lua_State *L)
 {
@@ -628,6 +634,7 @@ static const luaL_Reg lmod_api[] = {
         { "help", l_help },
         { "add_property", l_add_property },
         { "module_version", l_module_version },
+        { "hide_version", l_hide_version },
         { "LmodError", l_LmodError },
         { "LmodMessage", l_LmodMessage },
         { "pathJoin", l_pathJoin },

@@ -48,6 +48,7 @@ enum sandbox_op_kind {
         SANDBOX_PROPERTY,     /* name, value */
         SANDBOX_MODULE_VERSION, /* args: module, then the version names (modulerc) */
         SANDBOX_MESSAGE,      /* value (LmodMessage) */
+        SANDBOX_HIDE_VERSION, /* args: the module hidden (modulerc) */
         _SANDBOX_OP_MAX,
 };
 

@@ -1,19 +1,28 @@
 /* plan.c: module names, placement, defaults and environment operations.
  *
+ * A module's name is what the site's naming gives it (config-naming.c:
+ * the component's module name, its version template, the level
+ * directory), and a build for another architecture than the tree's
+ * (config `arch`, else this machine's) always carries "-ARCH" in its
+ * version, is hidden, and is never a default. Names, once given, stay:
+ * the names an earlier run gave (the index, plan_given) go to the same
+ * install again, and no other install gets one of them.
+ *
  * The naming rule for collisions (README "Module names"): when installs
  * would share one module file,
- *   1. builds for another architecture than this machine's get "-ARCH";
- *   2. in the flat layout, cuDNN and NCCL builds of one version for
+ *   1. in the flat layout, cuDNN and NCCL builds of one version for
  *      different CUDA majors all get a "-cudaN" suffix;
- *   3. installs that still collide are named by their full version
+ *   2. installs that still collide are named by their full version
  *      (CUDA release X.Y.Z, cuDNN X.Y.Z.B) when those differ;
- *   4. installs that still collide keep the name in scan order (newest
+ *   3. installs that still collide keep the name in scan order (newest
  *      version, then prefix) for the first and get "-2", "-3", … after it.
- * Each renaming is reported, so nothing is ever silently overwritten. */
+ * A name an earlier run gave another install is taken: an install that
+ * would get it is named by its full version, or "-2", "-3", … (the first
+ * of those no one has). Each renaming is reported, so nothing is ever
+ * silently overwritten. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sys/utsname.h>
 
 #include "detect.h"
 #include "plan.h"
@@ -193,12 +202,64 @@ static char *skip_reason(const struct install *in, const struct config *cfg)
         return NULL;
 }
 
+/* Whether in is for the architecture the tree is for (config `arch`, else
+ * this machine's); an install of unknown architecture is taken to be. */
+static bool is_native(const struct install *in, const struct config *cfg)
+{
+        const char *arch = config_arch(cfg);
+
+        return !in->arch || !arch || streq(in->arch, arch);
+}
+
 struct candidate {
         const struct install *in;
         size_t order;     /* position in the install list */
         char *dir;        /* "Core/cuda" */
         char *version;    /* module version */
+        char *base;       /* "Core/cuda/12.4": the name the naming gives it */
+        char *identity;   /* install_identity */
+        bool pinned;      /* the name an earlier run gave it */
 };
+
+/* What an install is, beyond where: a name given to it is not given to
+ * what later stands at its place (an upgrade in place, another build). */
+static char *install_identity(const struct install *in)
+{
+        _cleanup_free_ char *full = full_version(in);
+
+        return xasprintf("%s %s cuda%ld %s", in->component->name, full, install_cuda_major(in),
+                         in->arch ? in->arch : "-");
+}
+
+/* The names earlier runs gave ("dir/version"), taken by whoever holds them. */
+struct taken {
+        const struct plan_given *given;
+        size_t n;
+};
+
+static bool name_taken(const struct taken *t, const char *dir, const char *version)
+{
+        for (size_t i = 0; i < t->n; i++)
+                if (streq(t->given[i].dir, dir) && streq(t->given[i].version, version))
+                        return true;
+        return false;
+}
+
+/* Whether the name is one an earlier run gave someone else than c. */
+static bool taken_from(const struct taken *t, const struct candidate *c)
+{
+        return !c->pinned && name_taken(t, c->dir, c->version);
+}
+
+/* Whether any install of c[0..n) or any earlier one has that name. */
+static bool name_used(const struct candidate *c, size_t n, const struct taken *t, const char *dir,
+                      const char *version)
+{
+        for (size_t i = 0; i < n; i++)
+                if (streq(c[i].dir, dir) && streq(c[i].version, version))
+                        return true;
+        return name_taken(t, dir, version);
+}
 
 static int candidate_cmp(const void *a, const void *b)
 {
@@ -217,76 +278,77 @@ static bool same_name(const struct candidate *a, const struct candidate *b)
         return streq(a->dir, b->dir) && streq(a->version, b->version);
 }
 
-/* This machine's architecture in the scan's names ("x86_64", "aarch64",
- * "ppc64le"), or NULL. */
-static const char *host_arch(void)
+static void rename_to(struct candidate *c, char *version)
 {
-        static struct utsname u;
-
-        if (!u.machine[0] && uname(&u) < 0)
-                return NULL;
-        return u.machine[0] ? u.machine : NULL;
+        free(c->version);
+        c->version = version;
 }
 
-/* Apply the collision rules of the file comment to the group
- * c[0..n) that shares one name. */
-static void disambiguate(struct candidate *c, size_t n, const struct config *cfg,
-                         struct strv *warnings)
+/* Apply the collision rules of the file comment to the group g[0..n),
+ * in scan order, that shares one name; all holds every candidate. */
+static void disambiguate(struct candidate *g, size_t n, struct candidate *all, size_t n_all,
+                         const struct taken *t, const struct config *cfg, struct strv *warnings)
 {
         struct strbuf sb = STRBUF_INIT;
-        _cleanup_free_ char *was = xasprintf("%s/%s", path_basename(c[0].dir), c[0].version);
-        bool majors_differ = false, fulls_differ = true, foreign = false;
-        const char *host = host_arch();
+        _cleanup_free_ char *was = xasprintf("%s/%s", path_basename(g[0].dir), g[0].version);
+        _cleanup_free_ char *name = xstrdup(g[0].version);
+        bool majors_differ = false, fulls_differ = true, held = name_taken(t, g[0].dir, name);
+        size_t next = 2;
 
         for (size_t i = 1; i < n; i++)
-                if (install_cuda_major(c[i].in) != install_cuda_major(c[0].in))
+                if (install_cuda_major(g[i].in) != install_cuda_major(g[0].in))
                         majors_differ = true;
-        for (size_t i = 0; i < n; i++)
-                if (c[i].in->arch && host && !streq(c[i].in->arch, host))
-                        foreign = true;
-        if (foreign) {
-                /* Builds for another architecture than this machine's are
-                 * the ones that give way. */
-                for (size_t i = 0; i < n; i++) {
-                        char *v;
-                        if (!c[i].in->arch || streq(c[i].in->arch, host))
-                                continue;
-                        v = xasprintf("%s-%s", c[i].version, c[i].in->arch);
-                        free(c[i].version);
-                        c[i].version = v;
-                }
-        } else if (cfg->layout == MODULE_LAYOUT_FLAT && !c[0].in->component->toolkit &&
-                   majors_differ) {
-                for (size_t i = 0; i < n; i++) {
-                        char *v = xasprintf("%s-cuda%ld", c[i].version, install_cuda_major(c[i].in));
-                        free(c[i].version);
-                        c[i].version = v;
-                }
-        } else {
-                for (size_t i = 0; i < n && fulls_differ; i++)
-                        for (size_t k = i + 1; k < n; k++) {
-                                _cleanup_free_ char *a = full_version(c[i].in);
-                                _cleanup_free_ char *b = full_version(c[k].in);
-                                if (streq(a, b))
-                                        fulls_differ = false;
-                        }
-                for (size_t i = 0; i < n; i++) {
-                        char *v = fulls_differ ? full_version(c[i].in)
-                                               : i == 0 ? xstrdup(c[i].version)
-                                                        : xasprintf("%s-%zu", c[i].version, i + 1);
-                        free(c[i].version);
-                        c[i].version = v;
+        if (!held && cfg->layout == MODULE_LAYOUT_FLAT && !g[0].in->component->toolkit && majors_differ) {
+                for (size_t i = 0; i < n; i++)
+                        rename_to(&g[i], xasprintf("%s-cuda%ld", g[i].version, install_cuda_major(g[i].in)));
+                goto report;
+        }
+        for (size_t i = 0; i < n && fulls_differ; i++) {
+                _cleanup_free_ char *a = full_version(g[i].in);
+
+                if (held && !g[i].pinned && (streq(a, name) || name_taken(t, g[i].dir, a)))
+                        fulls_differ = false;
+                for (size_t k = i + 1; k < n && fulls_differ; k++) {
+                        _cleanup_free_ char *b = full_version(g[k].in);
+                        if (streq(a, b))
+                                fulls_differ = false;
                 }
         }
-        strbuf_addf(&sb, "%zu installs would share module '%s'; named", n, was);
+        for (size_t i = 0; i < n; i++) {
+                char *v;
+
+                /* Who holds the name keeps it; the first in scan order, when
+                 * nobody does. */
+                if (g[i].pinned || (!held && i == 0 && !fulls_differ))
+                        continue;
+                if (fulls_differ) {
+                        rename_to(&g[i], full_version(g[i].in));
+                        continue;
+                }
+                for (;; next++) {
+                        v = xasprintf("%s-%zu", name, next);
+                        if (!name_used(all, n_all, t, g[i].dir, v))
+                                break;
+                        free(v);
+                }
+                next++;
+                rename_to(&g[i], v);
+        }
+report:
+        if (held)
+                strbuf_addf(&sb, "module '%s' is the name an earlier run gave %s (the output "
+                            "directory's index); named", was,
+                            n > 1 && g[0].pinned ? g[0].in->prefix : "another install");
+        else
+                strbuf_addf(&sb, "%zu installs would share module '%s'; named", n, was);
         for (size_t i = 0; i < n; i++)
-                strbuf_addf(&sb, "%s '%s/%s' (%s)", i ? "," : "", path_basename(c[i].dir),
-                            c[i].version, c[i].in->prefix);
+                strbuf_addf(&sb, "%s '%s/%s' (%s)", i ? "," : "", path_basename(g[i].dir), g[i].version,
+                            g[i].in->prefix);
         strv_push(warnings, strbuf_detach(&sb));
 }
 
-static void resolve_collisions(struct candidate *c, size_t n, const struct config *cfg,
-                               struct strv *warnings)
+static void resolve_collisions(struct candidate *c, size_t n, const struct taken *t,
+                               const struct config *cfg, struct strv *warnings)
 {
         /* Each pass renames at least one group; the numeric rule always
          * ends it, so a few passes suffice. */
@@ -296,19 +358,23 @@ static void resolve_collisions(struct candidate *c, size_t n, const struct confi
                 qsort(c, n, sizeof(*c), candidate_cmp);
                 for (size_t i = 0; i < n;) {
                         size_t k = i + 1;
+                        bool clash;
 
                         while (k < n && same_name(&c[i], &c[k]))
                                 k++;
-                        if (k - i > 1) {
+                        clash = k - i > 1;
+                        for (size_t j = i; j < k && !clash; j++)
+                                clash = taken_from(t, &c[j]);
+                        if (clash) {
                                 /* Sort the group back into scan order. */
                                 struct candidate *g = c + i;
                                 for (size_t a = 1; a < k - i; a++)
                                         for (size_t b = a; b > 0 && g[b].order < g[b - 1].order; b--) {
-                                                struct candidate t = g[b];
+                                                struct candidate tmp = g[b];
                                                 g[b] = g[b - 1];
-                                                g[b - 1] = t;
+                                                g[b - 1] = tmp;
                                         }
-                                disambiguate(g, k - i, cfg, warnings);
+                                disambiguate(g, k - i, c, n, t, cfg, warnings);
                                 changed = true;
                         }
                         i = k;
@@ -318,15 +384,51 @@ static void resolve_collisions(struct candidate *c, size_t n, const struct confi
         }
 }
 
+/* Whether what an earlier run recorded for a name (g) is this install's
+ * name under today's naming: the same install and the same name before
+ * any renaming (otherwise the naming changed, and so do the names). An
+ * entry of an older index, without identity, is taken for the install
+ * at that real path whose name it extends. */
+static bool given_matches(const struct plan_given *g, const struct candidate *c)
+{
+        _cleanup_free_ char *full = NULL;
+        size_t n;
+
+        if (!g->install || !streq(g->install, c->in->realpath) || !streq(g->dir, c->dir))
+                return false;
+        if (g->identity)
+                return streq(g->identity, c->identity) && g->base && streq(g->base, c->base);
+        n = strlen(c->version);
+        full = full_version(c->in);
+        return streq(g->version, c->version) || streq(g->version, full) ||
+               (strncmp(g->version, c->version, n) == 0 && g->version[n] == '-');
+}
+
+static void pin_given(struct candidate *c, size_t n, const struct taken *t)
+{
+        bool *used = xcalloc(t->n + 1, sizeof(*used));
+
+        for (size_t i = 0; i < n; i++)
+                for (size_t k = 0; k < t->n; k++) {
+                        if (used[k] || !given_matches(&t->given[k], &c[i]))
+                                continue;
+                        used[k] = true;
+                        rename_to(&c[i], xstrdup(t->given[k].version));
+                        c[i].pinned = true;
+                        break;
+                }
+        free(used);
+}
+
 static char *module_dir(const struct install *in, const struct config *cfg)
 {
-        const char *name = in->component->name;
+        _cleanup_free_ char *name = config_module_name(cfg, in->component);
+        _cleanup_free_ char *level = NULL;
 
         if (cfg->layout == MODULE_LAYOUT_FLAT)
-                return xstrdup(name);
-        if (in->component->toolkit)
-                return xasprintf("Core/%s", name);
-        return xasprintf("CUDA/%ld/%s", install_cuda_major(in), name);
+                return TAKE_PTR(name);
+        level = config_level(cfg, in->component->toolkit ? -1 : install_cuda_major(in));
+        return xasprintf("%s/%s", level, name);
 }
 
 static char *describe(const struct install *in)
@@ -407,7 +509,7 @@ static void add_wrapped(struct strbuf *sb, const char *text)
 }
 
 /* A toolkit module of the hierarchy: what loading it makes available. */
-static void help_level(struct strbuf *sb, long major)
+static void help_level(struct strbuf *sb, long major, const struct config *cfg)
 {
         _cleanup_strbuf_ struct strbuf text = STRBUF_INIT, names = STRBUF_INIT;
         size_t n = 0, i = 0;
@@ -420,7 +522,10 @@ static void help_level(struct strbuf *sb, long major)
                         continue;
                 i++;
                 strbuf_addf(&text, "%s %s", i == 1 ? "" : i == n ? " and" : ",", c->label);
-                strbuf_addf(&names, "%c%s", NO_BREAK_SPACE, c->name);
+                {
+                        _cleanup_free_ char *mn = config_module_name(cfg, c);
+                        strbuf_addf(&names, "%c%s", NO_BREAK_SPACE, mn);
+                }
         }
         /* The command a user copies stays on one line. */
         strbuf_addf(&text, " builds for CUDA %ld available ('module%cavail%s').", major, NO_BREAK_SPACE,
@@ -428,7 +533,7 @@ static void help_level(struct strbuf *sb, long major)
         add_wrapped(sb, text.buf);
 }
 
-static char *help_text(const struct module_plan *m)
+static char *help_text(const struct module_plan *m, const struct config *cfg)
 {
         const struct install *in = m->install;
         struct strbuf sb = STRBUF_INIT;
@@ -436,7 +541,7 @@ static char *help_text(const struct module_plan *m)
         strbuf_addf(&sb, "%s in %s.\n\n", m->description, in->prefix);
         strbuf_addstr(&sb, in->component->help);
         if (m->modulepath)
-                help_level(&sb, install_cuda_major(in));
+                help_level(&sb, install_cuda_major(in), cfg);
         if (m->n_deps)
                 strbuf_addf(&sb, "It needs a cuda module of CUDA %s.\n", m->deps[0].min);
         if (m->requires)
@@ -470,14 +575,22 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
 
         m->install = in;
         m->order = c->order;
-        m->name = xstrdup(name);
+        m->name = config_module_name(cfg, in->component);
         m->version = xstrdup(c->version);
-        m->full_name = xasprintf("%s/%s", name, c->version);
+        m->full_name = xasprintf("%s/%s", m->name, c->version);
         m->dir = xstrdup(c->dir);
         m->path = xasprintf("%s/%s%s", c->dir, c->version, cfg->format == FORMAT_LUA ? ".lua" : "");
+        /* The component's own name, whatever the module's: Lmod makes a
+         * variable of it (LMOD_FAMILY_CUDNN), which a '-' or '.' in a
+         * site's name would break. */
         m->family = xstrdup(name);
-        if (in->component->toolkit && cfg->layout == MODULE_LAYOUT_HIERARCHICAL)
-                m->modulepath = xasprintf("%s/CUDA/%ld", outdir, major);
+        m->foreign = !is_native(in, cfg);
+        m->identity = xstrdup(c->identity);
+        m->base = xstrdup(c->base);
+        if (in->component->toolkit && cfg->layout == MODULE_LAYOUT_HIERARCHICAL) {
+                _cleanup_free_ char *level = config_level(cfg, major);
+                m->modulepath = xasprintf("%s/%s", outdir, level);
+        }
         /* Flat: the module needs a cuda of its major. Hierarchical Tcl too:
          * Environment Modules does not unload what a level made reachable
          * when that level goes, and the prereq makes it (no cuDNN for CUDA
@@ -486,10 +599,10 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
             (cfg->layout == MODULE_LAYOUT_FLAT || cfg->format == FORMAT_TCL)) {
                 m->deps = xcalloc(1, sizeof(*m->deps));
                 m->n_deps = 1;
-                m->deps[0].name = xstrdup(component_toolkit()->name);
+                m->deps[0].name = config_module_name(cfg, component_toolkit());
                 m->deps[0].min = xasprintf("%ld", major);
                 m->deps[0].max = xasprintf("%ld.999999", major);
-                m->deps[0].em_spec = xasprintf("cuda@%ld:%ld.999999", major, major);
+                m->deps[0].em_spec = xasprintf("%s@%ld:%ld.999999", m->deps[0].name, major, major);
         }
         if (in->component->toolkit) {
                 const struct config_host_compiler *h = config_host_compiler(cfg, major);
@@ -510,7 +623,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
         strv_push(&m->whatis, xasprintf("Description: %s", m->description));
         strv_push(&m->whatis, xstrdup("Category: library, GPU"));
         strv_push(&m->whatis, xasprintf("Keywords: %s, CUDA, GPU, PyTorch", name));
-        m->help = help_text(m);
+        m->help = help_text(m, cfg);
 }
 
 static int module_cmp(const void *a, const void *b)
@@ -538,13 +651,6 @@ static bool default_matches(const struct module_plan *m, const char *spec)
         return version_compare(&have, &want) == 0;
 }
 
-static bool is_native(const struct install *in)
-{
-        const char *host = host_arch();
-
-        return !in->arch || !host || streq(in->arch, host);
-}
-
 /* Whether a comes before b as a default: a build for this machine before
  * one for another architecture, then the newer version, then (one version
  * built for several CUDA majors, the flat layout's -cudaN) the build for
@@ -554,9 +660,6 @@ static bool is_native(const struct install *in)
 static bool module_newer(const struct module_plan *a, const struct module_plan *b, long cuda_major)
 {
         int r = version_compare(&a->install->version, &b->install->version);
-
-        if (is_native(a->install) != is_native(b->install))
-                return is_native(a->install);
 
         if (r == 0)
                 r = version_compare(&a->install->release, &b->install->release);
@@ -574,7 +677,8 @@ static struct module_plan *default_of(struct plan *p, size_t i, const struct def
         for (size_t k = i; k < p->n_modules; k++) {
                 struct module_plan *o = &p->modules[k];
 
-                if (!streq(o->dir, p->modules[i].dir))
+                /* A build for another architecture is never a default. */
+                if (!streq(o->dir, p->modules[i].dir) || o->foreign)
                         continue;
                 if (spec->kind == DEFAULT_VERSION && !default_matches(o, spec->version))
                         continue;
@@ -612,24 +716,36 @@ static void plan_defaults(struct plan *p, const struct config *cfg)
                 struct module_plan *m = &p->modules[i], *best = NULL;
                 size_t c = m->install->component->index;
                 const struct default_spec *spec = &cfg->defaults[c];
+                struct strv hidden = { 0 };
                 bool first_in_dir = true;
 
                 for (size_t k = 0; k < i; k++)
                         if (streq(p->modules[k].dir, m->dir))
                                 first_in_dir = false;
-                if (!first_in_dir || spec->kind == DEFAULT_NONE)
+                if (!first_in_dir)
                         continue;
-                best = default_of(p, i, spec, m->install->component->toolkit ? -1 : cuda_major);
-                if (!best)
+                /* Builds for another architecture are hidden: no `module
+                 * load nccl` picks one, even when it is the only one (Lmod
+                 * and Environment Modules take the highest version when no
+                 * default is marked); its full name loads it. */
+                for (size_t k = i; k < p->n_modules; k++)
+                        if (streq(p->modules[k].dir, m->dir) && p->modules[k].foreign)
+                                strv_add(&hidden, p->modules[k].full_name);
+                if (spec->kind != DEFAULT_NONE)
+                        best = default_of(p, i, spec, m->install->component->toolkit ? -1 : cuda_major);
+                if (!best && !hidden.len)
                         continue;
-                matched[c] = true;
-                best->is_default = true;
+                if (best) {
+                        matched[c] = true;
+                        best->is_default = true;
+                }
                 p->rcs = xreallocarray(p->rcs, p->n_rcs + 1, sizeof(*p->rcs));
                 p->rcs[p->n_rcs++] = (struct modulerc_plan){
                         .path = xasprintf("%s/%s", m->dir,
                                           cfg->format == FORMAT_LUA ? ".modulerc.lua" : ".modulerc"),
-                        .module = xstrdup(best->full_name),
-                        .version = xstrdup(best->version),
+                        .module = best ? xstrdup(best->full_name) : NULL,
+                        .version = best ? xstrdup(best->version) : NULL,
+                        .hidden = hidden,
                 };
         }
         FOREACH_COMPONENT(c)
@@ -675,11 +791,24 @@ static void plan_orphans(struct plan *p)
         }
 }
 
-int plan_build(const struct install_list *installs, const struct config *cfg,
-               const char *outdir, struct plan *ret, struct diag *d)
+static void candidates_release(struct candidate *c, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                free(c[i].dir);
+                free(c[i].version);
+                free(c[i].base);
+                free(c[i].identity);
+        }
+        free(c);
+}
+
+int plan_build_given(const struct install_list *installs, const struct config *cfg,
+                     const char *outdir, const struct plan_given *given, size_t n_given,
+                     struct plan *ret, struct diag *d)
 {
         struct plan p = { .format = cfg->format, .layout = cfg->layout };
         struct candidate *c = xcalloc(installs->len + 1, sizeof(*c));
+        const struct taken taken = { .given = given, .n = n_given };
         size_t n = 0;
         int r = 0;
 
@@ -688,7 +817,9 @@ int plan_build(const struct install_list *installs, const struct config *cfg,
                 const struct install *in = installs->items[i];
                 const char *name = in->component->name;
                 _cleanup_free_ char *why = skip_reason(in, cfg);
+                _cleanup_free_ char *version_str = NULL, *full = NULL;
                 const struct version *v = &in->version;
+                struct naming_facts f;
                 char *version = NULL;
 
                 if (why) {
@@ -701,8 +832,16 @@ int plan_build(const struct install_list *installs, const struct config *cfg,
                                                          in->problems[k].message));
                 if (in->release.count >= 3)
                         v = &in->release;
-                r = naming_expand(cfg->naming[in->component->index], v, in->build, install_cuda_major(in),
-                                  &in->cuda_version, &version, d);
+                version_str = version_to_string(&in->version, in->component->version_parts);
+                full = full_version(in);
+                f = (struct naming_facts){
+                        .name = name, .version = v, .version_str = version_str, .version_full = full,
+                        .build = in->build, .cuda_major = install_cuda_major(in),
+                        .cuda = in->component->toolkit ? &in->version : &in->cuda_version,
+                        .arch = in->arch ? in->arch : config_arch(cfg),
+                };
+                r = naming_expand_facts(cfg->naming[in->component->index], NAMING_VERSION, &f, &version,
+                                        NULL, d);
                 if (r < 0) {
                         if (d && d->message) {
                                 char *m = xasprintf("naming.%s: %s", name, d->message);
@@ -711,11 +850,19 @@ int plan_build(const struct install_list *installs, const struct config *cfg,
                         }
                         goto fail;
                 }
+                /* A build for another architecture always says so. */
+                if (!is_native(in, cfg)) {
+                        char *a = xasprintf("%s-%s", version, in->arch);
+                        free(version);
+                        version = a;
+                }
                 c[n] = (struct candidate){ .in = in, .order = i, .dir = module_dir(in, cfg),
-                                           .version = version };
+                                           .version = version, .identity = install_identity(in) };
+                c[n].base = xasprintf("%s/%s", c[n].dir, version);
                 n++;
         }
-        resolve_collisions(c, n, cfg, &p.warnings);
+        pin_given(c, n, &taken);
+        resolve_collisions(c, n, &taken, cfg, &p.warnings);
 
         p.modules = xcalloc(n + 1, sizeof(*p.modules));
         for (size_t i = 0; i < n; i++)
@@ -723,22 +870,19 @@ int plan_build(const struct install_list *installs, const struct config *cfg,
         qsort(p.modules, p.n_modules, sizeof(*p.modules), module_cmp);
         plan_defaults(&p, cfg);
         plan_orphans(&p);
-
-        for (size_t i = 0; i < n; i++) {
-                free(c[i].dir);
-                free(c[i].version);
-        }
-        free(c);
+        candidates_release(c, n);
         *ret = p;
         return 0;
 fail:
-        for (size_t i = 0; i < n; i++) {
-                free(c[i].dir);
-                free(c[i].version);
-        }
-        free(c);
+        candidates_release(c, n);
         plan_release(&p);
         return r;
+}
+
+int plan_build(const struct install_list *installs, const struct config *cfg,
+               const char *outdir, struct plan *ret, struct diag *d)
+{
+        return plan_build_given(installs, cfg, outdir, NULL, 0, ret, d);
 }
 
 static void module_plan_release(struct module_plan *m)
@@ -746,6 +890,8 @@ static void module_plan_release(struct module_plan *m)
         free(m->name);
         free(m->version);
         free(m->full_name);
+        free(m->identity);
+        free(m->base);
         free(m->path);
         free(m->dir);
         free(m->family);
@@ -775,6 +921,7 @@ void plan_release(struct plan *p)
                 free(p->rcs[i].path);
                 free(p->rcs[i].module);
                 free(p->rcs[i].version);
+                strv_release(&p->rcs[i].hidden);
         }
         free(p->rcs);
         strv_release(&p->warnings);

@@ -52,13 +52,33 @@ struct module_plan {
         struct plan_op *ops;
         size_t n_ops;
         bool is_default;
+        /* For another architecture than the tree's: hidden, never a default. */
+        bool foreign;
         size_t order;      /* position of the install in the scan */
+        /* What the index records, so that the name stays with the install
+         * (plan_given): install_identity ("cudnn 9.7.1.26 cuda12 x86_64")
+         * and the name before any renaming ("CUDA/12/cudnn/9.7.1"). */
+        char *identity;
+        char *base;
 };
 
 struct modulerc_plan {
         char *path;        /* "Core/cuda/.modulerc.lua" */
-        char *module;      /* "cuda/12.9": the default */
-        char *version;     /* "12.9" */
+        char *module;      /* "cuda/12.9": the default, or NULL (none) */
+        char *version;     /* "12.9", or NULL */
+        struct strv hidden; /* "nccl/2.21.5-aarch64": the builds for another architecture */
+};
+
+/* A name an earlier run gave (the output directory's index): the module
+ * in dir ("CUDA/11/cudnn") with version ("8.9.7"), for the install at
+ * real path install, with identity and base as module_plan has them
+ * (NULL in an index older than them). */
+struct plan_given {
+        const char *dir;
+        const char *version;
+        const char *install;
+        const char *identity;
+        const char *base;
 };
 
 struct plan {
@@ -80,6 +100,12 @@ struct plan {
  * errno with d set (a naming template that does not fit a version). */
 int plan_build(const struct install_list *installs, const struct config *cfg,
                const char *outdir, struct plan *ret, struct diag *d);
+/* The same, keeping the names earlier runs gave (given[0..n_given)): an
+ * install that had one gets it again, as long as the naming still gives
+ * it the same name before renaming, and no other install gets one. */
+int plan_build_given(const struct install_list *installs, const struct config *cfg,
+                     const char *outdir, const struct plan_given *given, size_t n_given,
+                     struct plan *ret, struct diag *d);
 void plan_release(struct plan *p);
 
 /* --- the operations of one module, for the components' ops (component.h) ---

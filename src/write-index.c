@@ -115,7 +115,9 @@ int index_load(int outfd, const char *outdir, json_t **ret_files, struct strbuf 
                                         key, why);
                 if (!json_is_object(v) || !sha || !is_sha256_hex(sha) ||
                     !optional_string(json_object_get(v, "install")) ||
-                    !optional_string(json_object_get(v, "module")))
+                    !optional_string(json_object_get(v, "module")) ||
+                    !optional_string(json_object_get(v, "identity")) ||
+                    !optional_string(json_object_get(v, "base")))
                         return diag_set(d, -EBADMSG, path, 0, 0, "corrupt index: malformed entry for '%s'" START_OVER,
                                         key);
         }
@@ -148,6 +150,8 @@ void index_set(json_t *files, const struct gen_file *g, const char *sha)
         json_check(json_object_set_new(e, "sha256", json_string(sha)));
         set_string(e, "install", g->install);
         set_string(e, "module", g->module);
+        set_string(e, "identity", g->identity);
+        set_string(e, "base", g->base);
         json_check(json_object_set_new(files, g->path, e));
 }
 
@@ -252,4 +256,66 @@ int read_index_validation(const char *outdir, json_t **ret_validation, struct di
                 return r;
         *ret_validation = index_validation(&raw);
         return 0;
+}
+
+static char *json_strdup(json_t *obj, const char *key)
+{
+        const char *s = json_string_value(json_object_get(obj, key));
+
+        return s ? xstrdup(s) : NULL;
+}
+
+int index_names_read(const char *outdir, struct index_names *ret, struct diag *d)
+{
+        _cleanup_close_ int outfd = -1;
+        _cleanup_(json_decrefp) json_t *files = NULL;
+        _cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
+        struct index_names n = { 0 };
+        const char *key;
+        json_t *v;
+        int r;
+
+        r = open_outdir(outdir, false, &outfd, NULL);
+        if (r < 0) {
+                /* No tree yet: no names given. What else is wrong with
+                 * it, writing says. */
+                *ret = n;
+                return 0;
+        }
+        r = index_load(outfd, outdir, &files, &raw, d);
+        if (r < 0)
+                return r;
+        if (raw.len)
+                sha256_hex(raw.buf, raw.len, n.sha);
+        n.items = xcalloc(json_object_size(files) + 1, sizeof(*n.items));
+        json_object_foreach(files, key, v) {
+                const char *module = json_string_value(json_object_get(v, "module"));
+                const char *slash = module ? strrchr(module, '/') : NULL;
+                const char *dir_end = strrchr(key, '/');
+
+                if (!slash || !slash[1] || !dir_end)
+                        continue;
+                n.items[n.n++] = (struct index_name){
+                        .dir = xstrndup(key, (size_t)(dir_end - key)),
+                        .version = xstrdup(slash + 1),
+                        .install = json_strdup(v, "install"),
+                        .identity = json_strdup(v, "identity"),
+                        .base = json_strdup(v, "base"),
+                };
+        }
+        *ret = n;
+        return 0;
+}
+
+void index_names_release(struct index_names *n)
+{
+        for (size_t i = 0; i < n->n; i++) {
+                free(n->items[i].dir);
+                free(n->items[i].version);
+                free(n->items[i].install);
+                free(n->items[i].identity);
+                free(n->items[i].base);
+        }
+        free(n->items);
+        *n = (struct index_names){ 0 };
 }

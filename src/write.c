@@ -726,6 +726,16 @@ int write_tree(const struct gen_file *files, size_t n_files, const struct write_
                 r = index_load(outfd, o->outdir, &old, &raw, d);
                 if (r < 0)
                         return r;
+                if (o->planned_index_sha) {
+                        char sha[65] = "";
+
+                        if (raw.len)
+                                sha256_hex(raw.buf, raw.len, sha);
+                        if (!streq(sha, o->planned_index_sha))
+                                return diag_errorf(d, -ESTALE, "the index of '%s' changed while this run "
+                                                   "was planning (another cudamod generate?); nothing "
+                                                   "written, run it again", o->outdir);
+                }
         } else {
                 old = json_object();
                 if (!old)

@@ -74,6 +74,11 @@ struct gen_file {
         size_t len;
         const char *install; /* real path of the install (index), or NULL */
         const char *module;  /* "cuda/12.9", or NULL for a modulerc */
+        /* What the name stands for (plan.h module_plan identity and base),
+         * recorded so that a later run gives the name to that install
+         * only; NULL for a modulerc. */
+        const char *identity;
+        const char *base;
 };
 
 enum file_status {
@@ -112,6 +117,11 @@ struct write_options {
         /* May be NULL. Non-zero: stop at the next file (also ends a wait
          * for the lock, when the signal that set it interrupted the wait). */
         const volatile sig_atomic_t *interrupted;
+        /* When not NULL: the sha256 of the index the names were planned
+         * from (index_names, "" when there was none); an index that is
+         * another by the time the lock is held (a run in between) is
+         * -ESTALE, nothing written. */
+        const char *planned_index_sha;
 };
 
 #define WRITE_LOCK_TIMEOUT 60
@@ -144,6 +154,28 @@ void write_result_release(struct write_result *r);
 int write_index_validation(const char *outdir, json_t *validation, const struct write_options *o,
                            struct diag *d);
 int read_index_validation(const char *outdir, json_t **ret_validation, struct diag *d);
+
+/* The module names outdir's index records: for each modulefile, its
+ * directory ("CUDA/11/cudnn"), version ("8.9.7", from its module name),
+ * install (real path), identity and base (NULL in an older index); and
+ * the sha256 of the index ("" when there is none, or no outdir), for
+ * write_options planned_index_sha. Read without the lock. */
+struct index_name {
+        char *dir;
+        char *version;
+        char *install;
+        char *identity;
+        char *base;
+};
+
+struct index_names {
+        struct index_name *items;
+        size_t n;
+        char sha[65];
+};
+
+int index_names_read(const char *outdir, struct index_names *ret, struct diag *d);
+void index_names_release(struct index_names *n);
 
 /* A unified diff (3 lines of context) of a and b, with the given file
  * labels, appended to out; nothing when equal. Exposed for tests. */

@@ -720,7 +720,7 @@ START_TEST(sandbox_environment_holds_only_the_safe_functions)
         ck_assert_uint_eq(r.n_ops, 3);
         ck_assert_str_eq(r.ops[0].value,
                          "LmodError LmodMessage _G add_property always_load append_path assert atleast between "
-                         "conflict depends_on error family getmetatable help ipairs isloaded latest load math "
+                         "conflict depends_on error family getmetatable help hide_version ipairs isloaded latest load math "
                          "mode module_version myModuleFullName myModuleName myModuleVersion next os pairs "
                          "pathJoin pcall prepend_path prereq prereq_any print pushenv rawequal rawget rawlen "
                          "rawset remove_path select setenv setmetatable string table tonumber tostring try_load "

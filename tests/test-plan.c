@@ -735,6 +735,296 @@ START_TEST(plan_naming_templates_name_the_modules)
 }
 END_TEST
 
+/* ---- site naming, names that stay, the architecture rule ---- */
+
+static bool on_x86_64(void)
+{
+        struct utsname u;
+
+        ck_assert_int_eq(uname(&u), 0);
+        return streq(u.machine, "x86_64");
+}
+
+static const struct modulerc_plan *rc_of(const struct plan *p, const char *path)
+{
+        for (size_t i = 0; i < p->n_rcs; i++)
+                if (streq(p->rcs[i].path, path))
+                        return &p->rcs[i];
+        return NULL;
+}
+
+static void load_config_text(struct config *c, const char *yaml)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+
+        ck_assert_msg(config_load_buffer(c, yaml, strlen(yaml), "site.yaml", &d) == 0, "%s",
+                      d.message ? d.message : "?");
+}
+
+/* Finding 7 of issue 18: a lone aarch64 NCCL (for CUDA 11) was named
+ * nccl/2.18.3 and made the default on an x86_64 host, so `module load
+ * cuda/11.8 nccl` gave it. */
+START_TEST(plan_lone_foreign_build_carries_its_arch_and_is_never_a_default)
+{
+        struct planned p = { .root = fx_new() };
+        const struct layout_fixture *f = layout_fixture_find("nccl-tarballs");
+        const struct modulerc_plan *rc;
+        const struct module_plan *m;
+
+        if (!on_x86_64())
+                return; /* the fixture's foreign build is the aarch64 one */
+        config_init_default(&p.cfg);
+        f->build(p.root);
+        plan_fixture(&p, f->roots, NULL);
+        ck_assert_ptr_null(module(&p.plan, "CUDA/11/nccl/2.18.3.lua"));
+        m = module(&p.plan, "CUDA/11/nccl/2.18.3-aarch64.lua");
+        ck_assert_ptr_nonnull(m);
+        ck_assert(m->foreign && !m->is_default);
+        rc = rc_of(&p.plan, "CUDA/11/nccl/.modulerc.lua");
+        ck_assert_ptr_nonnull(rc);
+        ck_assert_ptr_null(rc->module);
+        ck_assert_uint_eq(rc->hidden.len, 1);
+        ck_assert_str_eq(rc->hidden.items[0], "nccl/2.18.3-aarch64");
+        /* The native one is as before: the default, nothing hidden. */
+        rc = rc_of(&p.plan, "CUDA/12/nccl/.modulerc.lua");
+        ck_assert_str_eq(rc->module, "nccl/2.21.5");
+        ck_assert_uint_eq(rc->hidden.len, 0);
+        /* With defaults: none, it is still hidden (an unmarked directory's
+         * default is its highest version). */
+        plan_release(&p.plan);
+        load_config_text(&p.cfg, "defaults: {nccl: none}\n");
+        plan_fixture(&p, NULL, NULL);
+        rc = rc_of(&p.plan, "CUDA/11/nccl/.modulerc.lua");
+        ck_assert_ptr_nonnull(rc);
+        ck_assert_ptr_null(rc->module);
+        ck_assert_uint_eq(rc->hidden.len, 1);
+        planned_release(&p);
+}
+END_TEST
+
+/* arch: aarch64: a tree for the Arm partition, where the sbsa build is
+ * the plain name and default, and the x86_64 builds the foreign ones. */
+START_TEST(plan_arch_config_selects_the_architecture_the_tree_is_for)
+{
+        struct planned p = { .root = fx_new() };
+        const struct layout_fixture *f = layout_fixture_find("cudnn-tarballs");
+        const struct modulerc_plan *rc;
+
+        config_init_default(&p.cfg);
+        load_config_text(&p.cfg, "arch: aarch64\n");
+        f->build(p.root);
+        plan_fixture(&p, f->roots, NULL);
+        ck_assert(endswith(module(&p.plan, "CUDA/12/cudnn/9.7.1.lua")->install->prefix,
+                           "cudnn-linux-sbsa-9.7.1.26_cuda12-archive"));
+        ck_assert(endswith(module(&p.plan, "CUDA/12/cudnn/9.7.1-x86_64.lua")->install->prefix,
+                           "cudnn-linux-x86_64-9.7.1.26_cuda12-archive"));
+        ck_assert_ptr_nonnull(module(&p.plan, "CUDA/12/cudnn/8.9.2-x86_64.lua"));
+        rc = rc_of(&p.plan, "CUDA/12/cudnn/.modulerc.lua");
+        ck_assert_str_eq(rc->module, "cudnn/9.7.1");
+        ck_assert_uint_eq(rc->hidden.len, 2);
+        /* CUDA 11 has only x86_64 builds: all hidden, no default. */
+        rc = rc_of(&p.plan, "CUDA/11/cudnn/.modulerc.lua");
+        ck_assert_ptr_null(rc->module);
+        ck_assert_uint_eq(rc->hidden.len, 3);
+        planned_release(&p);
+}
+END_TEST
+
+/* Finding 2 of issue 18: EasyBuild's names (EasyBuildMNS: CUDA/12.4.0,
+ * cuDNN/9.7.1.26-CUDA-12.4.0, NCCL/2.21.5-...-CUDA-12.4.0), as far as
+ * the scan knows the CUDA a build is for. */
+START_TEST(plan_easybuild_preset_gives_easybuild_names)
+{
+        struct planned p = { .root = fx_new() };
+        const struct module_plan *m;
+
+        config_init_default(&p.cfg);
+        load_config_text(&p.cfg, "naming: easybuild\n");
+        demo_build(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        m = module(&p.plan, "Core/CUDA/12.9.1.lua");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_str_eq(m->full_name, "CUDA/12.9.1");
+        ck_assert_str_eq(m->family, "cuda");
+        ck_assert_ptr_nonnull(m->modulepath);
+        ck_assert(endswith(m->modulepath, "/mf/CUDA/12"));
+        m = module(&p.plan, "CUDA/12/cuDNN/9.7.1.26-CUDA-12.lua");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_str_eq(m->full_name, "cuDNN/9.7.1.26-CUDA-12");
+        ck_assert_str_eq(m->family, "cudnn");
+        ck_assert_ptr_nonnull(module(&p.plan, "CUDA/12/NCCL/2.21.5-CUDA-12.4.lua"));
+        ck_assert_ptr_nonnull(module(&p.plan, "CUDA/11/cuDNN/8.9.7.29-CUDA-11.lua"));
+        ck_assert_str_eq(rc_of(&p.plan, "Core/CUDA/.modulerc.lua")->module, "CUDA/12.9.1");
+        ck_assert(strstr(module(&p.plan, "Core/CUDA/12.9.1.lua")->help, "'module avail cuDNN NCCL"));
+        /* Flat: the dependency names the toolkit's module. */
+        plan_release(&p.plan);
+        p.cfg.layout = MODULE_LAYOUT_FLAT;
+        p.cfg.format = FORMAT_TCL;
+        plan_fixture(&p, NULL, NULL);
+        m = module(&p.plan, "NCCL/2.21.5-CUDA-12.4");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_uint_eq(m->n_deps, 1);
+        ck_assert_str_eq(m->deps[0].name, "CUDA");
+        ck_assert_str_eq(m->deps[0].em_spec, "CUDA@12:12.999999");
+        planned_release(&p);
+}
+END_TEST
+
+/* Spack's: lowercase package names, the full version, cuDNN's with the
+ * CUDA it is for (Spack's cudnn versions: 9.2.0.82-12, 8.7.0.84-11.8). */
+START_TEST(plan_spack_preset_gives_spack_names)
+{
+        struct planned p = { .root = fx_new() };
+
+        config_init_default(&p.cfg);
+        load_config_text(&p.cfg, "naming: spack\n");
+        demo_build(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        ck_assert_ptr_nonnull(module(&p.plan, "Core/cuda/12.9.1.lua"));
+        ck_assert_ptr_nonnull(module(&p.plan, "CUDA/12/cudnn/9.7.1.26-12.lua"));
+        ck_assert_ptr_nonnull(module(&p.plan, "CUDA/12/nccl/2.21.5.lua"));
+        planned_release(&p);
+}
+END_TEST
+
+START_TEST(plan_site_templates_name_modules_and_levels)
+{
+        struct planned p = { .root = fx_new() };
+        const struct module_plan *m;
+
+        config_init_default(&p.cfg);
+        load_config_text(&p.cfg, "naming:\n"
+                                 "  levels: {core: base, cuda: 'gpu/cuda{cuda_major}'}\n"
+                                 "  cudnn: {name: cuDNN, version: '{version}-cuda{cuda_major}'}\n"
+                                 "  nccl: {name: nccl-site}\n");
+        demo_build(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        m = module(&p.plan, "base/cuda/12.9.lua");
+        ck_assert_ptr_nonnull(m);
+        ck_assert(endswith(m->modulepath, "/mf/gpu/cuda12"));
+        ck_assert_ptr_nonnull(module(&p.plan, "gpu/cuda12/cuDNN/9.7.1-cuda12.lua"));
+        ck_assert_ptr_nonnull(module(&p.plan, "gpu/cuda11/cuDNN/8.9.7-cuda11.lua"));
+        m = module(&p.plan, "gpu/cuda12/nccl-site/2.21.5.lua");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_str_eq(m->full_name, "nccl-site/2.21.5");
+        ck_assert_str_eq(m->family, "nccl");
+        planned_release(&p);
+}
+END_TEST
+
+/* The names plan gave, as the index records them. */
+static struct plan_given *given_of(const struct plan *p, size_t *ret_n)
+{
+        struct plan_given *g = xcalloc(p->n_modules + 1, sizeof(*g));
+
+        for (size_t i = 0; i < p->n_modules; i++) {
+                const struct module_plan *m = &p->modules[i];
+                g[i] = (struct plan_given){ .dir = m->dir, .version = m->version,
+                                            .install = m->install->realpath,
+                                            .identity = m->identity, .base = m->base };
+        }
+        *ret_n = p->n_modules;
+        return g;
+}
+
+/* Finding 3 of issue 18: `generate -o T demo` then `generate -o T demo
+ * cudnn-tarballs` gave CUDA/11/cudnn/8.9.7 to the tarballs' build and
+ * moved demo's to 8.9.7-2. */
+START_TEST(plan_given_names_stay_with_their_installs)
+{
+        struct planned first = { .root = fx_new() }, second = { 0 }, fresh = { 0 };
+        const struct layout_fixture *f = layout_fixture_find("cudnn-tarballs");
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *outdir = path_join(first.root, "mf");
+        struct plan_given *g;
+        const struct module_plan *m;
+        size_t n;
+
+        config_init_default(&first.cfg);
+        demo_build(first.root);
+        plan_fixture(&first, (const char *const[]){ "sw", NULL }, NULL);
+        g = given_of(&first.plan, &n);
+        f->build(first.root);
+        config_init_default(&second.cfg);
+        scan_fixture(first.root, (const char *const[]){ "sw", "apps", NULL }, &second.scan);
+        ck_assert_int_eq(plan_build_given(&second.scan.installs, &second.cfg, outdir, g, n, &second.plan, &d), 0);
+        m = module(&second.plan, "CUDA/11/cudnn/8.9.7.lua");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_msg(strstr(m->install->prefix, "/sw/"), "8.9.7 went to %s", m->install->prefix);
+        m = module(&second.plan, "CUDA/11/cudnn/8.9.7-2.lua");
+        ck_assert_ptr_nonnull(m);
+        ck_assert(strstr(m->install->prefix, "/apps/"));
+        ck_assert(has_warning(&second.plan, "module 'cudnn/8.9.7' is the name an earlier run gave"));
+        /* Every module of the first run has its name and install still. */
+        for (size_t i = 0; i < first.plan.n_modules; i++) {
+                m = module(&second.plan, first.plan.modules[i].path);
+                ck_assert_msg(m && streq(m->install->realpath, first.plan.modules[i].install->realpath),
+                              "%s moved", first.plan.modules[i].path);
+        }
+        /* Without them (--rename), the scan order decides again. */
+        config_init_default(&fresh.cfg);
+        ck_assert_int_eq(plan_build(&second.scan.installs, &fresh.cfg, outdir, &fresh.plan, &d), 0);
+        m = module(&fresh.plan, "CUDA/11/cudnn/8.9.7.lua");
+        ck_assert(strstr(m->install->prefix, "/apps/"));
+        plan_release(&fresh.plan);
+        config_release(&fresh.cfg);
+        planned_release(&second);
+        free(g);
+        planned_release(&first);
+}
+END_TEST
+
+/* A name whose install is not in this run (its root not given, or gone
+ * but not pruned) is given to no one else; one given under another
+ * naming binds nothing (the site renamed on purpose). */
+START_TEST(plan_given_names_are_not_given_to_another_install)
+{
+        struct planned p = { .root = fx_new() };
+        const struct plan_given phantom[] = {
+                { .dir = "Core/cuda", .version = "12.9", .install = "/elsewhere/cuda-12.9",
+                  .identity = "cuda 12.9.1 cuda12 x86_64", .base = "Core/cuda/12.9" },
+                { .dir = "Core/cuda", .version = "12.9-2", .install = "/elsewhere/cuda-12.9b",
+                  .identity = "cuda 12.9.1 cuda12 x86_64", .base = "Core/cuda/12.9" },
+        };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *outdir = path_join(p.root, "mf");
+        struct plan_given renamed;
+        const struct module_plan *m;
+
+        config_init_default(&p.cfg);
+        demo_build(p.root);
+        scan_fixture(p.root, (const char *const[]){ "sw", NULL }, &p.scan);
+        ck_assert_int_eq(plan_build_given(&p.scan.installs, &p.cfg, outdir, phantom, 2, &p.plan, &d), 0);
+        ck_assert_ptr_null(module(&p.plan, "Core/cuda/12.9.lua"));
+        ck_assert_ptr_null(module(&p.plan, "Core/cuda/12.9-2.lua"));
+        m = module(&p.plan, "Core/cuda/12.9.1.lua");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_str_eq(rc_of(&p.plan, "Core/cuda/.modulerc.lua")->module, "cuda/12.9.1");
+        plan_release(&p.plan);
+
+        /* The same install, named "12.9" under the old naming; the site
+         * now names CUDA by release: the new name wins. */
+        m = NULL;
+        plan_fixture(&p, NULL, NULL);
+        for (size_t i = 0; i < p.plan.n_modules; i++)
+                if (streq(p.plan.modules[i].path, "Core/cuda/12.9.lua"))
+                        m = &p.plan.modules[i];
+        ck_assert_ptr_nonnull(m);
+        renamed = (struct plan_given){ .dir = "Core/cuda", .version = "12.9", .install = m->install->realpath,
+                                       .identity = m->identity, .base = "Core/cuda/12.9" };
+        {
+                _cleanup_free_ char *identity = xstrdup(m->identity);
+                renamed.identity = identity;
+                plan_release(&p.plan);
+                load_config_text(&p.cfg, "naming: {cuda: '{version_full}'}\n");
+                ck_assert_int_eq(plan_build_given(&p.scan.installs, &p.cfg, outdir, &renamed, 1, &p.plan, &d), 0);
+                ck_assert_ptr_nonnull(module(&p.plan, "Core/cuda/12.9.1.lua"));
+                ck_assert_ptr_null(module(&p.plan, "Core/cuda/12.9.lua"));
+        }
+        planned_release(&p);
+}
+END_TEST
+
 START_TEST(plan_system_directories_are_recognised)
 {
         static const struct {
@@ -776,6 +1066,13 @@ int main(void)
         tcase_add_test(tc, plan_two_cuda_releases_of_one_minor_are_named_by_release);
         tcase_add_test(tc, plan_identical_installs_are_numbered_in_scan_order);
         tcase_add_test(tc, plan_builds_for_another_architecture_give_way);
+        tcase_add_test(tc, plan_lone_foreign_build_carries_its_arch_and_is_never_a_default);
+        tcase_add_test(tc, plan_arch_config_selects_the_architecture_the_tree_is_for);
+        tcase_add_test(tc, plan_easybuild_preset_gives_easybuild_names);
+        tcase_add_test(tc, plan_spack_preset_gives_spack_names);
+        tcase_add_test(tc, plan_site_templates_name_modules_and_levels);
+        tcase_add_test(tc, plan_given_names_stay_with_their_installs);
+        tcase_add_test(tc, plan_given_names_are_not_given_to_another_install);
         tcase_add_test(tc, plan_does_not_look_at_the_disk);
         tcase_add_test(tc, plan_flat_default_follows_the_default_cuda);
         tcase_add_test(tc, plan_equal_versions_default_to_the_first_in_scan_order);

@@ -48,12 +48,12 @@ for layout in hier flat; do
         # --- the files, and the default markings -------------------------
         want=$(
                 for m in "${mods[@]}"; do echo "$m$ext"; done
-                for d in "${X_DEFAULTS[@]}"; do
+                for d in "${X_DEFAULTS[@]}" "${X_HIDDEN[@]}"; do
                         read -r l dir _ <<<"$d"
                         if [ "$l" = "$layout" ]; then echo "$dir/$rcname"; fi
                 done
         )
-        want=$(sort <<<"$want")
+        want=$(sort -u <<<"$want")
         have=$(tree_files "$X_OUT")
         if [ "$want" != "$have" ]; then
                 fail "$layout: the files of the tree differ (- expected, + actual):"
@@ -97,7 +97,11 @@ for layout in hier flat; do
                         fi
                 done
         fi
-        want=$(for m in "${mods[@]}"; do short_name "$m"; echo "$SHORT"; done | sort)
+        hidden_mods=$(for d in "${X_HIDDEN[@]}"; do
+                read -r l _ module <<<"$d"
+                [ "$l" = "$layout" ] && echo "$module"
+        done; true)
+        want=$(for m in "${mods[@]}"; do short_name "$m"; grep -qxF "$SHORT" <<<"$hidden_mods" || echo "$SHORT"; done | sort)
         have=$(avail_names "$sdir/avail.out")
         if ! rc_is "$sdir/avail" 0 || [ "$want" != "$have" ]; then
                 fail "$layout: module avail (rc $(rc_of "$sdir/avail")) lists other modules (- expected, + actual):"
@@ -135,6 +139,27 @@ for layout in hier flat; do
                         fail "$layout: $dir/$rcname should make $module the default; with a $name/99.99 next to it, the default is: ${have:-nothing}"
                         sed 's/^/    | /' "$ddir/s/avail.out"
                 fi
+        done
+
+        # --- hidden: a build for another architecture is never what a bare
+        # name loads, even when it is the only one in its directory -----------
+        n=0
+        for d in "${X_HIDDEN[@]}"; do
+                read -r l dir module <<<"$d"
+                [ "$l" = "$layout" ] || continue
+                n=$((n + 1))
+                hdir=$MT_TMP/hid-$layout-$n
+                mkdir -p "$hdir"
+                cp -a "$X_OUT/$dir" "$hdir/"
+                name=${dir##*/}
+                printf 'snap base\nstep load load %q\nstep purge purge\nstep full load %q\n' "$name" "$module" |
+                        session "$tool" "$hdir/s" "$hdir:$X_STUB"
+                env_value "$hdir/s/load.env" LOADEDMODULES || true
+                [[ ":$VAL:" != *":$module:"* ]] ||
+                        fail "$layout: 'module load $name' loaded $module, a build for another architecture ($dir/$rcname should hide it)"
+                env_value "$hdir/s/full.env" LOADEDMODULES || true
+                [[ ":$VAL:" == *":$module:"* ]] ||
+                        fail "$layout: 'module load $module' (its full name) did not load it: $(cat "$hdir/s/full.out")"
         done
 
         # --- scenarios ------------------------------------------------------

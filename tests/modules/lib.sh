@@ -303,10 +303,12 @@ tree_files() {
 #   X_ROOTS                      scan roots (relative to the fixture)
 #   X_FILES_hier, X_FILES_flat   module files, without the .lua suffix
 #   X_DEFAULTS                   "LAYOUT DIR MODULE" each
+#   X_HIDDEN                     "LAYOUT DIR MODULE" each: DIR's modulerc
+#                                hides MODULE (a build for another arch)
 #   X_SC_OPTS[i], X_SC_MODS[i], X_SC_EXP[i]   scenario i: options
 #                                ("only=… use=… fail"), modules, expected lines
 X_ROOT= X_OUT= X_STUB= X_MP=
-X_ROOTS=() X_FILES_hier=() X_FILES_flat=() X_DEFAULTS=() X_SC_OPTS=() X_SC_MODS=() X_SC_EXP=()
+X_ROOTS=() X_FILES_hier=() X_FILES_flat=() X_DEFAULTS=() X_HIDDEN=() X_SC_OPTS=() X_SC_MODS=() X_SC_EXP=()
 load_expect() {
         local file=$1 line n=$((${#X_SC_MODS[@]} - 1)) lineno=0 k v
         local -A defs=()
@@ -331,6 +333,7 @@ load_expect() {
                 "files hier "*) read -r -a v <<<"${line#files hier }"; X_FILES_hier+=("${v[@]}") ;;
                 "files flat "*) read -r -a v <<<"${line#files flat }"; X_FILES_flat+=("${v[@]}") ;;
                 "default hier "* | "default flat "*) X_DEFAULTS+=("${line#default }") ;;
+                "hidden hier "* | "hidden flat "*) X_HIDDEN+=("${line#hidden }") ;;
                 "load "*)
                         n=$((n + 1))
                         X_SC_OPTS[n]="" X_SC_MODS[n]="" X_SC_EXP[n]=""
@@ -432,7 +435,7 @@ tree_roots() {
 # avail_names FILE: module names out of `module -t avail` output of either
 # tool: no headers ("DIR:"), no bare names ("cuda/"), no "(default)" tags.
 avail_names() {
-        grep -v -e ':$' -e '/$' -e '^[[:space:]]*$' "$1" | sed -e 's/([^()]*)$//' | sort
+        { grep -v -e ':$' -e '/$' -e '^[[:space:]]*$' "$1" || true; } | sed -e 's/([^()]*)$//' | sort
 }
 
 # expect_state LAYOUT MODULE...: EXPECT/EXPECT_MP = the expectation of the
