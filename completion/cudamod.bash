@@ -208,7 +208,7 @@ _cudamod()
     case $cmd in
         scan) opts='--json' ;;
         generate)
-            opts='--output -o --format --layout --dry-run --check --prune --force --json --lock-timeout'
+            opts='--output -o --format --layout --dry-run --check --prune --force --json --lock-timeout --rename'
             args_opts='--output|-o|--format|--layout|--lock-timeout'
             ;;
         show | doctor)
@@ -322,16 +322,19 @@ _cudamod()
                 done
             elif [[ -n $config ]]; then
                 # As show and validate do: the output of the config given,
-                # its Core in the hierarchical layout; then $MODULEPATH.
-                local line output='' layout=''
+                # its core level (Core) in the hierarchical layout; then
+                # $MODULEPATH.
+                local line output='' layout='' core=Core
                 while IFS= read -r line; do
                     case $line in
                         'output: '*) output=$(_cudamod_yaml_scalar "${line#output: }") ;;
                         'layout: '*) layout=$(_cudamod_yaml_scalar "${line#layout: }") ;;
+                        # naming.levels.core, the only "core" key
+                        '    core: '*) core=$(_cudamod_yaml_scalar "${line#    core: }") ;;
                     esac
                 done < <(_cudamod_run --config "$config" config)
                 if [[ -n $output ]]; then
-                    [[ $layout == hierarchical ]] && output+=/Core
+                    [[ $layout == hierarchical ]] && output+=/$core
                     dirs=("$output")
                 elif [[ -n ${MODULEPATH-} ]]; then
                     IFS=: read -r -a dirs <<<"$MODULEPATH"

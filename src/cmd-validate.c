@@ -688,19 +688,23 @@ static json_t *targets_summary(struct validate_run *v)
         return ret;
 }
 
-/* The generated tree the modulepath belongs to: a directory of it, or its
- * parent (hierarchical: OUT/Core), that holds the index. */
+/* The generated tree the modulepath belongs to: a directory of it, or one
+ * above it (hierarchical: OUT/Core, or a core level of several parts,
+ * naming.levels.core), that holds the index. */
 static char *output_dir_of(const struct strv *mp)
 {
         for (size_t i = 0; i < mp->len; i++) {
-                _cleanup_free_ char *parent = path_dirname(mp->items[i]);
-                const char *dirs[] = { mp->items[i], parent };
+                _cleanup_free_ char *dir = xstrdup(mp->items[i]);
 
-                for (size_t k = 0; k < ELEMENTSOF(dirs); k++) {
-                        _cleanup_free_ char *index = path_join(dirs[k], ".cudamod-index.json");
+                for (unsigned up = 0; up < 8 && !streq(dir, "/") && !streq(dir, "."); up++) {
+                        _cleanup_free_ char *index = path_join(dir, ".cudamod-index.json");
+                        char *parent;
 
                         if (is_file_at(AT_FDCWD, index))
-                                return xstrdup(dirs[k]);
+                                return TAKE_PTR(dir);
+                        parent = path_dirname(dir);
+                        free(dir);
+                        dir = parent;
                 }
         }
         return NULL;

@@ -207,6 +207,18 @@ void scan_options_from_config(struct scan_options *so, const struct config *cfg,
         so->exclude_installs = cfg->exclude_installs;
 }
 
+/* What users `module use` of the config's tree: its output, or in the
+ * hierarchical layout the core level in it (naming.levels.core). */
+static char *tree_root_dir(const struct config *cfg)
+{
+        _cleanup_free_ char *core = NULL;
+
+        if (cfg->layout != MODULE_LAYOUT_HIERARCHICAL)
+                return xstrdup(cfg->output);
+        core = config_level(cfg, -1);
+        return path_join(cfg->output, core);
+}
+
 /* "scanning: N directories" on a terminal, at most ten times a second. */
 static void show_progress(size_t n_dirs, const char *path, void *userdata)
 {
@@ -259,8 +271,7 @@ int modulepath_from_options(const struct strv *given, const struct config *cfg, 
         /* A site config named with --config says where its tree is: that
          * beats the MODULEPATH of whatever shell the admin runs in. */
         if (cfg->file && cfg->output) {
-                strv_push(ret, cfg->layout == MODULE_LAYOUT_HIERARCHICAL ? path_join(cfg->output, "Core")
-                                                                  : xstrdup(cfg->output));
+                strv_push(ret, tree_root_dir(cfg));
                 return 0;
         }
         if (env && *env) {
@@ -268,8 +279,7 @@ int modulepath_from_options(const struct strv *given, const struct config *cfg, 
                 return 0;
         }
         if (cfg->output) {
-                strv_push(ret, cfg->layout == MODULE_LAYOUT_HIERARCHICAL ? path_join(cfg->output, "Core")
-                                                                  : xstrdup(cfg->output));
+                strv_push(ret, tree_root_dir(cfg));
                 return 0;
         }
         log_error("no modulepath: give --modulepath DIR, set MODULEPATH, or set 'output' in the "
