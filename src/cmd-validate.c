@@ -236,7 +236,7 @@ static const char *module_status(const struct check_input *in, enum check_status
 {
         if (worst == CHECK_FAIL || worst == CHECK_WARN)
                 return check_status_to_string(worst);
-        if (in->module && !in->module->kind && !component_from_string(path_basename(in->module->name)))
+        if (in->module && !in->module->kind && !component_from_name_nocase(path_basename(in->module->name)))
                 return "not-checked";
         return evidence ? "pass" : "unchecked";
 }

@@ -326,11 +326,13 @@ static int naming_check(struct parser *p, const char *tmpl, enum naming_kind kin
 
         if (naming_expand_facts(tmpl, kind, &f, &out, &at, &why) >= 0)
                 return 0;
-        /* The column of the character at fault, in a scalar on one line. */
-        if (at && !memchr(tmpl, '\n', strlen(tmpl)) && p->event.start_mark.line == p->event.end_mark.line) {
+        /* The column of the character at fault, in a scalar on one line
+         * written as it reads (no escapes: its text is as long as the
+         * template, and its quotes). */
+        if (at && p->event.start_mark.line == p->event.end_mark.line) {
                 bool quoted = p->event.data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
                               p->event.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
-                if (!memchr(tmpl, '\'', strlen(tmpl)) && !memchr(tmpl, '\\', strlen(tmpl)))
+                if (p->event.end_mark.column - p->event.start_mark.column == strlen(tmpl) + 2 * quoted)
                         m.column += at + quoted;
         }
         return error_at(p, &m, "'%s': %s", p->path.buf, why.message);

@@ -204,7 +204,8 @@ void validate_module_use_system_dirs(struct validate_module *m, const struct str
 {
         static const char *const triples[] = { "x86_64-linux-gnu", "aarch64-linux-gnu", "powerpc64le-linux-gnu" };
         static const char *const plain[] = { "/usr/lib64", "/lib64", "/usr/lib" };
-        const struct component *named = m->name ? component_from_string(path_basename(m->name)) : NULL;
+        /* By name, ignoring case: EasyBuild names (naming: easybuild) are CUDA, cuDNN. */
+        const struct component *named = m->name ? component_from_name_nocase(path_basename(m->name)) : NULL;
         _cleanup_(strv_release) struct strv real_lib = { 0 }, real_inc = { 0 };
         bool system = false;
 
