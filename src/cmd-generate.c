@@ -577,49 +577,55 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 strv_add(&unseen, sr.gaps[i].realpath);
         detected_arch_list(&cfg, outdir, g);
         /* Names stay with their installs: those the index records are
-         * given again, and to no one else, unless --rename. */
-        if (index_names_read(outdir, &given, &d) < 0) {
-                log_diag(&d);
-                goto out;
-        }
-        if (!a.rename) {
-                given_plan = xcalloc(given.n + 1, sizeof(*given_plan));
-                for (size_t i = 0; i < given.n; i++)
-                        given_plan[i] = (struct plan_given){
-                                .dir = given.items[i].dir, .version = given.items[i].version,
-                                .install = given.items[i].install, .identity = given.items[i].identity,
-                                .base = given.items[i].base,
-                        };
-        }
-        if (plan_build_given(&sr.installs, &cfg, outdir, given_plan, a.rename ? 0 : given.n, &p, &d) < 0) {
-                log_diag(&d);
-                status = EXIT_USAGE;
-                goto out;
-        }
-        for (size_t i = 0; i < sr.warnings.len; i++)
-                strv_add(&warns, sr.warnings.items[i]);
-        for (size_t i = 0; i < p.warnings.len; i++) {
-                log_warning(g, "%s", p.warnings.items[i]);
-                strv_add(&warns, p.warnings.items[i]);
-        }
-        if (render_all(&p, &t, &rd, &d) < 0 || check_rendered(&p, &rd, &d) < 0) {
-                log_diag(&d);
-                status = EXIT_USAGE;
-                goto out;
-        }
-        {
+         * given again, and to no one else, unless --rename. The index is
+         * read without the lock; when another run changed it before this
+         * one got the lock, write_tree says so (-ESTALE, nothing written)
+         * and the plan is made again from the new one. */
+        for (unsigned attempt = 0;; attempt++) {
                 struct lock_wait lw = { .g = g, .timeout = a.lock_timeout };
                 struct write_options wo = {
                         .outdir = outdir, .dry_run = a.dry_run, .check = a.check,
                         .prune = a.prune, .force = a.force, .diff_out = stdout,
                         .on_wait = log_lock_wait, .userdata = &lw, .lock_timeout = a.lock_timeout,
                         .unseen = (const char *const *)unseen.items, .n_unseen = unseen.len,
-                        .planned_index_sha = given.sha,
                 };
                 struct saved_signals ss;
                 bool writes = !a.dry_run && !a.check;
                 int r;
 
+                if (index_names_read(outdir, &given, &d) < 0) {
+                        log_diag(&d);
+                        goto out;
+                }
+                if (!a.rename) {
+                        given_plan = xcalloc(given.n + 1, sizeof(*given_plan));
+                        for (size_t i = 0; i < given.n; i++)
+                                given_plan[i] = (struct plan_given){
+                                        .dir = given.items[i].dir, .version = given.items[i].version,
+                                        .install = given.items[i].install,
+                                        .identity = given.items[i].identity, .base = given.items[i].base,
+                                };
+                }
+                wo.planned_index_sha = given.sha;
+                if (plan_build_given(&sr.installs, &cfg, outdir, given_plan, a.rename ? 0 : given.n, &p,
+                                     &d) < 0) {
+                        log_diag(&d);
+                        status = EXIT_USAGE;
+                        goto out;
+                }
+                strv_release(&warns);
+                for (size_t i = 0; i < sr.warnings.len; i++)
+                        strv_add(&warns, sr.warnings.items[i]);
+                for (size_t i = 0; i < p.warnings.len; i++) {
+                        if (attempt == 0)
+                                log_warning(g, "%s", p.warnings.items[i]);
+                        strv_add(&warns, p.warnings.items[i]);
+                }
+                if (render_all(&p, &t, &rd, &d) < 0 || check_rendered(&p, &rd, &d) < 0) {
+                        log_diag(&d);
+                        status = EXIT_USAGE;
+                        goto out;
+                }
                 /* With --json the diffs would break the document. */
                 if (a.json)
                         wo.diff_out = NULL;
@@ -630,12 +636,24 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 r = write_tree(rd.files, rd.n, &wo, &w, &d);
                 if (writes)
                         restore_stop_signals(&ss);
+                if (r == -ESTALE && attempt < 8 && !stop_signal) {
+                        log_verbose(g, "the index changed while planning (another run): planning again");
+                        diag_release(&d);
+                        rendered_release(&rd);
+                        rd = (struct rendered){ 0 };
+                        plan_release(&p);
+                        index_names_release(&given);
+                        free(given_plan);
+                        given_plan = NULL;
+                        continue;
+                }
                 if (r < 0 && !(r == -EINTR && stop_signal))
                         log_diag(&d);
                 if (stop_signal)
                         die_of_stop_signal(stop_signal);
                 if (r < 0)
                         goto out;
+                break;
         }
         report_held(&w, &sr, g);
         if (a.json) {

@@ -227,6 +227,66 @@ static void check_modes(mode_t mask, mode_t file_mode, mode_t dir_mode)
         fx_free(root);
 }
 
+/* The index records what each name stands for, index_names_read gives
+ * it back, and a write planned from an index another run has changed
+ * since is refused (-ESTALE), nothing written. */
+START_TEST(write_index_keeps_names_and_refuses_a_stale_plan)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "out");
+        _cleanup_free_ char *index = NULL, *listing = NULL;
+        struct gen_file files[N_BASE];
+        struct index_names names = { 0 };
+        struct diag d = DIAG_INIT;
+        struct write_result res;
+        char stale[65];
+
+        for (size_t i = 0; i < N_BASE; i++) {
+                files[i] = base[i];
+                if (files[i].module) {
+                        files[i].identity = "cuda 12.4.1 cuda12 x86_64";
+                        files[i].base = "Core/cuda/12.4";
+                }
+        }
+        /* No tree yet: no names, and the sha of no index. */
+        ck_assert_int_eq(index_names_read(out, &names, &d), 0);
+        ck_assert_uint_eq(names.n, 0);
+        ck_assert_str_eq(names.sha, "");
+        write_ok(files, N_BASE, &(struct write_options){ .outdir = out, .planned_index_sha = "" }, &res);
+        write_result_release(&res);
+        index = slurp(out, ".cudamod-index.json");
+        ck_assert_ptr_nonnull(strstr(index, "\"identity\": \"cuda 12.4.1 cuda12 x86_64\""));
+        ck_assert_ptr_nonnull(strstr(index, "\"base\": \"Core/cuda/12.4\""));
+        ck_assert_int_eq(index_names_read(out, &names, &d), 0);
+        ck_assert_uint_eq(names.n, 3); /* the modulerc has no name */
+        for (size_t i = 0; i < names.n; i++)
+                if (streq(names.items[i].version, "9.7.1")) {
+                        ck_assert_str_eq(names.items[i].dir, "CUDA/12/cudnn");
+                        ck_assert_str_eq(names.items[i].install, "/opt/x");
+                        ck_assert_str_eq(names.items[i].identity, "cuda 12.4.1 cuda12 x86_64");
+                }
+        ck_assert_uint_eq(strlen(names.sha), 64);
+        /* Planned from the index before this one: refused. */
+        memcpy(stale, names.sha, sizeof(stale));
+        stale[0] = stale[0] == '0' ? '1' : '0';
+        files[0].content = CUDA129;
+        files[0].len = sizeof(CUDA129) - 1;
+        ck_assert_int_eq(do_write(files, N_BASE, &(struct write_options){ .outdir = out, .planned_index_sha = stale },
+                                  &res, &d), -ESTALE);
+        ck_assert_ptr_nonnull(strstr(d.message, "changed while this run was planning"));
+        diag_release(&d);
+        assert_content(out, "Core/cuda/12.4.lua", CUDA124);
+        /* Planned from the index as it is: written. */
+        write_ok(files, N_BASE, &(struct write_options){ .outdir = out, .planned_index_sha = names.sha }, &res);
+        assert_content(out, "Core/cuda/12.4.lua", CUDA129);
+        write_result_release(&res);
+        index_names_release(&names);
+        listing = snapshot(out);
+        ck_assert_ptr_null(strstr(listing, ".cudamod-tmp."));
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(write_modes_follow_umask_022)
 {
         check_modes(022, 0644, 0755);
@@ -1763,6 +1823,7 @@ int main(void)
 
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, write_creates_files_into_empty_dir);
+        tcase_add_test(tc, write_index_keeps_names_and_refuses_a_stale_plan);
         tcase_add_test(tc, write_modes_follow_umask_022);
         tcase_add_test(tc, write_modes_follow_umask_077);
         tcase_add_test(tc, write_rerun_unchanged_touches_nothing);
