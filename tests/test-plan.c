@@ -1025,6 +1025,37 @@ START_TEST(plan_given_names_are_not_given_to_another_install)
 }
 END_TEST
 
+/* An index written before identities: its entries bind the install at
+ * that real path whose name they extend (12.9-2 of a 12.9). */
+START_TEST(plan_given_names_of_an_older_index_bind_by_real_path)
+{
+        struct planned p = { .root = fx_new() };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *outdir = path_join(p.root, "mf");
+        _cleanup_free_ char *real = NULL;
+        const struct module_plan *m;
+        struct plan_given old;
+
+        config_init_default(&p.cfg);
+        demo_build(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        real = xstrdup(module(&p.plan, "Core/cuda/12.9.lua")->install->realpath);
+        plan_release(&p.plan);
+        old = (struct plan_given){ .dir = "Core/cuda", .version = "12.9-2", .install = real };
+        ck_assert_int_eq(plan_build_given(&p.scan.installs, &p.cfg, outdir, &old, 1, &p.plan, &d), 0);
+        m = module(&p.plan, "Core/cuda/12.9-2.lua");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_str_eq(m->install->realpath, real);
+        ck_assert_ptr_null(module(&p.plan, "Core/cuda/12.9.lua"));
+        /* Another directory's entry binds nothing. */
+        plan_release(&p.plan);
+        old.dir = "Core/other";
+        ck_assert_int_eq(plan_build_given(&p.scan.installs, &p.cfg, outdir, &old, 1, &p.plan, &d), 0);
+        ck_assert_ptr_nonnull(module(&p.plan, "Core/cuda/12.9.lua"));
+        planned_release(&p);
+}
+END_TEST
+
 START_TEST(plan_system_directories_are_recognised)
 {
         static const struct {
@@ -1073,6 +1104,7 @@ int main(void)
         tcase_add_test(tc, plan_site_templates_name_modules_and_levels);
         tcase_add_test(tc, plan_given_names_stay_with_their_installs);
         tcase_add_test(tc, plan_given_names_are_not_given_to_another_install);
+        tcase_add_test(tc, plan_given_names_of_an_older_index_bind_by_real_path);
         tcase_add_test(tc, plan_does_not_look_at_the_disk);
         tcase_add_test(tc, plan_flat_default_follows_the_default_cuda);
         tcase_add_test(tc, plan_equal_versions_default_to_the_first_in_scan_order);
