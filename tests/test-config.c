@@ -1159,6 +1159,58 @@ START_TEST(config_to_yaml_round_trips_every_key_with_odd_strings)
 }
 END_TEST
 
+/* Presets set names, versions and levels; the keys after them change
+ * some; the writer writes what they came to, and it reads back so. */
+START_TEST(config_naming_presets_load_and_round_trip)
+{
+        struct config c, back;
+        _cleanup_free_ char *yaml = NULL;
+        struct diag d = DIAG_INIT;
+
+        load_ok(&c, "naming: easybuild\n");
+        ck_assert_str_eq(c.module_name[component_cuda.index], "CUDA");
+        ck_assert_str_eq(c.module_name[component_cudnn.index], "cuDNN");
+        ck_assert_str_eq(c.module_name[component_magma.index], "magma");
+        ck_assert_str_eq(c.naming[component_cuda.index], "{version_full}");
+        ck_assert_str_eq(c.naming[component_nccl.index], "{version_full}-CUDA-{cuda_version}");
+        config_release(&c);
+        load_ok(&c, "naming: spack\n");
+        ck_assert_str_eq(c.module_name[component_cudnn.index], "{name}");
+        ck_assert_str_eq(c.naming[component_cudnn.index], "{version_full}-{cuda_version}");
+        ck_assert_str_eq(c.naming[component_nccl.index], "{version_full}");
+        config_release(&c);
+
+        load_ok(&c, "naming:\n"
+                    "  preset: easybuild\n"
+                    "  levels: {core: base, cuda: 'gpu/cuda{cuda_major}'}\n"
+                    "  nccl: {name: NCCL, version: '{version}-GCCcore-13.3.0-CUDA-{cuda_version}'}\n"
+                    "  cuda: '{major}.{minor}'\n"
+                    "arch: aarch64\n");
+        ck_assert_str_eq(c.module_name[component_cuda.index], "CUDA");
+        ck_assert_str_eq(c.naming[component_cuda.index], "{major}.{minor}");
+        ck_assert_str_eq(c.level_core, "base");
+        ck_assert_str_eq(c.arch, "aarch64");
+        yaml = to_yaml(&c);
+        config_init_default(&back);
+        ck_assert_msg(config_load_buffer(&back, yaml, strlen(yaml), "<yaml>", &d) == 0, "%s\n%s", d.message, yaml);
+        for (size_t i = 0; i < N_COMPONENTS; i++) {
+                ck_assert_str_eq(back.naming[i], c.naming[i]);
+                ck_assert_str_eq(back.module_name[i], c.module_name[i]);
+        }
+        ck_assert_str_eq(back.level_core, "base");
+        ck_assert_str_eq(back.level_cuda, "gpu/cuda{cuda_major}");
+        ck_assert_str_eq(back.arch, "aarch64");
+        {
+                _cleanup_free_ char *name = config_module_name(&back, &component_nccl);
+                _cleanup_free_ char *level = config_level(&back, 12);
+                ck_assert_str_eq(name, "NCCL");
+                ck_assert_str_eq(level, "gpu/cuda12");
+        }
+        config_release(&back);
+        config_release(&c);
+}
+END_TEST
+
 START_TEST(config_host_compiler_loads_and_round_trips)
 {
         struct config c, back;
@@ -1420,6 +1472,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, config_to_yaml_round_trips_every_key_with_odd_strings);
         tcase_add_test(tc, config_to_yaml_keeps_strings_strings);
         tcase_add_test(tc, config_host_compiler_loads_and_round_trips);
+        tcase_add_test(tc, config_naming_presets_load_and_round_trip);
         tcase_add_test(tc, config_to_yaml_writes_every_key_in_design_order);
         tcase_add_test(tc, config_to_yaml_groups_env_ops_by_kind_in_first_seen_order);
         suite_add_tcase(s, tc);

@@ -929,6 +929,7 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
         render_ctx_set_list(c, "requires");
         render_ctx_set_list(c, "ops");
         render_ctx_set_list(c, "defaults");
+        render_ctx_set_list(c, "hidden");
         for (size_t i = 0; i < 2 && v->whatis[i]; i++)
                 render_ctx_set(render_ctx_add_item(c, "whatis"), "line", v->whatis[i]);
         if (v->dep[0]) {
@@ -952,6 +953,8 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
 
                 render_ctx_set(d, "module", full);
                 render_ctx_set(d, "version", v->version);
+                /* A build for another architecture, hidden. */
+                render_ctx_set(render_ctx_add_item(c, "hidden"), "module", full);
         }
         return c;
 }
@@ -981,8 +984,10 @@ static char *expected_log(const struct module_values *v, const char *kind, bool 
         _cleanup_free_ char *full = xasprintf("%s/%s", kind, v->version);
 
         if (rc) {
-                if (*v->version)
+                if (*v->version) {
                         log_call(&sb, lua ? "module_version" : "module-version", full, "default", NULL);
+                        log_call(&sb, lua ? "hide_version" : "module-hide", full, NULL, NULL);
+                }
                 return strbuf_detach(&sb);
         }
         for (size_t i = 0; i < 2 && v->whatis[i]; i++)
@@ -1035,7 +1040,7 @@ static const char lua_stubs[] =
         "end\n"
         "local env = { between = function(a, b, c) return a .. ' ' .. b .. ' ' .. c end }\n"
         "for _, f in ipairs({ 'whatis', 'help', 'family', 'add_property', 'depends_on', 'setenv',\n"
-        "                     'prepend_path', 'append_path', 'module_version' }) do\n"
+        "                     'prepend_path', 'append_path', 'module_version', 'hide_version' }) do\n"
         "  env[f] = stub(f)\n"
         "end\n"
         "local chunk = assert(loadfile(arg[1]))\n"
@@ -1051,7 +1056,7 @@ static const char tcl_stubs[] =
         "    foreach a $args { lappend l [hex $a] }\n"
         "    append ::log [join $l { }] \\n\n"
         "}\n"
-        "foreach c {setenv prepend-path append-path module-whatis family prereq module module-version} {\n"
+        "foreach c {setenv prepend-path append-path module-whatis family prereq module module-version module-hide} {\n"
         "    interp alias {} $c {} rec $c\n"
         "}\n"
         "set f [open [lindex $argv 0] r]\n"
