@@ -100,6 +100,37 @@ START_TEST(find_follows_lmod_defaults)
 }
 END_TEST
 
+/* A build for another architecture is hidden by its modulerc (cudamod's
+ * plan): never what a bare name picks, as with Lmod and Environment
+ * Modules, but loadable by its full name. */
+START_TEST(find_skips_modules_a_modulerc_hides)
+{
+        char *root = fx_new();
+        _cleanup_(strv_release) struct strv mp = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct modulefile m = { 0 };
+
+        fx_write(root, "lua/nccl/2.21.5.lua", "");
+        fx_write(root, "lua/nccl/2.22.3-aarch64.lua", "");
+        fx_write(root, "lua/nccl/.modulerc.lua", "hide_version(\"nccl/2.22.3-aarch64\")\n");
+        find_ok(root, "lua", "nccl", "nccl/2.21.5", "lua/nccl/2.21.5.lua");
+        find_ok(root, "lua", "nccl/2.22.3-aarch64", "nccl/2.22.3-aarch64", "lua/nccl/2.22.3-aarch64.lua");
+        fx_write(root, "tcl/nccl/2.21.5", "#%Module\n");
+        fx_write(root, "tcl/nccl/2.22.3-aarch64", "#%Module\n");
+        fx_write(root, "tcl/nccl/.modulerc",
+                 "#%Module\nif {[info commands module-hide] ne \"\"} { module-hide \"nccl/2.22.3-aarch64\" } "
+                 "elseif {[info commands hide-version] ne \"\"} { hide-version \"nccl/2.22.3-aarch64\" }\n");
+        find_ok(root, "tcl", "nccl", "nccl/2.21.5", "tcl/nccl/2.21.5");
+        /* The only one, hidden: a bare name finds nothing. */
+        fx_write(root, "only/nccl/2.18.3-aarch64.lua", "");
+        fx_write(root, "only/nccl/.modulerc.lua", "hide_version(\"nccl/2.18.3-aarch64\")\n");
+        mp_of(&mp, root, "only");
+        ck_assert_int_eq(modulepath_find(&mp, "nccl", &m, &d), -ENOENT);
+        find_ok(root, "only", "nccl/2.18.3-aarch64", "nccl/2.18.3-aarch64", "only/nccl/2.18.3-aarch64.lua");
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(find_reports_what_is_missing)
 {
         char *root = fx_new();
@@ -1086,6 +1117,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, versions_order_as_lmod);
         tcase_add_test(tc, find_follows_lmod_defaults);
+        tcase_add_test(tc, find_skips_modules_a_modulerc_hides);
         tcase_add_test(tc, find_reports_what_is_missing);
         tcase_add_test(tc, list_gives_every_module_once);
         tcase_add_test(tc, load_applies_path_operations_as_lmod);
