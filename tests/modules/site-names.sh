@@ -16,7 +16,8 @@
 #   easybuild      `naming: easybuild`, flat (EasyBuild's own layout) and
 #                  hierarchical: load CUDA cuDNN NCCL by EasyBuild's names,
 #                  swap CUDA, spider (Lmod) / avail (EM).
-#   spack          `naming: spack`: cuda/12.9.1, cudnn/9.7.1.26-12.
+#   spack          `naming: spack`: cuda/12.9.1, cudnn/9.7.1.26-12: load,
+#                  switch cuda, spider (Lmod) / avail (EM).
 source "$(dirname "$0")/lib.sh"
 
 tool=${1:?usage: site-names.sh lmod|em}
@@ -196,15 +197,24 @@ fi
 S=$MT_TMP/spack
 gen "naming: spack" "$S" --layout hierarchical "$DEMO"
 sdir=$MT_TMP/s-spack
-session "$tool" "$sdir" "$S/Core" <<'EOF'
+if [ "$tool" = lmod ]; then list_cmd='-t spider cudnn'; else list_cmd='-t avail cudnn'; fi
+session "$tool" "$sdir" "$S/Core" <<EOF
 snap base
 step load load cuda cudnn nccl
+step swap switch cuda cuda/11.8.0
+step after load cudnn
 step purge purge
 step eleven load cuda/11.8.0 cudnn/8.9.7.29-11
+step list $list_cmd
 EOF
 expect_loaded "spack: load cuda cudnn nccl" "$sdir" load cuda/12.9.1 cudnn/9.7.1.26-12 nccl/2.21.5
 expect_var "spack: cudnn" "$sdir" load CUDNN_ROOT "$D9"
+loaded "$sdir" swap
+[[ $VAL == *cuda/11.8.0* && $VAL != *-12* && $VAL != *nccl* ]] ||
+        fail "spack: switch cuda cuda/11.8.0 left '$VAL': $(cat "$sdir/swap.out")"
+expect_loaded "spack: then load cudnn" "$sdir" after cuda/11.8.0 cudnn/8.9.7.29-11
 expect_loaded "spack: load cuda/11.8.0 cudnn/8.9.7.29-11" "$sdir" eleven cuda/11.8.0 cudnn/8.9.7.29-11
 expect_var "spack: cudnn for CUDA 11" "$sdir" eleven CUDNN_ROOT "$D8"
+grep -q "^cudnn/8.9.7.29-11" "$sdir/list.out" || fail "spack: 'module $list_cmd' does not list cudnn/8.9.7.29-11: $(cat "$sdir/list.out")"
 
 mt_finish
