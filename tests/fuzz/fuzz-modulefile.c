@@ -85,7 +85,7 @@ static const char *const builtin_kinds[] = { "cuda", "cudnn", "nccl", "modulerc"
 /* The Lmod API the templates call (as stubs in the instrumented run). */
 static const char *const lmod_api[] = { "whatis", "help", "family", "add_property", "depends_on",
                                         "between", "setenv", "prepend_path", "append_path",
-                                        "module_version", NULL };
+                                        "module_version", "hide_version", NULL };
 
 struct fields {
         const char *item[64];
@@ -178,6 +178,8 @@ static struct render_ctx *fill(struct fields *f, bool *ret_refused)
         it = render_ctx_add_item(ctx, "defaults");
         put(&fl, it, "module");
         put(&fl, it, "version");
+        render_ctx_set_list(ctx, "hidden");
+        put(&fl, render_ctx_add_item(ctx, "hidden"), "module");
         *ret_refused = fl.refused;
         return ctx;
 }
