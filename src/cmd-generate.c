@@ -579,7 +579,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         /* Names stay with their installs: those the index records are
          * given again, and to no one else, unless --rename. The index is
          * read without the lock; when another run changed it before this
-         * one got the lock, write_tree says so (-ESTALE, nothing written)
+         * one got the lock, write_tree says so (index_changed, nothing written)
          * and the plan is made again from the new one. */
         for (unsigned attempt = 0;; attempt++) {
                 struct lock_wait lw = { .g = g, .timeout = a.lock_timeout };
@@ -590,9 +590,10 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         .unseen = (const char *const *)unseen.items, .n_unseen = unseen.len,
                 };
                 struct saved_signals ss;
-                bool writes = !a.dry_run && !a.check;
+                bool writes = !a.dry_run && !a.check, index_changed = false;
                 int r;
 
+                wo.index_changed = &index_changed;
                 if (index_names_read(outdir, &given, &d) < 0) {
                         log_diag(&d);
                         goto out;
@@ -636,7 +637,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 r = write_tree(rd.files, rd.n, &wo, &w, &d);
                 if (writes)
                         restore_stop_signals(&ss);
-                if (r == -ESTALE && attempt < 8 && !stop_signal) {
+                if (r < 0 && index_changed && attempt < 8 && !stop_signal) {
                         log_verbose(g, "the index changed while planning (another run): planning again");
                         diag_release(&d);
                         rendered_release(&rd);

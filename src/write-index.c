@@ -275,13 +275,14 @@ int index_names_read(const char *outdir, struct index_names *ret, struct diag *d
         json_t *v;
         int r;
 
-        r = open_outdir(outdir, false, &outfd, NULL);
-        if (r < 0) {
-                /* No tree yet: no names given. What else is wrong with
-                 * it, writing says. */
+        r = open_outdir(outdir, false, &outfd, d);
+        if (r == -ENOENT) {
+                /* No tree yet: no names given. */
                 *ret = n;
                 return 0;
         }
+        if (r < 0)
+                return r;
         r = index_load(outfd, outdir, &files, &raw, d);
         if (r < 0)
                 return r;

@@ -731,8 +731,10 @@ int write_tree(const struct gen_file *files, size_t n_files, const struct write_
 
                         if (raw.len)
                                 sha256_hex(raw.buf, raw.len, sha);
+                        if (!streq(sha, o->planned_index_sha) && o->index_changed)
+                                *o->index_changed = true;
                         if (!streq(sha, o->planned_index_sha))
-                                return diag_errorf(d, -ESTALE, "the index of '%s' changed while this run "
+                                return diag_errorf(d, -EAGAIN, "the index of '%s' changed while this run "
                                                    "was planning (another cudamod generate?); nothing "
                                                    "written, run it again", o->outdir);
                 }

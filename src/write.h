@@ -120,8 +120,10 @@ struct write_options {
         /* When not NULL: the sha256 of the index the names were planned
          * from (index_names, "" when there was none); an index that is
          * another by the time the lock is held (a run in between) is
-         * -ESTALE, nothing written. */
+         * -EAGAIN, nothing written, and *index_changed (when not NULL)
+         * set true. */
         const char *planned_index_sha;
+        bool *index_changed;
 };
 
 #define WRITE_LOCK_TIMEOUT 60
