@@ -335,10 +335,15 @@ static void disambiguate(struct candidate *g, size_t n, struct candidate *all, s
                 rename_to(&g[i], v);
         }
 report:
-        if (held)
+        if (held) {
+                const char *holder = "another install";
+
+                for (size_t i = 0; i < n; i++)
+                        if (g[i].pinned)
+                                holder = g[i].in->prefix;
                 strbuf_addf(&sb, "module '%s' is the name an earlier run gave %s (the output "
-                            "directory's index); named", was,
-                            n > 1 && g[0].pinned ? g[0].in->prefix : "another install");
+                            "directory's index); named", was, holder);
+        }
         else
                 strbuf_addf(&sb, "%zu installs would share module '%s'; named", n, was);
         for (size_t i = 0; i < n; i++)

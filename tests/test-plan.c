@@ -955,6 +955,9 @@ START_TEST(plan_given_names_stay_with_their_installs)
         ck_assert_ptr_nonnull(m);
         ck_assert(strstr(m->install->prefix, "/apps/"));
         ck_assert(has_warning(&second.plan, "module 'cudnn/8.9.7' is the name an earlier run gave"));
+        /* ... naming the install that has it. */
+        ck_assert(has_warning(&second.plan, "/sw/cudnn-linux-x86_64-8.9.7.29_cuda11-archive (the output "
+                                            "directory's index)"));
         /* Every module of the first run has its name and install still. */
         for (size_t i = 0; i < first.plan.n_modules; i++) {
                 m = module(&second.plan, first.plan.modules[i].path);
