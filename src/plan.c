@@ -1,6 +1,6 @@
 /* plan.c: module names, placement, defaults and environment operations.
  *
- * The naming rule for collisions (README "Module names"): when installs
+ * The naming rule for collisions (doc/guide.md "Module names"): when installs
  * would share one module file,
  *   1. builds for another architecture than this machine's get "-ARCH";
  *   2. in the flat layout, cuDNN and NCCL builds of one version for

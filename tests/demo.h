@@ -1,5 +1,5 @@
 /* demo.h: the bundled demo tree that the reference modulefiles/ are
- * generated from (README "Reference output"). */
+ * generated from (doc/HACKING.md "Tests"; tests/modules/expect/demo.txt). */
 #ifndef CUDAMOD_DEMO_H
 #define CUDAMOD_DEMO_H
 
