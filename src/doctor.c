@@ -266,22 +266,57 @@ static int add_path(struct doctor *doc, const char *given, struct diag *d)
         return 0;
 }
 
+/* torch's own libraries, by soname: what doctor follows wherever it
+ * resolves. A name prefix, because a distribution moves them out of
+ * torch/lib (Debian: torch/lib/libtorch.so links into
+ * /usr/lib/x86_64-linux-gnu, and libtorch_cuda.so.2.6 is only there); a
+ * library in torch/lib itself is read anyway. */
+static bool torch_own_soname(const char *soname)
+{
+        static const char *const prefixes[] = { "libtorch", "libc10", "libshm.", "libcaffe2_", NULL };
+
+        for (const char *const *p = prefixes; *p; p++)
+                if (startswith(soname, *p))
+                        return true;
+        return false;
+}
+
+/* r->libs with room for n, the new entries zeroed. */
+static void libs_reserve(struct doctor_report *r, size_t *cap, size_t n)
+{
+        if (n <= *cap)
+                return;
+        r->libs = xreallocarray(r->libs, n, sizeof(*r->libs));
+        memset(r->libs + *cap, 0, (n - *cap) * sizeof(*r->libs));
+        *cap = n;
+}
+
+/* Each library's needs, where they resolve. For a torch package, one of
+ * torch's own libraries that resolves outside the set joins it, and is
+ * read in turn (library files or directories given are read alone). */
 static void resolve_libraries(struct doctor *doc)
 {
         struct doctor_report *r = doc->r;
+        size_t cap = 0;
 
-        r->libs = xcalloc(doc->libs.n + 1, sizeof(*r->libs));
         for (size_t i = 0; i < doc->libs.n; i++) {
-                const struct libset_entry *e = &doc->libs.items[i];
-                struct doctor_library *l = &r->libs[r->n_libs++];
+                struct doctor_library *l;
+                char *by;
 
+                libs_reserve(r, &cap, doc->libs.n + 1);
+                l = &r->libs[i];
+                by = l->needed_by;
                 *l = (struct doctor_library){
-                        .path = xstrdup(e->path),
-                        .runpath = e->info.runpath ? xstrdup(e->info.runpath) : NULL,
-                        .rpath = e->info.rpath ? xstrdup(e->info.rpath) : NULL,
-                        .needs = xcalloc(e->info.needed.len + 1, sizeof(*l->needs)),
+                        .path = xstrdup(doc->libs.items[i].path),
+                        .needed_by = by,
+                        .runpath = doc->libs.items[i].info.runpath ? xstrdup(doc->libs.items[i].info.runpath) : NULL,
+                        .rpath = doc->libs.items[i].info.rpath ? xstrdup(doc->libs.items[i].info.rpath) : NULL,
+                        .needs = xcalloc(doc->libs.items[i].info.needed.len + 1, sizeof(*l->needs)),
                 };
-                for (size_t k = 0; k < e->info.needed.len; k++) {
+                r->n_libs = i + 1;
+                for (size_t k = 0; k < doc->libs.items[i].info.needed.len; k++) {
+                        /* libset_add below may move the entries. */
+                        const struct libset_entry *e = &doc->libs.items[i];
                         const char *soname = e->info.needed.items[k];
                         struct doctor_need *n = &l->needs[l->n_needs++];
                         struct resolved res = { 0 };
@@ -297,9 +332,22 @@ static void resolve_libraries(struct doctor *doc)
                         }
                         resolved_release(&res);
                         diag_release(&d);
+                        if (r->torch_dir && n->path && torch_own_soname(n->soname)) {
+                                size_t before = doc->libs.n;
+
+                                if (libset_add(&doc->libs, NULL, n->path, &d) < 0)
+                                        add_note(r, "%s; not diagnosed", d.message);
+                                diag_release(&d);
+                                if (doc->libs.n > before) {
+                                        libs_reserve(r, &cap, doc->libs.n + 1);
+                                        l = &r->libs[i];
+                                        n = &l->needs[l->n_needs - 1];
+                                        r->libs[before].needed_by = xstrdup(doc->libs.items[i].name);
+                                }
+                        }
                 }
-                if ((e->info.rpath && strstr(e->info.rpath, "nvidia/")) ||
-                    (e->info.runpath && strstr(e->info.runpath, "nvidia/")))
+                if ((doc->libs.items[i].info.rpath && strstr(doc->libs.items[i].info.rpath, "nvidia/")) ||
+                    (doc->libs.items[i].info.runpath && strstr(doc->libs.items[i].info.runpath, "nvidia/")))
                         doc->wheel = true;
         }
 }
@@ -387,6 +435,12 @@ static void read_built(struct doctor *doc)
                 }
                 strbuf_release(&sb);
                 diag_release(&d);
+                /* What torch's setup.py writes when it has no git checkout
+                 * (a distribution's build): no version to show. */
+                if (b->git_version && streq(b->git_version, "Unknown")) {
+                        free(b->git_version);
+                        b->git_version = NULL;
+                }
         }
         if (b->cuda) {
                 struct version v;
@@ -1373,6 +1427,7 @@ void doctor_report_release(struct doctor_report *r)
         doctor_built_release(&r->built);
         for (size_t i = 0; i < r->n_libs; i++) {
                 free(r->libs[i].path);
+                free(r->libs[i].needed_by);
                 free(r->libs[i].runpath);
                 free(r->libs[i].rpath);
                 for (size_t k = 0; k < r->libs[i].n_needs; k++) {

@@ -1268,6 +1268,90 @@ START_TEST(suggestions_without_cudnn_module_leave_it_unprovided)
 }
 END_TEST
 
+/* --- a Debian torch: its libraries outside torch/lib ----------------------------- */
+
+#define DEB_TORCH FX_DEBIAN_TORCH
+#define LDCACHE "etc/ld.so.cache"
+
+/* Run doctor on the Debian torch with the fake loader cache of
+ * fx_debian_torch's system directory. */
+static void diagnose_debian(const struct env *e, const struct strv *mp, struct doctor_report *r)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *p = at(DEB_TORCH), *cache = at(LDCACHE);
+        struct doctor_options o = { .environ = e->items.items, .ldcache = cache, .modulepath = mp };
+        int ret;
+
+        *r = (struct doctor_report){ 0 };
+        ret = doctor_run(&o, (char *[]){ p }, 1, r, &d);
+        ck_assert_msg(ret == 0, "doctor_run '%s': %d (%s)", p, ret, d.message ? d.message : "no message");
+}
+
+/* The Debian torch, CUDA 12.4 and 13.0, cuDNN 9.1.0 for CUDA 12, NCCL
+ * 2.21.5, the loader cache of the system directory, and a module for each
+ * (mods/). */
+static void debian_tree(struct strv *mp)
+{
+        cuda12();
+        cuda13();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("12.4");
+        fx_debian_torch(root, false);
+        fx_ldcache(root, LDCACHE, FX_DEBIAN_SYS);
+        modulefile("cuda/12.4", CUDA12_LIB, CUDA12);
+        modulefile("cuda/13.0", CUDA13_LIB, CUDA13);
+        modulefile("cudnn/9.1.0", CUDNN91_LIB, NULL);
+        modulefile("nccl/2.21.5", NCCL_LIB, NULL);
+        *mp = (struct strv){ 0 };
+        strv_push(mp, at("mods"));
+}
+
+/* torch/lib holds links into the system directory, and libtorch_cuda.so is
+ * not there at all: libtorch.so needs it, the loader cache finds it. Its
+ * needs (NCCL, cuBLAS, cuSPARSE) are torch's too, and the suggested line
+ * provides them: loaded, every need resolves. */
+START_TEST(debian_torch_follows_its_libraries_through_the_loader_cache)
+{
+        _cleanup_free_ char *sys = at(FX_DEBIAN_SYS);
+        const struct doctor_library *cuda_lib;
+        struct doctor_report r;
+        struct strv mp;
+        struct env e;
+        _cleanup_free_ char *sonames = NULL;
+
+        debian_tree(&mp);
+        env_make(&e, NULL, NULL);
+        diagnose_debian(&e, &mp, &r);
+
+        cuda_lib = find_lib(&r, "libtorch_cuda.so.2.6");
+        ck_assert_msg(cuda_lib != NULL, "libtorch_cuda.so.2.6 not read:\n%s", dump(&r));
+        ck_assert_msg(path_is_below(cuda_lib->path, FX_DEBIAN_SYS), "libtorch_cuda at %s, not in %s", cuda_lib->path, sys);
+        ck_assert_msg(cuda_lib->needed_by && streq(cuda_lib->needed_by, "libtorch.so.2.6"), "needed by %s",
+                      cuda_lib->needed_by ? cuda_lib->needed_by : "NULL");
+        ck_assert_msg(find_lib(&r, "libtorch.so") && !find_lib(&r, "libtorch.so")->needed_by,
+                      "torch/lib/libtorch.so not a given library:\n%s", dump(&r));
+        sonames = strv_join(&r.built.sonames, " ");
+        ck_assert_msg(streq(sonames, "libcublas.so.12 libcublasLt.so.12 libcudart.so.12 libcudnn.so.9 "
+                                     "libcusparse.so.12 libnccl.so.2"),
+                      "sonames '%s'", sonames);
+        assert_finding(&r, DOCTOR_UNRESOLVED, "R1", "libnccl.so.2", WORDS("libtorch_cuda.so.2.6"));
+        ck_assert_msg(r.module_load && streq(r.module_load, "module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5"),
+                      "module_load '%s'\n%s", r.module_load ? r.module_load : "NULL", dump(&r));
+        ck_assert_msg(r.unprovided.len == 0, "unprovided %zu", r.unprovided.len);
+        ck_assert_msg(r.built.git_version == NULL, "git_version '%s'", r.built.git_version);
+        doctor_report_release(&r);
+        env_release(&e);
+
+        /* The line loaded: nothing wrong. */
+        env_make(&e, HEALTHY_LLP, CUDA12);
+        diagnose_debian(&e, &mp, &r);
+        assert_no_findings(&r);
+        doctor_report_release(&r);
+        env_release(&e);
+        strv_release(&mp);
+}
+END_TEST
+
 /* --- input forms ------------------------------------------------------------------ */
 
 START_TEST(input_torch_lib_dir_is_the_package)
@@ -1634,6 +1718,7 @@ static Suite *doctor_suite(void)
         tcase_add_test(tc, suggestions_cover_all_seven_components);
         tcase_add_test(tc, suggestions_include_cudss_of_the_cuda_major);
         tcase_add_test(tc, suggestions_include_cusparselt_of_torchs_cuda_major);
+        tcase_add_test(tc, debian_torch_follows_its_libraries_through_the_loader_cache);
         tcase_add_test(tc, input_torch_lib_dir_is_the_package);
         tcase_add_test(tc, input_one_library_file);
         tcase_add_test(tc, input_other_directory_takes_its_libraries);
