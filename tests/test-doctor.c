@@ -1352,6 +1352,110 @@ START_TEST(debian_torch_follows_its_libraries_through_the_loader_cache)
 }
 END_TEST
 
+/* What Python raises, by the first need ld.so stops at: torch loads
+ * lib/libtorch_global_deps.so with ctypes first (OSError), then torch._C
+ * (ImportError). */
+START_TEST(debian_torch_failure_is_oserror_or_importerror_as_python_raises_it)
+{
+        const struct doctor_finding *f;
+        struct doctor_report r;
+        struct strv mp;
+        struct env e;
+
+        debian_tree(&mp);
+        env_make(&e, NULL, NULL);
+        diagnose_debian(&e, NULL, &r);
+        f = assert_finding(&r, DOCTOR_UNRESOLVED, "R1", NULL, NULL);
+        ck_assert_msg(strstr(f->why, "\"OSError: libcudart.so.12: cannot open shared object file: No such file or "
+                                     "directory\""), "why: %s", f->why);
+        doctor_report_release(&r);
+        env_release(&e);
+
+        /* CUDA there: global deps load; torch._C's libtorch_python needs cuDNN. */
+        env_make(&e, WORDS(CUDA12_LIB), NULL);
+        diagnose_debian(&e, NULL, &r);
+        f = assert_finding(&r, DOCTOR_UNRESOLVED, "R1", NULL, NULL);
+        ck_assert_msg(strstr(f->why, "\"ImportError: libcudnn.so.9: cannot open shared object file: No such file or "
+                                     "directory\" (libtorch_python.so.2.6 needs it)") && !strstr(f->why, "OSError"),
+                      "why: %s", f->why);
+        doctor_report_release(&r);
+        env_release(&e);
+        strv_release(&mp);
+}
+END_TEST
+
+/* The site has cuDNN only for CUDA 13, inside the CUDA 13 prefix (as
+ * /usr/local/cuda-13.0 has it), with a cudnn module of its own; cuda/12.4
+ * and nccl are loaded. The advice says plainly that no cuDNN for CUDA 12
+ * exists instead of the line already loaded, and cuda/13.0 does not
+ * "provide" the cuDNN its directory holds: the cudnn module does. */
+START_TEST(suggestions_say_when_no_module_is_for_torchs_cuda_major)
+{
+        _cleanup_free_ char *loaded = NULL;
+        const struct doctor_finding *f;
+        const struct doctor_module *m;
+        struct doctor_report r;
+        struct strv mp;
+        struct env e;
+
+        cuda12();
+        cuda13();
+        nccl("12.4");
+        cudnn("sw/cuda/13.0/targets/x86_64-linux", "9.19.0", 13);
+        fx_debian_torch(root, false);
+        fx_ldcache(root, LDCACHE, FX_DEBIAN_SYS);
+        modulefile("cuda/12.4", CUDA12_LIB, CUDA12);
+        modulefile("cuda/13.0", CUDA13_LIB, CUDA13);
+        modulefile("cudnn/9.19.0", CUDA13_LIB, NULL);
+        modulefile("nccl/2.21.5", NCCL_LIB, NULL);
+        mp = (struct strv){ 0 };
+        strv_push(&mp, at("mods"));
+        env_make(&e, WORDS(NCCL_LIB, CUDA12_LIB), CUDA12);
+        env_set(&e, "LOADEDMODULES", "cuda/12.4:nccl/2.21.5");
+        diagnose_debian(&e, &mp, &r);
+
+        assert_module(&r, "cudnn/9.19.0", "cudnn", 13, "libcudnn.so.9");
+        m = find_module(&r, "cuda/13.0");
+        ck_assert_msg(m && !strv_contains(&m->provides, "libcudnn.so.9"), "cuda/13.0 provides libcudnn.so.9:\n%s",
+                      dump(&r));
+        ck_assert_msg(r.module_load && streq(r.module_load, "module load cuda/12.4 nccl/2.21.5"), "module_load '%s'",
+                      r.module_load ? r.module_load : "NULL");
+        loaded = strv_join(&r.unavailable, "|");
+        ck_assert_msg(streq(loaded, "no cudnn module for CUDA 12 (cudnn/9.19.0 is for CUDA 13): install cuDNN 9 for "
+                                    "CUDA 12 (libcudnn.so.9) and generate its module, or use a torch built for CUDA 13"),
+                      "unavailable '%s'", loaded);
+        f = assert_finding(&r, DOCTOR_UNRESOLVED, "R1", "libcudnn.so.9", WORDS("no cudnn module for CUDA 12"));
+        ck_assert_msg(!strstr(f->fix, "module load"), "fix suggests the modules loaded: %s", f->fix);
+
+        doctor_report_release(&r);
+        env_release(&e);
+        strv_release(&mp);
+}
+END_TEST
+
+/* CUDA 11's runtime is libcudart.so.11.0: the module's CUDA major is
+ * still known (the suggestion list showed "CUDA ?"). */
+START_TEST(suggestions_know_the_cuda_major_of_a_cuda_11_module)
+{
+        struct doctor_report r;
+        struct strv mp = { 0 };
+
+        fx_cuda_toolkit(root, "sw/cuda/11.8",
+                        &(struct fx_cuda){ .version = "11.8", .release = "11.8.0", .cudart = "11.8.89",
+                                           .nvcc = "11.8.89" });
+        fx_torch(root, TORCH, &(struct fx_torch){ .cuda = "11.8" });
+        modulefile("cuda/11.8", "sw/cuda/11.8/targets/x86_64-linux/lib", "sw/cuda/11.8");
+        strv_push(&mp, at("mods"));
+        diagnose_clean(&mp, &r);
+
+        assert_module(&r, "cuda/11.8", "cuda", 11, "libcublas.so.11");
+        ck_assert_msg(r.module_load && streq(r.module_load, "module load cuda/11.8"), "module_load '%s'",
+                      r.module_load ? r.module_load : "NULL");
+        doctor_report_release(&r);
+        strv_release(&mp);
+}
+END_TEST
+
 /* --- input forms ------------------------------------------------------------------ */
 
 START_TEST(input_torch_lib_dir_is_the_package)
@@ -1719,6 +1823,9 @@ static Suite *doctor_suite(void)
         tcase_add_test(tc, suggestions_include_cudss_of_the_cuda_major);
         tcase_add_test(tc, suggestions_include_cusparselt_of_torchs_cuda_major);
         tcase_add_test(tc, debian_torch_follows_its_libraries_through_the_loader_cache);
+        tcase_add_test(tc, debian_torch_failure_is_oserror_or_importerror_as_python_raises_it);
+        tcase_add_test(tc, suggestions_say_when_no_module_is_for_torchs_cuda_major);
+        tcase_add_test(tc, suggestions_know_the_cuda_major_of_a_cuda_11_module);
         tcase_add_test(tc, input_torch_lib_dir_is_the_package);
         tcase_add_test(tc, input_one_library_file);
         tcase_add_test(tc, input_other_directory_takes_its_libraries);
