@@ -102,8 +102,8 @@ static json_t *report_json(const struct doctor_report *r, const struct strv *mp)
 #define WIDTH 80
 
 /* prefix, then text made safe for a terminal, folded at spaces to WIDTH
- * columns, the later lines indented by indent. A `module load` line is
- * never folded: it is there to be pasted. */
+ * columns, the later lines indented by indent. A `module load` line (up
+ * to a ';') is never folded: it is there to be pasted. */
 static void print_folded(const char *prefix, size_t indent, const char *text)
 {
         _cleanup_free_ char *t = term_escape(text);
@@ -113,7 +113,7 @@ static void print_folded(const char *prefix, size_t indent, const char *text)
 
         fputs(prefix, stdout);
         while (*p) {
-                size_t n = startswith(p, "module load ") ? strlen(p) : strcspn(p, " ");
+                size_t n = startswith(p, "module load ") ? strcspn(p, ";") + (p[strcspn(p, ";")] == ';') : strcspn(p, " ");
 
                 if (!first && col + 1 + n > WIDTH) {
                         printf("\n%*s", (int)indent, "");

@@ -1233,6 +1233,19 @@ static void cudnn_subs(struct doctor *doc, struct cudnn_found *c)
         strv_release(&foreign);
 }
 
+/* The fix for a library of component c of another CUDA major: load its
+ * module of torch's major, or, when there is none, the plain advice. */
+static char *major_fix(const struct doctor_report *r, const struct component *c, const char *article)
+{
+        _cleanup_free_ char *lead = xasprintf("no %s module", c->name);
+
+        for (size_t i = 0; i < r->unavailable.len; i++)
+                if (startswith(r->unavailable.items[i], lead))
+                        return xstrdup(r->unavailable.items[i]);
+        return xasprintf("load %s %s module built for CUDA %lu%s%s", article, c->name, r->built.cuda_major,
+                         r->module_load ? ": " : "", r->module_load ? r->module_load : "");
+}
+
 /* The CUDA major this cuDNN is built for is torch's. */
 static void cudnn_cuda_major(struct doctor *doc, const struct cudnn_found *c)
 {
@@ -1255,9 +1268,7 @@ static void cudnn_cuda_major(struct doctor *doc, const struct cudnn_found *c)
                             "it loads libcublasLt and libnvrtc of CUDA %lu beside torch's CUDA %lu: "
                             "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH or a crash at the first "
                             "convolution (#188892)",
-                            xasprintf("load a cudnn module built for CUDA %lu%s%s", r->built.cuda_major,
-                                      r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
-                            cuda, r->built.cuda_major);
+                            major_fix(r, &component_cudnn, "a"), cuda, r->built.cuda_major);
 }
 
 /* Not older than the build (torch's own rule: the same major, a minor at
@@ -1385,9 +1396,7 @@ static void find_component_cuda_major(struct doctor *doc)
                 add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
                             xasprintf("the %s that resolves ('%s') is built for CUDA %lu, but torch for CUDA %lu",
                                       c->label, path, cuda, r->built.cuda_major),
-                            "%s", xasprintf("load a %s module built for CUDA %lu%s%s", c->name, r->built.cuda_major,
-                                            r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
-                            c->doctor_cuda_major_why);
+                            "%s", major_fix(r, c, "a"), c->doctor_cuda_major_why);
         }
 }
 
@@ -1412,9 +1421,7 @@ static void find_nccl(struct doctor *doc)
                                       "for CUDA %lu", ns, path, cuda, r->built.cuda_major),
                             "NCCL carries its own CUDA runtime: one of another major than torch's "
                             "fails at the first collective (or needs a newer driver than torch)%s",
-                            xasprintf("load an nccl module built for CUDA %lu%s%s", r->built.cuda_major,
-                                      r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
-                            "");
+                            major_fix(r, &component_nccl, "an"), "");
         }
         if (r->built.linked[component_nccl.index] && nccl.count) {
                 struct version b;
