@@ -676,11 +676,13 @@ static void unavailable(struct doctor *doc, const struct candidate *c, size_t n,
                 bool chosen = false;
                 struct strv others = { 0 };
                 unsigned long other_major = 0;
-                _cleanup_free_ char *stem = NULL, *label = NULL, *cuda = NULL;
+                _cleanup_free_ char *stem = NULL, *label = NULL, *cuda = NULL, *what = NULL;
                 struct version v;
 
-                for (size_t i = 0; i < wanted->len && !soname; i++)
-                        if (component_of_soname(wanted->items[i]) == kind)
+                /* The component's own library (libcudart) names it best. */
+                for (size_t i = 0; i < wanted->len; i++)
+                        if (component_of_soname(wanted->items[i]) == kind &&
+                            (!soname || startswith(wanted->items[i], kind->library)))
                                 soname = wanted->items[i];
                 for (size_t i = 0; i < n && soname; i++) {
                         if (!streq(c[i].m->kind, kind->name))
@@ -700,20 +702,20 @@ static void unavailable(struct doctor *doc, const struct candidate *c, size_t n,
                 label = soname_version_parse(soname, stem, &v) >= 0 && v.count && v.n[0]
                                 ? xasprintf("%s %lu", kind->label, v.n[0]) : xstrdup(kind->label);
                 cuda = major ? xasprintf(" for CUDA %lu", major) : xstrdup("");
+                /* "a CUDA 12 toolkit", "cuDNN 9 for CUDA 12". */
+                what = kind->toolkit ? xasprintf("a %s toolkit", label) : xasprintf("%s%s", label, cuda);
                 if (others.len) {
                         struct strbuf sb = STRBUF_INIT;
 
                         strbuf_add_list(&sb, &others, SHOW);
                         strv_push(&r->unavailable,
-                                  xasprintf("no %s module%s (%s %s for CUDA %lu): install %s%s (%s) and generate "
+                                  xasprintf("no %s module%s (%s %s for CUDA %lu): install %s (%s) and generate "
                                             "its module, or use a torch built for CUDA %lu", kind->name, cuda, sb.buf,
-                                            others.len == 1 ? "is" : "are", other_major, label, cuda, soname,
-                                            other_major));
+                                            others.len == 1 ? "is" : "are", other_major, what, soname, other_major));
                         strbuf_release(&sb);
                 } else
-                        strv_push(&r->unavailable,
-                                  xasprintf("no %s module%s: install %s%s (%s) and generate its module", kind->name,
-                                            cuda, label, cuda, soname));
+                        strv_push(&r->unavailable, xasprintf("no %s module%s: install %s (%s) and generate its module",
+                                                             kind->name, cuda, what, soname));
                 strv_release(&others);
         }
 }

@@ -1262,6 +1262,10 @@ START_TEST(suggestions_without_cudnn_module_leave_it_unprovided)
         ck_assert_msg(!strv_contains(&r.unprovided, "libcudart.so.12"), "unprovided '%s'", unprovided);
         ck_assert_msg(streq(chosen, "cuda/12.4 nccl/2.21.5"), "chosen '%s'", chosen);
         ck_assert_msg(find_module(&r, "cudnn/9.1.0") == NULL, "a cudnn module listed");
+        ck_assert_msg(r.unavailable.len == 1 &&
+                              streq(r.unavailable.items[0], "no cudnn module for CUDA 12: install cuDNN 9 for CUDA 12 "
+                                                            "(libcudnn.so.9) and generate its module"),
+                      "unavailable '%s'", r.unavailable.len ? r.unavailable.items[0] : "");
 
         doctor_report_release(&r);
         strv_release(&mp);
@@ -1427,6 +1431,40 @@ START_TEST(suggestions_say_when_no_module_is_for_torchs_cuda_major)
         f = assert_finding(&r, DOCTOR_UNRESOLVED, "R1", "libcudnn.so.9", WORDS("no cudnn module for CUDA 12"));
         ck_assert_msg(!strstr(f->fix, "module load"), "fix suggests the modules loaded: %s", f->fix);
 
+        doctor_report_release(&r);
+        env_release(&e);
+        strv_release(&mp);
+}
+END_TEST
+
+/* Only a CUDA 13 toolkit module for a CUDA 12 torch: the advice says so,
+ * naming the runtime, and cuda/13.0 (it has libcusparse.so.12, CUDA 12's
+ * soname too) is not chosen. */
+START_TEST(suggestions_say_when_no_toolkit_is_for_torchs_cuda_major)
+{
+        _cleanup_free_ char *text = NULL;
+        struct doctor_report r;
+        struct strv mp = { 0 };
+        struct env e;
+
+        cuda13();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("12.4");
+        fx_debian_torch(root, false);
+        fx_ldcache(root, LDCACHE, FX_DEBIAN_SYS);
+        modulefile("cuda/13.0", CUDA13_LIB, CUDA13);
+        modulefile("cudnn/9.1.0", CUDNN91_LIB, NULL);
+        modulefile("nccl/2.21.5", NCCL_LIB, NULL);
+        strv_push(&mp, at("mods"));
+        env_make(&e, NULL, NULL);
+        diagnose_debian(&e, &mp, &r);
+
+        text = strv_join(&r.unavailable, "|");
+        ck_assert_msg(streq(text, "no cuda module for CUDA 12 (cuda/13.0 is for CUDA 13): install a CUDA 12 toolkit "
+                                  "(libcudart.so.12) and generate its module, or use a torch built for CUDA 13"),
+                      "unavailable '%s'", text);
+        ck_assert_msg(r.module_load && streq(r.module_load, "module load cudnn/9.1.0 nccl/2.21.5"), "module_load '%s'",
+                      r.module_load ? r.module_load : "NULL");
         doctor_report_release(&r);
         env_release(&e);
         strv_release(&mp);
@@ -1826,6 +1864,7 @@ static Suite *doctor_suite(void)
         tcase_add_test(tc, debian_torch_failure_is_oserror_or_importerror_as_python_raises_it);
         tcase_add_test(tc, suggestions_say_when_no_module_is_for_torchs_cuda_major);
         tcase_add_test(tc, suggestions_know_the_cuda_major_of_a_cuda_11_module);
+        tcase_add_test(tc, suggestions_say_when_no_toolkit_is_for_torchs_cuda_major);
         tcase_add_test(tc, input_torch_lib_dir_is_the_package);
         tcase_add_test(tc, input_one_library_file);
         tcase_add_test(tc, input_other_directory_takes_its_libraries);
