@@ -2,6 +2,10 @@
  * integration scripts, the README's walk-through and the benchmarks:
  *   mkfixture demo DIR      the bundled demo tree (tests/demo.h)
  *   mkfixture doctor DIR    the doctor walk-through tree (demo_doctor_build)
+ *   mkfixture doctor-debian DIR
+ *                           the same with Debian's torch (demo_doctor_debian_build)
+ *   mkfixture debian-torch DIR
+ *                           Debian's torch alone (fx_debian_torch, RUNPATH)
  *   mkfixture LAYOUT DIR    one layout fixture of tests/layouts.c
  *   mkfixture --list        the names, one per line, then the scan roots (not
  *                           doctor's: tests/modules expects one expectation
@@ -13,12 +17,13 @@
 #include <sys/stat.h>
 
 #include "demo.h"
+#include "fixture.h"
 #include "layouts.h"
 #include "util.h"
 #include "banned.h"
 
 static const struct layout_fixture *chosen;
-static bool doctor;
+static const char *doctor;
 static const char *target;
 
 /* The fixture builders report failures through Check, so they run as the
@@ -27,8 +32,12 @@ START_TEST(build)
 {
         if (chosen)
                 chosen->build(target);
-        else if (doctor)
+        else if (doctor && streq(doctor, "doctor"))
                 demo_doctor_build(target);
+        else if (doctor && streq(doctor, "doctor-debian"))
+                demo_doctor_debian_build(target);
+        else if (doctor)
+                fx_debian_torch(target, true);
         else
                 demo_build(target);
 }
@@ -72,10 +81,12 @@ int main(int argc, char **argv)
                 return 0;
         }
         if (argc != 3 || argv[1][0] == '-') {
-                fputs("usage: mkfixture demo|doctor|LAYOUT DIR | mkfixture --list\n", stderr);
+                fputs("usage: mkfixture demo|doctor|doctor-debian|debian-torch|LAYOUT DIR | mkfixture --list\n",
+                      stderr);
                 return 2;
         }
-        doctor = streq(argv[1], "doctor");
+        if (streq(argv[1], "doctor") || streq(argv[1], "doctor-debian") || streq(argv[1], "debian-torch"))
+                doctor = argv[1];
         if (!streq(argv[1], "demo") && !doctor && !(f = layout_fixture_find(argv[1]))) {
                 fprintf(stderr, "mkfixture: no fixture '%s' (see --list)\n", argv[1]);
                 return 2;
