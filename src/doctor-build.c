@@ -510,10 +510,10 @@ static char *component_fix(struct build *b, enum build_id id)
                 return xasprintf("%s (a %s%s), or set %s=0 to build without it", load, c->label, cuda,
                                  c->option ? c->option : "USE_CUDA");
         if (c->option)
-                return xasprintf("install a %s%s and set %s to its prefix, or set %s=0 to build without it%s",
+                return xasprintf("install %s%s and set %s to its prefix, or set %s=0 to build without it%s",
                                  c->label, cuda, var ? var : "CMAKE_PREFIX_PATH", c->option,
                                  no_mp ? " (give --modulepath to have cudamod name a module)" : "");
-        return xasprintf("install a %s%s%s", c->label, cuda,
+        return xasprintf("install %s%s%s", c->label, cuda,
                          no_mp ? " (give --modulepath to have cudamod name a module)" : "");
 }
 
@@ -1024,6 +1024,22 @@ static void cupti_find(struct build *b)
                                                   b->root));
 }
 
+/* Whether the environment asks for the component: cuDNN always (PyTorch
+ * builds with it by default, and a build without is rarely meant), else
+ * its USE_* set on, its root variable set, or a module of it loaded. */
+static bool wanted(const struct build *b, enum build_id id)
+{
+        const struct build_component *c = &b->r->c[id];
+        const char *var = root_variable(id);
+
+        if (id == BUILD_CUDNN || (c->option && getv(b, c->option)) || (var && getv(b, var)))
+                return true;
+        for (size_t i = 0; i < b->r->loaded.len; i++)
+                if (startswith(b->r->loaded.items[i], c->name) && b->r->loaded.items[i][strlen(c->name)] == '/')
+                        return true;
+        return false;
+}
+
 /* What a library found says: versions, CUDA major, installs; the findings. */
 static void library_check(struct build *b, enum build_id id, const char *stem, bool mismatch_fatal)
 {
@@ -1049,7 +1065,7 @@ static void library_check(struct build *b, enum build_id id, const char *stem, b
                                             xasprintf("USE_SYSTEM_NCCL is on, but no NCCL %s is found", missing),
                                             component_fix(b, id),
                                             "cmake stops: find_package(NCCL REQUIRED) fails");
-                        else
+                        else if (wanted(b, id))
                                 add_finding(b->r, BUILD_OPTION_OFF,
                                             xasprintf("no %s %s is found: PyTorch turns %s off", c->label, missing,
                                                       c->option),
@@ -1059,6 +1075,11 @@ static void library_check(struct build *b, enum build_id id, const char *stem, b
                                                       "option off\"): the torch built has no cuDNN (slow "
                                                       "convolutions, torch.backends.cudnn.is_available() False)"
                                                     : "cmake only says so in its output: the torch built lacks it");
+                        else
+                                strv_push(&b->r->notes,
+                                          xasprintf("%s: none found, so PyTorch turns %s off (nothing asked for it; "
+                                                    "set %s=0 to say so, or load a %s module to have it)",
+                                                    c->label, c->option, c->option, c->label));
                 }
                 return;
         }
