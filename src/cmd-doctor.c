@@ -370,7 +370,8 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
 const struct command cmd_doctor = {
         .name = "doctor",
         .summary = "diagnose a PyTorch build against the environment and the modules",
-        .usage = "doctor [--modulepath DIR] [--trust-modulefiles] [--json] PATH...",
+        .usage = "doctor [--modulepath DIR] [--trust-modulefiles] [--json] PATH...\n"
+                 "       cudamod doctor --build [--modulepath DIR] [--trust-modulefiles] [--json]",
         .help = "PATH is a torch package directory (site-packages/torch, or its lib/),\n"
                 "another directory of shared libraries, or library files. For each\n"
                 "library: what it needs (DT_NEEDED) and where each need resolves now\n"
@@ -411,9 +412,18 @@ const struct command cmd_doctor = {
                 "                    evaluate Tcl modulefiles, running what they say\n"
                 "                    as you\n"
                 "  --json            print one JSON document (format 1)\n"
+                "  --build           no PATH: what a PyTorch source build (python setup.py\n"
+                "                    develop) in this shell would pick, emulating its\n"
+                "                    CMake searches (FindCUDA, FindCUDAToolkit, FindCUDNN,\n"
+                "                    FindNCCL, cuSPARSELt, cuDSS, MAGMA, NVSHMEM, CUPTI):\n"
+                "                    each header and library, its version and CUDA\n"
+                "                    major, the variable or default it came from, and\n"
+                "                    the problems: cuda-major, mixed-install,\n"
+                "                    default-path, option-off, conflicting-cuda,\n"
+                "                    no-cuda-compiler, host-compiler, stubs, no-toolkit\n"
                 "\n"
                 "Exit status: 0 nothing wrong, 1 a problem found, 2 usage error.\n",
-        .min_args = 0,
+        .min_args = 1,
         .max_args = -1,
         .run = run_doctor,
 };

@@ -41,6 +41,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -874,6 +875,65 @@ START_TEST(stubs_on_ld_library_path)
 }
 END_TEST
 
+/* --- the command ------------------------------------------------------------------------------------------------------ */
+
+START_TEST(command_exit_status_and_json)
+{
+        struct env e;
+        struct run_result r;
+        _cleanup_free_ char *test_root = xasprintf("CUDAMOD_TEST_ROOT=%s", root);
+        json_t *doc;
+        json_error_t jerr;
+
+        tree();
+        usr_local_cuda();
+        env_init(&e);
+        env_cuda(&e, CUDA11, "cuda/11.8");
+        env_others_off(&e);
+        strv_add(&e.items, test_root);
+        strv_add(&e.items, "LC_ALL=C");
+        run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", "--json", NULL },
+                    (const char *const *)e.items.items);
+        ck_assert_msg(r.status == 1, "exit %d: %s%s", r.status, r.out, r.err);
+        doc = json_loads(r.out, 0, &jerr);
+        ck_assert_msg(doc, "not JSON (%s): %s", jerr.text, r.out);
+        ck_assert_str_eq(json_string_value(json_object_get(doc, "mode")), "build");
+        ck_assert_str_eq(json_string_value(json_object_get(doc, "status")), "problems");
+        ck_assert_uint_eq(json_array_size(json_object_get(doc, "components")), N_BUILD);
+        {
+                json_t *cudnn = json_array_get(json_object_get(doc, "components"), BUILD_CUDNN);
+                json_t *lib = json_object_get(cudnn, "library");
+
+                ck_assert_str_eq(json_string_value(json_object_get(cudnn, "name")), "cudnn");
+                ck_assert_int_eq(json_integer_value(json_object_get(cudnn, "cuda_major")), 13);
+                ck_assert_str_eq(json_string_value(json_object_get(lib, "from")), "default /usr/local + cuda/lib64");
+                ck_assert(json_is_true(json_object_get(lib, "default")));
+        }
+        json_decref(doc);
+        run_result_release(&r);
+
+        /* The text report; exit 0 when nothing is wrong. */
+        run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", NULL },
+                    (const char *const *)e.items.items);
+        ck_assert_msg(r.status == 1 && strstr(r.out, "default /usr/local + cuda/lib64") &&
+                              strstr(r.out, "[cuda-major]") && strstr(r.out, "USE_CUDNN=0"),
+                      "exit %d: %s%s", r.status, r.out, r.err);
+        run_result_release(&r);
+        strv_add(&e.items, "USE_CUDNN=0");
+        run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", NULL },
+                    (const char *const *)e.items.items);
+        ck_assert_msg(r.status == 0 && strstr(r.out, "nothing wrong found"), "exit %d: %s%s", r.status, r.out, r.err);
+        run_result_release(&r);
+
+        /* A PATH with --build: usage error. */
+        run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", "/x", NULL },
+                    (const char *const *)e.items.items);
+        ck_assert_msg(r.status == 2 && !*r.out, "exit %d: %s%s", r.status, r.out, r.err);
+        run_result_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
 static Suite *suite(void)
 {
         Suite *s = suite_create("doctor-build");
@@ -891,6 +951,7 @@ static Suite *suite(void)
         tcase_add_test(tc, nothing_loaded);
         tcase_add_test(tc, host_compiler_refused);
         tcase_add_test(tc, stubs_on_ld_library_path);
+        tcase_add_test(tc, command_exit_status_and_json);
         suite_add_tcase(s, tc);
         return s;
 }
