@@ -86,47 +86,58 @@ static void folded(const char *prefix, const char *text)
         putchar('\n');
 }
 
-static void print_hit(const char *what, const struct build_hit *h, const char *extra)
+/* "PATH  (from)", or the hit's absence. */
+static char *hit_text(const struct build_hit *h)
 {
         _cleanup_free_ char *p = term_escape(h->path), *f = term_escape(h->from ? h->from : "?");
 
-        printf("      %-8s %s\n", what, p);
-        printf("      %-8s from %s%s%s\n", "", f, extra ? ", " : "", extra ? extra : "");
+        return xasprintf("%s  (%s)", p, f);
 }
 
 static void print_build(const struct build_report *r, const struct strv *mp, const struct global_options *g)
 {
         _cleanup_free_ char *loaded = strv_join(&r->loaded, " ");
 
-        printf("what `python setup.py develop` would configure with here (PyTorch's CMake search emulated)\n");
+        printf("what `python setup.py develop` would find here (PyTorch's CMake searches emulated)\n");
         folded("  modules loaded: ", *loaded ? loaded : "(none)");
         for (size_t i = 0; i < N_BUILD; i++) {
                 const struct build_component *c = &r->c[i];
                 _cleanup_free_ char *v = term_escape(c->version ? c->version : c->library_version ? c->library_version : "");
-                _cleanup_free_ char *state = NULL;
+                _cleanup_free_ char *cuda = c->cuda_major && i != BUILD_CUDART ? xasprintf("  for CUDA %lu", c->cuda_major)
+                                                                              : xstrdup("");
+                bool one = i == BUILD_TOOLKIT || i == BUILD_NVCC || i == BUILD_HOST;
 
-                if (streq(c->state, "found"))
-                        state = xstrdup("");
-                else if (streq(c->state, "bundled"))
-                        state = xstrdup("bundled: third_party/nccl is built (USE_SYSTEM_NCCL is off)");
-                else if (streq(c->state, "off"))
-                        state = xasprintf("off (%s)", c->option ? c->option : "USE_KINETO");
-                else
-                        state = xstrdup(c->state);
-                printf("  %-14s %-10s %s\n", c->label, v, state);
-                if (c->prefix && i == BUILD_TOOLKIT) {
-                        _cleanup_free_ char *p = term_escape(c->prefix);
-                        printf("      %-8s %s\n", "root", p);
+                if (streq(c->state, "bundled")) {
+                        printf("  %-14s bundled: third_party/nccl is built (USE_SYSTEM_NCCL is off)\n", c->label);
+                        continue;
                 }
-                if (c->header.path && i != BUILD_TOOLKIT)
-                        print_hit("header", &c->header, NULL);
+                if (streq(c->state, "off")) {
+                        printf("  %-14s off (%s)\n", c->label, c->option ? c->option : "USE_KINETO");
+                        continue;
+                }
+                if (streq(c->state, "not searched") || (!c->library.path && !c->header.path)) {
+                        printf("  %-14s %s%s%s%s\n", c->label, c->state,
+                               c->option && streq(c->state, "not found") ? " (" : "",
+                               c->option && streq(c->state, "not found") ? c->option : "",
+                               c->option && streq(c->state, "not found") ? " goes off)" : "");
+                        continue;
+                }
+                if (one || (i == BUILD_CUDART && !c->header.path)) {
+                        _cleanup_free_ char *t = c->library.path ? hit_text(&c->library) : xstrdup(c->state);
+                        printf("  %-14s %-10s %s%s\n", c->label, v, t, cuda);
+                        continue;
+                }
+                if (streq(c->state, "found"))
+                        printf("  %-14s %-10s%s\n", c->label, v, cuda);
+                else
+                        printf("  %-14s %s%s%s\n", c->label, c->state, *v ? " " : "", v);
+                if (c->header.path) {
+                        _cleanup_free_ char *t = hit_text(&c->header);
+                        printf("      header   %s\n", t);
+                }
                 if (c->library.path) {
-                        _cleanup_free_ char *cuda = c->cuda_major ? xasprintf("for CUDA %lu", c->cuda_major) : NULL;
-                        const char *what = i == BUILD_TOOLKIT || i == BUILD_NVCC ? "nvcc"
-                                           : i == BUILD_HOST                     ? "compiler"
-                                                                                 : "library";
-
-                        print_hit(what, &c->library, cuda);
+                        _cleanup_free_ char *t = hit_text(&c->library);
+                        printf("      library  %s\n", t);
                 }
         }
         if (r->n_findings) {

@@ -55,6 +55,7 @@ struct build {
         bool discovered;
         struct module_unit *units;
         size_t n_units;
+        struct strv unasked;  /* the USE_* of what nothing asks for and nothing has */
 };
 
 /* --- environment ------------------------------------------------------------ */
@@ -1076,10 +1077,7 @@ static void library_check(struct build *b, enum build_id id, const char *stem, b
                                                       "convolutions, torch.backends.cudnn.is_available() False)"
                                                     : "cmake only says so in its output: the torch built lacks it");
                         else
-                                strv_push(&b->r->notes,
-                                          xasprintf("%s: none found, so PyTorch turns %s off (nothing asked for it; "
-                                                    "set %s=0 to say so, or load a %s module to have it)",
-                                                    c->label, c->option, c->option, c->label));
+                                strv_add(&b->unasked, c->option);
                 }
                 return;
         }
@@ -1266,7 +1264,15 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
                 cupti_find(&b);
         else
                 ret->c[BUILD_CUPTI].state = "off";
+        if (b.unasked.len) {
+                _cleanup_free_ char *list = strv_join(&b.unasked, ", "), *zeros = strv_join(&b.unasked, "=0 ");
+
+                strv_push(&ret->notes, xasprintf("nothing asks for them and none is found, so PyTorch turns %s off "
+                                                 "(set %s=0 to say so, or load their modules)",
+                                                 list, zeros));
+        }
 done:
+        strv_release(&b.unasked);
         for (size_t i = 0; i < b.n_units; i++)
                 module_unit_release(&b.units[i]);
         free(b.units);
