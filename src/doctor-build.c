@@ -593,9 +593,15 @@ static bool under_dir(const char *path, const char *dir)
 
 /* --- the toolkit --------------------------------------------------------------------- */
 
-static void toolkit_find(struct build *b)
+static char *same_toolkit(const char *a, const char *b)
 {
-        struct build_component *c = &b->r->c[BUILD_TOOLKIT];
+        _cleanup_free_ char *ra = a ? realpath(a, NULL) : NULL, *rb = b ? realpath(b, NULL) : NULL;
+
+        return ra && rb && streq(ra, rb) ? xstrdup(ra) : NULL;
+}
+
+static void toolkit_search(struct build *b, bool use_home, struct build_hit *ret)
+{
         /* FindCUDA (PyTorch's cmake/Modules_CUDA_fix/upstream/FindCUDA.cmake):
          * find_program(nvcc PATHS ENV CUDA_TOOLKIT_ROOT ENV CUDA_PATH
          * ENV CUDA_BIN_PATH PATH_SUFFIXES bin bin64 NO_DEFAULT_PATH), then
@@ -606,9 +612,10 @@ static void toolkit_find(struct build *b)
         const char *nvcc[] = { "nvcc", NULL };
         _cleanup_free_ char *opt = rooted(b, "/opt/cuda/bin");
         const char *opt_paths[] = { opt, NULL };
-        const char *home = getv(b, "CUDA_HOME");
+        const char *home = use_home ? getv(b, "CUDA_HOME") : NULL;
 
-        for (size_t i = 0; vars[i] && !c->library.path; i++) {
+        *ret = (struct build_hit){ 0 };
+        for (size_t i = 0; vars[i] && !ret->path; i++) {
                 const char *v = getv(b, vars[i]);
                 /* setup.py before PyTorch 2.8 passed CUDA_HOME as CUDA_BIN_PATH. */
                 const char *from = vars[i];
@@ -623,16 +630,41 @@ static void toolkit_find(struct build *b)
                          &(struct find){ .kind = FIND_PROGRAM, .names = nvcc, .suffixes = bin_suffixes,
                                          .hints = (const char *const[]){ v, NULL }, .hints_from = from,
                                          .no_default = true },
-                         NULL, &c->library);
+                         NULL, ret);
         }
-        if (!c->library.path) {
-                hit_release(&c->library);
+        if (!ret->path) {
+                hit_release(ret);
                 find_run(b,
                          &(struct find){ .kind = FIND_PROGRAM, .names = nvcc, .suffixes = cuda_bin,
                                          .paths = opt_paths, .paths_from = "default /opt/cuda/bin" },
-                         NULL, &c->library);
-                if (c->library.path && streq(c->library.from, "default /opt/cuda/bin"))
-                        c->library.fallback = true;
+                         NULL, ret);
+                if (ret->path && streq(ret->from, "default /opt/cuda/bin"))
+                        ret->fallback = true;
+        }
+}
+
+static void toolkit_find(struct build *b)
+{
+        struct build_component *c = &b->r->c[BUILD_TOOLKIT];
+
+        toolkit_search(b, true, &c->library);
+        /* PyTorch 2.8 and later no longer pass CUDA_HOME on (PR #145822). */
+        if (c->library.path && startswith(c->library.from, "CUDA_HOME")) {
+                struct build_hit newer;
+                _cleanup_free_ char *same = NULL;
+
+                toolkit_search(b, false, &newer);
+                same = newer.path ? same_toolkit(newer.path, c->library.path) : NULL;
+                if (!same)
+                        strv_push(&b->r->notes,
+                                  newer.path ? xasprintf("the toolkit comes from CUDA_HOME, which setup.py passes as "
+                                                         "CUDA_BIN_PATH only before PyTorch 2.8; a newer tree takes "
+                                                         "'%s' (from %s): set CUDA_PATH too",
+                                                         newer.path, newer.from)
+                                             : xstrdup("the toolkit comes from CUDA_HOME, which setup.py passes as "
+                                                       "CUDA_BIN_PATH only before PyTorch 2.8; a newer tree finds no "
+                                                       "toolkit: set CUDA_PATH too"));
+                hit_release(&newer);
         }
         if (!c->library.path) {
                 hit_release(&c->library);
@@ -703,12 +735,6 @@ static void nvcc_find(struct build *b)
         c->state = "found";
 }
 
-static char *same_toolkit(const char *a, const char *b)
-{
-        _cleanup_free_ char *ra = a ? realpath(a, NULL) : NULL, *rb = b ? realpath(b, NULL) : NULL;
-
-        return ra && rb && streq(ra, rb) ? xstrdup(ra) : NULL;
-}
 
 static void nvcc_check(struct build *b)
 {

@@ -575,7 +575,26 @@ START_TEST(cuda_only)
         ck_assert_msg(strstr(f->what, "USE_CUDNN off"), "%s", f->what);
         ck_assert_msg(strstr(f->fix, "USE_CUDNN=0"), "%s", f->fix);
         ck_assert_uint_eq(r.n_findings, 1);
+        {
+                _cleanup_free_ char *notes = strv_join(&r.notes, "\n");
+                ck_assert_msg(!strstr(notes, "PyTorch 2.8"), "%s", notes);
+        }
         compare_with_cmake(&e, &r);
+        build_report_release(&r);
+        strv_release(&e.items);
+
+        /* CUDA_HOME alone (no nvcc on PATH): only setup.py before 2.8
+         * passes it on; a newer tree finds no toolkit, which is said. */
+        env_init(&e);
+        env_set(&e, "PATH", "/usr/bin:/bin");
+        env_dir(&e, "CUDA_HOME", CUDA11);
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        assert_hit(&r, &r.c[BUILD_TOOLKIT].library, CUDA11 "/bin/nvcc", "CUDA_HOME (as CUDA_BIN_PATH)");
+        {
+                _cleanup_free_ char *notes = strv_join(&r.notes, "\n");
+                ck_assert_msg(strstr(notes, "before PyTorch 2.8") && strstr(notes, "set CUDA_PATH"), "%s", notes);
+        }
         build_report_release(&r);
         strv_release(&e.items);
 }
