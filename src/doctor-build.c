@@ -49,6 +49,7 @@ struct build {
         char *arch;          /* CMAKE_LIBRARY_ARCHITECTURE ("x86_64-linux-gnu"), or NULL */
         bool lib64;          /* FIND_LIBRARY_USE_LIB64_PATHS (not Debian, not Arch) */
         char *root;          /* CUDA_TOOLKIT_ROOT_DIR (FindCUDA's), or NULL */
+        char *top;           /* FindCUDAToolkit's root for it (nvcc -v's TOP) */
         struct appended *app;
         size_t n_app;
         /* the modulepath's units, evaluated on first use */
@@ -581,6 +582,74 @@ static char *install_of(const char *path)
         return d;
 }
 
+/* What `nvcc ARG...` prints (stdout and stderr), run as CMake runs it
+ * (FindCUDAToolkit: `nvcc -v __cmake_determine_cuda`, `nvcc --version`);
+ * NULL when it does not start. */
+static char *nvcc_says(const struct build *b, const char *nvcc, const char *a1, const char *a2)
+{
+        char *argv[] = { (char *)nvcc, (char *)a1, (char *)a2, NULL };
+        _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
+        _cleanup_free_ char *tmp = NULL;
+
+        if (process_run(nvcc, argv, b->env, "/", HOST_TIMEOUT, &c) < 0 || c.exec_errno)
+                return NULL;
+        return xasprintf("%s\n%s", c.out.buf ? c.out.buf : "", c.err.buf ? c.err.buf : "");
+}
+
+/* The toolkit root FindCUDAToolkit takes for this nvcc: the `#$ TOP=` of
+ * `nvcc -v` (a wrapper script or a link in /usr/local/bin leads to the real
+ * toolkit), else the nvcc's directory's parent. */
+static char *nvcc_top(const struct build *b, const char *nvcc)
+{
+        _cleanup_free_ char *out = nvcc_says(b, nvcc, "-v", "__cmake_determine_cuda");
+        const char *p = out ? strstr(out, "#$ TOP=") : NULL;
+
+        if (p) {
+                _cleanup_free_ char *top = xstrndup(p + 7, strcspn(p + 7, "\r\n"));
+                _cleanup_free_ char *bin = path_join(top, "bin");
+                _cleanup_free_ char *abs = path_absolute(bin);
+                _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+                /* get_filename_component(ABSOLUTE) drops "." and "..". */
+                for (const char *q = abs; *q;) {
+                        size_t n;
+
+                        while (*q == '/')
+                                q++;
+                        n = strcspn(q, "/");
+                        if (n == 2 && q[0] == '.' && q[1] == '.') {
+                                while (sb.len && sb.buf[sb.len - 1] != '/')
+                                        sb.len--;
+                                if (sb.len)
+                                        sb.len--;
+                                sb.buf[sb.len] = '\0';
+                        } else if (n && !(n == 1 && q[0] == '.')) {
+                                strbuf_addch(&sb, '/');
+                                strbuf_add(&sb, q, n);
+                        }
+                        q += n;
+                }
+                return path_dirname(sb.len ? sb.buf : "/");
+        }
+        {
+                _cleanup_free_ char *bin = path_dirname(nvcc);
+                return path_dirname(bin);
+        }
+}
+
+/* "13.0" from `nvcc --version` (" V13.0.88"), or NULL. */
+static char *nvcc_version(const struct build *b, const char *nvcc)
+{
+        _cleanup_free_ char *out = nvcc_says(b, nvcc, "--version", NULL);
+        const char *p = out ? strstr(out, " V") : NULL;
+        struct version v;
+        const char *end;
+
+        if (!p || version_parse_prefix(p + 2, &v, &end) < 0 || v.count < 2)
+                return NULL;
+        return version_to_string(&v, 2);
+}
+
 /* path is dir or below it. */
 static bool under_dir(const char *path, const char *dir)
 {
@@ -677,7 +746,12 @@ static void toolkit_find(struct build *b)
                 c->prefix = path_dirname(bin);
         }
         b->root = xstrdup(c->prefix);
+        b->top = nvcc_top(b, c->library.path);
         c->version = doctor_toolkit_version(c->prefix);
+        if (!c->version)
+                c->version = doctor_toolkit_version(b->top);
+        if (!c->version)
+                c->version = nvcc_version(b, c->library.path);
         c->header.path = path_join(c->prefix, "include/cuda.h");
         if (access(c->header.path, F_OK) < 0)
                 free(TAKE_PTR(c->header.path));
@@ -732,6 +806,8 @@ static void nvcc_find(struct build *b)
                 c->prefix = path_dirname(bin);
         }
         c->version = doctor_toolkit_version(c->prefix);
+        if (!c->version)
+                c->version = nvcc_version(b, c->library.path);
         c->state = "found";
 }
 
@@ -858,7 +934,8 @@ static void cudart_find(struct build *b)
                 c->state = "not searched";
                 return;
         }
-        c->header.path = path_join(b->root, "include/cuda_runtime.h");
+        c->prefix = xstrdup(b->top);
+        c->header.path = path_join(b->top, "include/cuda_runtime.h");
         if (access(c->header.path, F_OK) < 0)
                 free(TAKE_PTR(c->header.path));
         else
@@ -868,7 +945,7 @@ static void cudart_find(struct build *b)
         saved = b->app;
         b->app = xcalloc(b->n_app + 1, sizeof(*b->app));
         memcpy(b->app, saved, b->n_app * sizeof(*b->app));
-        b->app[b->n_app] = (struct appended){ .prefix = b->root, .from = (char *)"CUDAToolkit_ROOT_DIR (appended)" };
+        b->app[b->n_app] = (struct appended){ .prefix = b->top, .from = (char *)"CUDAToolkit_ROOT_DIR (appended)" };
         b->n_app++;
         {
                 _cleanup_free_ char *rootvar = xasprintf("CUDAToolkit_ROOT=%s", b->root);
@@ -1309,6 +1386,7 @@ done:
         free(b.app);
         free(b.arch);
         free(b.root);
+        free(b.top);
         return 0;
 }
 

@@ -53,7 +53,8 @@ struct build_component {
         const char *label;         /* static: "cuDNN" */
         const char *option;        /* static: "USE_CUDNN", or NULL */
         const char *state;         /* static: "found", "not found", "off", "bundled", "not searched" */
-        char *prefix;              /* the toolkit's root (toolkit, nvcc), or NULL */
+        char *prefix;              /* the toolkit's root (toolkit, nvcc; cudart: FindCUDAToolkit's,
+                                    * the `#$ TOP=` of `nvcc -v`), or NULL */
         struct build_hit header, library;
         char *version;             /* from its header (toolkit: version.json/txt, cuda.h; host: "GCC 12.2.0") */
         char *library_version;     /* from the library's file name, or NULL */

@@ -452,8 +452,8 @@ static void compare_with_cmake(const struct env *e, const struct build_report *r
         if (!cmake_run(e, &p))
                 return;
         same_file("FindCUDA's nvcc", p.nvcc, r->c[BUILD_TOOLKIT].library.path, text);
-        if (r->c[BUILD_TOOLKIT].prefix)
-                bin = path_join(r->c[BUILD_TOOLKIT].prefix, "bin");
+        if (r->c[BUILD_CUDART].prefix)
+                bin = path_join(r->c[BUILD_CUDART].prefix, "bin");
         same_file("CUDAToolkit_BIN_DIR", p.bin_dir, bin, text);
         if (r->c[BUILD_CUDART].header.path)
                 inc = path_dirname(r->c[BUILD_CUDART].header.path);
@@ -840,6 +840,27 @@ START_TEST(nothing_loaded)
         ASSERT_FINDING(&r, BUILD_NO_CUDA_COMPILER, NULL);
         compare_with_cmake(&e, &r);
         build_report_release(&r);
+
+        /* A wrapper /usr/local/bin/nvcc (this project's machines have one):
+         * FindCUDA's root is /usr/local (the default prefix's bin comes
+         * before its cuda/bin), FindCUDAToolkit's is the `#$ TOP=` that
+         * `nvcc -v` prints. */
+        {
+                _cleanup_free_ char *top = at(CUDA13 "/bin/..");
+                _cleanup_free_ char *wrapper = xasprintf(
+                        "#!/bin/sh\nif [ \"$1\" = -v ]; then echo '#$ TOP=%s' >&2; exit 1; fi\n"
+                        "echo 'Cuda compilation tools, release 13.0, V13.0.88'\n", top);
+                _cleanup_free_ char *path = at("usr/local/bin/nvcc"), *want_top = at(CUDA13);
+
+                fx_write(root, "usr/local/bin/nvcc", wrapper);
+                ck_assert(chmod(path, 0755) == 0);
+                run_build(&e, NULL, &r);
+                assert_hit(&r, &r.c[BUILD_TOOLKIT].library, "usr/local/bin/nvcc", "default /usr/local + bin");
+                ck_assert_str_eq(r.c[BUILD_CUDART].prefix, want_top);
+                ck_assert_str_eq(r.cuda_version, "13.0");
+                compare_with_cmake(&e, &r);
+                build_report_release(&r);
+        }
         strv_release(&e.items);
 }
 END_TEST
