@@ -508,12 +508,14 @@ static char *component_fix(struct build *b, enum build_id id)
         _cleanup_free_ char *cuda = b->r->cuda_major ? xasprintf(" for CUDA %lu", b->r->cuda_major) : xstrdup("");
         bool no_mp = !b->o->modulepath || !b->o->modulepath->len;
 
+        const char *without = id == BUILD_NCCL ? "to build the bundled NCCL instead" : "to build without it";
+
         if (load)
-                return xasprintf("%s (a %s%s), or set %s=0 to build without it", load, c->label, cuda,
-                                 c->option ? c->option : "USE_CUDA");
+                return xasprintf("%s (a %s%s), or set %s=0 %s", load, c->label, cuda,
+                                 c->option ? c->option : "USE_CUDA", without);
         if (c->option)
-                return xasprintf("install %s%s and set %s to its prefix, or set %s=0 to build without it%s",
-                                 c->label, cuda, var ? var : "CMAKE_PREFIX_PATH", c->option,
+                return xasprintf("install %s%s and set %s to its prefix, or set %s=0 %s%s", c->label, cuda,
+                                 var ? var : "CMAKE_PREFIX_PATH", c->option, without,
                                  no_mp ? " (give --modulepath to have cudamod name a module)" : "");
         return xasprintf("install %s%s%s", c->label, cuda,
                          no_mp ? " (give --modulepath to have cudamod name a module)" : "");
@@ -589,7 +591,6 @@ static char *nvcc_says(const struct build *b, const char *nvcc, const char *a1, 
 {
         char *argv[] = { (char *)nvcc, (char *)a1, (char *)a2, NULL };
         _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
-        _cleanup_free_ char *tmp = NULL;
 
         if (process_run(nvcc, argv, b->env, "/", HOST_TIMEOUT, &c) < 0 || c.exec_errno)
                 return NULL;
@@ -622,7 +623,8 @@ static char *nvcc_top(const struct build *b, const char *nvcc)
                                         sb.len--;
                                 if (sb.len)
                                         sb.len--;
-                                sb.buf[sb.len] = '\0';
+                                if (sb.alloc)
+                                        sb.buf[sb.len] = '\0';
                         } else if (n && !(n == 1 && q[0] == '.')) {
                                 strbuf_addch(&sb, '/');
                                 strbuf_add(&sb, q, n);
@@ -1225,9 +1227,8 @@ static void library_check(struct build *b, enum build_id id, const char *stem, b
                                               c->label, c->header.path, c->version ? c->version : "?", c->header.from,
                                               c->library.path, c->library_version ? c->library_version : "?",
                                               c->library.from),
-                                    xasprintf("set %s to the one install (it is searched first for both)%s",
-                                              root_variable(id) ? root_variable(id) : "CMAKE_PREFIX_PATH",
-                                              mismatch_fatal ? "" : ""),
+                                    xasprintf("set %s to the one install (it is searched first for both)",
+                                              root_variable(id) ? root_variable(id) : "CMAKE_PREFIX_PATH"),
                                     "%s", versions_differ ? "the build compiles against one version and links "
                                                             "another: undefined symbols, or wrong results"
                                                           : "the build compiles against one install and links "

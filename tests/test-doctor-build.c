@@ -608,7 +608,6 @@ START_TEST(cuda11_cudnn_in_usr_local_cuda)
         struct env e;
         struct strv mp;
         const struct doctor_finding *f;
-        _cleanup_free_ char *ulc = at("usr/local");
 
         tree();
         usr_local_cuda();
@@ -641,7 +640,6 @@ START_TEST(cuda11_cudnn_in_usr_local_cuda)
         build_report_release(&r);
         strv_release(&mp);
         strv_release(&e.items);
-        (void)ulc;
 }
 END_TEST
 
