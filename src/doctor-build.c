@@ -946,7 +946,8 @@ static void cudart_find(struct build *b)
          * this search only. */
         saved = b->app;
         b->app = xcalloc(b->n_app + 1, sizeof(*b->app));
-        memcpy(b->app, saved, b->n_app * sizeof(*b->app));
+        if (b->n_app)
+                memcpy(b->app, saved, b->n_app * sizeof(*b->app));
         b->app[b->n_app] = (struct appended){ .prefix = b->top, .from = (char *)"CUDAToolkit_ROOT_DIR (appended)" };
         b->n_app++;
         {
