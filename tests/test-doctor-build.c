@@ -597,6 +597,21 @@ START_TEST(cuda_only)
         }
         build_report_release(&r);
         strv_release(&e.items);
+
+        /* cuda/13.0, whose toolkit holds a cuDNN: FindCUDNN appends
+         * CUDA_TOOLKIT_ROOT_DIR to CMAKE_PREFIX_PATH, so that one is found
+         * (through the toolkit's lib64 link), for the right major. */
+        env_init(&e);
+        env_cuda(&e, CUDA13, "cuda/13.0");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        assert_hit(&r, &r.c[BUILD_CUDNN].header, CUDA13 "/include/cudnn.h", "CUDA_TOOLKIT_ROOT_DIR (appended)");
+        assert_hit(&r, &r.c[BUILD_CUDNN].library, CUDA13 "/lib64/libcudnn.so", "CUDA_TOOLKIT_ROOT_DIR (appended)");
+        ck_assert_uint_eq(r.c[BUILD_CUDNN].cuda_major, 13);
+        ck_assert_uint_eq(r.n_findings, 0);
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+        strv_release(&e.items);
 }
 END_TEST
 
