@@ -665,7 +665,7 @@ START_TEST(cudnn_header_and_library_apart)
         struct build_report r;
         struct env e;
         const struct doctor_finding *f;
-        _cleanup_free_ char *deblib = xasprintf("usr/lib/%s", arch);
+        _cleanup_free_ char *deblib = xasprintf("lib/%s", arch);
 
         tree();
         /* Debian's libcudnn8-dev: /usr/include/cudnn*.h, /usr/lib/<arch>. */
@@ -695,6 +695,37 @@ START_TEST(cudnn_header_and_library_apart)
         ck_assert_str_eq(r.c[BUILD_CUDNN].version, "9.1.0");
         compare_with_cmake(&e, &r);
         build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* Debian's cuDNN for the right major, found only in /usr: a default-path
+ * finding that names the module instead. */
+START_TEST(cudnn_only_in_system_dirs)
+{
+        struct build_report r;
+        struct env e;
+        struct strv mp;
+        const struct doctor_finding *f;
+        _cleanup_free_ char *deblib = xasprintf("lib/%s", arch), *libpath = NULL;
+        _cleanup_free_ char *from = xasprintf("default /usr + lib/%s", arch);
+
+        tree();
+        modulepath(&mp);
+        fx_cudnn(root, "usr", &(struct fx_cudnn){ .version = "8.9.7", .cuda_major = 12, .lib = deblib });
+        env_init(&e);
+        env_cuda(&e, CUDA12, "cuda/12.4");
+        env_others_off(&e);
+        run_build(&e, &mp, &r);
+        libpath = xasprintf("usr/%s/libcudnn.so", deblib);
+        assert_hit(&r, &r.c[BUILD_CUDNN].header, "usr/include/cudnn.h", "default /usr + include");
+        assert_hit(&r, &r.c[BUILD_CUDNN].library, libpath, from);
+        f = ASSERT_FINDING(&r, BUILD_DEFAULT_PATH, "cuDNN");
+        ck_assert_msg(strstr(f->fix, "module load cudnn/9.1.0"), "%s", f->fix);
+        ck_assert_uint_eq(r.n_findings, 1);
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+        strv_release(&mp);
         strv_release(&e.items);
 }
 END_TEST
@@ -998,6 +1029,7 @@ static Suite *suite(void)
         tcase_add_test(tc, cuda_only);
         tcase_add_test(tc, cuda11_cudnn_in_usr_local_cuda);
         tcase_add_test(tc, cudnn_header_and_library_apart);
+        tcase_add_test(tc, cudnn_only_in_system_dirs);
         tcase_add_test(tc, cudnn_root_by_hand);
         tcase_add_test(tc, nccl_through_cmake_prefix_path);
         tcase_add_test(tc, nvcc_of_another_toolkit);
