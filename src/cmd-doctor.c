@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "detect.h"
 #include "doctor.h"
+#include "doctor-build.h"
 #include "evaluate.h"
 #include "install.h"
 #include "libfile.h"
@@ -309,6 +310,7 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
                 { "modulepath", required_argument, NULL, 'm' },
                 { "json", no_argument, NULL, 'J' },
                 { "trust-modulefiles", no_argument, NULL, 'T' },
+                { "build", no_argument, NULL, 'B' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -316,7 +318,7 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
         _cleanup_(config_release) struct config cfg = { 0 };
         _cleanup_diag_ struct diag d = DIAG_INIT;
         struct doctor_report r = { 0 };
-        bool json = false, trust = false;
+        bool json = false, trust = false, build = false;
         const char *env_mp = getenv("MODULEPATH");
         int c, status;
 
@@ -331,6 +333,9 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
                 case 'T':
                         trust = true;
                         break;
+                case 'B':
+                        build = true;
+                        break;
                 case 'h':
                         command_print_help(&cmd_doctor, stdout);
                         return finish_stdout(0);
@@ -338,7 +343,11 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
                         return command_bad_option(&cmd_doctor, argv);
                 }
         }
-        if (!command_check_args(&cmd_doctor, argc - optind))
+        if (build && argc > optind) {
+                log_error("doctor --build takes no PATH (it looks at this shell's build environment)");
+                return EXIT_USAGE;
+        }
+        if (!build && !command_check_args(&cmd_doctor, argc - optind))
                 return EXIT_USAGE;
         if (load_config(g, &cfg) < 0)
                 return EXIT_USAGE;
@@ -347,6 +356,10 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
         if ((given.len || (env_mp && *env_mp) || (cfg.output && is_dir_at(AT_FDCWD, cfg.output))) &&
             modulepath_from_options(&given, &cfg, &mp) < 0)
                 return EXIT_USAGE;
+        if (build)
+                return doctor_build_command(&(struct doctor_options){ .modulepath = &mp, .trust_modulefiles = trust,
+                                                                      .sysroot = getenv("CUDAMOD_TEST_ROOT") },
+                                            json, &mp, g);
         if (doctor_run(&(struct doctor_options){ .modulepath = &mp, .trust_modulefiles = trust }, argv + optind, (size_t)(argc - optind), &r,
                        &d) < 0) {
                 log_diag(&d);
@@ -364,7 +377,8 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
 const struct command cmd_doctor = {
         .name = "doctor",
         .summary = "diagnose a PyTorch build against the environment and the modules",
-        .usage = "doctor [--modulepath DIR] [--trust-modulefiles] [--json] PATH...",
+        .usage = "doctor [--modulepath DIR] [--trust-modulefiles] [--json] PATH...\n"
+                 "       cudamod doctor --build [--modulepath DIR] [--trust-modulefiles] [--json]",
         .help = "PATH is a torch package directory (site-packages/torch, or its lib/),\n"
                 "another directory of shared libraries, or library files. For each\n"
                 "library: what it needs (DT_NEEDED) and where each need resolves now\n"
@@ -408,6 +422,15 @@ const struct command cmd_doctor = {
                 "                    evaluate Tcl modulefiles, running what they say\n"
                 "                    as you\n"
                 "  --json            print one JSON document (format 1)\n"
+                "  --build           no PATH: what a PyTorch source build (python setup.py\n"
+                "                    develop) in this shell would pick, emulating its\n"
+                "                    CMake searches (FindCUDA, FindCUDAToolkit, FindCUDNN,\n"
+                "                    FindNCCL, cuSPARSELt, cuDSS, MAGMA, NVSHMEM, CUPTI):\n"
+                "                    each header and library, its version and CUDA\n"
+                "                    major, the variable or default it came from, and\n"
+                "                    the problems: cuda-major, mixed-install,\n"
+                "                    default-path, option-off, conflicting-cuda,\n"
+                "                    no-cuda-compiler, host-compiler, stubs, no-toolkit\n"
                 "\n"
                 "Exit status: 0 nothing wrong, 1 a problem found, 2 usage error.\n",
         .min_args = 1,

@@ -473,7 +473,7 @@ static void read_built(struct doctor *doc)
 
 /* MAJOR.MINOR of the toolkit at prefix: version.json, version.txt,
  * include/cuda.h, then the names of its libraries. */
-static char *toolkit_version(const char *prefix)
+char *doctor_toolkit_version(const char *prefix)
 {
         _cleanup_free_ char *json = path_join(prefix, "version.json");
         _cleanup_free_ char *txt = path_join(prefix, "version.txt");
@@ -525,7 +525,7 @@ static void read_environment(struct doctor *doc)
                         r->toolkit = path_dirname(bin);
         }
         if (r->toolkit)
-                r->toolkit_version = toolkit_version(r->toolkit);
+                r->toolkit_version = doctor_toolkit_version(r->toolkit);
         else
                 r->toolkit_source = NULL;
 }

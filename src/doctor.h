@@ -34,6 +34,9 @@ struct doctor_options {
         /* Tcl modulefiles: the real module tool instead of the safe
          * interpreter (evaluate_options.trust_modulefiles). */
         bool trust_modulefiles;
+        /* doctor --build: the root the default places (/usr/local, /usr,
+         * /opt, /etc/debian_version) are looked up under (NULL: "/"). */
+        const char *sysroot;
 };
 
 /* One DT_NEEDED of a library and where it resolves. */
@@ -160,6 +163,11 @@ void doctor_report_release(struct doctor_report *r);
  * byte included); ret is then untouched. */
 int torch_version_py_parse(const char *buf, size_t len, const char *file, struct doctor_built *ret,
                            struct diag *d);
+/* The CUDA version ("12.4") of the toolkit at prefix: version.json,
+ * version.txt, include/cuda.h, else its lib64's file names; NULL when none
+ * tells. Newly allocated. */
+char *doctor_toolkit_version(const char *prefix);
+
 /* Free what a struct doctor_built holds and zero it. */
 void doctor_built_release(struct doctor_built *b);
 
