@@ -103,7 +103,7 @@ static void print_build(const struct build_report *r, const struct strv *mp, con
         for (size_t i = 0; i < N_BUILD; i++) {
                 const struct build_component *c = &r->c[i];
                 _cleanup_free_ char *v = term_escape(c->version ? c->version : c->library_version ? c->library_version : "");
-                _cleanup_free_ char *cuda = c->cuda_major && i != BUILD_CUDART ? xasprintf("  for CUDA %lu", c->cuda_major)
+                _cleanup_free_ char *cuda = c->cuda_major && i != BUILD_CUDART ? xasprintf(" for CUDA %lu", c->cuda_major)
                                                                               : xstrdup("");
                 bool one = i == BUILD_TOOLKIT || i == BUILD_NVCC || i == BUILD_HOST;
 
@@ -127,8 +127,10 @@ static void print_build(const struct build_report *r, const struct strv *mp, con
                         printf("  %-14s %-10s %s%s\n", c->label, v, t, cuda);
                         continue;
                 }
-                if (streq(c->state, "found"))
+                if (streq(c->state, "found") && *cuda)
                         printf("  %-14s %-10s%s\n", c->label, v, cuda);
+                else if (streq(c->state, "found"))
+                        printf("  %-14s %s\n", c->label, v);
                 else
                         printf("  %-14s %s%s%s\n", c->label, c->state, *v ? " " : "", v);
                 if (c->header.path) {
