@@ -18,8 +18,13 @@
  * not loaded yet (and `between`/`atleast`/`latest` choose the highest
  * version in range), prereq and conflict are checked, and a change of
  * MODULEPATH changes where the next module is looked up (the hierarchy).
- * os.getenv() in a modulefile sees the environment as it was when that
- * file started. Two members of one family are an error (Lmod would swap
+ * Each call is applied as the file makes it, as in Lmod, so os.getenv()
+ * in a modulefile sees what the calls before it set, and what the modules
+ * its depends_on loaded set. unload() of a module that is not loaded does
+ * nothing; of one the load loaded, it is an error (cudamod does not take
+ * changes back). set_alias and set_shell_function are recorded, never
+ * run; LmodWarning is recorded (Lmod then exits 1, the environment changed
+ * all the same). Two members of one family are an error (Lmod would swap
  * them; say which one is meant).
  *
  * Tcl modulefiles run in a Tcl safe interpreter (evaluate-tcl.h: nothing
@@ -73,6 +78,12 @@ struct loaded_module {
         struct modulefile file;
         char *requested_by;   /* the fullname whose depends_on/load loaded it, or NULL */
         struct strv messages; /* LmodMessage texts */
+        struct strv warnings; /* LmodWarning texts (Lmod prints them and exits 1,
+                               * the environment changed all the same) */
+        /* set_alias and set_shell_function (bash body), "NAME=text", in
+         * call order: recorded, never run. */
+        struct strv aliases;
+        struct strv shell_functions;
         /* The entries its prepend_path/append_path calls named, as
          * "NAME=entry", in call order, whether or not the variable already
          * had them (Tcl: what the tool's `module show` lists, for the last
