@@ -246,7 +246,7 @@ static int em_find(const struct strv *mp, const struct dep_spec *s, const char *
         struct modulefile def = { 0 };
 
         if (!s->version && !s->lo && !s->hi && !s->latest)
-                return modulepath_find(mp, s->name, ret, d);
+                return modulepath_find_em(mp, s->name, ret, d);
         if (s->version) {
                 for (size_t i = 0; i < mp->len; i++)
                         if (modulefile_find_in_dir(mp->items[i], s->name, s->version, ret))
@@ -265,7 +265,7 @@ static int em_find(const struct strv *mp, const struct dep_spec *s, const char *
         best = candidates_highest(&c, keep, userdata);
         if (!best) {
                 if (s->version)
-                        return modulepath_find(mp, arg, ret, d);
+                        return modulepath_find_em(mp, arg, ret, d);
                 return diag_errorf(d, -ENOENT, "no module satisfies %s in the modulepath", arg);
         }
         modulefile_copy(ret, best);
@@ -284,8 +284,9 @@ static int dep_find(struct loader *l, const struct dep_spec *s, const char *arg,
         if (l->tcl)
                 return em_find(&mp, s, arg, ret, d);
         if (!s->lo && !s->latest)
-                return modulepath_find(&mp, arg, ret, d);
+                return modulepath_find_rc(&mp, l->start.items, arg, ret, d);
         candidates_collect(&mp, s->name, &c);
+        candidates_hide(&mp, l->start.items, s->name, &c);
         best = candidates_highest(&c, in_bounds, s);
         if (!best)
                 return diag_errorf(d, -ENOENT, "no module satisfies %s in the modulepath", arg);
@@ -881,7 +882,7 @@ int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n
                 struct modulefile m = { 0 };
 
                 modulepath_split(env_get(l.env.items, "MODULEPATH"), &mp);
-                r = modulepath_find(&mp, specs[i], &m, d);
+                r = modulepath_find_rc(&mp, l.start.items, specs[i], &m, d);
                 if (r >= 0 && !m.lua && i == 0) {
                         modulefile_release(&m);
                         /* The tool's files cannot be checked before it
@@ -1003,7 +1004,9 @@ static void discover(struct discovery *v, const struct strv *dirs, const struct 
         struct modulefile *mods = NULL;
         size_t n = 0;
 
-        if (modulepath_list(dirs, &mods, &n, &d) < 0)
+        extern char **environ;
+
+        if (modulepath_list_rc(dirs, eo.environ ? eo.environ : environ, &mods, &n, &d) < 0)
                 return;
         for (size_t i = 0; i < n; i++) {
                 struct module_unit *u;
