@@ -569,8 +569,12 @@ static char *first_dir_default(const struct strv *mp, const char *name)
                 dir_modulerc(mp->items[i], name, &rc);
                 have = rc.default_version && modulefile_find_in_dir(mp->items[i], name, rc.default_version, &m);
                 modulefile_release(&m);
-                if (have)
-                        return TAKE_PTR(rc.default_version);
+                if (have) {
+                        char *v = TAKE_PTR(rc.default_version);
+
+                        modulerc_release(&rc);
+                        return v;
+                }
                 modulerc_release(&rc);
         }
         return NULL;

@@ -1045,7 +1045,6 @@ START_TEST(config_modulerc_loads_and_round_trips)
                 { "modulerc:\n  cdua: {}\n", 2, 3, "unknown key" },
         };
 
-        config_init_default(&c);
         load_ok(&c, "modulerc:\n  cuda:\n    '11.8': {hide: true, deprecated: 'use \"cuda/12.9\" [now] $X'}\n"
                     "    '12.9': {aliases: [latest, stable], tags: [lts]}\n  nccl:\n    '2.21.5': {hide: yes}\n");
         ck_assert_uint_eq(c.n_version_rcs, 3);
