@@ -694,6 +694,14 @@ static const char *loader_getenv(void *userdata, const char *name)
         return env_get(c->l->env.items, name);
 }
 
+static bool loader_isloaded(void *userdata, const char *spec)
+{
+        const struct apply_ctx *c = userdata;
+        char *one[] = { (char *)spec };
+
+        return any_loaded(c->l, &(struct strv){ .items = one, .len = 1 }, true);
+}
+
 static int loader_on_call(void *userdata, const struct sandbox_op *op, struct diag *d)
 {
         struct apply_ctx *c = userdata;
@@ -784,6 +792,7 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
                 ctx = (struct apply_ctx){ .l = l, .mf = mf, .self = &self };
                 so.getenv = loader_getenv;
                 so.on_call = loader_on_call;
+                so.isloaded = loader_isloaded;
                 so.userdata = &ctx;
                 so.mem_pool = &l->lua_pool;
                 strv_add(&l->in_progress, mf->fullname);

@@ -850,11 +850,15 @@ static int l_mode(lua_State *L)
         return 1;
 }
 
-/* Nothing is loaded in the sandbox. */
+/* isloaded(NAME): the options' answer, after the calls so far are
+ * applied; without one, nothing is loaded. */
 static int l_isloaded(lua_State *L)
 {
-        check_str(L, 1, NULL);
-        lua_pushboolean(L, 0);
+        struct sandbox *s = sandbox_of(L);
+        const char *spec = check_str(L, 1, NULL);
+
+        flush_calls(L, s);
+        lua_pushboolean(L, s->o->isloaded && s->o->isloaded(s->o->userdata, spec));
         return 1;
 }
 

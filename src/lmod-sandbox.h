@@ -116,6 +116,9 @@ struct sandbox_options {
          * diag on_call filled. */
         const char *(*getenv)(void *userdata, const char *name);
         int (*on_call)(void *userdata, const struct sandbox_op *op, struct diag *d);
+        /* isloaded(NAME): asked here (after the calls so far are given to
+         * on_call); NULL: nothing is loaded. */
+        bool (*isloaded)(void *userdata, const char *spec);
         void *userdata;
         /* When set, the bytes of the Lua state and of the recorded calls
          * are counted here, and max_memory caps this count, not the

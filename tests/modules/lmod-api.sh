@@ -51,9 +51,17 @@ printf 'extensions("a/1", "b/2")\nsetenv("EXT", "1")\n' >"$t/Core/ext/1.0.lua"
 printf 'LmodWarning("be careful")\nsetenv("WARNED", "1")\n' >"$t/Core/warn/1.0.lua"
 printf 'depends_on("setx")\nsetenv("DEP_SEEN", os.getenv("SETX_X") or "unset")\n' >"$t/Core/dep/1.0.lua"
 printf 'unload("setx")\nsetenv("UNL", "1")\n' >"$t/Core/unl/1.0.lua"
+mkdir -p "$t/Core/isl"
+cat >"$t/Core/isl/1.0.lua" <<'EOF'
+setenv("ISL_SETX", tostring(isloaded("setx")))
+setenv("ISL_SETX_V", tostring(isloaded("setx/1.0")))
+setenv("ISL_OTHER", tostring(isloaded("api")))
+if not isloaded("setx") then load("setx") end
+setenv("ISL_AFTER", tostring(isloaded("setx")))
+EOF
 
 mp=$t/Core:$t/Compiler/gcc/4.8
-cases=("setx api" "api/1.0" "boost" "boost/1.55" "req/1.0" "req" "ext" "warn" "dep" "unl")
+cases=("setx api" "api/1.0" "boost" "boost/1.55" "req/1.0" "req" "ext" "warn" "dep" "unl" "setx isl" "isl")
 sdir=$MT_TMP/s
 {
         echo 'snap base'
