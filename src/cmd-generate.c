@@ -80,6 +80,8 @@ static struct render_ctx *module_context(const struct module_plan *m)
         render_ctx_set(ctx, "family", m->family ? m->family : "");
         render_ctx_set_bool(ctx, "property_gpu", true);
         render_ctx_set(ctx, "modulepath", m->modulepath ? m->modulepath : "");
+        /* config modulerc (lmod-api): the message a load prints. */
+        render_ctx_set(ctx, "deprecated", m->deprecated ? m->deprecated : "");
         render_ctx_set_list(ctx, "whatis");
         for (size_t i = 0; i < m->whatis.len; i++)
                 render_ctx_set(render_ctx_add_item(ctx, "whatis"), "line", m->whatis.items[i]);
@@ -112,9 +114,31 @@ static struct render_ctx *modulerc_context(const struct modulerc_plan *rc)
 
         render_ctx_set(ctx, "cudamod_version", CUDAMOD_VERSION);
         render_ctx_set_list(ctx, "defaults");
-        it = render_ctx_add_item(ctx, "defaults");
-        render_ctx_set(it, "module", rc->module);
-        render_ctx_set(it, "version", rc->version);
+        if (rc->module) {
+                it = render_ctx_add_item(ctx, "defaults");
+                render_ctx_set(it, "module", rc->module);
+                render_ctx_set(it, "version", rc->version);
+        }
+        /* config modulerc (lmod-api): hidden versions, aliases, tags. */
+        render_ctx_set_list(ctx, "hidden");
+        for (size_t i = 0; i < rc->hidden.len; i++)
+                render_ctx_set(render_ctx_add_item(ctx, "hidden"), "module", rc->hidden.items[i]);
+        render_ctx_set_list(ctx, "aliases");
+        for (size_t i = 0; i < rc->aliases.len; i++) {
+                _cleanup_free_ char *alias = xstrndup(rc->aliases.items[i], strcspn(rc->aliases.items[i], "\t"));
+
+                it = render_ctx_add_item(ctx, "aliases");
+                render_ctx_set(it, "alias", alias);
+                render_ctx_set(it, "module", strchr(rc->aliases.items[i], '\t') + 1);
+        }
+        render_ctx_set_list(ctx, "tags");
+        for (size_t i = 0; i < rc->tags.len; i++) {
+                _cleanup_free_ char *tag = xstrndup(rc->tags.items[i], strcspn(rc->tags.items[i], "\t"));
+
+                it = render_ctx_add_item(ctx, "tags");
+                render_ctx_set(it, "tag", tag);
+                render_ctx_set(it, "module", strchr(rc->tags.items[i], '\t') + 1);
+        }
         return ctx;
 }
 

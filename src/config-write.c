@@ -222,6 +222,52 @@ static void emit_exclude(yaml_emitter_t *e, const struct config *c)
         emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 
+/* modulerc.<component>.<version> (lmod-api): only when there is one. */
+static void emit_modulerc(yaml_emitter_t *e, const struct config *c)
+{
+        if (!c->n_version_rcs)
+                return;
+        emit_key(e, "modulerc");
+        emit_collection(e, YAML_MAPPING_START_EVENT);
+        FOREACH_COMPONENT(comp) {
+                bool any = false;
+
+                for (size_t i = 0; i < c->n_version_rcs; i++) {
+                        const struct config_version_rc *v = &c->version_rcs[i];
+
+                        if (v->component != comp->index)
+                                continue;
+                        if (!any) {
+                                emit_key(e, comp->name);
+                                emit_collection(e, YAML_MAPPING_START_EVENT);
+                                any = true;
+                        }
+                        emit_string(e, v->version);
+                        emit_collection(e, YAML_MAPPING_START_EVENT);
+                        emit_key(e, "hide");
+                        emit_bool(e, v->hide);
+                        emit_key(e, "aliases");
+                        emit_collection(e, YAML_SEQUENCE_START_EVENT);
+                        for (size_t k = 0; k < v->aliases.len; k++)
+                                emit_string(e, v->aliases.items[k]);
+                        emit_collection(e, YAML_SEQUENCE_END_EVENT);
+                        emit_key(e, "tags");
+                        emit_collection(e, YAML_SEQUENCE_START_EVENT);
+                        for (size_t k = 0; k < v->tags.len; k++)
+                                emit_string(e, v->tags.items[k]);
+                        emit_collection(e, YAML_SEQUENCE_END_EVENT);
+                        if (v->deprecated) {
+                                emit_key(e, "deprecated");
+                                emit_string(e, v->deprecated);
+                        }
+                        emit_collection(e, YAML_MAPPING_END_EVENT);
+                }
+                if (any)
+                        emit_collection(e, YAML_MAPPING_END_EVENT);
+        }
+        emit_collection(e, YAML_MAPPING_END_EVENT);
+}
+
 static void emit_config(yaml_emitter_t *e, const struct config *c)
 {
         emit_collection(e, YAML_MAPPING_START_EVENT);
@@ -332,6 +378,7 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_string(e, c->templates);
         emit_key(e, "lock_timeout");
         emit_uint(e, c->lock_timeout);
+        emit_modulerc(e, c);
         emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 

@@ -77,6 +77,23 @@ struct config_host_compiler {
         char *module; /* "gcc/12", or NULL */
 };
 
+/* --- modulerc directives per component and version (lmod-api) ---------
+ * modulerc.<component>.<version>: what the modulerc of the version's
+ * directory and its modulefile say of it. Lmod: hide_version, module_alias
+ * in .modulerc.lua, tags as a whatis "Tags:" line, deprecated as an
+ * LmodMessage on load; Environment Modules 5: module-hide, module-alias,
+ * module-tag in .modulerc (each guarded so that the other tool, which
+ * lacks it, skips it), deprecated printed on load. */
+struct config_version_rc {
+        unsigned component;  /* index */
+        char *version;       /* the module version, as naming makes it */
+        bool hide;
+        struct strv aliases; /* other version names: "latest" */
+        struct strv tags;
+        char *deprecated;    /* the message, or NULL */
+};
+/* --- end of the modulerc directives ------------------------------------ */
+
 struct config {
         char *file;     /* the file read last, or NULL for the built-in default */
         char *output;   /* NULL: none */
@@ -115,7 +132,14 @@ struct config {
         /* Seconds generate and validate wait for an output directory's
          * lock; 0: not at all. --lock-timeout overrides it. */
         unsigned lock_timeout;
+        /* modulerc.<component>.<version> (lmod-api), in file order. */
+        struct config_version_rc *version_rcs;
+        size_t n_version_rcs;
 };
+
+/* The modulerc entry of a component's version, or NULL. */
+const struct config_version_rc *config_version_rc(const struct config *c, unsigned component,
+                                                  const char *version);
 
 /* The host_compiler entry for a CUDA major, or NULL. */
 const struct config_host_compiler *config_host_compiler(const struct config *c, long cuda_major);

@@ -1023,6 +1023,62 @@ static void assert_round_trip(const struct config *c, struct config *ret_back)
                 config_release(&back);
 }
 
+/* modulerc.<component>.<version> (lmod-api): read, replaced per
+ * component, round-tripped; hostile names refused where they stand. */
+START_TEST(config_modulerc_loads_and_round_trips)
+{
+        struct config c;
+        const struct config_version_rc *v;
+        static const struct {
+                const char *yaml;
+                unsigned line, col;
+                const char *msg;
+        } bad[] = {
+                { "modulerc: {cuda: {'12.9\"': {hide: true}}}\n", 1, 19, "'12.9\"' is not a module version" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      aliases: ['a]b']\n", 4, 17, "'a]b' is not a valid alias name" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      aliases: [default]\n", 4, 17, "'default' is not a valid alias name" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      aliases: ['12.9']\n", 4, 17, "is not a valid alias name" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      tags: ['$x']\n", 4, 14, "'$x' is not a valid tag name" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      deprecated: \"a\\nb\"\n", 4, 19, "a message on one line" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      hide: maybe\n", 4, 13, "expected" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      hidden: true\n", 4, 7, "unknown key" },
+                { "modulerc:\n  cdua: {}\n", 2, 3, "unknown key" },
+        };
+
+        load_ok(&c, "modulerc:\n  cuda:\n    '11.8': {hide: true, deprecated: 'use \"cuda/12.9\" [now] $X'}\n"
+                    "    '12.9': {aliases: [latest, stable], tags: [lts]}\n  nccl:\n    '2.21.5': {hide: yes}\n");
+        ck_assert_uint_eq(c.n_version_rcs, 3);
+        v = config_version_rc(&c, 0, "11.8");
+        ck_assert_ptr_nonnull(v);
+        ck_assert(v->hide);
+        ck_assert_str_eq(v->deprecated, "use \"cuda/12.9\" [now] $X");
+        v = config_version_rc(&c, 0, "12.9");
+        ck_assert_ptr_nonnull(v);
+        ck_assert(!v->hide);
+        ck_assert_uint_eq(v->aliases.len, 2);
+        ck_assert_str_eq(v->aliases.items[1], "stable");
+        ck_assert_str_eq(v->tags.items[0], "lts");
+        ck_assert_ptr_null(config_version_rc(&c, 0, "12.4"));
+        assert_round_trip(&c, NULL);
+        /* a second file's cuda replaces cuda's entries, keeps nccl's */
+        ck_assert_int_eq(load(&c, "modulerc: {cuda: {'12.4': {hide: true}}}\n", NULL), 0);
+        ck_assert_uint_eq(c.n_version_rcs, 2);
+        ck_assert_ptr_null(config_version_rc(&c, 0, "11.8"));
+        ck_assert_ptr_nonnull(config_version_rc(&c, 0, "12.4"));
+        config_release(&c);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                config_init_default(&c);
+                ck_assert_int_eq(load(&c, bad[i].yaml, &d), -EINVAL);
+                ck_assert_msg(d.line == bad[i].line && d.col == bad[i].col && strstr(d.message, bad[i].msg),
+                              "%zu: got %u:%u: %s", i, d.line, d.col, d.message);
+                ck_assert_uint_eq(c.n_version_rcs, 0);
+                config_release(&c);
+        }
+}
+END_TEST
+
 START_TEST(config_to_yaml_round_trips_the_default)
 {
         struct config c;
@@ -1383,6 +1439,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, config_to_yaml_round_trips_every_key_with_odd_strings);
         tcase_add_test(tc, config_to_yaml_keeps_strings_strings);
         tcase_add_test(tc, config_host_compiler_loads_and_round_trips);
+        tcase_add_test(tc, config_modulerc_loads_and_round_trips);
         tcase_add_test(tc, config_to_yaml_writes_every_key_in_design_order);
         tcase_add_test(tc, config_to_yaml_groups_env_ops_by_kind_in_first_seen_order);
         suite_add_tcase(s, tc);

@@ -882,6 +882,10 @@ static const char *const kinds[] = { "cuda", "cudnn", "nccl", "modulerc", NULL }
 
 struct module_values {
         const char *version, *source, *prefix, *help, *family, *modulepath;
+        /* config modulerc (lmod-api): the message of a deprecated
+         * version, and a name used as an alias and a tag of the version
+         * (which is also hidden); "" or NULL: none. */
+        const char *deprecated, *alias;
         const char *whatis[2];
         const char *dep[4]; /* name, min, max, em_spec */
         const char *ops[3][2];
@@ -924,6 +928,22 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
         render_ctx_set(c, "family", v->family);
         render_ctx_set_bool(c, "property_gpu", v->gpu);
         render_ctx_set(c, "modulepath", v->modulepath);
+        render_ctx_set(c, "deprecated", v->deprecated ? v->deprecated : "");
+        render_ctx_set_list(c, "hidden");
+        render_ctx_set_list(c, "aliases");
+        render_ctx_set_list(c, "tags");
+        if (v->alias && *v->alias) {
+                _cleanup_free_ char *alias = xasprintf("%s/%s", kind, v->alias);
+                struct render_ctx *it;
+
+                render_ctx_set(render_ctx_add_item(c, "hidden"), "module", full);
+                it = render_ctx_add_item(c, "aliases");
+                render_ctx_set(it, "alias", alias);
+                render_ctx_set(it, "module", full);
+                it = render_ctx_add_item(c, "tags");
+                render_ctx_set(it, "tag", v->alias);
+                render_ctx_set(it, "module", full);
+        }
         render_ctx_set_list(c, "whatis");
         render_ctx_set_list(c, "depends");
         render_ctx_set_list(c, "requires");
@@ -983,6 +1003,14 @@ static char *expected_log(const struct module_values *v, const char *kind, bool 
         if (rc) {
                 if (*v->version)
                         log_call(&sb, lua ? "module_version" : "module-version", full, "default", NULL);
+                if (v->alias && *v->alias) {
+                        _cleanup_free_ char *alias = xasprintf("%s/%s", kind, v->alias);
+
+                        log_call(&sb, lua ? "hide_version" : "module-hide", full, NULL, NULL);
+                        log_call(&sb, lua ? "module_alias" : "module-alias", alias, full, NULL);
+                        if (!lua)
+                                log_call(&sb, "module-tag", v->alias, full, NULL);
+                }
                 return strbuf_detach(&sb);
         }
         for (size_t i = 0; i < 2 && v->whatis[i]; i++)
@@ -1013,6 +1041,8 @@ static char *expected_log(const struct module_values *v, const char *kind, bool 
                 else
                         log_call(&sb, "module", "use", v->modulepath, NULL);
         }
+        if (v->deprecated && *v->deprecated)
+                log_call(&sb, lua ? "LmodMessage" : "deprecated", v->deprecated, NULL, NULL);
         /* The Tcl stubs call ModulesHelp after sourcing the file. */
         if (!lua)
                 log_call(&sb, "help", v->help, NULL, NULL);
@@ -1033,9 +1063,11 @@ static const char lua_stubs[] =
         "    out[#out + 1] = table.concat(t, ' ') .. '\\n'\n"
         "  end\n"
         "end\n"
-        "local env = { between = function(a, b, c) return a .. ' ' .. b .. ' ' .. c end }\n"
+        "local env = { between = function(a, b, c) return a .. ' ' .. b .. ' ' .. c end,\n"
+        "              mode = function() return 'load' end }\n"
         "for _, f in ipairs({ 'whatis', 'help', 'family', 'add_property', 'depends_on', 'setenv',\n"
-        "                     'prepend_path', 'append_path', 'module_version' }) do\n"
+        "                     'prepend_path', 'append_path', 'module_version', 'LmodMessage',\n"
+        "                     'hide_version', 'module_alias' }) do\n"
         "  env[f] = stub(f)\n"
         "end\n"
         "local chunk = assert(loadfile(arg[1]))\n"
@@ -1051,13 +1083,19 @@ static const char tcl_stubs[] =
         "    foreach a $args { lappend l [hex $a] }\n"
         "    append ::log [join $l { }] \\n\n"
         "}\n"
-        "foreach c {setenv prepend-path append-path module-whatis family prereq module module-version} {\n"
+        "foreach c {setenv prepend-path append-path module-whatis family prereq module module-version\n"
+        "           module-hide module-alias module-tag} {\n"
         "    interp alias {} $c {} rec $c\n"
         "}\n"
+        "proc module-info {what args} { return [expr {$what eq {mode} && $args eq {load}}] }\n"
         "set f [open [lindex $argv 0] r]\n"
         "if {[gets $f] ne {#%Module}} { error {first line is not #%Module} }\n"
         "close $f\n"
+        "rename puts real_puts\n"
+        "proc puts {args} { if {[llength $args] == 2 && [lindex $args 0] eq {stderr}} { rec deprecated [lindex $args 1] } else { real_puts {*}$args } }\n"
         "source [lindex $argv 0]\n"
+        "rename puts {}\n"
+        "rename real_puts puts\n"
         "if {[info procs ModulesHelp] ne {}} {\n"
         "    rename puts real_puts\n"
         "    proc puts {args} { rec help [lindex $args end] }\n"
@@ -1168,6 +1206,8 @@ START_TEST(builtin_templates_keep_hostile_values_literal)
                 .help = bytes,
                 .family = "cu}da{",
                 .modulepath = "/apps/]=]/`touch X`",
+                .deprecated = line,
+                .alias = "x.y_z+1-",
                 .whatis = { line, "Name: } ; exec touch X ; {" },
                 .dep = { "cuda\"", "1]]", "2\\", "cuda@1:2;exec touch X" },
                 .ops = { { "A", line }, { "B", "}\texec touch X\t{" }, { "C", "]] os.execute('touch X') --[[" } },

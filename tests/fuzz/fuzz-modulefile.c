@@ -85,7 +85,8 @@ static const char *const builtin_kinds[] = { "cuda", "cudnn", "nccl", "modulerc"
 /* The Lmod API the templates call (as stubs in the instrumented run). */
 static const char *const lmod_api[] = { "whatis", "help", "family", "add_property", "depends_on",
                                         "between", "setenv", "prepend_path", "append_path",
-                                        "module_version", NULL };
+                                        "module_version", "mode", "LmodMessage", "hide_version",
+                                        "module_alias", NULL };
 
 struct fields {
         const char *item[64];
@@ -146,7 +147,8 @@ static void put_variable_name(struct filler *fl, struct render_ctx *c)
 static struct render_ctx *fill(struct fields *f, bool *ret_refused)
 {
         static const char *const keys[] = { "cudamod_version", "source", "name", "version", "full_name",
-                                            "prefix", "description", "help", "family", "modulepath" };
+                                            "prefix", "description", "help", "family", "modulepath",
+                                            "deprecated" };
         struct render_ctx *ctx = render_ctx_new(), *it;
         struct filler fl = { .f = f };
 
@@ -178,6 +180,16 @@ static struct render_ctx *fill(struct fields *f, bool *ret_refused)
         it = render_ctx_add_item(ctx, "defaults");
         put(&fl, it, "module");
         put(&fl, it, "version");
+        render_ctx_set_list(ctx, "hidden");
+        put(&fl, render_ctx_add_item(ctx, "hidden"), "module");
+        render_ctx_set_list(ctx, "aliases");
+        it = render_ctx_add_item(ctx, "aliases");
+        put(&fl, it, "alias");
+        put(&fl, it, "module");
+        render_ctx_set_list(ctx, "tags");
+        it = render_ctx_add_item(ctx, "tags");
+        put(&fl, it, "tag");
+        put(&fl, it, "module");
         *ret_refused = fl.refused;
         return ctx;
 }
