@@ -65,9 +65,36 @@ static const char *const op_keys[] = {
         [ENV_OP_APPEND_PATH] = "append_path",
 };
 
-static struct render_ctx *module_context(const struct module_plan *m)
+/* What the toolkit holds, as Lmod's extensions() string ("cublas/12.9.1.4,
+ * nvcc/12.9.86"): the component versions the scan read (version.json,
+ * dist-infos, file names), so that `module spider cublas` and `module
+ * keyword nvcc` find the toolkit. A version that is not made of what
+ * versions are made of is left out: it came from a file anyone could
+ * have written, and Lmod splits the string at ',' and '/'. "" when none. */
+static char *toolkit_extensions(const struct install *in)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+        if (!in->component->toolkit)
+                return xstrdup("");
+        for (int i = 0; i < _CUDA_COMP_MAX; i++) {
+                const char *v = in->components[i];
+                bool ok = v && *v && ascii_isdigit(*v) && strlen(v) <= 64;
+
+                for (const char *q = v; ok && *q; q++)
+                        ok = ascii_isalpha(*q) || ascii_isdigit(*q) || strchr(".+_-", *q);
+                if (!ok)
+                        continue;
+                strbuf_addf(&sb, "%s%s/%s", sb.len ? ", " : "", cuda_comp_to_string((enum cuda_comp)i), v);
+        }
+        return strbuf_detach(&sb);
+}
+
+static struct render_ctx *module_context(const struct module_plan *m, const struct config *cfg)
 {
         struct render_ctx *ctx = render_ctx_new();
+        const struct strv *family = &cfg->family[m->install->component->index];
+        _cleanup_free_ char *extensions = toolkit_extensions(m->install);
 
         render_ctx_set(ctx, "cudamod_version", CUDAMOD_VERSION);
         render_ctx_set(ctx, "source", m->install->realpath);
@@ -77,12 +104,25 @@ static struct render_ctx *module_context(const struct module_plan *m)
         render_ctx_set(ctx, "prefix", m->install->prefix);
         render_ctx_set(ctx, "description", m->description);
         render_ctx_set_text(ctx, "help", m->help);
-        render_ctx_set(ctx, "family", m->family ? m->family : "");
+        /* family.<component> (config-site.c): the family, then the
+         * names of the site's own modules of it, which conflict. */
+        render_ctx_set(ctx, "family", family->len ? family->items[0] : "");
+        render_ctx_set_list(ctx, "conflicts");
+        for (size_t i = 1; i < family->len; i++)
+                render_ctx_set(render_ctx_add_item(ctx, "conflicts"), "name", family->items[i]);
+        render_ctx_set(ctx, "extensions", extensions);
         render_ctx_set_bool(ctx, "property_gpu", true);
         render_ctx_set(ctx, "modulepath", m->modulepath ? m->modulepath : "");
         render_ctx_set_list(ctx, "whatis");
         for (size_t i = 0; i < m->whatis.len; i++)
                 render_ctx_set(render_ctx_add_item(ctx, "whatis"), "line", m->whatis.items[i]);
+        if (*extensions) {
+                /* For Lmod before extensions() and for Environment
+                 * Modules: `module keyword` and `module search` read it. */
+                _cleanup_free_ char *line = xasprintf("Extensions: %s", extensions);
+
+                render_ctx_set(render_ctx_add_item(ctx, "whatis"), "line", line);
+        }
         render_ctx_set_list(ctx, "depends");
         for (size_t i = 0; i < m->n_deps; i++) {
                 struct render_ctx *it = render_ctx_add_item(ctx, "depends");
@@ -132,8 +172,8 @@ static void rendered_release(struct rendered *r)
         free(r->files);
 }
 
-static int render_all(const struct plan *p, const struct templates *t, struct rendered *ret,
-                      struct diag *d)
+static int render_all(const struct plan *p, const struct config *cfg, const struct templates *t,
+                      struct rendered *ret, struct diag *d)
 {
         size_t n = p->n_modules + p->n_rcs;
         struct rendered out = { .files = xcalloc(n + 1, sizeof(struct gen_file)),
@@ -147,7 +187,7 @@ static int render_all(const struct plan *p, const struct templates *t, struct re
                 const struct module_plan *m = rc ? NULL : &p->modules[i];
                 const struct modulerc_plan *mrc = rc ? &p->rcs[i - p->n_modules] : NULL;
                 size_t k = rc ? N_COMPONENTS : m->install->component->index;
-                struct render_ctx *ctx = rc ? modulerc_context(mrc) : module_context(m);
+                struct render_ctx *ctx = rc ? modulerc_context(mrc) : module_context(m, cfg);
                 int r = render(t->text[k], t->len[k], t->name[k], p->format, ctx, &out.texts[i], d);
 
                 render_ctx_free(ctx);
@@ -574,7 +614,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 log_warning(g, "%s", p.warnings.items[i]);
                 strv_add(&warns, p.warnings.items[i]);
         }
-        if (render_all(&p, &t, &rd, &d) < 0 || check_rendered(&p, &rd, &d) < 0) {
+        if (render_all(&p, &cfg, &t, &rd, &d) < 0 || check_rendered(&p, &rd, &d) < 0) {
                 log_diag(&d);
                 status = EXIT_USAGE;
                 goto out;

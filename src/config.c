@@ -76,6 +76,10 @@ enum top_key {
         KEY_VALIDATE,
         KEY_TEMPLATES,
         KEY_LOCK_TIMEOUT,
+        /* config-site.c */
+        KEY_FAMILY,
+        KEY_MODULEPATH,
+        KEY_LMOD,
         _KEY_MAX,
 };
 
@@ -96,6 +100,9 @@ static const char *const top_keys[_KEY_MAX + 1] = {
         [KEY_VALIDATE] = "validate",
         [KEY_TEMPLATES] = "templates",
         [KEY_LOCK_TIMEOUT] = "lock_timeout",
+        [KEY_FAMILY] = "family",
+        [KEY_MODULEPATH] = "modulepath",
+        [KEY_LMOD] = "lmod",
 };
 
 enum pytorch_key { PYTORCH_BUILD_ENV, PYTORCH_CUDA_ARCH_LIST };
@@ -143,6 +150,7 @@ void config_init_default(struct config *c)
                 c->naming[i] = xstrdup(component_table[i]->naming);
                 c->ld_library_path[i] = true;
         }
+        config_site_init_default(c);
 }
 
 static void env_ops_add(struct env_ops *o, enum env_op_kind kind, const char *name, const char *value)
@@ -214,6 +222,7 @@ void config_release(struct config *c)
         targets_release(c);
         free(c->validate.driver_libdir);
         free(c->templates);
+        config_site_release(c);
         *c = (struct config){ 0 };
 }
 
@@ -271,6 +280,7 @@ static void config_copy(struct config *dst, const struct config *src)
         }
         dst->validate.driver_libdir = xstrdup_or_null(src->validate.driver_libdir);
         dst->templates = xstrdup_or_null(src->templates);
+        config_site_copy(dst, src);
 }
 
 /* ---- characters ---- */
@@ -793,6 +803,12 @@ static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
                 return set_string(p, &c->templates);
         case KEY_LOCK_TIMEOUT:
                 return get_uint(p, 0, TIMEOUT_MAX, &c->lock_timeout);
+        case KEY_FAMILY:
+                return config_parse_family(p, c);
+        case KEY_MODULEPATH:
+                return config_parse_modulepath(p, c);
+        case KEY_LMOD:
+                return config_parse_lmod(p, c);
         case _KEY_MAX:
                 break;
         }

@@ -882,6 +882,8 @@ static const char *const kinds[] = { "cuda", "cudnn", "nccl", "modulerc", NULL }
 
 struct module_values {
         const char *version, *source, *prefix, *help, *family, *modulepath;
+        const char *conflict;   /* or NULL */
+        const char *extensions; /* or NULL */
         const char *whatis[2];
         const char *dep[4]; /* name, min, max, em_spec */
         const char *ops[3][2];
@@ -895,6 +897,8 @@ static const struct module_values plain_values = {
         .help = "CUDA 12.9 in /opt/cuda-12.9.\n\nSets CUDA_HOME.",
         .family = "cuda",
         .modulepath = "/apps/modulefiles/CUDA/12",
+        .conflict = "CUDA",
+        .extensions = "cublas/12.9.1.4, nvcc/12.9.86",
         .whatis = { "Name: cuda", "Version: cuda/12.9" },
         .dep = { "cuda", "12", "12.999999", "cuda@12:12.999999" },
         .ops = { { "CUDA_HOME", "/opt/cuda-12.9" }, { "PATH", "/opt/cuda-12.9/bin" },
@@ -922,6 +926,10 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
         render_ctx_set_text(c, "description", v->help);
         render_ctx_set_text(c, "help", v->help);
         render_ctx_set(c, "family", v->family);
+        render_ctx_set_list(c, "conflicts");
+        if (v->conflict)
+                render_ctx_set(render_ctx_add_item(c, "conflicts"), "name", v->conflict);
+        render_ctx_set(c, "extensions", v->extensions ? v->extensions : "");
         render_ctx_set_bool(c, "property_gpu", v->gpu);
         render_ctx_set(c, "modulepath", v->modulepath);
         render_ctx_set_list(c, "whatis");
@@ -991,6 +999,10 @@ static char *expected_log(const struct module_values *v, const char *kind, bool 
                 log_call(&sb, "help", v->help, NULL, NULL);
         if (*v->family)
                 log_call(&sb, "family", v->family, NULL, NULL);
+        if (v->conflict)
+                log_call(&sb, "conflict", v->conflict, NULL, NULL);
+        if (lua && v->extensions && *v->extensions)
+                log_call(&sb, "extensions", v->extensions, NULL, NULL);
         if (v->gpu && lua)
                 log_call(&sb, "add_property", "arch", "gpu", NULL);
         if (v->dep[0]) {
@@ -1033,9 +1045,12 @@ static const char lua_stubs[] =
         "    out[#out + 1] = table.concat(t, ' ') .. '\\n'\n"
         "  end\n"
         "end\n"
-        "local env = { between = function(a, b, c) return a .. ' ' .. b .. ' ' .. c end }\n"
+        "local env = { between = function(a, b, c) return a .. ' ' .. b .. ' ' .. c end,\n"
+        "              LmodVersion = function() return '8.6.19' end,\n"
+        "              convertToCanonical = function(s) return s end }\n"
         "for _, f in ipairs({ 'whatis', 'help', 'family', 'add_property', 'depends_on', 'setenv',\n"
-        "                     'prepend_path', 'append_path', 'module_version' }) do\n"
+        "                     'prepend_path', 'append_path', 'module_version', 'conflict',\n"
+        "                     'extensions' }) do\n"
         "  env[f] = stub(f)\n"
         "end\n"
         "local chunk = assert(loadfile(arg[1]))\n"
@@ -1051,7 +1066,7 @@ static const char tcl_stubs[] =
         "    foreach a $args { lappend l [hex $a] }\n"
         "    append ::log [join $l { }] \\n\n"
         "}\n"
-        "foreach c {setenv prepend-path append-path module-whatis family prereq module module-version} {\n"
+        "foreach c {setenv prepend-path append-path module-whatis family prereq module module-version conflict} {\n"
         "    interp alias {} $c {} rec $c\n"
         "}\n"
         "set f [open [lindex $argv 0] r]\n"
@@ -1168,6 +1183,8 @@ START_TEST(builtin_templates_keep_hostile_values_literal)
                 .help = bytes,
                 .family = "cu}da{",
                 .modulepath = "/apps/]=]/`touch X`",
+                .conflict = "CU]]DA\") os.execute('touch X') --[[ } exec touch X {",
+                .extensions = "a/1\"), os.execute('touch X'), (\"]==] [exec touch X] $X",
                 .whatis = { line, "Name: } ; exec touch X ; {" },
                 .dep = { "cuda\"", "1]]", "2\\", "cuda@1:2;exec touch X" },
                 .ops = { { "A", line }, { "B", "}\texec touch X\t{" }, { "C", "]] os.execute('touch X') --[[" } },
@@ -1195,6 +1212,10 @@ START_TEST(builtin_lua_cuda_template_output_is_exact)
                          "help(\"CUDA 12.9 in /opt/cuda-12.9.\\\n\\\nSets CUDA_HOME.\")\n"
                          "\n"
                          "family(\"cuda\")\n"
+                         "conflict(\"CUDA\")\n"
+                         "if LmodVersion and convertToCanonical(LmodVersion()) >= convertToCanonical(\"8.2.8\") then\n"
+                         "    extensions(\"cublas/12.9.1.4, nvcc/12.9.86\")\n"
+                         "end\n"
                          "add_property(\"arch\", \"gpu\")\n"
                          "depends_on(between(\"cuda\", \"12\", \"12.999999\"))\n"
                          "setenv(\"CUDA_HOME\", \"/opt/cuda-12.9\")\n"
@@ -1225,6 +1246,7 @@ START_TEST(builtin_tcl_cuda_template_output_is_exact)
                          "}\n"
                          "\n"
                          "family \"cuda\"\n"
+                         "conflict \"CUDA\"\n"
                          "# Environment Modules: needs a cuda of this CUDA major (and unloads this\n"
                          "# module with it). Lmod reading this file skips it: its hierarchy does that.\n"
                          "if {![info exists ::ModuleTool] || $::ModuleTool ne \"Lmod\"} {\n"
