@@ -454,6 +454,129 @@ static void report_held(const struct write_result *w, const struct scan_result *
         }
 }
 
+/* The directories of the modulepath besides this tree: $MODULEPATH's,
+ * then the config's `modulepath`. */
+static void site_modulepath(const struct config *cfg, struct strv *ret)
+{
+        const char *mp = getenv("MODULEPATH");
+
+        while (mp && *mp) {
+                const char *colon = strchr(mp, ':');
+                size_t n = colon ? (size_t)(colon - mp) : strlen(mp);
+
+                if (n) {
+                        _cleanup_free_ char *dir = xstrndup(mp, n);
+                        if (!strv_contains(ret, dir))
+                                strv_add(ret, dir);
+                }
+                mp = colon ? colon + 1 : NULL;
+        }
+        for (size_t i = 0; i < cfg->modulepath.len; i++)
+                if (!strv_contains(ret, cfg->modulepath.items[i]))
+                        strv_add(ret, cfg->modulepath.items[i]);
+}
+
+/* Before anything is written: the tree must not land among a site's own
+ * modulefiles (write.h site_check), unless --force; names that another
+ * tree on the modulepath also provides are warnings. Returns false when
+ * the write is refused. */
+static bool check_site(const struct plan *p, const struct config *cfg, const struct rendered *rd,
+                       const struct generate_args *a, const struct global_options *g, struct strv *warns)
+{
+        enum { SHOWN = 10 };
+        _cleanup_(strv_release) struct strv mp = { 0 }, levels = { 0 };
+        struct site_name *names = xcalloc(p->n_modules + 1, sizeof(*names));
+        struct site_options so = { .outdir = p->outdir, .names = names };
+        struct site_report r = { 0 };
+        bool ok = true;
+
+        for (size_t i = 0; i < p->n_modules; i++) {
+                const struct module_plan *m = &p->modules[i];
+                const struct strv *fam = &cfg->family[m->install->component->index];
+                size_t n = strlen(p->outdir);
+                bool seen = false;
+
+                if (m->modulepath && strncmp(m->modulepath, p->outdir, n) == 0 && m->modulepath[n] == '/' &&
+                    !strv_contains(&levels, m->modulepath + n + 1))
+                        strv_add(&levels, m->modulepath + n + 1);
+                for (size_t k = 0; k < so.n_names && !seen; k++)
+                        seen = streq(names[k].name, m->name);
+                if (seen)
+                        continue;
+                names[so.n_names++] = (struct site_name){
+                        .name = m->name,
+                        .component = m->install->component->name,
+                        .conflicts = fam->len > 1 ? (const char *const *)fam->items + 1 : NULL,
+                        .n_conflicts = fam->len > 1 ? fam->len - 1 : 0,
+                };
+        }
+        site_modulepath(cfg, &mp);
+        so.modulepath = (const char *const *)mp.items;
+        so.n_modulepath = mp.len;
+        so.levels = (const char *const *)levels.items;
+        so.n_levels = levels.len;
+        (void)site_check(rd->files, rd->n, &so, &r);
+        if (r.foreign.len) {
+                _cleanup_free_ char *out = term_escape(p->outdir);
+
+                for (size_t i = 0; i < r.foreign.len && i < SHOWN; i++) {
+                        _cleanup_free_ char *f = term_escape(r.foreign.items[i]);
+
+                        if (a->force)
+                                log_warning(g, "'%s/%s' was not written by cudamod and lies where it writes "
+                                            "(--force: writing beside it)", out, f);
+                        else
+                                log_error("'%s/%s' was not written by cudamod and lies where it would write", out, f);
+                }
+                if (r.foreign.len > SHOWN)
+                        log_error("and %zu more files not written by cudamod there", r.foreign.len - SHOWN);
+                if (!a->force) {
+                        log_error("'%s' holds another tool's modulefiles where cudamod would write (a site's "
+                                  "EasyBuild modules/all?): their 'module load' would stop working; write to a "
+                                  "directory of its own (-o) and put it on MODULEPATH, or --force; nothing written",
+                                  out);
+                        ok = false;
+                }
+        }
+        if (r.on_modulepath) {
+                _cleanup_free_ char *out = term_escape(p->outdir);
+
+                if (a->force)
+                        log_warning(g, "'%s' is itself on MODULEPATH: its Core/ and CUDA/ read as modules named "
+                                    "Core and CUDA there (--force: writing anyway)", out);
+                else {
+                        log_error("'%s' is itself on MODULEPATH, where the hierarchical layout's Core/ and CUDA/ "
+                                  "would read as modules named Core and CUDA; put '%s/Core' on MODULEPATH instead, "
+                                  "use --layout flat, or --force; nothing written", out, out);
+                        ok = false;
+                }
+        }
+        for (size_t i = 0; ok && i < r.warnings.len; i++) {
+                _cleanup_free_ char *w = term_escape(r.warnings.items[i]);
+
+                log_warning(g, "%s", w);
+                strv_add(warns, r.warnings.items[i]);
+        }
+        site_report_release(&r);
+        free(names);
+        return ok;
+}
+
+/* Environment Modules' `module avail` does not descend a hierarchy: said
+ * once per run (README, cudamod(1)). */
+static void warn_em_hierarchy(const struct config *cfg, const struct global_options *g, struct strv *warns)
+{
+        static const char msg[] =
+                "Environment Modules has no 'module spider' and its 'module avail' does not descend the "
+                "hierarchical layout: 'module avail cudnn' finds nothing until a cuda module is loaded; "
+                "--layout flat lists every module at once";
+
+        if (cfg->format != FORMAT_TCL || cfg->layout != MODULE_LAYOUT_HIERARCHICAL)
+                return;
+        log_warning(g, "%s", msg);
+        strv_add(warns, msg);
+}
+
 /* Command-line choices over the config's. */
 static int apply_args(struct config *cfg, const struct generate_args *a)
 {
@@ -619,6 +742,9 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 status = EXIT_USAGE;
                 goto out;
         }
+        warn_em_hierarchy(&cfg, g, &warns);
+        if (!check_site(&p, &cfg, &rd, &a, g, &warns))
+                goto out;
         {
                 struct lock_wait lw = { .g = g, .timeout = a.lock_timeout };
                 struct write_options wo = {
@@ -691,7 +817,9 @@ const struct command cmd_generate = {
                 "      --prune          remove generated files whose install is gone (refused\n"
                 "                       after an incomplete scan, and without --force when it\n"
                 "                       would remove more than half of the modules)\n"
-                "      --force          overwrite generated files that were edited by hand\n"
+                "      --force          overwrite generated files that were edited by hand, and\n"
+                "                       write where another tool's modulefiles are (refused\n"
+                "                       otherwise: see SHARED TREES in cudamod(1))\n"
                 "      --json           print one JSON document describing the run\n"
                 "      --lock-timeout S wait at most S seconds for DIR's lock (default: the\n"
                 "                       config's lock_timeout, 60; 0: do not wait), then\n"
@@ -699,7 +827,11 @@ const struct command cmd_generate = {
                 "\n"
                 "Writes are atomic and the run holds a lock on DIR. Files cudamod did not\n"
                 "write are never touched; generated files edited by hand are left alone\n"
-                "without --force. Identical input gives byte-identical files. An install\n"
+                "without --force. A DIR whose directories hold another tool's modulefiles\n"
+                "where cudamod would write is refused without --force; a module name that\n"
+                "another tree on MODULEPATH (or the config's 'modulepath') also provides is\n"
+                "a warning. With lmod.spider_cache in the config, Lmod's system spider\n"
+                "cache is rebuilt after a write that changed something. Identical input gives byte-identical files. An install\n"
                 "the scan could not read whole keeps its modulefile and default as they are.\n"
                 "\n"
                 "Exit status: 0 done (with --check: no drift), 1 drift with --check, the\n"

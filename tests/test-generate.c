@@ -99,7 +99,14 @@ START_TEST(generate_reference_tree_matches_modulefiles)
 
                 generate(root, out, flavours[i][1], flavours[i][2], &r);
                 ck_assert_msg(r.status == 0, "%s: %s", flavours[i][0], r.err);
-                ck_assert_str_eq(r.err, "");
+                /* Environment Modules and the hierarchy: said once. */
+                if (streq(flavours[i][0], "tcl-hierarchical"))
+                        ck_assert_str_eq(r.err, "cudamod: Environment Modules has no 'module spider' and its "
+                                                "'module avail' does not descend the hierarchical layout: "
+                                                "'module avail cudnn' finds nothing until a cuda module is "
+                                                "loaded; --layout flat lists every module at once\n");
+                else
+                        ck_assert_str_eq(r.err, "");
                 run_result_release(&r);
                 list_files(out, NULL, &got);
                 ck_assert_uint_gt(got.len, 0);
