@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "plan.h"
 #include "render.h"
+#include "spider-cache.h"
 #include "strbuf.h"
 #include "util-path.h"
 #include "write.h"
@@ -562,6 +563,51 @@ static bool check_site(const struct plan *p, const struct config *cfg, const str
         return ok;
 }
 
+/* lmod.spider_cache: after a write that changed something, Lmod's system
+ * spider cache is rebuilt with Lmod's own tool over the site's modulepath
+ * and this tree's top level (spider-cache.h). Returns 0 (also when there is
+ * nothing to do), or -1 after saying why it could not; *ret_dir: the cache
+ * rebuilt (NULL: none). */
+static int rebuild_spider_cache(const struct plan *p, const struct config *cfg, const struct write_result *w,
+                                const struct global_options *g, char **ret_dir)
+{
+        _cleanup_(strv_release) struct strv mp = { 0 };
+        _cleanup_(spider_cache_release) struct spider_cache sc = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *tool = NULL, *top = NULL;
+
+        *ret_dir = NULL;
+        if (!config_spider_cache_enabled(cfg) ||
+            !(w->count[FILE_CREATED] || w->count[FILE_UPDATED] || w->count[FILE_PRUNED]))
+                return 0;
+        tool = spider_cache_find_tool();
+        if (!tool) {
+                log_error("lmod.spider_cache: Lmod's update_lmod_system_cache_files was not found ($LMOD_DIR, "
+                          "next to $LMOD_CMD, /usr/share/lmod/lmod/libexec); the modules are written, the spider "
+                          "cache is stale");
+                return -1;
+        }
+        if (cfg->spider_cache.dir) {
+                sc.dir = xstrdup(cfg->spider_cache.dir);
+                sc.timestamp = xstrdup(cfg->spider_cache.timestamp);
+        } else if (spider_cache_from_lmodrc(tool, &sc, &d) < 0) {
+                log_error("%s; the modules are written, the spider cache is not rebuilt", d.message);
+                return -1;
+        }
+        site_modulepath(cfg, &mp);
+        top = p->layout == MODULE_LAYOUT_HIERARCHICAL ? path_join(p->outdir, "Core") : xstrdup(p->outdir);
+        if (!strv_contains(&mp, top))
+                strv_add(&mp, top);
+        log_verbose(g, "rebuilding the spider cache '%s'%s%s with '%s'", sc.dir, sc.from ? " named by " : "",
+                    sc.from ? sc.from : "", tool);
+        if (spider_cache_rebuild(tool, &sc, (const char *const *)mp.items, mp.len, &d) < 0) {
+                log_error("%s; the modules are written, the spider cache is as it was", d.message);
+                return -1;
+        }
+        *ret_dir = TAKE_PTR(sc.dir);
+        return 0;
+}
+
 /* Environment Modules' `module avail` does not descend a hierarchy: said
  * once per run (README, cudamod(1)). */
 static void warn_em_hierarchy(const struct config *cfg, const struct global_options *g, struct strv *warns)
@@ -640,6 +686,8 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         _cleanup_(strv_release) struct strv unseen = { 0 };
         _cleanup_diag_ struct diag d = DIAG_INIT;
         _cleanup_free_ char *outdir = NULL;
+        char *cache_dir = NULL;
+        bool cache_failed = false;
         int c, status = EXIT_FOUND_FAILURE;
 
         while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
@@ -775,16 +823,23 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         goto out;
         }
         report_held(&w, &sr, g);
+        if (!a.dry_run && !a.check && rebuild_spider_cache(&p, &cfg, &w, g, &cache_dir) < 0)
+                cache_failed = true;
         if (a.json) {
                 json_t *doc = report_json(&w, &p, &a, drift(&w), &warns);
+
+                if (config_spider_cache_enabled(&cfg))
+                        json_object_set_new(doc, "spider_cache",
+                                            cache_dir ? json_string_lossy(cache_dir) : json_null());
                 if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) < 0)
                         log_error("cannot write the JSON document");
                 putchar('\n');
                 json_decref(doc);
         } else
                 print_report(&w, &a, outdir, g);
-        status = a.check && drift(&w) ? EXIT_FOUND_FAILURE : 0;
+        status = (a.check && drift(&w)) || cache_failed ? EXIT_FOUND_FAILURE : 0;
 out:
+        free(cache_dir);
         write_result_release(&w);
         rendered_release(&rd);
         templates_release(&t);
