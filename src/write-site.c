@@ -260,6 +260,7 @@ int site_check(const struct gen_file *files, size_t n_files, const struct site_o
                struct site_report *ret)
 {
         _cleanup_(strv_release) struct strv module_dirs = { 0 }, levels = { 0 }, found = { 0 }, checked = { 0 };
+        _cleanup_(strv_release) struct strv ours = { 0 };
         _cleanup_close_ int outfd = -1;
         _cleanup_free_ char *outdir_real = NULL;
         struct site_report r = { 0 };
@@ -285,10 +286,20 @@ int site_check(const struct gen_file *files, size_t n_files, const struct site_o
                 index = load_index_files(o->outdir);
                 w.index = index;
                 walk_foreign(&w, outfd, "", 0);
+                /* The directories cudamod wrote into before (the index
+                 * lists a file there): a file an admin added there since
+                 * is left alone, as write_tree does, not refused. */
+                if (index) {
+                        const char *key;
+                        json_t *v;
+
+                        json_object_foreach(index, key, v)
+                                add_unique(&ours, rel_dirname(key));
+                }
                 for (size_t i = 0; i < found.len; i++) {
                         _cleanup_free_ char *d = rel_dirname(found.items[i]);
 
-                        if (foreign_conflicts(d, &module_dirs, &levels))
+                        if (!strv_contains(&ours, d) && foreign_conflicts(d, &module_dirs, &levels))
                                 strv_add(&r.foreign, found.items[i]);
                 }
         }

@@ -163,8 +163,10 @@ void sha256_hex(const void *data, size_t len, char ret[65]);
  *   - foreign: files (relative to outdir) that cudamod did not write (not
  *     in the index, without its header) in a directory it writes into, or
  *     on the way to a hierarchy level (EasyBuild's CUDA/12.4.0.lua where
- *     CUDA/12/cudnn goes): generate refuses to write beside them without
- *     --force;
+ *     CUDA/12/cudnn goes), unless the index lists a file in that very
+ *     directory (an admin's file added to cudamod's own directory later
+ *     is left alone, as write_tree leaves it): generate refuses to write
+ *     beside them without --force;
  *   - on_modulepath: the output directory itself is on the modulepath
  *     while the layout is hierarchical (its Core/ and CUDA/ would read as
  *     modules named Core and CUDA);

@@ -1816,6 +1816,13 @@ START_TEST(site_check_knows_its_own_files_by_index_and_header)
         ck_assert_uint_eq(r.foreign.len, 1);
         ck_assert_str_eq(r.foreign.items[0], "Core/cuda/local.lua");
         site_report_release(&r);
+        /* Once the index lists a file of Core/cuda, the directory is
+         * cudamod's: an admin's file added there is left alone. */
+        fx_write(root, "t/.cudamod-index.json",
+                 "{\"format\": 1, \"files\": {\"CUDA/12/cudnn/9.1.0.lua\": {}, \"Core/cuda/12.9.lua\": {}}}\n");
+        site_run(site_hier_files, ELEMENTSOF(site_hier_files), out, NULL, 0, NULL, 0, &r);
+        ck_assert_uint_eq(r.foreign.len, 0);
+        site_report_release(&r);
         fx_free(root);
 }
 END_TEST
