@@ -51,6 +51,7 @@ static bool has_our_header(int dirfd, const char *name)
 
 struct walker {
         json_t *index;        /* the index's files (borrowed), or NULL */
+        bool any_file;        /* another tree: every file counts, cudamod's header too */
         size_t entries;
         struct strv *found;   /* relative paths of files not ours */
 };
@@ -94,7 +95,7 @@ static void walk_foreign(struct walker *w, int dirfd, const char *rel, unsigned 
                         continue;
                 if (w->index && json_object_get(w->index, path))
                         continue;
-                if (S_ISREG(st.st_mode) && has_our_header(dirfd, de->d_name))
+                if (!w->any_file && S_ISREG(st.st_mode) && has_our_header(dirfd, de->d_name))
                         continue;
                 strv_add(w->found, path);
         }
@@ -178,6 +179,9 @@ static bool holds_foreign(int parentfd, const char *name, json_t *index, const c
         /* Paths relative to the output tree, when the directory is in it. */
         prefix = index_prefix ? (*index_prefix ? xasprintf("%s/%s", index_prefix, name) : xstrdup(name)) : NULL;
         w.index = prefix ? index : NULL;
+        /* Another tree's modules shadow ours whoever wrote them (an older
+         * cudamod tree too). */
+        w.any_file = !prefix;
         walk_foreign(&w, fd, prefix ? prefix : name, SITE_MAX_DEPTH - 3);
         if (!found.len)
                 return false;
