@@ -231,15 +231,15 @@ static void check_names_in(const char *mpdir, const char *level_rel, json_t *ind
                                 listed = listed || streq(n->conflicts[k], de->d_name);
                         if (same)
                                 add_unique(&r->warnings,
-                                           xasprintf("module '%s' is also provided by '%s/%s' (%s): which one "
-                                                     "'module load %s' finds depends on the order of MODULEPATH",
-                                                     n->name, mpdir, de->d_name, example, n->name));
+                                           xasprintf("module '%s' of '%s' is also provided by '%s/%s' (%s): which "
+                                                     "one 'module load %s' finds depends on the order of MODULEPATH",
+                                                     n->name, o->outdir, mpdir, de->d_name, example, n->name));
                         else if (!listed)
                                 add_unique(&r->warnings,
-                                           xasprintf("'%s/%s' (%s) provides modules '%s' beside cudamod's '%s': "
-                                                     "users can load both; 'family: {%s: [%s, %s]}' in the config "
-                                                     "makes them conflict",
-                                                     mpdir, de->d_name, example, de->d_name, n->name,
+                                           xasprintf("'%s/%s' (%s) provides modules '%s' beside cudamod's '%s' of "
+                                                     "'%s': users can load both; 'family: {%s: [%s, %s]}' in the "
+                                                     "config makes them conflict",
+                                                     mpdir, de->d_name, example, de->d_name, n->name, o->outdir,
                                                      n->component, n->name, de->d_name));
                 }
         }

@@ -1865,7 +1865,8 @@ START_TEST(site_check_warns_about_the_same_name_elsewhere_and_an_output_on_modul
         site_run(site_hier_files, ELEMENTSOF(site_hier_files), out, mp, ELEMENTSOF(mp), NULL, 0, &r);
         ck_assert(r.on_modulepath);
         ck_assert_uint_eq(r.warnings.len, 1);
-        ck_assert_msg(strstr(r.warnings.items[0], "module 'cuda' is also provided by '") &&
+        ck_assert_msg(strstr(r.warnings.items[0], "module 'cuda' of '") &&
+                      strstr(r.warnings.items[0], "/t' is also provided by '") &&
                       strstr(r.warnings.items[0], "/other/cuda' (cuda/12.1.lua)"), "%s", r.warnings.items[0]);
         site_report_release(&r);
         /* The flat layout in a directory on MODULEPATH is what it is for. */
