@@ -185,6 +185,8 @@ static bool holds_foreign(int parentfd, const char *name, json_t *index, const c
         walk_foreign(&w, fd, prefix ? prefix : name, SITE_MAX_DEPTH - 3);
         if (!found.len)
                 return false;
+        /* The same one each run, whatever readdir's order. */
+        strv_sort_uniq(&found);
         *ret_example = xstrdup(found.items[0]);
         return true;
 }
@@ -197,6 +199,7 @@ static void check_names_in(const char *mpdir, const char *level_rel, json_t *ind
                            const struct site_options *o, struct site_report *r)
 {
         _cleanup_close_ int fd = open(mpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_(strv_release) struct strv found = { 0 };
         int dfd;
         DIR *dir;
         struct dirent *de;
@@ -230,12 +233,12 @@ static void check_names_in(const char *mpdir, const char *level_rel, json_t *ind
                         for (size_t k = 0; k < n->n_conflicts; k++)
                                 listed = listed || streq(n->conflicts[k], de->d_name);
                         if (same)
-                                add_unique(&r->warnings,
+                                add_unique(&found,
                                            xasprintf("module '%s' of '%s' is also provided by '%s/%s' (%s): which "
                                                      "one 'module load %s' finds depends on the order of MODULEPATH",
                                                      n->name, o->outdir, mpdir, de->d_name, example, n->name));
                         else if (!listed)
-                                add_unique(&r->warnings,
+                                add_unique(&found,
                                            xasprintf("'%s/%s' (%s) provides modules '%s' beside cudamod's '%s' of "
                                                      "'%s': users can load both; 'family: {%s: [%s, %s]}' in the "
                                                      "config makes them conflict",
@@ -244,6 +247,10 @@ static void check_names_in(const char *mpdir, const char *level_rel, json_t *ind
                 }
         }
         closedir(dir);
+        /* In the same order each run, whatever readdir's. */
+        strv_sort_uniq(&found);
+        for (size_t i = 0; i < found.len; i++)
+                add_unique(&r->warnings, xstrdup(found.items[i]));
 }
 
 /* The level of outdir that dir is ("Core", "" for outdir itself), or NULL
@@ -327,6 +334,7 @@ int site_check(const struct gen_file *files, size_t n_files, const struct site_o
                 check_names_in(real, level, index, o, &r);
         }
         json_decref(index);
+        strv_sort_uniq(&r.foreign);
         *ret = r;
         return 0;
 }
