@@ -17,6 +17,7 @@
 enum {
         RC_MAX_SIZE = 1 << 20,
         RC_MAX_STEPS = 1000000,
+        RC_MAX_MEMORY = 64 << 20,
         REBUILD_TIMEOUT = 600,
 };
 
@@ -61,6 +62,31 @@ char *spider_cache_find_tool(void)
         return p;
 }
 
+struct capped {
+        size_t used, cap;
+};
+
+/* Lua's allocator, at most cap bytes in all: an lmodrc that builds a huge
+ * string fails to read instead of taking the machine's memory. */
+static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+        struct capped *c = ud;
+        size_t old = ptr ? osize : 0;
+        void *p;
+
+        if (nsize == 0) {
+                free(ptr);
+                c->used -= old;
+                return NULL;
+        }
+        if (nsize > old && nsize - old > c->cap - c->used)
+                return NULL;
+        p = realloc(ptr, nsize);
+        if (p)
+                c->used = c->used - old + nsize;
+        return p;
+}
+
 static void step_hook(lua_State *L, lua_Debug *ar)
 {
         (void)ar;
@@ -86,6 +112,7 @@ static int read_one_rc(const char *file, struct spider_cache *ret, struct diag *
 {
         _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
         _cleanup_free_ char *chunk = xasprintf("@%s", file);
+        struct capped mem = { .cap = RC_MAX_MEMORY };
         lua_State *L;
         int r = 0;
 
@@ -96,7 +123,7 @@ static int read_one_rc(const char *file, struct spider_cache *ret, struct diag *
         if (sb.buf[0] == '#')
                 for (size_t i = 0; i < sb.len && sb.buf[i] != '\n'; i++)
                         sb.buf[i] = ' ';
-        L = luaL_newstate();
+        L = lua_newstate(capped_alloc, &mem);
         if (!L)
                 die_oom();
         lua_sethook(L, step_hook, LUA_MASKCOUNT, RC_MAX_STEPS);

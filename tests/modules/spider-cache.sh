@@ -111,4 +111,17 @@ grep -q "the modules are written" "$MT_TMP/fail.err" || fail "a failed rebuild d
 [ -e "$out/Core/cuda/12.4.lua" ] || fail "a failed rebuild: the module is not written"
 [ "$(cat "$cache2/spiderT.lua")" = "$before" ] || fail "a failed rebuild changed the cache"
 ls -A "$MT_TMP" | grep -q 'cudamod-tmp' && fail "a failed rebuild left a temporary directory: $(ls -A "$MT_TMP")"
+# An lmodrc that loops, or builds a huge string: refused in bounded time
+# and memory, named.
+printf 'while true do end\n-- scDescriptT\n' >"$MT_TMP/loop.lua"
+printf 'local s = "x"\nfor i = 1, 40 do s = s .. s end\nscDescriptT = {{dir = "/x", timestamp = "/y"}}\n' >"$MT_TMP/huge.lua"
+for bad in loop huge; do
+        rm -rf "$out/Core/cuda" "$out"/.cudamod-index.json
+        rc_=0
+        LMOD_RC=$MT_TMP/$bad.lua LMOD_DIR=$lmod_dir MODULEPATH=$out/Core run_cudamod \
+                --config "$MT_TMP/true.yaml" generate -o "$out" "$fx" >"$MT_TMP/$bad.out" 2>"$MT_TMP/$bad.err" || rc_=$?
+        [ "$rc_" = 1 ] || fail "lmodrc $bad: exit $rc_, not 1: $(cat "$MT_TMP/$bad.err")"
+        grep -qF "cannot read scDescriptT in the lmodrc '$MT_TMP/$bad.lua'" "$MT_TMP/$bad.err" ||
+                fail "lmodrc $bad: not named: $(cat "$MT_TMP/$bad.err")"
+done
 mt_finish
