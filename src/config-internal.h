@@ -101,4 +101,12 @@ int get_bool(struct parser *p, bool *ret);
 int get_uint(struct parser *p, unsigned min, unsigned max, unsigned *ret);
 int parse_string_list(struct parser *p, struct strv *list);
 
+/* config-site.c: family, modulepath, lmod. */
+void config_site_init_default(struct config *c);
+void config_site_release(struct config *c);
+void config_site_copy(struct config *dst, const struct config *src);
+int config_parse_family(struct parser *p, struct config *c);
+int config_parse_modulepath(struct parser *p, struct config *c);
+int config_parse_lmod(struct parser *p, struct config *c);
+
 #endif

@@ -268,6 +268,35 @@ static void emit_modulerc(yaml_emitter_t *e, const struct config *c)
         emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 
+/* family, modulepath, lmod (config-site.c). */
+static void emit_site(yaml_emitter_t *e, const struct config *c)
+{
+        const struct config_spider_cache *sc = &c->spider_cache;
+
+        emit_key(e, "family");
+        emit_collection(e, YAML_MAPPING_START_EVENT);
+        for (int i = 0; i < N_COMPONENTS; i++) {
+                emit_key(e, component_names[i]);
+                emit_strv(e, &c->family[i]);
+        }
+        emit_collection(e, YAML_MAPPING_END_EVENT);
+        emit_key(e, "modulepath");
+        emit_strv(e, &c->modulepath);
+        emit_key(e, "lmod");
+        emit_collection(e, YAML_MAPPING_START_EVENT);
+        emit_key(e, "spider_cache");
+        if (sc->dir) {
+                emit_collection(e, YAML_MAPPING_START_EVENT);
+                emit_key(e, "dir");
+                emit_string(e, sc->dir);
+                emit_key(e, "timestamp");
+                emit_string(e, sc->timestamp);
+                emit_collection(e, YAML_MAPPING_END_EVENT);
+        } else
+                emit_bool(e, sc->from_lmodrc);
+        emit_collection(e, YAML_MAPPING_END_EVENT);
+}
+
 static void emit_config(yaml_emitter_t *e, const struct config *c)
 {
         emit_collection(e, YAML_MAPPING_START_EVENT);
@@ -379,6 +408,7 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_key(e, "lock_timeout");
         emit_uint(e, c->lock_timeout);
         emit_modulerc(e, c);
+        emit_site(e, c);
         emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 

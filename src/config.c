@@ -77,6 +77,10 @@ enum top_key {
         KEY_TEMPLATES,
         KEY_LOCK_TIMEOUT,
         KEY_MODULERC,
+        /* config-site.c */
+        KEY_FAMILY,
+        KEY_MODULEPATH,
+        KEY_LMOD,
         _KEY_MAX,
 };
 
@@ -98,6 +102,9 @@ static const char *const top_keys[_KEY_MAX + 1] = {
         [KEY_TEMPLATES] = "templates",
         [KEY_LOCK_TIMEOUT] = "lock_timeout",
         [KEY_MODULERC] = "modulerc",
+        [KEY_FAMILY] = "family",
+        [KEY_MODULEPATH] = "modulepath",
+        [KEY_LMOD] = "lmod",
 };
 
 enum pytorch_key { PYTORCH_BUILD_ENV, PYTORCH_CUDA_ARCH_LIST };
@@ -145,6 +152,7 @@ void config_init_default(struct config *c)
                 c->naming[i] = xstrdup(component_table[i]->naming);
                 c->ld_library_path[i] = true;
         }
+        config_site_init_default(c);
 }
 
 static void env_ops_add(struct env_ops *o, enum env_op_kind kind, const char *name, const char *value)
@@ -247,6 +255,7 @@ void config_release(struct config *c)
         targets_release(c);
         free(c->validate.driver_libdir);
         free(c->templates);
+        config_site_release(c);
         *c = (struct config){ 0 };
 }
 
@@ -317,6 +326,7 @@ static void config_copy(struct config *dst, const struct config *src)
                 strv_copy(&dst->version_rcs[i].aliases, &v->aliases);
                 strv_copy(&dst->version_rcs[i].tags, &v->tags);
         }
+        config_site_copy(dst, src);
 }
 
 /* ---- characters ---- */
@@ -952,6 +962,12 @@ static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
                 return get_uint(p, 0, TIMEOUT_MAX, &c->lock_timeout);
         case KEY_MODULERC:
                 return parse_modulerc(p, c);
+        case KEY_FAMILY:
+                return config_parse_family(p, c);
+        case KEY_MODULEPATH:
+                return config_parse_modulepath(p, c);
+        case KEY_LMOD:
+                return config_parse_lmod(p, c);
         case _KEY_MAX:
                 break;
         }

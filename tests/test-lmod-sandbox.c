@@ -115,26 +115,27 @@ START_TEST(sandbox_records_the_cuda_12_9_operations_in_order)
                 { SANDBOX_WHATIS, NULL, "Description: NVIDIA CUDA Toolkit 12.9.1 (x86_64)", 6 },
                 { SANDBOX_WHATIS, NULL, "Category: library, GPU", 7 },
                 { SANDBOX_WHATIS, NULL, "Keywords: cuda, CUDA, GPU, PyTorch", 8 },
-                { SANDBOX_HELP, NULL, NULL, 9 },
-                { SANDBOX_FAMILY, NULL, "cuda", 33 },
-                { SANDBOX_PROPERTY, "arch", "gpu", 34 },
-                { SANDBOX_SETENV, "CUDA_HOME", CUDA, 35 },
-                { SANDBOX_SETENV, "CUDA_PATH", CUDA, 36 },
-                { SANDBOX_SETENV, "CUDA_ROOT", CUDA, 37 },
-                { SANDBOX_SETENV, "CUDAToolkit_ROOT", CUDA, 38 },
-                { SANDBOX_SETENV, "CUDACXX", CUDA "/bin/nvcc", 39 },
-                { SANDBOX_PREPEND_PATH, "PATH", CUDA "/bin", 40 },
-                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/nvvm/lib64", 41 },
-                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/extras/CUPTI/lib64", 42 },
-                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib", 43 },
-                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/nvvm/lib64", 44 },
-                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/extras/CUPTI/lib64", 45 },
-                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib", 46 },
-                { SANDBOX_PREPEND_PATH, "CPATH", CUDA "/extras/CUPTI/include", 47 },
-                { SANDBOX_PREPEND_PATH, "CPATH", CUDA "/targets/x86_64-linux/include", 48 },
-                { SANDBOX_PREPEND_PATH, "CMAKE_PREFIX_PATH", CUDA, 49 },
-                { SANDBOX_APPEND_PATH, "LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib/stubs", 50 },
-                { SANDBOX_PREPEND_PATH, "MODULEPATH", "/opt/cudamod-demo/modulefiles/lua-hierarchical/CUDA/12", 51 },
+                { SANDBOX_WHATIS, NULL, "Extensions: cudart/12.9.79, nvcc/12.9.86", 9 },
+                { SANDBOX_HELP, NULL, NULL, 10 },
+                { SANDBOX_FAMILY, NULL, "cuda", 34 },
+                { SANDBOX_PROPERTY, "arch", "gpu", 38 },
+                { SANDBOX_SETENV, "CUDA_HOME", CUDA, 39 },
+                { SANDBOX_SETENV, "CUDA_PATH", CUDA, 40 },
+                { SANDBOX_SETENV, "CUDA_ROOT", CUDA, 41 },
+                { SANDBOX_SETENV, "CUDAToolkit_ROOT", CUDA, 42 },
+                { SANDBOX_SETENV, "CUDACXX", CUDA "/bin/nvcc", 43 },
+                { SANDBOX_PREPEND_PATH, "PATH", CUDA "/bin", 44 },
+                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/nvvm/lib64", 45 },
+                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/extras/CUPTI/lib64", 46 },
+                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib", 47 },
+                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/nvvm/lib64", 48 },
+                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/extras/CUPTI/lib64", 49 },
+                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib", 50 },
+                { SANDBOX_PREPEND_PATH, "CPATH", CUDA "/extras/CUPTI/include", 51 },
+                { SANDBOX_PREPEND_PATH, "CPATH", CUDA "/targets/x86_64-linux/include", 52 },
+                { SANDBOX_PREPEND_PATH, "CMAKE_PREFIX_PATH", CUDA, 53 },
+                { SANDBOX_APPEND_PATH, "LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib/stubs", 54 },
+                { SANDBOX_PREPEND_PATH, "MODULEPATH", "/opt/cudamod-demo/modulefiles/lua-hierarchical/CUDA/12", 55 },
         };
         struct sandbox_result r = { 0 };
 
@@ -156,9 +157,9 @@ START_TEST(sandbox_records_the_cuda_12_9_operations_in_order)
                 if (op->kind >= SANDBOX_PREPEND_PATH && op->kind <= SANDBOX_REMOVE_PATH)
                         ck_assert_int_eq(op->delim, ':');
         }
-        ck_assert(startswith(r.ops[5].value, "NVIDIA CUDA Toolkit 12.9.1 (x86_64) in " CUDA ".\n\nFor building"));
-        ck_assert_ptr_nonnull(strstr(r.ops[5].value, "\n  CUDA_HOME          = " CUDA "\n"));
-        ck_assert(endswith(r.ops[5].value, "lua-hierarchical/CUDA/12\n"));
+        ck_assert(startswith(r.ops[6].value, "NVIDIA CUDA Toolkit 12.9.1 (x86_64) in " CUDA ".\n\nFor building"));
+        ck_assert_ptr_nonnull(strstr(r.ops[6].value, "\n  CUDA_HOME          = " CUDA "\n"));
+        ck_assert(endswith(r.ops[6].value, "lua-hierarchical/CUDA/12\n"));
         sandbox_result_release(&r);
 }
 END_TEST

@@ -886,6 +886,8 @@ struct module_values {
          * version, and a name used as an alias and a tag of the version
          * (which is also hidden); "" or NULL: none. */
         const char *deprecated, *alias;
+        const char *conflict;   /* or NULL */
+        const char *extensions; /* or NULL */
         const char *whatis[2];
         const char *dep[4]; /* name, min, max, em_spec */
         const char *ops[3][2];
@@ -899,6 +901,8 @@ static const struct module_values plain_values = {
         .help = "CUDA 12.9 in /opt/cuda-12.9.\n\nSets CUDA_HOME.",
         .family = "cuda",
         .modulepath = "/apps/modulefiles/CUDA/12",
+        .conflict = "CUDA",
+        .extensions = "cublas/12.9.1.4, nvcc/12.9.86",
         .whatis = { "Name: cuda", "Version: cuda/12.9" },
         .dep = { "cuda", "12", "12.999999", "cuda@12:12.999999" },
         .ops = { { "CUDA_HOME", "/opt/cuda-12.9" }, { "PATH", "/opt/cuda-12.9/bin" },
@@ -926,6 +930,10 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
         render_ctx_set_text(c, "description", v->help);
         render_ctx_set_text(c, "help", v->help);
         render_ctx_set(c, "family", v->family);
+        render_ctx_set_list(c, "conflicts");
+        if (v->conflict)
+                render_ctx_set(render_ctx_add_item(c, "conflicts"), "name", v->conflict);
+        render_ctx_set(c, "extensions", v->extensions ? v->extensions : "");
         render_ctx_set_bool(c, "property_gpu", v->gpu);
         render_ctx_set(c, "modulepath", v->modulepath);
         render_ctx_set(c, "deprecated", v->deprecated ? v->deprecated : "");
@@ -1019,6 +1027,10 @@ static char *expected_log(const struct module_values *v, const char *kind, bool 
                 log_call(&sb, "help", v->help, NULL, NULL);
         if (*v->family)
                 log_call(&sb, "family", v->family, NULL, NULL);
+        if (v->conflict)
+                log_call(&sb, "conflict", v->conflict, NULL, NULL);
+        if (lua && v->extensions && *v->extensions)
+                log_call(&sb, "extensions", v->extensions, NULL, NULL);
         if (v->gpu && lua)
                 log_call(&sb, "add_property", "arch", "gpu", NULL);
         if (v->dep[0]) {
@@ -1064,10 +1076,12 @@ static const char lua_stubs[] =
         "  end\n"
         "end\n"
         "local env = { between = function(a, b, c) return a .. ' ' .. b .. ' ' .. c end,\n"
-        "              mode = function() return 'load' end }\n"
+        "              mode = function() return 'load' end,\n"
+        "              LmodVersion = function() return '8.6.19' end,\n"
+        "              convertToCanonical = function(s) return s end }\n"
         "for _, f in ipairs({ 'whatis', 'help', 'family', 'add_property', 'depends_on', 'setenv',\n"
         "                     'prepend_path', 'append_path', 'module_version', 'LmodMessage',\n"
-        "                     'hide_version', 'module_alias' }) do\n"
+        "                     'hide_version', 'module_alias', 'conflict', 'extensions' }) do\n"
         "  env[f] = stub(f)\n"
         "end\n"
         "local chunk = assert(loadfile(arg[1]))\n"
@@ -1084,7 +1098,7 @@ static const char tcl_stubs[] =
         "    append ::log [join $l { }] \\n\n"
         "}\n"
         "foreach c {setenv prepend-path append-path module-whatis family prereq module module-version\n"
-        "           module-hide module-alias module-tag} {\n"
+        "           module-hide module-alias module-tag conflict} {\n"
         "    interp alias {} $c {} rec $c\n"
         "}\n"
         "proc module-info {what args} { return [expr {$what eq {mode} && $args eq {load}}] }\n"
@@ -1208,6 +1222,8 @@ START_TEST(builtin_templates_keep_hostile_values_literal)
                 .modulepath = "/apps/]=]/`touch X`",
                 .deprecated = line,
                 .alias = "x.y_z+1-",
+                .conflict = "CU]]DA\") os.execute('touch X') --[[ } exec touch X {",
+                .extensions = "a/1\"), os.execute('touch X'), (\"]==] [exec touch X] $X",
                 .whatis = { line, "Name: } ; exec touch X ; {" },
                 .dep = { "cuda\"", "1]]", "2\\", "cuda@1:2;exec touch X" },
                 .ops = { { "A", line }, { "B", "}\texec touch X\t{" }, { "C", "]] os.execute('touch X') --[[" } },
@@ -1235,6 +1251,10 @@ START_TEST(builtin_lua_cuda_template_output_is_exact)
                          "help(\"CUDA 12.9 in /opt/cuda-12.9.\\\n\\\nSets CUDA_HOME.\")\n"
                          "\n"
                          "family(\"cuda\")\n"
+                         "conflict(\"CUDA\")\n"
+                         "if LmodVersion and convertToCanonical(LmodVersion()) >= convertToCanonical(\"8.2.8\") then\n"
+                         "    extensions(\"cublas/12.9.1.4, nvcc/12.9.86\")\n"
+                         "end\n"
                          "add_property(\"arch\", \"gpu\")\n"
                          "depends_on(between(\"cuda\", \"12\", \"12.999999\"))\n"
                          "setenv(\"CUDA_HOME\", \"/opt/cuda-12.9\")\n"
@@ -1265,6 +1285,7 @@ START_TEST(builtin_tcl_cuda_template_output_is_exact)
                          "}\n"
                          "\n"
                          "family \"cuda\"\n"
+                         "conflict \"CUDA\"\n"
                          "# Environment Modules: needs a cuda of this CUDA major (and unloads this\n"
                          "# module with it). Lmod reading this file skips it: its hierarchy does that.\n"
                          "if {![info exists ::ModuleTool] || $::ModuleTool ne \"Lmod\"} {\n"

@@ -86,7 +86,8 @@ static const char *const builtin_kinds[] = { "cuda", "cudnn", "nccl", "modulerc"
 static const char *const lmod_api[] = { "whatis", "help", "family", "add_property", "depends_on",
                                         "between", "setenv", "prepend_path", "append_path",
                                         "module_version", "mode", "LmodMessage", "hide_version",
-                                        "module_alias", NULL };
+                                        "module_alias", "conflict", "extensions", "LmodVersion",
+                                        "convertToCanonical", NULL };
 
 struct fields {
         const char *item[64];
@@ -148,7 +149,7 @@ static struct render_ctx *fill(struct fields *f, bool *ret_refused)
 {
         static const char *const keys[] = { "cudamod_version", "source", "name", "version", "full_name",
                                             "prefix", "description", "help", "family", "modulepath",
-                                            "deprecated" };
+                                            "deprecated", "extensions" };
         struct render_ctx *ctx = render_ctx_new(), *it;
         struct filler fl = { .f = f };
 
@@ -156,6 +157,8 @@ static struct render_ctx *fill(struct fields *f, bool *ret_refused)
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
                 put(&fl, ctx, keys[i]);
         render_ctx_set_bool(ctx, "property_gpu", true);
+        render_ctx_set_list(ctx, "conflicts");
+        put(&fl, render_ctx_add_item(ctx, "conflicts"), "name");
         render_ctx_set_list(ctx, "whatis");
         for (int i = 0; i < 2; i++)
                 put(&fl, render_ctx_add_item(ctx, "whatis"), "line");
@@ -217,6 +220,9 @@ static int api_stub(lua_State *L)
 
         strbuf_addf(&t->calls, "%s/%d ", lua_tostring(L, lua_upvalueindex(1)), lua_gettop(L));
         lua_settop(L, 1); /* between() and friends hand a value on */
+        /* The templates compare LmodVersion() before calling extensions(). */
+        if (strcmp(lua_tostring(L, lua_upvalueindex(1)), "LmodVersion") == 0)
+                lua_pushstring(L, "8.6.19");
         return 1;
 }
 

@@ -46,12 +46,14 @@ static void fill(struct render_ctx *ctx, struct fields *f, const char **fuzz_val
 {
         static const char *const keys[] = { "cudamod_version", "source", "name", "version",
                                             "full_name", "prefix", "description", "help",
-                                            "family", "modulepath", "deprecated" };
+                                            "family", "modulepath", "deprecated", "extensions" };
         struct render_ctx *it;
 
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
                 render_ctx_set(ctx, keys[i], next_value(f));
         render_ctx_set_bool(ctx, "property_gpu", f->n % 2 == 0);
+        render_ctx_set_list(ctx, "conflicts");
+        render_ctx_set(render_ctx_add_item(ctx, "conflicts"), "name", next_value(f));
         render_ctx_set_list(ctx, "whatis");
         for (int i = 0; i < 2; i++)
                 render_ctx_set(render_ctx_add_item(ctx, "whatis"), "line", next_value(f));
