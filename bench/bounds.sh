@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/bounds.sh: cudamod on inputs far beyond what a site holds, at full
-# size: wall time and peak RSS of each (README "Limits").
+# size: wall time and peak RSS of each (doc/HACKING.md "Limits").
 #
 # A benchmark, not a test: nothing here is registered with meson test
 # (tests/bounds/bounds.sh checks the same behaviour at a cheaper size).
@@ -18,7 +18,7 @@
 #   mf/        the demo's generated tree with a 10 MiB file at Core/cuda/12.9.lua
 # and runs each case once under /usr/bin/time -v, printing a markdown table:
 # case, result (exit status and the first line of stderr), wall time, peak
-# RSS. Measured numbers are in README "Limits".
+# RSS. Measured numbers are in doc/HACKING.md "Limits".
 #
 # How to run it
 #   meson setup build-release --buildtype=release && ninja -C build-release

@@ -211,8 +211,12 @@ _cudamod()
             opts='--output -o --format --layout --dry-run --check --prune --force --json --lock-timeout --rename'
             args_opts='--output|-o|--format|--layout|--lock-timeout'
             ;;
-        show | doctor)
+        show)
             opts='--modulepath --trust-modulefiles --json'
+            args_opts='--modulepath'
+            ;;
+        doctor)
+            opts='--modulepath --trust-modulefiles --json --build'
             args_opts='--modulepath'
             ;;
         validate)

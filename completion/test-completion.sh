@@ -145,7 +145,7 @@ expect 'cudamod generate --format ' lua tcl
 expect 'cudamod generate --format=t' tcl
 expect 'cudamod generate --layout h' hierarchical
 expect 'cudamod generate --layout ' hierarchical flat
-expect 'cudamod doctor --' --modulepath --trust-modulefiles --json --help
+expect 'cudamod doctor --' --modulepath --trust-modulefiles --json --build --help
 expect 'cudamod scan --' --json --help
 expect 'cudamod config --' --default --help
 expect_has 'cudamod validate --' --target --arch-list --launcher --modulepath --jobs --timeout \

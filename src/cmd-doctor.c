@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "detect.h"
 #include "doctor.h"
+#include "doctor-build.h"
 #include "evaluate.h"
 #include "install.h"
 #include "libfile.h"
@@ -62,8 +63,9 @@ static json_t *report_json(const struct doctor_report *r, const struct strv *mp)
                                                  "path", string_or_null(n->path), "source",
                                                  resolve_source_to_string(n->source), "driver", n->driver));
                 }
-                json_array_append_new(libs, json_pack("{s:o, s:o, s:o, s:o}", "path", json_string_lossy(l->path),
-                                                      "runpath", string_or_null(l->runpath), "rpath",
+                json_array_append_new(libs, json_pack("{s:o, s:o, s:o, s:o, s:o}", "path", json_string_lossy(l->path),
+                                                      "needed_by", string_or_null(l->needed_by), "runpath",
+                                                      string_or_null(l->runpath), "rpath",
                                                       string_or_null(l->rpath), "needs", needs));
         }
         for (size_t i = 0; i < r->n_findings; i++) {
@@ -87,13 +89,13 @@ static json_t *report_json(const struct doctor_report *r, const struct strv *mp)
         }
         return json_pack(
                 "{s:s, s:i, s:s, s:o, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o,"
-                " s:{s:o, s:o, s:o, s:o, s:o}}",
+                " s:{s:o, s:o, s:o, s:o, s:o, s:o}}",
                 "cudamod", "doctor", "format", 1, "status", r->n_findings ? "problems" : "ok", "torch", torch,
                 "built_for", built_for(r), "environment", "ld_library_path", json_strv(&r->ld_library_path),
                 "loaded_modules", json_strv(&r->loaded), "toolkit", toolkit, "libraries", libs, "findings",
                 findings, "notes", json_strv(&r->notes), "modules", "modulepath", json_strv(mp), "available",
                 modules, "chosen", json_strv(&r->chosen), "module_load", string_or_null(r->module_load),
-                "unprovided", json_strv(&r->unprovided));
+                "unprovided", json_strv(&r->unprovided), "unavailable", json_strv(&r->unavailable));
 }
 
 /* --- text ---------------------------------------------------------------- */
@@ -101,8 +103,8 @@ static json_t *report_json(const struct doctor_report *r, const struct strv *mp)
 #define WIDTH 80
 
 /* prefix, then text made safe for a terminal, folded at spaces to WIDTH
- * columns, the later lines indented by indent. A `module load` line is
- * never folded: it is there to be pasted. */
+ * columns, the later lines indented by indent. A `module load` line (up
+ * to a ';') is never folded: it is there to be pasted. */
 static void print_folded(const char *prefix, size_t indent, const char *text)
 {
         _cleanup_free_ char *t = term_escape(text);
@@ -112,7 +114,7 @@ static void print_folded(const char *prefix, size_t indent, const char *text)
 
         fputs(prefix, stdout);
         while (*p) {
-                size_t n = startswith(p, "module load ") ? strlen(p) : strcspn(p, " ");
+                size_t n = startswith(p, "module load ") ? strcspn(p, ";") + (p[strcspn(p, ";")] == ';') : strcspn(p, " ");
 
                 if (!first && col + 1 + n > WIDTH) {
                         printf("\n%*s", (int)indent, "");
@@ -160,7 +162,11 @@ static void print_libraries(const struct doctor_report *r, const struct global_o
                 const struct doctor_library *l = &r->libs[i];
                 _cleanup_free_ char *p = term_escape(l->path);
 
-                printf("  %s\n", p);
+                if (l->needed_by) {
+                        _cleanup_free_ char *by = term_escape(l->needed_by);
+                        printf("  %s (needed by %s)\n", p, by);
+                } else
+                        printf("  %s\n", p);
                 for (size_t k = 0; k < l->n_needs; k++) {
                         const struct doctor_need *n = &l->needs[k];
                         _cleanup_free_ char *s = term_escape(n->soname);
@@ -283,6 +289,8 @@ static void print_report(const struct doctor_report *r, const struct strv *mp,
                         _cleanup_free_ char *u = strv_join(&r->unprovided, " ");
                         print_wrapped("  no module chosen provides: ", u);
                 }
+                for (size_t i = 0; i < r->unavailable.len; i++)
+                        print_wrapped("  ", r->unavailable.items[i]);
                 if (r->module_load) {
                         printf("to use this torch:\n");
                         print_wrapped("  ", r->module_load);
@@ -302,6 +310,7 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
                 { "modulepath", required_argument, NULL, 'm' },
                 { "json", no_argument, NULL, 'J' },
                 { "trust-modulefiles", no_argument, NULL, 'T' },
+                { "build", no_argument, NULL, 'B' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -309,7 +318,7 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
         _cleanup_(config_release) struct config cfg = { 0 };
         _cleanup_diag_ struct diag d = DIAG_INIT;
         struct doctor_report r = { 0 };
-        bool json = false, trust = false;
+        bool json = false, trust = false, build = false;
         const char *env_mp = getenv("MODULEPATH");
         int c, status;
 
@@ -324,6 +333,9 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
                 case 'T':
                         trust = true;
                         break;
+                case 'B':
+                        build = true;
+                        break;
                 case 'h':
                         command_print_help(&cmd_doctor, stdout);
                         return finish_stdout(0);
@@ -331,7 +343,11 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
                         return command_bad_option(&cmd_doctor, argv);
                 }
         }
-        if (!command_check_args(&cmd_doctor, argc - optind))
+        if (build && argc > optind) {
+                log_error("doctor --build takes no PATH (it looks at this shell's build environment)");
+                return EXIT_USAGE;
+        }
+        if (!build && !command_check_args(&cmd_doctor, argc - optind))
                 return EXIT_USAGE;
         if (load_config(g, &cfg) < 0)
                 return EXIT_USAGE;
@@ -340,6 +356,10 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
         if ((given.len || (env_mp && *env_mp) || (cfg.output && is_dir_at(AT_FDCWD, cfg.output))) &&
             modulepath_from_options(&given, &cfg, &mp) < 0)
                 return EXIT_USAGE;
+        if (build)
+                return doctor_build_command(&(struct doctor_options){ .modulepath = &mp, .trust_modulefiles = trust,
+                                                                      .sysroot = getenv("CUDAMOD_TEST_ROOT") },
+                                            json, &mp, g);
         if (doctor_run(&(struct doctor_options){ .modulepath = &mp, .trust_modulefiles = trust }, argv + optind, (size_t)(argc - optind), &r,
                        &d) < 0) {
                 log_diag(&d);
@@ -357,17 +377,21 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
 const struct command cmd_doctor = {
         .name = "doctor",
         .summary = "diagnose a PyTorch build against the environment and the modules",
-        .usage = "doctor [--modulepath DIR] [--trust-modulefiles] [--json] PATH...",
+        .usage = "doctor [--modulepath DIR] [--trust-modulefiles] [--json] PATH...\n"
+                 "       cudamod doctor --build [--modulepath DIR] [--trust-modulefiles] [--json]",
         .help = "PATH is a torch package directory (site-packages/torch, or its lib/),\n"
                 "another directory of shared libraries, or library files. For each\n"
                 "library: what it needs (DT_NEEDED) and where each need resolves now\n"
                 "(LD_LIBRARY_PATH, its RUNPATH with $ORIGIN, the loader cache, the\n"
                 "system directories); the driver's libraries are the driver's business.\n"
+                "Torch's own libraries (libtorch*, libc10*, ...) are followed wherever\n"
+                "they resolve (a distribution's /usr/lib/x86_64-linux-gnu).\n"
                 "For torch: the CUDA it was built for (version.py), the CUDA, cuDNN and\n"
                 "NCCL libraries it needs, and the versions it was linked against.\n"
                 "\n"
                 "Problems found, each with why it matters and what to do:\n"
-                "  unresolved          a need resolves nowhere (OSError at import, R1)\n"
+                "  unresolved          a need resolves nowhere (OSError or ImportError at\n"
+                "                      import, R1)\n"
                 "  stubs               a CUDA stubs directory on LD_LIBRARY_PATH or in a\n"
                 "                      RUNPATH (R9)\n"
                 "  cudnn-versions      two cuDNN versions reachable (R5)\n"
@@ -398,6 +422,15 @@ const struct command cmd_doctor = {
                 "                    evaluate Tcl modulefiles, running what they say\n"
                 "                    as you\n"
                 "  --json            print one JSON document (format 1)\n"
+                "  --build           no PATH: what a PyTorch source build (python setup.py\n"
+                "                    develop) in this shell would pick, emulating its\n"
+                "                    CMake searches (FindCUDA, FindCUDAToolkit, FindCUDNN,\n"
+                "                    FindNCCL, cuSPARSELt, cuDSS, MAGMA, NVSHMEM, CUPTI):\n"
+                "                    each header and library, its version and CUDA\n"
+                "                    major, the variable or default it came from, and\n"
+                "                    the problems: cuda-major, mixed-install,\n"
+                "                    default-path, option-off, conflicting-cuda,\n"
+                "                    no-cuda-compiler, host-compiler, stubs, no-toolkit\n"
                 "\n"
                 "Exit status: 0 nothing wrong, 1 a problem found, 2 usage error.\n",
         .min_args = 1,

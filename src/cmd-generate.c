@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "plan.h"
 #include "render.h"
+#include "spider-cache.h"
 #include "strbuf.h"
 #include "util-path.h"
 #include "write.h"
@@ -65,9 +66,36 @@ static const char *const op_keys[] = {
         [ENV_OP_APPEND_PATH] = "append_path",
 };
 
-static struct render_ctx *module_context(const struct module_plan *m)
+/* What the toolkit holds, as Lmod's extensions() string ("cublas/12.9.1.4,
+ * nvcc/12.9.86"): the component versions the scan read (version.json,
+ * dist-infos, file names), so that `module spider cublas` and `module
+ * keyword nvcc` find the toolkit. A version that is not made of what
+ * versions are made of is left out: it came from a file anyone could
+ * have written, and Lmod splits the string at ',' and '/'. "" when none. */
+static char *toolkit_extensions(const struct install *in)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+        if (!in->component->toolkit)
+                return xstrdup("");
+        for (int i = 0; i < _CUDA_COMP_MAX; i++) {
+                const char *v = in->components[i];
+                bool ok = v && *v && ascii_isdigit(*v) && strlen(v) <= 64;
+
+                for (const char *q = v; ok && *q; q++)
+                        ok = ascii_isalpha(*q) || ascii_isdigit(*q) || strchr(".+_-", *q);
+                if (!ok)
+                        continue;
+                strbuf_addf(&sb, "%s%s/%s", sb.len ? ", " : "", cuda_comp_to_string((enum cuda_comp)i), v);
+        }
+        return strbuf_detach(&sb);
+}
+
+static struct render_ctx *module_context(const struct module_plan *m, const struct config *cfg)
 {
         struct render_ctx *ctx = render_ctx_new();
+        const struct strv *family = &cfg->family[m->install->component->index];
+        _cleanup_free_ char *extensions = toolkit_extensions(m->install);
 
         render_ctx_set(ctx, "cudamod_version", CUDAMOD_VERSION);
         render_ctx_set(ctx, "source", m->install->realpath);
@@ -77,12 +105,27 @@ static struct render_ctx *module_context(const struct module_plan *m)
         render_ctx_set(ctx, "prefix", m->install->prefix);
         render_ctx_set(ctx, "description", m->description);
         render_ctx_set_text(ctx, "help", m->help);
-        render_ctx_set(ctx, "family", m->family ? m->family : "");
+        /* family.<component> (config-site.c): the family, then the
+         * names of the site's own modules of it, which conflict. */
+        render_ctx_set(ctx, "family", family->len ? family->items[0] : "");
+        render_ctx_set_list(ctx, "conflicts");
+        for (size_t i = 1; i < family->len; i++)
+                render_ctx_set(render_ctx_add_item(ctx, "conflicts"), "name", family->items[i]);
+        render_ctx_set(ctx, "extensions", extensions);
         render_ctx_set_bool(ctx, "property_gpu", true);
         render_ctx_set(ctx, "modulepath", m->modulepath ? m->modulepath : "");
+        /* config modulerc (lmod-api): the message a load prints. */
+        render_ctx_set(ctx, "deprecated", m->deprecated ? m->deprecated : "");
         render_ctx_set_list(ctx, "whatis");
         for (size_t i = 0; i < m->whatis.len; i++)
                 render_ctx_set(render_ctx_add_item(ctx, "whatis"), "line", m->whatis.items[i]);
+        if (*extensions) {
+                /* For Lmod before extensions() and for Environment
+                 * Modules: `module keyword` and `module search` read it. */
+                _cleanup_free_ char *line = xasprintf("Extensions: %s", extensions);
+
+                render_ctx_set(render_ctx_add_item(ctx, "whatis"), "line", line);
+        }
         render_ctx_set_list(ctx, "depends");
         for (size_t i = 0; i < m->n_deps; i++) {
                 struct render_ctx *it = render_ctx_add_item(ctx, "depends");
@@ -117,9 +160,26 @@ static struct render_ctx *modulerc_context(const struct modulerc_plan *rc)
                 render_ctx_set(it, "module", rc->module);
                 render_ctx_set(it, "version", rc->version);
         }
+        /* config modulerc (lmod-api): hidden versions, aliases, tags. */
         render_ctx_set_list(ctx, "hidden");
         for (size_t i = 0; i < rc->hidden.len; i++)
                 render_ctx_set(render_ctx_add_item(ctx, "hidden"), "module", rc->hidden.items[i]);
+        render_ctx_set_list(ctx, "aliases");
+        for (size_t i = 0; i < rc->aliases.len; i++) {
+                _cleanup_free_ char *alias = xstrndup(rc->aliases.items[i], strcspn(rc->aliases.items[i], "\t"));
+
+                it = render_ctx_add_item(ctx, "aliases");
+                render_ctx_set(it, "alias", alias);
+                render_ctx_set(it, "module", strchr(rc->aliases.items[i], '\t') + 1);
+        }
+        render_ctx_set_list(ctx, "tags");
+        for (size_t i = 0; i < rc->tags.len; i++) {
+                _cleanup_free_ char *tag = xstrndup(rc->tags.items[i], strcspn(rc->tags.items[i], "\t"));
+
+                it = render_ctx_add_item(ctx, "tags");
+                render_ctx_set(it, "tag", tag);
+                render_ctx_set(it, "module", strchr(rc->tags.items[i], '\t') + 1);
+        }
         return ctx;
 }
 
@@ -137,8 +197,8 @@ static void rendered_release(struct rendered *r)
         free(r->files);
 }
 
-static int render_all(const struct plan *p, const struct templates *t, struct rendered *ret,
-                      struct diag *d)
+static int render_all(const struct plan *p, const struct config *cfg, const struct templates *t,
+                      struct rendered *ret, struct diag *d)
 {
         size_t n = p->n_modules + p->n_rcs;
         struct rendered out = { .files = xcalloc(n + 1, sizeof(struct gen_file)),
@@ -152,7 +212,7 @@ static int render_all(const struct plan *p, const struct templates *t, struct re
                 const struct module_plan *m = rc ? NULL : &p->modules[i];
                 const struct modulerc_plan *mrc = rc ? &p->rcs[i - p->n_modules] : NULL;
                 size_t k = rc ? N_COMPONENTS : m->install->component->index;
-                struct render_ctx *ctx = rc ? modulerc_context(mrc) : module_context(m);
+                struct render_ctx *ctx = rc ? modulerc_context(mrc) : module_context(m, cfg);
                 int r = render(t->text[k], t->len[k], t->name[k], p->format, ctx, &out.texts[i], d);
 
                 render_ctx_free(ctx);
@@ -421,6 +481,174 @@ static void report_held(const struct write_result *w, const struct scan_result *
         }
 }
 
+/* The directories of the modulepath besides this tree: $MODULEPATH's,
+ * then the config's `modulepath`. */
+static void site_modulepath(const struct config *cfg, struct strv *ret)
+{
+        const char *mp = getenv("MODULEPATH");
+
+        while (mp && *mp) {
+                const char *colon = strchr(mp, ':');
+                size_t n = colon ? (size_t)(colon - mp) : strlen(mp);
+
+                if (n) {
+                        _cleanup_free_ char *dir = xstrndup(mp, n);
+                        if (!strv_contains(ret, dir))
+                                strv_add(ret, dir);
+                }
+                mp = colon ? colon + 1 : NULL;
+        }
+        for (size_t i = 0; i < cfg->modulepath.len; i++)
+                if (!strv_contains(ret, cfg->modulepath.items[i]))
+                        strv_add(ret, cfg->modulepath.items[i]);
+}
+
+/* Before anything is written: the tree must not land among a site's own
+ * modulefiles (write.h site_check), unless --force; names that another
+ * tree on the modulepath also provides are warnings. Returns false when
+ * the write is refused. */
+static bool check_site(const struct plan *p, const struct config *cfg, const struct rendered *rd,
+                       const struct generate_args *a, const struct global_options *g, struct strv *warns)
+{
+        enum { SHOWN = 10 };
+        _cleanup_(strv_release) struct strv mp = { 0 }, levels = { 0 };
+        struct site_name *names = xcalloc(p->n_modules + 1, sizeof(*names));
+        struct site_options so = { .outdir = p->outdir, .names = names };
+        struct site_report r = { 0 };
+        bool ok = true;
+
+        for (size_t i = 0; i < p->n_modules; i++) {
+                const struct module_plan *m = &p->modules[i];
+                const struct strv *fam = &cfg->family[m->install->component->index];
+                size_t n = strlen(p->outdir);
+                bool seen = false;
+
+                if (m->modulepath && strncmp(m->modulepath, p->outdir, n) == 0 && m->modulepath[n] == '/' &&
+                    !strv_contains(&levels, m->modulepath + n + 1))
+                        strv_add(&levels, m->modulepath + n + 1);
+                for (size_t k = 0; k < so.n_names && !seen; k++)
+                        seen = streq(names[k].name, m->name);
+                if (seen)
+                        continue;
+                names[so.n_names++] = (struct site_name){
+                        .name = m->name,
+                        .component = m->install->component->name,
+                        .conflicts = fam->len > 1 ? (const char *const *)fam->items + 1 : NULL,
+                        .n_conflicts = fam->len > 1 ? fam->len - 1 : 0,
+                };
+        }
+        site_modulepath(cfg, &mp);
+        so.modulepath = (const char *const *)mp.items;
+        so.n_modulepath = mp.len;
+        so.levels = (const char *const *)levels.items;
+        so.n_levels = levels.len;
+        (void)site_check(rd->files, rd->n, &so, &r);
+        if (r.foreign.len) {
+                _cleanup_free_ char *out = term_escape(p->outdir);
+
+                for (size_t i = 0; i < r.foreign.len && i < SHOWN; i++) {
+                        _cleanup_free_ char *f = term_escape(r.foreign.items[i]);
+
+                        if (a->force)
+                                log_warning(g, "'%s/%s' was not written by cudamod and lies where it writes "
+                                            "(--force: writing beside it)", out, f);
+                        else
+                                log_error("'%s/%s' was not written by cudamod and lies where it would write", out, f);
+                }
+                if (r.foreign.len > SHOWN)
+                        log_error("and %zu more files not written by cudamod there", r.foreign.len - SHOWN);
+                if (!a->force) {
+                        log_error("'%s' holds another tool's modulefiles where cudamod would write (a site's "
+                                  "EasyBuild modules/all?): their 'module load' would stop working; write to a "
+                                  "directory of its own (-o) and put it on MODULEPATH, or --force; nothing written",
+                                  out);
+                        ok = false;
+                }
+        }
+        if (r.on_modulepath) {
+                _cleanup_free_ char *out = term_escape(p->outdir);
+
+                if (a->force)
+                        log_warning(g, "'%s' is itself on MODULEPATH: its Core/ and CUDA/ read as modules named "
+                                    "Core and CUDA there (--force: writing anyway)", out);
+                else {
+                        log_error("'%s' is itself on MODULEPATH, where the hierarchical layout's Core/ and CUDA/ "
+                                  "would read as modules named Core and CUDA; put '%s/Core' on MODULEPATH instead, "
+                                  "use --layout flat, or --force; nothing written", out, out);
+                        ok = false;
+                }
+        }
+        for (size_t i = 0; ok && i < r.warnings.len; i++) {
+                _cleanup_free_ char *w = term_escape(r.warnings.items[i]);
+
+                log_warning(g, "%s", w);
+                strv_add(warns, r.warnings.items[i]);
+        }
+        site_report_release(&r);
+        free(names);
+        return ok;
+}
+
+/* lmod.spider_cache: after a write that changed something, Lmod's system
+ * spider cache is rebuilt with Lmod's own tool over the site's modulepath
+ * and this tree's top level (spider-cache.h). Returns 0 (also when there is
+ * nothing to do), or -1 after saying why it could not; *ret_dir: the cache
+ * rebuilt (NULL: none). */
+static int rebuild_spider_cache(const struct plan *p, const struct config *cfg, const struct write_result *w,
+                                const struct global_options *g, char **ret_dir)
+{
+        _cleanup_(strv_release) struct strv mp = { 0 };
+        _cleanup_(spider_cache_release) struct spider_cache sc = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *tool = NULL, *top = NULL;
+
+        *ret_dir = NULL;
+        if (!config_spider_cache_enabled(cfg) ||
+            !(w->count[FILE_CREATED] || w->count[FILE_UPDATED] || w->count[FILE_PRUNED]))
+                return 0;
+        tool = spider_cache_find_tool();
+        if (!tool) {
+                log_error("lmod.spider_cache: Lmod's update_lmod_system_cache_files was not found ($LMOD_DIR, "
+                          "next to $LMOD_CMD, /usr/share/lmod/lmod/libexec); the modules are written, the spider "
+                          "cache is stale");
+                return -1;
+        }
+        if (cfg->spider_cache.dir) {
+                sc.dir = xstrdup(cfg->spider_cache.dir);
+                sc.timestamp = xstrdup(cfg->spider_cache.timestamp);
+        } else if (spider_cache_from_lmodrc(tool, &sc, &d) < 0) {
+                log_error("%s; the modules are written, the spider cache is not rebuilt", d.message);
+                return -1;
+        }
+        site_modulepath(cfg, &mp);
+        top = p->layout == MODULE_LAYOUT_HIERARCHICAL ? path_join(p->outdir, "Core") : xstrdup(p->outdir);
+        if (!strv_contains(&mp, top))
+                strv_add(&mp, top);
+        log_verbose(g, "rebuilding the spider cache '%s'%s%s with '%s'", sc.dir, sc.from ? " named by " : "",
+                    sc.from ? sc.from : "", tool);
+        if (spider_cache_rebuild(tool, &sc, (const char *const *)mp.items, mp.len, &d) < 0) {
+                log_error("%s; the modules are written, the spider cache is as it was", d.message);
+                return -1;
+        }
+        *ret_dir = TAKE_PTR(sc.dir);
+        return 0;
+}
+
+/* Environment Modules' `module avail` does not descend a hierarchy: said
+ * once per run (README, cudamod(1)). */
+static void warn_em_hierarchy(const struct config *cfg, const struct global_options *g, struct strv *warns)
+{
+        static const char msg[] =
+                "Environment Modules has no 'module spider' and its 'module avail' does not descend the "
+                "hierarchical layout: 'module avail cudnn' finds nothing until a cuda module is loaded; "
+                "--layout flat lists every module at once";
+
+        if (cfg->format != FORMAT_TCL || cfg->layout != MODULE_LAYOUT_HIERARCHICAL)
+                return;
+        log_warning(g, "%s", msg);
+        strv_add(warns, msg);
+}
+
 /* Command-line choices over the config's. */
 static int apply_args(struct config *cfg, const struct generate_args *a)
 {
@@ -487,6 +715,8 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         _cleanup_free_ char *outdir = NULL;
         _cleanup_(index_names_release) struct index_names given = { 0 };
         _cleanup_free_ struct plan_given *given_plan = NULL;
+        char *cache_dir = NULL;
+        bool cache_failed = false;
         int c, status = EXIT_FOUND_FAILURE;
 
         while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
@@ -622,11 +852,14 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                                 log_warning(g, "%s", p.warnings.items[i]);
                         strv_add(&warns, p.warnings.items[i]);
                 }
-                if (render_all(&p, &t, &rd, &d) < 0 || check_rendered(&p, &rd, &d) < 0) {
+                if (render_all(&p, &cfg, &t, &rd, &d) < 0 || check_rendered(&p, &rd, &d) < 0) {
                         log_diag(&d);
                         status = EXIT_USAGE;
                         goto out;
                 }
+                warn_em_hierarchy(&cfg, g, &warns);
+                if (!check_site(&p, &cfg, &rd, &a, g, &warns))
+                        goto out;
                 /* With --json the diffs would break the document. */
                 if (a.json)
                         wo.diff_out = NULL;
@@ -657,16 +890,23 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 break;
         }
         report_held(&w, &sr, g);
+        if (!a.dry_run && !a.check && rebuild_spider_cache(&p, &cfg, &w, g, &cache_dir) < 0)
+                cache_failed = true;
         if (a.json) {
                 json_t *doc = report_json(&w, &p, &a, drift(&w), &warns);
+
+                if (config_spider_cache_enabled(&cfg))
+                        json_object_set_new(doc, "spider_cache",
+                                            cache_dir ? json_string_lossy(cache_dir) : json_null());
                 if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) < 0)
                         log_error("cannot write the JSON document");
                 putchar('\n');
                 json_decref(doc);
         } else
                 print_report(&w, &a, outdir, g);
-        status = a.check && drift(&w) ? EXIT_FOUND_FAILURE : 0;
+        status = (a.check && drift(&w)) || cache_failed ? EXIT_FOUND_FAILURE : 0;
 out:
+        free(cache_dir);
         write_result_release(&w);
         rendered_release(&rd);
         templates_release(&t);
@@ -699,7 +939,9 @@ const struct command cmd_generate = {
                 "      --prune          remove generated files whose install is gone (refused\n"
                 "                       after an incomplete scan, and without --force when it\n"
                 "                       would remove more than half of the modules)\n"
-                "      --force          overwrite generated files that were edited by hand\n"
+                "      --force          overwrite generated files that were edited by hand, and\n"
+                "                       write where another tool's modulefiles are (refused\n"
+                "                       otherwise: see SHARED TREES in cudamod(1))\n"
                 "      --json           print one JSON document describing the run\n"
                 "      --lock-timeout S wait at most S seconds for DIR's lock (default: the\n"
                 "                       config's lock_timeout, 60; 0: do not wait), then\n"
@@ -710,7 +952,11 @@ const struct command cmd_generate = {
                 "\n"
                 "Writes are atomic and the run holds a lock on DIR. Files cudamod did not\n"
                 "write are never touched; generated files edited by hand are left alone\n"
-                "without --force. Identical input gives byte-identical files. An install\n"
+                "without --force. A DIR whose directories hold another tool's modulefiles\n"
+                "where cudamod would write is refused without --force; a module name that\n"
+                "another tree on MODULEPATH (or the config's 'modulepath') also provides is\n"
+                "a warning. With lmod.spider_cache in the config, Lmod's system spider\n"
+                "cache is rebuilt after a write that changed something. Identical input gives byte-identical files. An install\n"
                 "the scan could not read whole keeps its modulefile and default as they are.\n"
                 "\n"
                 "Exit status: 0 done (with --check: no drift), 1 drift with --check, the\n"

@@ -41,14 +41,18 @@ static json_t *show_to_json(const struct strv *mp, const struct evaluation *e,
 
         for (size_t i = 0; i < e->n_modules; i++) {
                 const struct loaded_module *m = &e->modules[i];
+                json_t *o;
 
-                json_array_append_new(
-                        mods, json_pack("{s:o, s:o, s:o, s:o}", "module",
+                o = json_pack("{s:o, s:o, s:o, s:o}", "module",
                                         json_string_lossy(m->file.fullname), "file",
                                         json_string_lossy(m->file.path), "loaded_by",
                                         m->requested_by ? json_string_lossy(m->requested_by)
                                                         : json_null(),
-                                        "messages", json_strv(&m->messages)));
+                                        "messages", json_strv(&m->messages));
+                json_object_set_new(o, "warnings", json_strv(&m->warnings));
+                json_object_set_new(o, "aliases", json_strv(&m->aliases));
+                json_object_set_new(o, "shell_functions", json_strv(&m->shell_functions));
+                json_array_append_new(mods, o);
         }
         return json_pack("{s:s, s:i, s:o, s:o, s:o}", "cudamod", "show", "format", 1,
                          "modulepath", json_strv(mp), "modules", mods, "environment",
@@ -68,6 +72,16 @@ static void print_entries(const char *name, char op, const struct strv *v)
         putchar('\n');
 }
 
+/* "NAME=text" or plain texts, one line each, escaped for the terminal. */
+static void print_texts(const char *what, const struct strv *v)
+{
+        for (size_t k = 0; k < v->len; k++) {
+                _cleanup_free_ char *t = term_escape(v->items[k]);
+
+                printf("    %s: %s\n", what, t);
+        }
+}
+
 static void show_print(const struct evaluation *e, const struct env_diff *diff)
 {
         printf("Loaded, in order:\n");
@@ -84,6 +98,9 @@ static void show_print(const struct evaluation *e, const struct env_diff *diff)
 
                         printf("    message: %s\n", msg);
                 }
+                print_texts("warning", &m->warnings);
+                print_texts("alias", &m->aliases);
+                print_texts("shell function", &m->shell_functions);
         }
         printf("\nEnvironment ('=' set, '<' put in front, '>' put at the end, '-' unset):\n");
         if (!diff->n)

@@ -881,11 +881,16 @@ static struct version cuda_code_version(long code)
         return (struct version){ .n = { c / 1000, c % 1000 / 10 }, .count = 2 };
 }
 
+/* libcudart.so.N; CUDA 11's runtime is libcudart.so.11.0 (two parts, which
+ * find_soname_file does not take), so then cuBLAS's libcublas.so.N, whose
+ * major is CUDA's since 10.1. */
 static unsigned long cuda_module_cuda_major(const struct strv *own)
 {
         unsigned long major = 0;
 
         free(find_soname_file(own, "libcudart", &major));
+        if (!major)
+                free(find_soname_file(own, "libcublas", &major));
         return major;
 }
 

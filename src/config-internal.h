@@ -110,4 +110,12 @@ void naming_init_default(struct config *c);
 int parse_naming(struct parser *p, struct config *c);
 int parse_arch(struct parser *p, struct config *c);
 
+/* config-site.c: family, modulepath, lmod. */
+void config_site_init_default(struct config *c);
+void config_site_release(struct config *c);
+void config_site_copy(struct config *dst, const struct config *src);
+int config_parse_family(struct parser *p, struct config *c);
+int config_parse_modulepath(struct parser *p, struct config *c);
+int config_parse_lmod(struct parser *p, struct config *c);
+
 #endif

@@ -222,6 +222,81 @@ static void emit_exclude(yaml_emitter_t *e, const struct config *c)
         emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 
+/* modulerc.<component>.<version> (lmod-api): only when there is one. */
+static void emit_modulerc(yaml_emitter_t *e, const struct config *c)
+{
+        if (!c->n_version_rcs)
+                return;
+        emit_key(e, "modulerc");
+        emit_collection(e, YAML_MAPPING_START_EVENT);
+        FOREACH_COMPONENT(comp) {
+                bool any = false;
+
+                for (size_t i = 0; i < c->n_version_rcs; i++) {
+                        const struct config_version_rc *v = &c->version_rcs[i];
+
+                        if (v->component != comp->index)
+                                continue;
+                        if (!any) {
+                                emit_key(e, comp->name);
+                                emit_collection(e, YAML_MAPPING_START_EVENT);
+                                any = true;
+                        }
+                        emit_string(e, v->version);
+                        emit_collection(e, YAML_MAPPING_START_EVENT);
+                        emit_key(e, "hide");
+                        emit_bool(e, v->hide);
+                        emit_key(e, "aliases");
+                        emit_collection(e, YAML_SEQUENCE_START_EVENT);
+                        for (size_t k = 0; k < v->aliases.len; k++)
+                                emit_string(e, v->aliases.items[k]);
+                        emit_collection(e, YAML_SEQUENCE_END_EVENT);
+                        emit_key(e, "tags");
+                        emit_collection(e, YAML_SEQUENCE_START_EVENT);
+                        for (size_t k = 0; k < v->tags.len; k++)
+                                emit_string(e, v->tags.items[k]);
+                        emit_collection(e, YAML_SEQUENCE_END_EVENT);
+                        if (v->deprecated) {
+                                emit_key(e, "deprecated");
+                                emit_string(e, v->deprecated);
+                        }
+                        emit_collection(e, YAML_MAPPING_END_EVENT);
+                }
+                if (any)
+                        emit_collection(e, YAML_MAPPING_END_EVENT);
+        }
+        emit_collection(e, YAML_MAPPING_END_EVENT);
+}
+
+/* family, modulepath, lmod (config-site.c). */
+static void emit_site(yaml_emitter_t *e, const struct config *c)
+{
+        const struct config_spider_cache *sc = &c->spider_cache;
+
+        emit_key(e, "family");
+        emit_collection(e, YAML_MAPPING_START_EVENT);
+        for (int i = 0; i < N_COMPONENTS; i++) {
+                emit_key(e, component_names[i]);
+                emit_strv(e, &c->family[i]);
+        }
+        emit_collection(e, YAML_MAPPING_END_EVENT);
+        emit_key(e, "modulepath");
+        emit_strv(e, &c->modulepath);
+        emit_key(e, "lmod");
+        emit_collection(e, YAML_MAPPING_START_EVENT);
+        emit_key(e, "spider_cache");
+        if (sc->dir) {
+                emit_collection(e, YAML_MAPPING_START_EVENT);
+                emit_key(e, "dir");
+                emit_string(e, sc->dir);
+                emit_key(e, "timestamp");
+                emit_string(e, sc->timestamp);
+                emit_collection(e, YAML_MAPPING_END_EVENT);
+        } else
+                emit_bool(e, sc->from_lmodrc);
+        emit_collection(e, YAML_MAPPING_END_EVENT);
+}
+
 static void emit_config(yaml_emitter_t *e, const struct config *c)
 {
         emit_collection(e, YAML_MAPPING_START_EVENT);
@@ -355,6 +430,8 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_string(e, c->templates);
         emit_key(e, "lock_timeout");
         emit_uint(e, c->lock_timeout);
+        emit_modulerc(e, c);
+        emit_site(e, c);
         emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 

@@ -76,6 +76,11 @@ enum top_key {
         KEY_VALIDATE,
         KEY_TEMPLATES,
         KEY_LOCK_TIMEOUT,
+        KEY_MODULERC,
+        /* config-site.c */
+        KEY_FAMILY,
+        KEY_MODULEPATH,
+        KEY_LMOD,
         KEY_ARCH,
         _KEY_MAX,
 };
@@ -97,6 +102,10 @@ static const char *const top_keys[_KEY_MAX + 1] = {
         [KEY_VALIDATE] = "validate",
         [KEY_TEMPLATES] = "templates",
         [KEY_LOCK_TIMEOUT] = "lock_timeout",
+        [KEY_MODULERC] = "modulerc",
+        [KEY_FAMILY] = "family",
+        [KEY_MODULEPATH] = "modulepath",
+        [KEY_LMOD] = "lmod",
         [KEY_ARCH] = "arch",
 };
 
@@ -144,6 +153,7 @@ void config_init_default(struct config *c)
                 c->defaults[i].kind = DEFAULT_LATEST;
                 c->ld_library_path[i] = true;
         }
+        config_site_init_default(c);
         naming_init_default(c);
 }
 
@@ -196,8 +206,39 @@ const struct config_host_compiler *config_host_compiler(const struct config *c, 
         return NULL;
 }
 
+/* --- modulerc directives (lmod-api) --- */
+
+static void version_rc_release(struct config_version_rc *v)
+{
+        free(v->version);
+        strv_release(&v->aliases);
+        strv_release(&v->tags);
+        free(v->deprecated);
+}
+
+static void version_rcs_release(struct config *c)
+{
+        for (size_t i = 0; i < c->n_version_rcs; i++)
+                version_rc_release(&c->version_rcs[i]);
+        free(c->version_rcs);
+        c->version_rcs = NULL;
+        c->n_version_rcs = 0;
+}
+
+const struct config_version_rc *config_version_rc(const struct config *c, unsigned component,
+                                                  const char *version)
+{
+        for (size_t i = 0; i < c->n_version_rcs; i++)
+                if (c->version_rcs[i].component == component && streq(c->version_rcs[i].version, version))
+                        return &c->version_rcs[i];
+        return NULL;
+}
+
+/* --- end of the modulerc directives --- */
+
 void config_release(struct config *c)
 {
+        version_rcs_release(c);
         free(c->file);
         free(c->output);
         strv_release(&c->search);
@@ -220,6 +261,7 @@ void config_release(struct config *c)
         targets_release(c);
         free(c->validate.driver_libdir);
         free(c->templates);
+        config_site_release(c);
         *c = (struct config){ 0 };
 }
 
@@ -281,6 +323,20 @@ static void config_copy(struct config *dst, const struct config *src)
         }
         dst->validate.driver_libdir = xstrdup_or_null(src->validate.driver_libdir);
         dst->templates = xstrdup_or_null(src->templates);
+        dst->version_rcs = src->n_version_rcs ? xcalloc(src->n_version_rcs, sizeof(*dst->version_rcs)) : NULL;
+        for (size_t i = 0; i < src->n_version_rcs; i++) {
+                const struct config_version_rc *v = &src->version_rcs[i];
+
+                dst->version_rcs[i] = (struct config_version_rc){
+                        .component = v->component,
+                        .version = xstrdup(v->version),
+                        .hide = v->hide,
+                        .deprecated = xstrdup_or_null(v->deprecated),
+                };
+                strv_copy(&dst->version_rcs[i].aliases, &v->aliases);
+                strv_copy(&dst->version_rcs[i].tags, &v->tags);
+        }
+        config_site_copy(dst, src);
 }
 
 /* ---- the loader ---- */
@@ -706,6 +762,117 @@ static int parse_per_component(struct parser *p, struct config *c, enum top_key 
         return r;
 }
 
+/* --- modulerc.<component>.<version> (lmod-api) ---
+ * Each version key, alias and tag is a module version's characters
+ * ([A-Za-z0-9._+-], not starting with '.'), so none can close a quote or
+ * a bracket of the modulerc it goes into; the message is one line without
+ * control characters (it is written quoted, byte for byte). */
+static const char *const version_rc_keys[] = { "hide", "aliases", "tags", "deprecated", NULL };
+
+static int parse_name_list(struct parser *p, const char *what, const char *version, struct strv *list)
+{
+        struct seq_iter si;
+        int r;
+
+        strv_release(list);
+        r = seq_begin(p, &si, what);
+        while (r >= 0 && (r = seq_next(p, &si)) > 0) {
+                const char *s;
+
+                r = get_string(p, what, &s);
+                if (r < 0)
+                        return r;
+                if (!module_version_valid(s) || streq(s, "default") || (version && streq(s, version)))
+                        return error_at(p, &p->event.start_mark,
+                                        "'%s': '%s' is not a valid %s name (letters, digits and . _ + -, "
+                                        "not starting with '.'%s)",
+                                        p->path.buf, s, what, version ? "; not 'default' nor the version itself" : "");
+                strv_add(list, s);
+        }
+        return r;
+}
+
+static int parse_version_rc(struct parser *p, struct config_version_rc *v)
+{
+        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        int r;
+
+        r = map_begin(p, &it, version_rc_keys);
+        while (r >= 0 && (r = map_next(p, &it)) > 0) {
+                const char *s;
+
+                switch (it.index) {
+                case 0:
+                        r = get_bool(p, &v->hide);
+                        break;
+                case 1:
+                        r = parse_name_list(p, "alias", v->version, &v->aliases);
+                        break;
+                case 2:
+                        r = parse_name_list(p, "tag", NULL, &v->tags);
+                        break;
+                default:
+                        r = get_string(p, "a message", &s);
+                        if (r < 0)
+                                break;
+                        for (const char *c = s; *c; c++)
+                                if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                                        return error_at(p, &p->event.start_mark,
+                                                        "'%s': a message on one line, without control "
+                                                        "characters",
+                                                        p->path.buf);
+                        if (!*s)
+                                return expected(p, "a message");
+                        free(v->deprecated);
+                        v->deprecated = xstrdup(s);
+                        break;
+                }
+        }
+        return r;
+}
+
+static int parse_modulerc(struct parser *p, struct config *c)
+{
+        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        int r;
+
+        r = map_begin(p, &it, component_names);
+        while (r >= 0 && (r = map_next(p, &it)) > 0) {
+                _cleanup_(map_iter_release) struct map_iter vit = { 0 };
+
+                /* A component given replaces its entries. */
+                for (size_t i = 0; i < c->n_version_rcs;) {
+                        if (c->version_rcs[i].component == (unsigned)it.index) {
+                                version_rc_release(&c->version_rcs[i]);
+                                memmove(&c->version_rcs[i], &c->version_rcs[i + 1],
+                                        (c->n_version_rcs - i - 1) * sizeof(*c->version_rcs));
+                                c->n_version_rcs--;
+                        } else
+                                i++;
+                }
+                r = map_begin(p, &vit, NULL);
+                while (r >= 0 && (r = map_next(p, &vit)) > 0) {
+                        struct config_version_rc *v;
+
+                        if (!module_version_valid(vit.key)) {
+                                _cleanup_free_ char *parent = xstrndup(p->path.buf, vit.path_len);
+                                return error_at(p, &vit.key_mark,
+                                                "'%s': '%s' is not a module version (letters, digits and "
+                                                ". _ + -, not starting with '.')",
+                                                parent, vit.key);
+                        }
+                        c->version_rcs = xreallocarray(c->version_rcs, c->n_version_rcs + 1,
+                                                       sizeof(*c->version_rcs));
+                        v = &c->version_rcs[c->n_version_rcs++];
+                        *v = (struct config_version_rc){ .component = (unsigned)it.index,
+                                                         .version = xstrdup(vit.key) };
+                        r = parse_version_rc(p, v);
+                }
+        }
+        return r;
+}
+/* --- end of modulerc --- */
+
 static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
 {
         const char *s;
@@ -761,6 +928,14 @@ static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
                 return set_string(p, &c->templates);
         case KEY_LOCK_TIMEOUT:
                 return get_uint(p, 0, TIMEOUT_MAX, &c->lock_timeout);
+        case KEY_MODULERC:
+                return parse_modulerc(p, c);
+        case KEY_FAMILY:
+                return config_parse_family(p, c);
+        case KEY_MODULEPATH:
+                return config_parse_modulepath(p, c);
+        case KEY_LMOD:
+                return config_parse_lmod(p, c);
         case _KEY_MAX:
                 break;
         }

@@ -79,6 +79,23 @@ struct config_host_compiler {
         char *module; /* "gcc/12", or NULL */
 };
 
+/* --- modulerc directives per component and version (lmod-api) ---------
+ * modulerc.<component>.<version>: what the modulerc of the version's
+ * directory and its modulefile say of it. Lmod: hide_version, module_alias
+ * in .modulerc.lua, tags as a whatis "Tags:" line, deprecated as an
+ * LmodMessage on load; Environment Modules 5: module-hide, module-alias,
+ * module-tag in .modulerc (each guarded so that the other tool, which
+ * lacks it, skips it), deprecated printed on load. */
+struct config_version_rc {
+        unsigned component;  /* index */
+        char *version;       /* the module version, as naming makes it */
+        bool hide;
+        struct strv aliases; /* other version names: "latest" */
+        struct strv tags;
+        char *deprecated;    /* the message, or NULL */
+};
+/* --- end of the modulerc directives ------------------------------------ */
+
 struct config {
         char *file;     /* the file read last, or NULL for the built-in default */
         char *output;   /* NULL: none */
@@ -130,7 +147,37 @@ struct config {
         /* Seconds generate and validate wait for an output directory's
          * lock; 0: not at all. --lock-timeout overrides it. */
         unsigned lock_timeout;
+        /* modulerc.<component>.<version> (lmod-api), in file order. */
+        struct config_version_rc *version_rcs;
+        size_t n_version_rcs;
+
+        /* --- how the tree fits into the site's other module trees
+         * (family, modulepath, lmod): config-site.c --- */
+        /* family.<component>: the module names of that component's family:
+         * the first is the family its modules declare (Lmod's and
+         * Environment Modules' family), each other one a name they
+         * conflict with (a site's own EasyBuild "CUDA"). Default: the
+         * component's name; empty: no family, no conflict. */
+        struct strv family[N_COMPONENTS];
+        /* modulepath: module trees of the site besides $MODULEPATH that
+         * generate looks at before writing (names provided twice). */
+        struct strv modulepath;
+        /* lmod.spider_cache: rebuild Lmod's system spider cache after a
+         * write that changed something. from_lmodrc: its dir and timestamp
+         * are read from the lmodrc's scDescriptT (spider_cache: true). */
+        struct config_spider_cache {
+                bool from_lmodrc;
+                char *dir;       /* or NULL */
+                char *timestamp; /* or NULL */
+        } spider_cache;
 };
+
+/* The modulerc entry of a component's version, or NULL. */
+const struct config_version_rc *config_version_rc(const struct config *c, unsigned component,
+                                                  const char *version);
+
+/* Whether generate rebuilds a spider cache. */
+bool config_spider_cache_enabled(const struct config *c);
 
 /* The host_compiler entry for a CUDA major, or NULL. */
 const struct config_host_compiler *config_host_compiler(const struct config *c, long cuda_major);

@@ -266,22 +266,57 @@ static int add_path(struct doctor *doc, const char *given, struct diag *d)
         return 0;
 }
 
+/* torch's own libraries, by soname: what doctor follows wherever it
+ * resolves. A name prefix, because a distribution moves them out of
+ * torch/lib (Debian: torch/lib/libtorch.so links into
+ * /usr/lib/x86_64-linux-gnu, and libtorch_cuda.so.2.6 is only there); a
+ * library in torch/lib itself is read anyway. */
+static bool torch_own_soname(const char *soname)
+{
+        static const char *const prefixes[] = { "libtorch", "libc10", "libshm.", "libcaffe2_", NULL };
+
+        for (const char *const *p = prefixes; *p; p++)
+                if (startswith(soname, *p))
+                        return true;
+        return false;
+}
+
+/* r->libs with room for n, the new entries zeroed. */
+static void libs_reserve(struct doctor_report *r, size_t *cap, size_t n)
+{
+        if (n <= *cap)
+                return;
+        r->libs = xreallocarray(r->libs, n, sizeof(*r->libs));
+        memset(r->libs + *cap, 0, (n - *cap) * sizeof(*r->libs));
+        *cap = n;
+}
+
+/* Each library's needs, where they resolve. For a torch package, one of
+ * torch's own libraries that resolves outside the set joins it, and is
+ * read in turn (library files or directories given are read alone). */
 static void resolve_libraries(struct doctor *doc)
 {
         struct doctor_report *r = doc->r;
+        size_t cap = 0;
 
-        r->libs = xcalloc(doc->libs.n + 1, sizeof(*r->libs));
         for (size_t i = 0; i < doc->libs.n; i++) {
-                const struct libset_entry *e = &doc->libs.items[i];
-                struct doctor_library *l = &r->libs[r->n_libs++];
+                struct doctor_library *l;
+                char *by;
 
+                libs_reserve(r, &cap, doc->libs.n + 1);
+                l = &r->libs[i];
+                by = l->needed_by;
                 *l = (struct doctor_library){
-                        .path = xstrdup(e->path),
-                        .runpath = e->info.runpath ? xstrdup(e->info.runpath) : NULL,
-                        .rpath = e->info.rpath ? xstrdup(e->info.rpath) : NULL,
-                        .needs = xcalloc(e->info.needed.len + 1, sizeof(*l->needs)),
+                        .path = xstrdup(doc->libs.items[i].path),
+                        .needed_by = by,
+                        .runpath = doc->libs.items[i].info.runpath ? xstrdup(doc->libs.items[i].info.runpath) : NULL,
+                        .rpath = doc->libs.items[i].info.rpath ? xstrdup(doc->libs.items[i].info.rpath) : NULL,
+                        .needs = xcalloc(doc->libs.items[i].info.needed.len + 1, sizeof(*l->needs)),
                 };
-                for (size_t k = 0; k < e->info.needed.len; k++) {
+                r->n_libs = i + 1;
+                for (size_t k = 0; k < doc->libs.items[i].info.needed.len; k++) {
+                        /* libset_add below may move the entries. */
+                        const struct libset_entry *e = &doc->libs.items[i];
                         const char *soname = e->info.needed.items[k];
                         struct doctor_need *n = &l->needs[l->n_needs++];
                         struct resolved res = { 0 };
@@ -297,9 +332,22 @@ static void resolve_libraries(struct doctor *doc)
                         }
                         resolved_release(&res);
                         diag_release(&d);
+                        if (r->torch_dir && n->path && torch_own_soname(n->soname)) {
+                                size_t before = doc->libs.n;
+
+                                if (libset_add(&doc->libs, NULL, n->path, &d) < 0)
+                                        add_note(r, "%s; not diagnosed", d.message);
+                                diag_release(&d);
+                                if (doc->libs.n > before) {
+                                        libs_reserve(r, &cap, doc->libs.n + 1);
+                                        l = &r->libs[i];
+                                        n = &l->needs[l->n_needs - 1];
+                                        r->libs[before].needed_by = xstrdup(doc->libs.items[i].name);
+                                }
+                        }
                 }
-                if ((e->info.rpath && strstr(e->info.rpath, "nvidia/")) ||
-                    (e->info.runpath && strstr(e->info.runpath, "nvidia/")))
+                if ((doc->libs.items[i].info.rpath && strstr(doc->libs.items[i].info.rpath, "nvidia/")) ||
+                    (doc->libs.items[i].info.runpath && strstr(doc->libs.items[i].info.runpath, "nvidia/")))
                         doc->wheel = true;
         }
 }
@@ -322,7 +370,7 @@ static const char *resolved_path(const struct doctor *doc, const char *soname,
         return NULL;
 }
 
-/* The first needed soname stem.so.N: its N (0: none). */
+/* The first needed soname stem.so.N (or stem.so.N.0): its N (0: none). */
 static unsigned long needed_major(const struct doctor *doc, const char *stem, char **ret_soname)
 {
         for (size_t i = 0; i < doc->libs.n; i++) {
@@ -331,7 +379,9 @@ static unsigned long needed_major(const struct doctor *doc, const char *stem, ch
                 for (size_t k = 0; k < needed->len; k++) {
                         struct version v;
 
-                        if (soname_version_parse(needed->items[k], stem, &v) >= 0 && v.count == 1) {
+                        /* libcudart.so.11.0: CUDA 11's runtime. */
+                        if (soname_version_parse(needed->items[k], stem, &v) >= 0 &&
+                            (v.count == 1 || (v.count == 2 && v.n[1] == 0))) {
                                 if (ret_soname)
                                         *ret_soname = xstrdup(needed->items[k]);
                                 return v.n[0];
@@ -387,6 +437,12 @@ static void read_built(struct doctor *doc)
                 }
                 strbuf_release(&sb);
                 diag_release(&d);
+                /* What torch's setup.py writes when it has no git checkout
+                 * (a distribution's build): no version to show. */
+                if (b->git_version && streq(b->git_version, "Unknown")) {
+                        free(b->git_version);
+                        b->git_version = NULL;
+                }
         }
         if (b->cuda) {
                 struct version v;
@@ -417,7 +473,7 @@ static void read_built(struct doctor *doc)
 
 /* MAJOR.MINOR of the toolkit at prefix: version.json, version.txt,
  * include/cuda.h, then the names of its libraries. */
-static char *toolkit_version(const char *prefix)
+char *doctor_toolkit_version(const char *prefix)
 {
         _cleanup_free_ char *json = path_join(prefix, "version.json");
         _cleanup_free_ char *txt = path_join(prefix, "version.txt");
@@ -469,7 +525,7 @@ static void read_environment(struct doctor *doc)
                         r->toolkit = path_dirname(bin);
         }
         if (r->toolkit)
-                r->toolkit_version = toolkit_version(r->toolkit);
+                r->toolkit_version = doctor_toolkit_version(r->toolkit);
         else
                 r->toolkit_source = NULL;
 }
@@ -480,6 +536,7 @@ struct candidate {
         const struct module_unit *unit;
         struct doctor_module *m;     /* in the report */
         const char *version;         /* the module's version */
+        struct strv files;           /* the real file of each of m->provides */
 };
 
 /* The sonames the modules should provide: what the libraries need of the
@@ -557,6 +614,112 @@ static void choose(struct doctor *doc, struct candidate *c, size_t n, const stru
         }
 }
 
+/* A prefix holding several components (/usr/local/cuda-13.0 with cuDNN
+ * and NCCL in lib64/) puts a library of another component in a module's
+ * directory: the module of that component provides it, not this one. A
+ * soname of another kind is dropped when a module of its kind provides the
+ * same file; a module left providing nothing is dropped. Returns the
+ * candidates left (r->modules compacted with them). */
+static size_t drop_merged(struct doctor_report *r, struct candidate *c, size_t n)
+{
+        size_t kept = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                struct strv provides = { 0 }, files = { 0 };
+
+                for (size_t s = 0; s < c[i].m->provides.len; s++) {
+                        const char *soname = c[i].m->provides.items[s], *file = c[i].files.items[s];
+                        const struct component *kind = component_of_soname(soname);
+                        bool other = false;
+
+                        for (size_t k = 0; k < n && kind && !streq(kind->name, c[i].m->kind) && !other; k++)
+                                if (k != i && streq(c[k].m->kind, kind->name))
+                                        for (size_t t = 0; t < c[k].m->provides.len && !other; t++)
+                                                other = streq(c[k].m->provides.items[t], soname) &&
+                                                        streq(c[k].files.items[t], file);
+                        if (!other) {
+                                strv_add(&provides, soname);
+                                strv_add(&files, file);
+                        }
+                }
+                strv_release(&c[i].m->provides);
+                c[i].m->provides = provides;
+                strv_release(&c[i].files);
+                c[i].files = files;
+        }
+        /* Then the modules left providing something. */
+        for (size_t i = 0; i < n; i++) {
+                if (!c[i].m->provides.len) {
+                        free(c[i].m->module);
+                        strv_release(&c[i].m->provides);
+                        strv_release(&c[i].files);
+                        continue;
+                }
+                r->modules[kept] = *c[i].m;
+                c[kept] = c[i];
+                c[kept].m = &r->modules[kept];
+                kept++;
+        }
+        r->n_modules = kept;
+        return kept;
+}
+
+/* For each component torch needs that no chosen module is of: the plain
+ * advice (r->unavailable). */
+static void unavailable(struct doctor *doc, const struct candidate *c, size_t n, const struct strv *wanted)
+{
+        struct doctor_report *r = doc->r;
+        unsigned long major = r->built.cuda_major;
+
+        FOREACH_COMPONENT(kind) {
+                const char *soname = NULL;
+                bool chosen = false;
+                struct strv others = { 0 };
+                unsigned long other_major = 0;
+                _cleanup_free_ char *stem = NULL, *label = NULL, *cuda = NULL, *what = NULL;
+                struct version v;
+
+                /* The component's own library (libcudart) names it best. */
+                for (size_t i = 0; i < wanted->len; i++)
+                        if (component_of_soname(wanted->items[i]) == kind &&
+                            (!soname || startswith(wanted->items[i], kind->library)))
+                                soname = wanted->items[i];
+                for (size_t i = 0; i < n && soname; i++) {
+                        if (!streq(c[i].m->kind, kind->name))
+                                continue;
+                        if (strv_contains(&r->chosen, c[i].m->module))
+                                chosen = true;
+                        else if (c[i].m->cuda_major && c[i].m->cuda_major != major) {
+                                strv_add(&others, c[i].m->module);
+                                other_major = c[i].m->cuda_major;
+                        }
+                }
+                if (!soname || chosen) {
+                        strv_release(&others);
+                        continue;
+                }
+                stem = soname_stem(soname);
+                label = soname_version_parse(soname, stem, &v) >= 0 && v.count && v.n[0]
+                                ? xasprintf("%s %lu", kind->label, v.n[0]) : xstrdup(kind->label);
+                cuda = major ? xasprintf(" for CUDA %lu", major) : xstrdup("");
+                /* "a CUDA 12 toolkit", "cuDNN 9 for CUDA 12". */
+                what = kind->toolkit ? xasprintf("a %s toolkit", label) : xasprintf("%s%s", label, cuda);
+                if (others.len) {
+                        struct strbuf sb = STRBUF_INIT;
+
+                        strbuf_add_list(&sb, &others, SHOW);
+                        strv_push(&r->unavailable,
+                                  xasprintf("no %s module%s (%s %s for CUDA %lu): install %s (%s) and generate "
+                                            "its module, or use a torch built for CUDA %lu", kind->name, cuda, sb.buf,
+                                            others.len == 1 ? "is" : "are", other_major, what, soname, other_major));
+                        strbuf_release(&sb);
+                } else
+                        strv_push(&r->unavailable, xasprintf("no %s module%s: install %s (%s) and generate its module",
+                                                             kind->name, cuda, what, soname));
+                strv_release(&others);
+        }
+}
+
 static void suggest(struct doctor *doc, const struct strv *unresolved)
 {
         struct doctor_report *r = doc->r;
@@ -578,7 +741,7 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
         for (size_t i = 0; i < n_units; i++) {
                 const struct module_unit *u = &units[i];
                 const struct loaded_module *m;
-                _cleanup_(strv_release) struct strv own = { 0 }, provides = { 0 };
+                _cleanup_(strv_release) struct strv own = { 0 }, provides = { 0 }, files = { 0 };
                 const struct component *kind;
 
                 if (!u->evaluated) {
@@ -595,9 +758,12 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
                 for (size_t w = 0; w < wanted.len; w++)
                         for (size_t k = 0; k < own.len; k++) {
                                 _cleanup_free_ char *p = path_join(own.items[k], wanted.items[w]);
+                                char *real = strv_contains(&provides, wanted.items[w]) ? NULL : realpath(p, NULL);
 
-                                if (access(p, F_OK) == 0 && !strv_contains(&provides, wanted.items[w]))
+                                if (real) {
                                         strv_add(&provides, wanted.items[w]);
+                                        strv_push(&files, real);
+                                }
                         }
                 if (!provides.len)
                         continue;
@@ -609,9 +775,11 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
                 };
                 provides = (struct strv){ 0 };
                 cands[n_cands++] = (struct candidate){ .unit = u, .m = &r->modules[r->n_modules],
-                                                       .version = m->file.version };
+                                                       .version = m->file.version, .files = files };
+                files = (struct strv){ 0 };
                 r->n_modules++;
         }
+        n_cands = drop_merged(r, cands, n_cands);
         /* A module of a hierarchy below a cuda module is for that CUDA. */
         for (size_t i = 0; i < n_cands; i++)
                 for (size_t k = 0; k < n_cands && !cands[i].m->cuda_major; k++)
@@ -633,6 +801,9 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
                 if (!provided)
                         strv_add(&r->unprovided, wanted.items[w]);
         }
+        unavailable(doc, cands, n_cands, &wanted);
+        for (size_t i = 0; i < n_cands; i++)
+                strv_release(&cands[i].files);
         free(cands);
         for (size_t i = 0; i < n_units; i++)
                 module_unit_release(&units[i]);
@@ -644,11 +815,23 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
 /* What to do to get the CUDA stack right: the module line, else advice. */
 static char *fix_load(const struct doctor *doc, const struct strv *sonames)
 {
+        const struct doctor_report *r = doc->r;
         struct strv advice = { 0 };
+        bool loaded = r->chosen.len > 0;
         char *s;
 
-        if (doc->r->module_load)
-                return xasprintf("%s", doc->r->module_load);
+        /* A line of modules all loaded already is no advice. */
+        for (size_t i = 0; i < r->chosen.len; i++)
+                loaded &= strv_contains(&r->loaded, r->chosen.items[i]);
+        if (r->module_load && !loaded)
+                strv_add(&advice, r->module_load);
+        for (size_t i = 0; i < r->unavailable.len; i++)
+                strv_add(&advice, r->unavailable.items[i]);
+        if (advice.len) {
+                s = strv_join(&advice, "; ");
+                strv_release(&advice);
+                return s;
+        }
         for (size_t i = 0; i < sonames->len; i++)
                 strv_push(&advice, soname_advice(sonames->items[i]));
         strv_sort_uniq(&advice);
@@ -707,6 +890,107 @@ static void collect_unresolved(struct doctor *doc, struct strv *missing, struct 
         unresolved_below(doc, missing, by);
 }
 
+/* The set's library that is the file at path, or -1. */
+static ssize_t lib_index(const struct doctor *doc, const char *path)
+{
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return -1;
+        for (size_t i = 0; i < doc->libs.n; i++)
+                if (doc->libs.items[i].dev == st.st_dev && doc->libs.items[i].ino == st.st_ino)
+                        return (ssize_t)i;
+        return -1;
+}
+
+/* The need ld.so stops at when it loads library start: breadth first, each
+ * library's needs in order (driver libraries aside: notes); NULL when all
+ * resolve. *ret_by: the library that needs it. */
+static const char *first_missing(const struct doctor *doc, size_t start, const char **ret_by)
+{
+        _cleanup_free_ size_t *queue = xcalloc(doc->libs.n + 1, sizeof(*queue));
+        _cleanup_free_ bool *seen = xcalloc(doc->libs.n + 1, sizeof(*seen));
+        size_t head = 0, tail = 0;
+
+        queue[tail++] = start;
+        seen[start] = true;
+        while (head < tail) {
+                const struct doctor_library *l = &doc->r->libs[queue[head++]];
+
+                for (size_t k = 0; k < l->n_needs; k++) {
+                        const struct doctor_need *n = &l->needs[k];
+                        ssize_t j;
+
+                        if (!n->path && !n->driver) {
+                                *ret_by = doc->libs.items[queue[head - 1]].name;
+                                return n->soname;
+                        }
+                        if (n->path && (j = lib_index(doc, n->path)) >= 0 && !seen[j]) {
+                                seen[j] = true;
+                                queue[tail++] = (size_t)j;
+                        }
+                }
+        }
+        return NULL;
+}
+
+/* The set's library named name (a file of dir), or -1. */
+static ssize_t lib_in(const struct doctor *doc, const char *dir, const char *prefix, const char *suffix)
+{
+        for (size_t i = 0; i < doc->libs.n; i++) {
+                const char *p = doc->libs.items[i].path, *base = path_basename(p);
+                _cleanup_free_ char *d = path_dirname(p);
+
+                if (streq(d, dir) && startswith(base, prefix) && endswith(base, suffix))
+                        return (ssize_t)i;
+        }
+        return -1;
+}
+
+/* What the user sees of the first need that does not resolve, as Python
+ * raises it: torch's __init__ first loads lib/libtorch_global_deps.so
+ * with ctypes.CDLL (OSError), then imports torch._C, an extension module
+ * (ImportError); a library neither reaches is loaded later (libtorch_cuda_
+ * linalg at the first linalg call, libcaffe2_nvrtc for NVRTC). */
+static char *failure_text(const struct doctor *doc, const char *shown)
+{
+        const struct doctor_report *r = doc->r;
+        const char *soname = NULL, *by = NULL;
+
+        if (r->torch_dir) {
+                _cleanup_free_ char *lib = path_join(r->torch_dir, "lib");
+                ssize_t g = lib_in(doc, lib, "libtorch_global_deps.so", "");
+                ssize_t c = lib_in(doc, r->torch_dir, "_C", ".so");
+
+                if (g >= 0 && (soname = first_missing(doc, (size_t)g, &by)))
+                        return xasprintf("`import torch` fails at once: torch loads lib/libtorch_global_deps.so "
+                                         "with ctypes, which raises \"OSError: %s: cannot open shared object "
+                                         "file: No such file or directory\"%s", soname,
+                                         component_of_soname(soname)
+                                                 ? " (torch 2.x then looks for nvidia-* wheels on sys.path and, "
+                                                   "finding none, ends with \"ValueError: ... not found in the "
+                                                   "system path\")"
+                                                 : "");
+                if (c >= 0 && (soname = first_missing(doc, (size_t)c, &by)))
+                        return xasprintf("`import torch` fails loading torch._C: \"ImportError: %s: cannot open "
+                                         "shared object file: No such file or directory\" (%s needs it)",
+                                         soname, by);
+                for (size_t i = 0; i < doc->libs.n && !soname; i++)
+                        soname = first_missing(doc, i, &by);
+                if (soname)
+                        return xasprintf("`import torch` works, but loading %s later fails (\"%s: cannot open "
+                                         "shared object file: No such file or directory\")", by, soname);
+        }
+        for (size_t i = 0; i < doc->libs.n && !soname; i++)
+                soname = first_missing(doc, i, &by);
+        if (soname)
+                return xasprintf("the loader refuses %s: \"%s: cannot open shared object file: No such file or "
+                                 "directory\"", by, soname);
+        /* Only what the CUDA libraries found need in turn. */
+        return xasprintf("the loader refuses a library whose needs do not resolve: `import torch` fails "
+                         "with \"%s: cannot open shared object file: No such file or directory\"", shown);
+}
+
 static void report_unresolved(struct doctor *doc, const struct strv *missing, const struct strv *by)
 {
         struct doctor_report *r = doc->r;
@@ -732,15 +1016,15 @@ static void report_unresolved(struct doctor *doc, const struct strv *missing, co
                 strbuf_addch(&what, ')');
                 strv_release(&who);
         }
-        if (names.len)
+        if (names.len) {
+                _cleanup_free_ char *fails = failure_text(doc, shown);
+
                 add_finding(r, DOCTOR_UNRESOLVED, "R1",
                             xasprintf("%s %s nowhere: not in LD_LIBRARY_PATH (%s), the libraries' "
                                       "RUNPATH, the loader cache nor the system directories",
                                       what.buf, names.len == 1 ? "resolves" : "resolve", *ldp ? ldp : "unset"),
-                            "the loader refuses a library whose needs do not resolve: `import torch` "
-                            "fails with \"OSError: %s: cannot open shared object file: No such file "
-                            "or directory\" (or later, when that library is first used)",
-                            fix_load(doc, &names), shown);
+                            "%s", fix_load(doc, &names), fails);
+        }
         strbuf_release(&what);
 }
 
@@ -951,6 +1235,19 @@ static void cudnn_subs(struct doctor *doc, struct cudnn_found *c)
         strv_release(&foreign);
 }
 
+/* The fix for a library of component c of another CUDA major: load its
+ * module of torch's major, or, when there is none, the plain advice. */
+static char *major_fix(const struct doctor_report *r, const struct component *c, const char *article)
+{
+        _cleanup_free_ char *lead = xasprintf("no %s module", c->name);
+
+        for (size_t i = 0; i < r->unavailable.len; i++)
+                if (startswith(r->unavailable.items[i], lead))
+                        return xstrdup(r->unavailable.items[i]);
+        return xasprintf("load %s %s module built for CUDA %lu%s%s", article, c->name, r->built.cuda_major,
+                         r->module_load ? ": " : "", r->module_load ? r->module_load : "");
+}
+
 /* The CUDA major this cuDNN is built for is torch's. */
 static void cudnn_cuda_major(struct doctor *doc, const struct cudnn_found *c)
 {
@@ -973,9 +1270,7 @@ static void cudnn_cuda_major(struct doctor *doc, const struct cudnn_found *c)
                             "it loads libcublasLt and libnvrtc of CUDA %lu beside torch's CUDA %lu: "
                             "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH or a crash at the first "
                             "convolution (#188892)",
-                            xasprintf("load a cudnn module built for CUDA %lu%s%s", r->built.cuda_major,
-                                      r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
-                            cuda, r->built.cuda_major);
+                            major_fix(r, &component_cudnn, "a"), cuda, r->built.cuda_major);
 }
 
 /* Not older than the build (torch's own rule: the same major, a minor at
@@ -1103,9 +1398,7 @@ static void find_component_cuda_major(struct doctor *doc)
                 add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
                             xasprintf("the %s that resolves ('%s') is built for CUDA %lu, but torch for CUDA %lu",
                                       c->label, path, cuda, r->built.cuda_major),
-                            "%s", xasprintf("load a %s module built for CUDA %lu%s%s", c->name, r->built.cuda_major,
-                                            r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
-                            c->doctor_cuda_major_why);
+                            "%s", major_fix(r, c, "a"), c->doctor_cuda_major_why);
         }
 }
 
@@ -1130,9 +1423,7 @@ static void find_nccl(struct doctor *doc)
                                       "for CUDA %lu", ns, path, cuda, r->built.cuda_major),
                             "NCCL carries its own CUDA runtime: one of another major than torch's "
                             "fails at the first collective (or needs a newer driver than torch)%s",
-                            xasprintf("load an nccl module built for CUDA %lu%s%s", r->built.cuda_major,
-                                      r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
-                            "");
+                            major_fix(r, &component_nccl, "an"), "");
         }
         if (r->built.linked[component_nccl.index] && nccl.count) {
                 struct version b;
@@ -1373,6 +1664,7 @@ void doctor_report_release(struct doctor_report *r)
         doctor_built_release(&r->built);
         for (size_t i = 0; i < r->n_libs; i++) {
                 free(r->libs[i].path);
+                free(r->libs[i].needed_by);
                 free(r->libs[i].runpath);
                 free(r->libs[i].rpath);
                 for (size_t k = 0; k < r->libs[i].n_needs; k++) {
@@ -1401,5 +1693,6 @@ void doctor_report_release(struct doctor_report *r)
         strv_release(&r->chosen);
         free(r->module_load);
         strv_release(&r->unprovided);
+        strv_release(&r->unavailable);
         *r = (struct doctor_report){ 0 };
 }

@@ -3,8 +3,10 @@
  *
  * Nothing is loaded or executed: the libraries' DT_NEEDED are resolved with
  * resolve.h under the environment's LD_LIBRARY_PATH, each library's
- * RUNPATH/RPATH ($ORIGIN expanded) and the system loader path; torch's
- * version.py is read as text; the modules are evaluated with the Lmod
+ * RUNPATH/RPATH ($ORIGIN expanded) and the system loader path; torch's own
+ * libraries (libtorch*, libc10*, libshm, libcaffe2_*) are followed wherever
+ * they resolve, and their needs read in turn; torch's version.py is read as
+ * text; the modules are evaluated with the Lmod
  * sandbox (evaluate.h).
  *
  * A finding is something wrong: each says what, why it matters and what to
@@ -32,6 +34,9 @@ struct doctor_options {
         /* Tcl modulefiles: the real module tool instead of the safe
          * interpreter (evaluate_options.trust_modulefiles). */
         bool trust_modulefiles;
+        /* doctor --build: the root the default places (/usr/local, /usr,
+         * /opt, /etc/debian_version) are looked up under (NULL: "/"). */
+        const char *sysroot;
 };
 
 /* One DT_NEEDED of a library and where it resolves. */
@@ -44,6 +49,11 @@ struct doctor_need {
 
 struct doctor_library {
         char *path;
+        /* NULL for a library of the paths given; for one of torch's own
+         * libraries found elsewhere (a Debian torch's libtorch_cuda.so in
+         * /usr/lib/x86_64-linux-gnu, through the loader cache or a RUNPATH):
+         * the name of the library that needs it. */
+        char *needed_by;
         char *runpath, *rpath;       /* as in the file, or NULL */
         struct doctor_need *needs;   /* in DT_NEEDED order */
         size_t n_needs;
@@ -52,7 +62,7 @@ struct doctor_library {
 /* What the torch (or the libraries) was built for. */
 struct doctor_built {
         char *torch_version;         /* version.py __version__, or NULL */
-        char *git_version;           /* version.py git_version, or NULL */
+        char *git_version;           /* version.py git_version, or NULL (also for 'Unknown': Debian) */
         char *cuda;                  /* version.py cuda ("12.4"), or NULL (CPU build, no file) */
         unsigned long cuda_major;    /* from cuda, else from the libcudart.so.N needed; 0 */
         /* The CUDA, cuDNN and NCCL sonames the libraries need (libcudart.so.12,
@@ -92,7 +102,10 @@ struct doctor_module {
         char *module;                /* "cudnn/9.1.0" */
         const char *kind;            /* static: its component's name, "cudnn" */
         unsigned long cuda_major;    /* the CUDA major it is for (0: unknown) */
-        struct strv provides;        /* the needed sonames its own library directories hold */
+        /* The needed sonames its own library directories hold, less those of
+         * another component that a module of that component provides from
+         * the same file (a cuda module of a prefix holding cuDNN too). */
+        struct strv provides;
 };
 
 struct doctor_report {
@@ -126,6 +139,10 @@ struct doctor_report {
         struct strv chosen;          /* "cuda/12.4", "cudnn/9.1.0", "nccl/2.21.5" */
         char *module_load;           /* "module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5", or NULL */
         struct strv unprovided;
+        /* For each component torch needs that no module of its CUDA major
+         * provides, one sentence of advice: "no cudnn module for CUDA 12
+         * (cudnn/9.19.0 is for CUDA 13): install cuDNN 9 for CUDA 12 ...". */
+        struct strv unavailable;
 };
 
 /* Diagnose the libraries of paths: a torch package directory (it holds
@@ -146,6 +163,11 @@ void doctor_report_release(struct doctor_report *r);
  * byte included); ret is then untouched. */
 int torch_version_py_parse(const char *buf, size_t len, const char *file, struct doctor_built *ret,
                            struct diag *d);
+/* The CUDA version ("12.4") of the toolkit at prefix: version.json,
+ * version.txt, include/cuda.h, else its lib64's file names; NULL when none
+ * tells. Newly allocated. */
+char *doctor_toolkit_version(const char *prefix);
+
 /* Free what a struct doctor_built holds and zero it. */
 void doctor_built_release(struct doctor_built *b);
 

@@ -48,6 +48,15 @@ const struct modulefile *candidates_highest(const struct candidates *c,
                                             bool (*keep)(const struct modulefile *, const void *),
                                             const void *userdata);
 
+/* Mark the items of c that the modulerc files (those of mp's directories
+ * for name, and the global ones of env: see modulepath_find_rc) hide. */
+void candidates_hide(const struct strv *mp, char *const *env, const char *name, struct candidates *c);
+/* modulepath_find as Environment Modules looks up a Tcl tree: the
+ * aliases and defaults of the modulerc files, nothing hidden by Lmod's
+ * hide-version, no global modulerc. */
+int modulepath_find_em(const struct strv *mp, const char *spec, struct modulefile *ret,
+                       struct diag *d);
+
 /* The version dir/name marks as its default, in Lmod's order, or NULL. */
 char *dir_marked_default(const char *dir, const char *name);
 

@@ -1,5 +1,5 @@
 /* evaluate-tcl.h: one Environment Modules (Tcl) modulefile evaluated in a
- * Tcl safe interpreter, its calls recorded, nothing run (README "Trust
+ * Tcl safe interpreter, its calls recorded, nothing run (doc/HACKING.md "Trust
  * model").
  *
  * tclsh runs cudamod's own driver script (compiled in, fed on its stdin;

@@ -46,9 +46,14 @@ struct loader {
         struct strv before_last; /* env after the one before */
         size_t n_calls;          /* recorded calls of the modulefiles loaded so far */
         size_t call_bytes;       /* and the memory they and the path entries took */
+        /* The Lua states alive (one runs inside another's depends_on) and
+         * the calls the Lua modulefiles of the load recorded. */
+        size_t lua_pool;
         size_t mem_max;          /* the cap on that and each file's Lua state */
         unsigned cpu_ms;         /* the CPU time of the whole load */
-        size_t n_evaluated;      /* modulefiles evaluated so far */
+        /* Modulefiles whose evaluation started so far (one runs inside
+         * another's depends_on). */
+        size_t n_evaluated;
         long long cpu_deadline_ns; /* this thread's CPU clock when it is spent */
         /* The load is of Tcl modulefiles, evaluated in the safe
          * interpreter by tclsh, and applied with Environment Modules'
@@ -69,12 +74,12 @@ static long long thread_cpu_ns(void)
 
 /* The sandbox's "CPU time limit exceeded" (at line) is the load's: say
  * so, and how many files shared it. */
-static int cpu_limit_error(const struct loader *l, const struct modulefile *mf, unsigned line,
-                           struct diag *d)
+static int cpu_limit_error(const struct loader *l, size_t before, const struct modulefile *mf,
+                           unsigned line, struct diag *d)
 {
-        _cleanup_free_ char *where = l->n_evaluated
+        _cleanup_free_ char *where = before
                                              ? xasprintf(", shared by its modulefiles: %zu evaluated before this one",
-                                                         l->n_evaluated)
+                                                         before)
                                              : xstrdup("");
 
         return diag_set(d, -EINVAL, mf->path, line, 0,
@@ -87,6 +92,9 @@ static void loaded_modules_free(struct loaded_module *m, size_t n)
                 modulefile_release(&m[i].file);
                 free(m[i].requested_by);
                 strv_release(&m[i].messages);
+                strv_release(&m[i].warnings);
+                strv_release(&m[i].aliases);
+                strv_release(&m[i].shell_functions);
                 strv_release(&m[i].path_entries);
         }
         free(m);
@@ -206,7 +214,7 @@ static bool satisfies(const struct modulefile *m, const struct dep_spec *s)
 }
 
 static int load_file(struct loader *l, const struct modulefile *mf, const char *requested_by,
-                     struct diag *d);
+                     const char *usr_name, struct diag *d);
 
 /* The version marked default by the first directory of mp that marks one
  * for name, as a file. */
@@ -238,7 +246,7 @@ static int em_find(const struct strv *mp, const struct dep_spec *s, const char *
         struct modulefile def = { 0 };
 
         if (!s->version && !s->lo && !s->hi && !s->latest)
-                return modulepath_find(mp, s->name, ret, d);
+                return modulepath_find_em(mp, s->name, ret, d);
         if (s->version) {
                 for (size_t i = 0; i < mp->len; i++)
                         if (modulefile_find_in_dir(mp->items[i], s->name, s->version, ret))
@@ -257,7 +265,7 @@ static int em_find(const struct strv *mp, const struct dep_spec *s, const char *
         best = candidates_highest(&c, keep, userdata);
         if (!best) {
                 if (s->version)
-                        return modulepath_find(mp, arg, ret, d);
+                        return modulepath_find_em(mp, arg, ret, d);
                 return diag_errorf(d, -ENOENT, "no module satisfies %s in the modulepath", arg);
         }
         modulefile_copy(ret, best);
@@ -276,8 +284,9 @@ static int dep_find(struct loader *l, const struct dep_spec *s, const char *arg,
         if (l->tcl)
                 return em_find(&mp, s, arg, ret, d);
         if (!s->lo && !s->latest)
-                return modulepath_find(&mp, arg, ret, d);
+                return modulepath_find_rc(&mp, l->start.items, arg, ret, d);
         candidates_collect(&mp, s->name, &c);
+        candidates_hide(&mp, l->start.items, s->name, &c);
         best = candidates_highest(&c, in_bounds, s);
         if (!best)
                 return diag_errorf(d, -ENOENT, "no module satisfies %s in the modulepath", arg);
@@ -311,7 +320,7 @@ static int load_dependency(struct loader *l, const struct modulefile *parent,
                 goto out;
         }
         if (r >= 0)
-                r = load_file(l, &m, parent->fullname, d);
+                r = load_file(l, &m, parent->fullname, arg, d);
         else if (d) {
                 _cleanup_free_ char *why = d->message ? xstrdup(d->message) : NULL;
 
@@ -466,9 +475,34 @@ static int apply_path_op(struct loader *l, const struct modulefile *mf, const st
                 split_entries(op->value, delim, false, &named);
         for (size_t i = 0; i < named.len; i++) {
                 l->call_bytes += strlen(op->name) + strlen(named.items[i]) + 2 + sizeof(char *);
-                if (l->call_bytes > l->mem_max)
+                if (l->call_bytes + l->lua_pool > l->mem_max)
                         return diag_set(d, -EINVAL, mf->path, op->line, 0, "memory limit exceeded");
                 strv_push(&self->path_entries, xasprintf("%s=%s", op->name, named.items[i]));
+        }
+        return 0;
+}
+
+/* unload(...) in a load: a module that is not loaded is nothing to do
+ * (Lmod says nothing either); one this load loaded is an error, since
+ * cudamod does not take a module's changes back. */
+static int apply_unload(struct loader *l, const struct modulefile *mf, const struct sandbox_op *op,
+                        struct diag *d)
+{
+        for (size_t i = 0; i < op->args.len; i++) {
+                struct dep_spec s = { 0 };
+                const struct loaded_module *have = NULL;
+
+                if (dep_spec_parse(op->args.items[i], l->tcl, &s, NULL) == 0)
+                        have = loaded_named(l, s.name);
+                if (have && !satisfies(&have->file, &s))
+                        have = NULL;
+                dep_spec_release(&s);
+                if (have)
+                        return diag_set(d, -EINVAL, mf->path, op->line, 0,
+                                        "%s unloads %s, which this load loaded before it: cudamod "
+                                        "does not take a module's changes back (load %s without %s)",
+                                        mf->fullname, have->file.fullname, mf->fullname,
+                                        have->file.fullname);
         }
         return 0;
 }
@@ -523,6 +557,17 @@ static int apply_op(struct loader *l, const struct modulefile *mf, const struct 
         case SANDBOX_MESSAGE:
                 strv_add(&self->messages, op->value);
                 return 0;
+        case SANDBOX_WARNING:
+                strv_add(&self->warnings, op->value);
+                return 0;
+        case SANDBOX_SET_ALIAS:
+                strv_push(&self->aliases, xasprintf("%s=%s", op->name, op->value));
+                return 0;
+        case SANDBOX_SET_SHELL_FUNCTION:
+                strv_push(&self->shell_functions, xasprintf("%s=%s", op->name, op->value));
+                return 0;
+        case SANDBOX_UNLOAD:
+                return apply_unload(l, mf, op, d);
         default:
                 return 0;
         }
@@ -611,8 +656,63 @@ static int read_modulefile(const char *path, bool check_only, struct strbuf *tex
         return (size_t)st.st_size > MODULEFILE_MAX ? -EFBIG : 0;
 }
 
+static void loaded_module_clear(struct loaded_module *m)
+{
+        strv_release(&m->messages);
+        strv_release(&m->warnings);
+        strv_release(&m->aliases);
+        strv_release(&m->shell_functions);
+        strv_release(&m->path_entries);
+}
+
+static void in_progress_pop(struct loader *l)
+{
+        free(l->in_progress.items[--l->in_progress.len]);
+        l->in_progress.items[l->in_progress.len] = NULL;
+}
+
+static int too_many_calls(const struct modulefile *mf, unsigned line, struct diag *d)
+{
+        return diag_set(d, -E2BIG, mf->path, line, 0,
+                        "the modulefiles of this load make more than %d calls to modulefile "
+                        "functions (setenv, prepend_path, …) together; a real load makes about a "
+                        "hundred",
+                        LOAD_MAX_CALLS);
+}
+
+/* A Lua modulefile's calls, applied as it makes them. */
+struct apply_ctx {
+        struct loader *l;
+        const struct modulefile *mf;
+        struct loaded_module *self;
+};
+
+static const char *loader_getenv(void *userdata, const char *name)
+{
+        const struct apply_ctx *c = userdata;
+
+        return env_get(c->l->env.items, name);
+}
+
+static bool loader_isloaded(void *userdata, const char *spec)
+{
+        const struct apply_ctx *c = userdata;
+        char *one[] = { (char *)spec };
+
+        return any_loaded(c->l, &(struct strv){ .items = one, .len = 1 }, true);
+}
+
+static int loader_on_call(void *userdata, const struct sandbox_op *op, struct diag *d)
+{
+        struct apply_ctx *c = userdata;
+
+        if (++c->l->n_calls > LOAD_MAX_CALLS)
+                return too_many_calls(c->mf, op->line, d);
+        return apply_op(c->l, c->mf, op, c->self, d);
+}
+
 static int load_file(struct loader *l, const struct modulefile *mf, const char *requested_by,
-                     struct diag *d)
+                     const char *usr_name, struct diag *d)
 {
         _cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
         _cleanup_(strv_release) struct strv start_env = { 0 };
@@ -620,11 +720,15 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
         struct sandbox_options so = {
                 .module_name = mf->name,
                 .module_version = mf->version,
+                .module_file = mf->path,
+                .module_usr_name = usr_name,
                 .mode = "load",
                 .max_instructions = l->o->max_instructions,
         };
         struct sandbox_result res = { 0 };
         struct loaded_module self = { 0 };
+        struct apply_ctx ctx;
+        size_t before;
         int r;
 
         if (mf->lua == l->tcl)
@@ -654,18 +758,22 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
                 return diag_errorf(d, r, "%s: %s", mf->path, strerror(-r));
         /* What the modulefiles loaded before this one recorded is kept
          * until the load ends: they all share one memory cap. */
-        if (l->call_bytes >= l->mem_max)
+        if (l->call_bytes + l->lua_pool >= l->mem_max)
                 return diag_set(d, -EINVAL, mf->path, 0, 0, "memory limit exceeded");
-        so.max_memory = l->mem_max - l->call_bytes;
+        /* Lua: the cap of lua_pool, which holds the states alive (this
+         * one's, and those of the modulefiles whose depends_on loads it)
+         * and the calls recorded so far. */
+        so.max_memory = l->tcl ? l->mem_max - l->call_bytes - l->lua_pool : l->mem_max - l->call_bytes;
         /* And one CPU budget: each file gets what the ones before it left
          * (a chain of depends_on would otherwise get 10 s per file). */
         {
                 long long left = l->cpu_deadline_ns - thread_cpu_ns();
 
                 if (left <= 0)
-                        return cpu_limit_error(l, mf, 0, d);
+                        return cpu_limit_error(l, l->n_evaluated, mf, 0, d);
                 so.max_cpu_ms = (unsigned)((left + 999999) / 1000000);
         }
+        before = l->n_evaluated++;
         env_copy(&start_env, l->env.items);
         so.environ = (const char *const *)start_env.items;
         if (l->tcl)
@@ -677,32 +785,41 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
                                           .max_bytes = so.max_memory,
                                   },
                                   &res, d);
-        else
+        else {
+                /* Each call is applied as the file makes it, as Lmod does:
+                 * os.getenv sees what the calls before it (and the modules
+                 * they loaded) set. */
+                ctx = (struct apply_ctx){ .l = l, .mf = mf, .self = &self };
+                so.getenv = loader_getenv;
+                so.on_call = loader_on_call;
+                so.isloaded = loader_isloaded;
+                so.userdata = &ctx;
+                so.mem_pool = &l->lua_pool;
+                strv_add(&l->in_progress, mf->fullname);
                 r = sandbox_eval(text.buf, text.len, mf->path, &so, &res, d);
-        if (r < 0 && d && d->message && streq(d->message, "CPU time limit exceeded"))
-                return cpu_limit_error(l, mf, d->line, d);
-        l->n_evaluated++;
-        if (r < 0)
-                return r;
-        l->n_calls += res.n_ops;
-        l->call_bytes += res.bytes;
-        if (l->n_calls > LOAD_MAX_CALLS) {
-                sandbox_result_release(&res);
-                return diag_set(d, -E2BIG, mf->path, 0, 0,
-                                "the modulefiles of this load make more than %d calls to "
-                                "modulefile functions (setenv, prepend_path, …) together; a real "
-                                "load makes about a hundred",
-                                LOAD_MAX_CALLS);
+                in_progress_pop(l);
         }
-        strv_add(&l->in_progress, mf->fullname);
-        for (size_t i = 0; i < res.n_ops && r >= 0; i++)
-                r = apply_op(l, mf, &res.ops[i], &self, d);
-        free(l->in_progress.items[--l->in_progress.len]);
-        l->in_progress.items[l->in_progress.len] = NULL;
+        if (r < 0 && d && d->message && streq(d->message, "CPU time limit exceeded"))
+                return cpu_limit_error(l, before, mf, d->line, d);
+        if (r < 0) {
+                loaded_module_clear(&self);
+                return r;
+        }
+        if (l->tcl) {
+                l->call_bytes += res.bytes;
+                l->n_calls += res.n_ops;
+                if (l->n_calls > LOAD_MAX_CALLS) {
+                        sandbox_result_release(&res);
+                        return too_many_calls(mf, 0, d);
+                }
+                strv_add(&l->in_progress, mf->fullname);
+                for (size_t i = 0; i < res.n_ops && r >= 0; i++)
+                        r = apply_op(l, mf, &res.ops[i], &self, d);
+                in_progress_pop(l);
+        }
         sandbox_result_release(&res);
         if (r < 0) {
-                strv_release(&self.messages);
-                strv_release(&self.path_entries);
+                loaded_module_clear(&self);
                 return r;
         }
         path_var_append(&l->env, "LOADEDMODULES", mf->fullname);
@@ -774,7 +891,7 @@ int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n
                 struct modulefile m = { 0 };
 
                 modulepath_split(env_get(l.env.items, "MODULEPATH"), &mp);
-                r = modulepath_find(&mp, specs[i], &m, d);
+                r = modulepath_find_rc(&mp, l.start.items, specs[i], &m, d);
                 if (r >= 0 && !m.lua && i == 0) {
                         modulefile_release(&m);
                         /* The tool's files cannot be checked before it
@@ -800,7 +917,7 @@ int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n
                         const struct loaded_module *had = loaded_named(&l, m.name);
 
                         if (!had)
-                                r = load_file(&l, &m, NULL, d);
+                                r = load_file(&l, &m, NULL, specs[i], d);
                         else if (!streq(had->file.fullname, m.fullname))
                                 r = diag_errorf(d, -EINVAL, "%s is loaded already; %s would replace it",
                                                 had->file.fullname, m.fullname);
@@ -896,7 +1013,9 @@ static void discover(struct discovery *v, const struct strv *dirs, const struct 
         struct modulefile *mods = NULL;
         size_t n = 0;
 
-        if (modulepath_list(dirs, &mods, &n, &d) < 0)
+        extern char **environ;
+
+        if (modulepath_list_rc(dirs, eo.environ ? eo.environ : environ, &mods, &n, &d) < 0)
                 return;
         for (size_t i = 0; i < n; i++) {
                 struct module_unit *u;

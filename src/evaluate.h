@@ -6,9 +6,12 @@
  * (a `default` symlink, `.modulerc.lua`, `.modulerc`, `.version`, in that
  * order), else the highest version across the whole modulepath; a full name
  * ("cuda/12.9") the first file of that name; a partial version ("cuda/12")
- * the highest version under it (Lmod's extended default). Versions are
- * ordered numerically piece by piece ("12.10" > "12.9"). Hidden versions
- * (a leading '.') are never a default but load by their full name.
+ * the highest version under it (Lmod's extended default), a marked
+ * default weighing more. Versions are ordered numerically piece by piece
+ * ("12.10" > "12.9"). Hidden versions (a leading '.', or a modulerc's
+ * hide_version/hide_modulefile) are never a default but load by their full
+ * name; aliases (module_alias, module_version) are followed first; and
+ * the global modulerc files (modulepath_find_rc) count too.
  *
  * Lua modulefiles run in the sandbox (lmod-sandbox.h); their calls are
  * applied to the environment in order with Lmod's semantics: prepend_path
@@ -18,8 +21,13 @@
  * not loaded yet (and `between`/`atleast`/`latest` choose the highest
  * version in range), prereq and conflict are checked, and a change of
  * MODULEPATH changes where the next module is looked up (the hierarchy).
- * os.getenv() in a modulefile sees the environment as it was when that
- * file started. Two members of one family are an error (Lmod would swap
+ * Each call is applied as the file makes it, as in Lmod, so os.getenv()
+ * in a modulefile sees what the calls before it set, and what the modules
+ * its depends_on loaded set. unload() of a module that is not loaded does
+ * nothing; of one the load loaded, it is an error (cudamod does not take
+ * changes back). set_alias and set_shell_function are recorded, never
+ * run; LmodWarning is recorded (Lmod then exits 1, the environment changed
+ * all the same). Two members of one family are an error (Lmod would swap
  * them; say which one is meant).
  *
  * Tcl modulefiles run in a Tcl safe interpreter (evaluate-tcl.h: nothing
@@ -50,6 +58,7 @@ struct modulefile {
         char *fullname;  /* "cuda/12.9" */
         char *path;      /* the modulefile */
         bool lua;        /* .lua (else Tcl, starting with #%Module) */
+        bool hidden;     /* by a modulerc's hide_version or hide_modulefile */
 };
 void modulefile_release(struct modulefile *m);
 
@@ -64,6 +73,22 @@ int modulepath_find(const struct strv *mp, const char *spec, struct modulefile *
  * directory wins), sorted by name then version; hidden ones left out. */
 int modulepath_list(const struct strv *mp, struct modulefile **ret, size_t *n_ret,
                     struct diag *d);
+/* The same, with the modulerc files Lmod reads besides those of the
+ * module directories: $LMOD_MODULERCFILE (a ':'-separated list, the first
+ * file winning) and then $HOME/.modulerc.lua (else $HOME/.modulerc),
+ * which wins over them, both from env (NULL: none). Every directive Lmod
+ * 8.6 follows is followed, in .modulerc.lua and in the Tcl .modulerc and
+ * .version: module_version (a default, or another name for a version),
+ * module_alias (a name for another module; "/NAME" in a directory's file
+ * is NAME under it), hide_version (a full name) and hide_modulefile (a
+ * path). A spec goes through the aliases first (at most 16 hops). The
+ * default of a name is the one a global modulerc marks, else the one its
+ * directory marks, else the highest version that is not hidden. A hidden
+ * version is never listed nor a default, but loads by its full name. */
+int modulepath_find_rc(const struct strv *mp, char *const *env, const char *spec,
+                       struct modulefile *ret, struct diag *d);
+int modulepath_list_rc(const struct strv *mp, char *const *env, struct modulefile **ret,
+                       size_t *n_ret, struct diag *d);
 void modulefile_array_free(struct modulefile *a, size_t n);
 
 /* Split a MODULEPATH-like value at ':' (empty entries dropped). */
@@ -73,6 +98,12 @@ struct loaded_module {
         struct modulefile file;
         char *requested_by;   /* the fullname whose depends_on/load loaded it, or NULL */
         struct strv messages; /* LmodMessage texts */
+        struct strv warnings; /* LmodWarning texts (Lmod prints them and exits 1,
+                               * the environment changed all the same) */
+        /* set_alias and set_shell_function (bash body), "NAME=text", in
+         * call order: recorded, never run. */
+        struct strv aliases;
+        struct strv shell_functions;
         /* The entries its prepend_path/append_path calls named, as
          * "NAME=entry", in call order, whether or not the variable already
          * had them (Tcl: what the tool's `module show` lists, for the last

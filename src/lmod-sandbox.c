@@ -9,12 +9,15 @@
  * from Lua through lua_getextraspace); its ops go to *ret only after
  * lua_pcall returned 0, and are freed otherwise. */
 #include <errno.h>
+#include <grp.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lmod-sandbox.h"
 #include "strbuf.h"
@@ -33,7 +36,11 @@
 struct sandbox {
         const struct sandbox_options *o;
         const char *path;
-        size_t mem_used, mem_max;
+        size_t own_used, mem_max;
+        size_t *used; /* &own_used, or the options' mem_pool */
+        size_t n_flushed; /* the recorded calls given to on_call */
+        int call_failed;  /* on_call's error, or 0 */
+        struct diag call_diag;
         bool mem_exceeded;
         unsigned long instructions, max_instructions;
         int hook_step;
@@ -64,7 +71,14 @@ static const char *const op_names[_SANDBOX_OP_MAX] = {
         [SANDBOX_PROPERTY] = "add_property",
         [SANDBOX_MODULE_VERSION] = "module_version",
         [SANDBOX_MESSAGE] = "LmodMessage",
+        [SANDBOX_WARNING] = "LmodWarning",
+        [SANDBOX_SET_ALIAS] = "set_alias",
+        [SANDBOX_SET_SHELL_FUNCTION] = "set_shell_function",
+        [SANDBOX_UNLOAD] = "unload",
+        [SANDBOX_EXTENSIONS] = "extensions",
+        [SANDBOX_MODULE_ALIAS] = "module_alias",
         [SANDBOX_HIDE_VERSION] = "hide_version",
+        [SANDBOX_HIDE_MODULEFILE] = "hide_modulefile",
 };
 
 const char *sandbox_op_kind_to_string(enum sandbox_op_kind k)
@@ -94,6 +108,13 @@ void sandbox_result_release(struct sandbox_result *r)
 
 /* --- the state's allocator, capped at mem_max bytes --- */
 
+/* What the cap leaves (a state run inside this one's on_call may have
+ * taken the pool past this one's cap). */
+static size_t mem_left(const struct sandbox *s)
+{
+        return *s->used >= s->mem_max ? 0 : s->mem_max - *s->used;
+}
+
 static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
         struct sandbox *s = ud;
@@ -103,10 +124,10 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
                 osize = 0; /* Lua passes the object type here */
         if (nsize == 0) {
                 free(ptr);
-                s->mem_used -= osize;
+                *s->used -= osize;
                 return NULL;
         }
-        if (nsize > osize && nsize - osize > s->mem_max - s->mem_used) {
+        if (nsize > osize && nsize - osize > mem_left(s)) {
                 s->mem_exceeded = true;
                 return NULL; /* Lua raises a memory error */
         }
@@ -125,7 +146,7 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         p = realloc(ptr, nsize);
         if (!p)
                 return NULL;
-        s->mem_used = s->mem_used - osize + nsize;
+        *s->used = *s->used - osize + nsize;
         return p;
 }
 
@@ -186,6 +207,25 @@ static char *dup_arg(lua_State *L, int idx)
 
 static _Noreturn void budget_raise(lua_State *L, struct sandbox *s, const char *why);
 
+/* Give the calls recorded so far to on_call; its error ends the run (L
+ * NULL: after it, no raising). */
+static void flush_calls(lua_State *L, struct sandbox *s)
+{
+        while (s->n_flushed < s->res.n_ops) {
+                const struct sandbox_op *op = &s->res.ops[s->n_flushed++];
+                int r;
+
+                if (!s->o->on_call || s->call_failed)
+                        continue;
+                r = s->o->on_call(s->o->userdata, op, &s->call_diag);
+                if (r < 0) {
+                        s->call_failed = r;
+                        if (L)
+                                budget_raise(L, s, "a modulefile call failed");
+                }
+        }
+}
+
 /* A new op, once its (checked) arguments are on the stack: the call is
  * counted and the bytes its copies will take charged to the memory cap
  * first, so that a loop of calls ends with an error, not with gigabytes
@@ -197,10 +237,11 @@ static struct sandbox_op *push_op(lua_State *L, enum sandbox_op_kind kind, unsig
         size_t bytes = sizeof(struct sandbox_op);
         struct sandbox_op *op;
 
+        flush_calls(L, s);
         for (int i = 1; i <= lua_gettop(L); i++)
                 if (lua_type(L, i) == LUA_TSTRING)
                         bytes += lua_rawlen(L, i) + 1 + sizeof(char *);
-        if (s->res.n_ops >= s->max_calls || bytes > s->mem_max - s->mem_used) {
+        if (s->res.n_ops >= s->max_calls || bytes > mem_left(s)) {
                 /* As for the budget: every instruction fails from now on. */
                 s->instructions = s->max_instructions;
                 if (!s->exhausted)
@@ -213,11 +254,11 @@ static struct sandbox_op *push_op(lua_State *L, enum sandbox_op_kind kind, unsig
                          s->max_calls);
                 budget_raise(L, s, s->limit_message);
         }
-        if (bytes > s->mem_max - s->mem_used) {
+        if (bytes > mem_left(s)) {
                 s->mem_exceeded = true;
                 budget_raise(L, s, "memory limit exceeded");
         }
-        s->mem_used += bytes;
+        *s->used += bytes;
         s->res.bytes += bytes;
         if (s->res.n_ops == s->ops_alloc) {
                 s->ops_alloc = s->ops_alloc ? s->ops_alloc * 2 : 16;
@@ -451,14 +492,109 @@ static int l_module_version(lua_State *L)
         return args_op(L, SANDBOX_MODULE_VERSION, NULL, 1);
 }
 
+static int l_LmodWarning(lua_State *L)
+{
+        return joined_op(L, SANDBOX_WARNING);
+}
+
+/* set_alias("name", "text"): recorded, never run. The name must be one a
+ * shell can define (Lmod 8.6 writes it raw into `alias NAME='…'`): letters,
+ * digits and _ . - + : @ only, not starting with '-'. The text is kept as
+ * it is; a shell gets it quoted. */
+static const char *check_shell_name(lua_State *L, int arg, const char *what)
+{
+        size_t len;
+        const char *s = check_str(L, arg, &len);
+
+        if (len == 0 || s[0] == '-')
+                luaL_argerror(L, arg, what);
+        for (size_t i = 0; i < len; i++)
+                if (!ascii_isalpha(s[i]) && !ascii_isdigit(s[i]) && !strchr("_.-+:@", s[i]))
+                        luaL_argerror(L, arg, what);
+        return s;
+}
+
+static int l_set_alias(lua_State *L)
+{
+        unsigned line = caller_line(L);
+        struct sandbox_op *op;
+
+        check_shell_name(L, 1, "not a shell alias name");
+        check_str(L, 2, NULL);
+        lua_settop(L, 2);
+        op = push_op(L, SANDBOX_SET_ALIAS, line);
+        op->name = dup_arg(L, 1);
+        op->value = dup_arg(L, 2);
+        return 0;
+}
+
+/* set_shell_function("name", "bash body"[, "csh body"]). */
+static int l_set_shell_function(lua_State *L)
+{
+        unsigned line = caller_line(L);
+        struct sandbox_op *op;
+        bool csh;
+
+        check_shell_name(L, 1, "not a shell function name");
+        check_str(L, 2, NULL);
+        csh = !lua_isnoneornil(L, 3);
+        if (csh)
+                check_str(L, 3, NULL);
+        lua_settop(L, csh ? 3 : 2);
+        op = push_op(L, SANDBOX_SET_SHELL_FUNCTION, line);
+        op->name = dup_arg(L, 1);
+        op->value = dup_arg(L, 2);
+        if (csh)
+                strv_push(&op->args, dup_arg(L, 3));
+        return 0;
+}
+
+static int l_unload(lua_State *L)
+{
+        return args_op(L, SANDBOX_UNLOAD, "unload", 1);
+}
+
+/* extensions("numpy/1.12, scipy/1.1"[, …]): recorded (what `module
+ * spider` lists); a load does nothing with it. */
+static int l_extensions(lua_State *L)
+{
+        unsigned line = caller_line(L);
+        struct sandbox_op *op;
+        int n = check_all_str(L, 1);
+
+        for (int i = n; i > 1; i--) {
+                lua_pushliteral(L, ", ");
+                lua_insert(L, i);
+        }
+        lua_concat(L, lua_gettop(L));
+        op = push_op(L, SANDBOX_EXTENSIONS, line);
+        op->value = dup_arg(L, -1);
+        return 0;
+}
+
+/* module_alias("name", "target") in a modulerc. */
+static int l_module_alias(lua_State *L)
+{
+        lua_settop(L, 2);
+        return args_op(L, SANDBOX_MODULE_ALIAS, NULL, 2);
+}
+
 static int l_hide_version(lua_State *L)
 {
-        return args_op(L, SANDBOX_HIDE_VERSION, NULL, 1);
+        lua_settop(L, 1);
+        return value_op(L, SANDBOX_HIDE_VERSION);
+}
+
+static int l_hide_modulefile(lua_State *L)
+{
+        lua_settop(L, 1);
+        return value_op(L, SANDBOX_HIDE_MODULEFILE);
 }
 
 /* LmodError(...): the texts joined; raises "PATH:LINE: LmodError: msg". */
 static int l_LmodError(lua_State *L)
 {
+        flush_calls(L, sandbox_of(L));
         concat_args(L);
         luaL_where(L, 1);
         lua_pushliteral(L, "LmodError: ");
@@ -524,15 +660,185 @@ static int l_myModuleVersion(lua_State *L)
         return 1;
 }
 
+static void push_full_name(lua_State *L, const struct sandbox_options *o);
+
 static int l_myModuleFullName(lua_State *L)
 {
-        const struct sandbox_options *o = sandbox_of(L)->o;
+        push_full_name(L, sandbox_of(L)->o);
+        return 1;
+}
+
+static int l_myFileName(lua_State *L)
+{
+        const char *f = sandbox_of(L)->o->module_file;
+
+        lua_pushstring(L, f ? f : "");
+        return 1;
+}
+
+static void push_full_name(lua_State *L, const struct sandbox_options *o)
+{
         const char *n = o->module_name ? o->module_name : "";
 
         if (o->module_version && o->module_version[0])
                 lua_pushfstring(L, "%s/%s", n, o->module_version);
         else
                 lua_pushstring(L, n);
+}
+
+static int l_myModuleUsrName(lua_State *L)
+{
+        const struct sandbox_options *o = sandbox_of(L)->o;
+
+        if (o->module_usr_name)
+                lua_pushstring(L, o->module_usr_name);
+        else
+                push_full_name(L, o);
+        return 1;
+}
+
+/* requireFullName(): an error unless the module was asked for by its full
+ * name (Lmod's e_RequireFullName). */
+static int l_requireFullName(lua_State *L)
+{
+        const struct sandbox_options *o = sandbox_of(L)->o;
+        const char *full;
+
+        lua_settop(L, 0);
+        push_full_name(L, o);
+        full = lua_tostring(L, 1);
+        if (!o->module_usr_name || streq(o->module_usr_name, full))
+                return 0;
+        luaL_where(L, 1);
+        lua_pushfstring(L, "LmodError: Module \"%s\" must be loaded with the version specified, "
+                           "e.g. \"%s\"",
+                        o->module_name ? o->module_name : "", full);
+        lua_concat(L, 2);
+        return lua_error(L);
+}
+
+/* isDir(p): a directory, after symlinks; isFile(p): a regular file or a
+ * symlink (Lmod's posix.stat "type" is that of the link). Read only. */
+static int l_isDir(lua_State *L)
+{
+        struct stat st;
+        const char *p = lua_isstring(L, 1) ? check_str(L, 1, NULL) : NULL;
+
+        lua_pushboolean(L, p && stat(p, &st) == 0 && S_ISDIR(st.st_mode));
+        return 1;
+}
+
+static int l_isFile(lua_State *L)
+{
+        struct stat st;
+        const char *p = lua_isstring(L, 1) ? check_str(L, 1, NULL) : NULL;
+
+        lua_pushboolean(L, p && lstat(p, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)));
+        return 1;
+}
+
+/* Whether the process's group named name (effective, supplementary). */
+static bool in_group_named(const char *name)
+{
+        gid_t groups[256];
+        int n = getgroups((int)ELEMENTSOF(groups) - 1, groups);
+
+        if (n < 0)
+                n = 0;
+        groups[n++] = getegid();
+        for (int i = 0; i < n; i++) {
+                char buf[4096];
+                struct group gr, *res = NULL;
+
+                if (getgrgid_r(groups[i], &gr, buf, sizeof(buf), &res) == 0 && res &&
+                    streq(res->gr_name, name))
+                        return true;
+        }
+        return false;
+}
+
+/* userInGroup(...) / userInGroups(...): true when the process (the user
+ * running cudamod) is root or in one of the named groups, which Lmod
+ * reads from `groups`: the same list, without running anything. */
+static int l_userInGroups(lua_State *L)
+{
+        int n = check_all_str(L, 0);
+        bool yes = geteuid() == 0;
+
+        for (int i = 1; i <= n && !yes; i++)
+                yes = in_group_named(lua_tostring(L, i));
+        lua_pushboolean(L, yes);
+        return 1;
+}
+
+/* hierarchyA(fullName, levels): the levels of the hierarchy above the
+ * modulefile, from its path, as Lmod computes them: the file's path
+ * without ".lua" and without fullName at its end, cut into pieces of as
+ * many components as fullName has, from the end ({"gcc/4.8"} for
+ * …/Compiler/gcc/4.8/boost/1.55.lua). */
+static int l_hierarchyA(lua_State *L)
+{
+        const char *file = sandbox_of(L)->o->module_file;
+        const char *pkg = check_str(L, 1, NULL);
+        lua_Integer levels = luaL_checkinteger(L, 2);
+        char fn[4096], pk[4096];
+        const char *comp[512];
+        size_t n_comp = 0, n_entries = 1, len;
+        char *hit;
+
+        lua_newtable(L);
+        if (levels < 1 || !file)
+                return 1;
+        /* Lmod: path_regularize (repeated and trailing slashes gone), and
+         * ".lua" off the end of both. */
+        len = 0;
+        for (const char *p = file; *p && len + 1 < sizeof(fn); p++)
+                if (!(*p == '/' && len && fn[len - 1] == '/'))
+                        fn[len++] = *p;
+        fn[len] = '\0';
+        if (len > 4 && streq(fn + len - 4, ".lua"))
+                fn[len -= 4] = '\0';
+        len = 0;
+        for (const char *p = pkg; *p && len + 1 < sizeof(pk); p++)
+                if (!(*p == '/' && len && pk[len - 1] == '/'))
+                        pk[len++] = *p;
+        while (len > 1 && pk[len - 1] == '/')
+                len--;
+        pk[len] = '\0';
+        if (len > 4 && streq(pk + len - 4, ".lua"))
+                pk[len -= 4] = '\0';
+        /* The first occurrence of pkg, cut when it ends the path. */
+        hit = *pk ? strstr(fn, pk) : NULL;
+        if (hit && hit + len == fn + strlen(fn))
+                *hit = '\0';
+        for (const char *p = pk; *p; p++)
+                n_entries += *p == '/';
+        for (char *p = fn; *p && n_comp < ELEMENTSOF(comp);) {
+                char *end = strchrnul(p, '/');
+                bool last = !*end;
+
+                *end = '\0';
+                if (*p)
+                        comp[n_comp++] = p;
+                if (last)
+                        break;
+                p = end + 1;
+        }
+        for (lua_Integer level = 1; level <= levels && level <= 64; level++) {
+                size_t first = n_comp >= n_entries ? n_comp - n_entries : 0;
+                int pieces = 0;
+
+                for (size_t k = first; k < n_comp; k++) {
+                        if (pieces++)
+                                lua_pushliteral(L, "/");
+                        lua_pushstring(L, comp[k]);
+                }
+                if (!pieces)
+                        break;
+                lua_concat(L, 2 * pieces - 1);
+                lua_rawseti(L, -2, level);
+                n_comp = first;
+        }
         return 1;
 }
 
@@ -544,11 +850,15 @@ static int l_mode(lua_State *L)
         return 1;
 }
 
-/* Nothing is loaded in the sandbox. */
+/* isloaded(NAME): the options' answer, after the calls so far are
+ * applied; without one, nothing is loaded. */
 static int l_isloaded(lua_State *L)
 {
-        check_str(L, 1, NULL);
-        lua_pushboolean(L, 0);
+        struct sandbox *s = sandbox_of(L);
+        const char *spec = check_str(L, 1, NULL);
+
+        flush_calls(L, s);
+        lua_pushboolean(L, s->o->isloaded && s->o->isloaded(s->o->userdata, spec));
         return 1;
 }
 
@@ -594,7 +904,10 @@ static int l_getenv(lua_State *L)
         const char *name = check_str(L, 1, &len);
         const char *v = NULL;
 
-        if (o->environ) {
+        flush_calls(L, sandbox_of(L));
+        if (o->getenv)
+                v = o->getenv(o->userdata, name);
+        else if (o->environ) {
                 for (const char *const *e = o->environ; *e; e++)
                         if (strncmp(*e, name, len) == 0 && (*e)[len] == '=') {
                                 v = *e + len + 1;
@@ -634,9 +947,25 @@ static const luaL_Reg lmod_api[] = {
         { "help", l_help },
         { "add_property", l_add_property },
         { "module_version", l_module_version },
-        { "hide_version", l_hide_version },
         { "LmodError", l_LmodError },
         { "LmodMessage", l_LmodMessage },
+        { "LmodWarning", l_LmodWarning },
+        { "set_alias", l_set_alias },
+        { "set_shell_function", l_set_shell_function },
+        { "unload", l_unload },
+        { "always_unload", l_unload },
+        { "extensions", l_extensions },
+        { "module_alias", l_module_alias },
+        { "hide_version", l_hide_version },
+        { "hide_modulefile", l_hide_modulefile },
+        { "myFileName", l_myFileName },
+        { "myModuleUsrName", l_myModuleUsrName },
+        { "requireFullName", l_requireFullName },
+        { "isDir", l_isDir },
+        { "isFile", l_isFile },
+        { "userInGroup", l_userInGroups },
+        { "userInGroups", l_userInGroups },
+        { "hierarchyA", l_hierarchyA },
         { "pathJoin", l_pathJoin },
         { "myModuleName", l_myModuleName },
         { "myModuleVersion", l_myModuleVersion },
@@ -649,6 +978,8 @@ static const luaL_Reg lmod_api[] = {
         { "print", l_print }, /* a no-op: output is recorded nowhere */
         { NULL, NULL },
 };
+
+static const char *const os_clock_functions[] = { "date", "time", "clock", "difftime" };
 
 static const char *const safe_base[] = {
         "assert", "error", "ipairs", "next", "pairs", "pcall", "select", "tonumber",
@@ -677,7 +1008,7 @@ static int l_unavailable(lua_State *L)
                 return 0;
         luaL_where(L, 1);
         lua_pushfstring(L, "%s%s is not available in a modulefile (cudamod evaluates modulefiles "
-                           "in a sandbox: no io, no os but os.getenv, no require or loadstring)",
+                           "in a sandbox: no io, no os but os.getenv and the clock, no require or loadstring)",
                         prefix, key);
         lua_concat(L, 2);
         return lua_error(L);
@@ -924,6 +1255,14 @@ static int build_env(lua_State *L)
         lua_newtable(L);
         lua_pushcfunction(L, l_getenv);
         lua_setfield(L, -2, "getenv");
+        /* The os library's clock functions (no execute, exit, remove,
+         * rename, tmpname, setlocale). */
+        luaL_requiref(L, LUA_OSLIBNAME, luaopen_os, 0);
+        for (size_t i = 0; i < ELEMENTSOF(os_clock_functions); i++) {
+                lua_getfield(L, -1, os_clock_functions[i]);
+                lua_setfield(L, -3, os_clock_functions[i]);
+        }
+        lua_pop(L, 1);
         set_unavailable_meta(L, lua_gettop(L), "os.");
         lua_setfield(L, env, "os");
         set_unavailable_meta(L, env, "");
@@ -1037,6 +1376,15 @@ static int fail_status(struct sandbox *s, lua_State *L, int status, const char *
 {
         const char *msg;
 
+        if (s->call_failed) {
+                if (d) {
+                        diag_release(d);
+                        *d = s->call_diag;
+                } else
+                        diag_release(&s->call_diag);
+                s->call_diag = (struct diag){ 0 };
+                return s->call_failed;
+        }
         if (s->mem_exceeded && (status == LUA_ERRMEM || status == LUA_ERRERR))
                 return diag_set(d, -EINVAL, s->path, s->exhausted_line, 0, "memory limit exceeded");
         /* Past the budget, allocations fail too: a memory error then. */
@@ -1064,6 +1412,8 @@ int sandbox_eval(const char *text, size_t len, const char *path, const struct sa
         int status, r;
 
         s.mem_max = s.o->max_memory ? s.o->max_memory : SANDBOX_DEFAULT_MEMORY;
+        s.used = s.o->mem_pool ? s.o->mem_pool : &s.own_used;
+
         s.max_instructions = s.o->max_instructions ? s.o->max_instructions : SANDBOX_DEFAULT_INSTRUCTIONS;
         s.max_calls = s.o->max_calls ? s.o->max_calls : SANDBOX_DEFAULT_MAX_CALLS;
 
@@ -1102,6 +1452,11 @@ int sandbox_eval(const char *text, size_t len, const char *path, const struct sa
                 r = fail_status(&s, L, status, text, len, d);
                 goto out;
         }
+        flush_calls(NULL, &s);
+        if (s.call_failed) {
+                r = fail_status(&s, L, status, text, len, d);
+                goto out;
+        }
 
         *ret = s.res;
         s.res = (struct sandbox_result){ 0 };
@@ -1114,6 +1469,11 @@ out:
         s.hook_step = 1;
         lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
         lua_close(L);
+        /* A failed run's calls leave the pool; a result's stay in it
+         * until the caller is done. */
+        if (s.o->mem_pool && r < 0)
+                *s.used -= s.res.bytes;
         sandbox_result_release(&s.res);
+        diag_release(&s.call_diag);
         return r;
 }

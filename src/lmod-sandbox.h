@@ -2,7 +2,8 @@
  *
  * The file runs in a fresh Lua state (base, string, table, math only) whose
  * environment holds the safe base functions and Lmod's modulefile API, and
- * nothing else: no io, no os but os.getenv, no require/dofile/loadfile, no
+ * nothing else: no io, no os but os.getenv and os.date/time/clock/difftime,
+ * no require/dofile/loadfile, no
  * load of binary chunks. It is loaded in text mode ("t") under the chunk
  * name "@<path>", run under lua_pcall with an instruction-count hook (the
  * budget) and an allocator capped at a byte limit, so an endless loop, a
@@ -18,7 +19,12 @@
  * What the file does is recorded, not applied: struct sandbox_result holds
  * the calls in order (setenv, prepend_path, …), which the caller turns into
  * an environment. The sandbox resolves nothing in a modulepath; depends_on,
- * load and prereq are recorded with their arguments. The recorded calls
+ * load, unload and prereq are recorded with their arguments, set_alias and
+ * set_shell_function with their text (never run). What a file may read:
+ * os.getenv (the options' environment), os.date/time/clock/difftime,
+ * isDir/isFile (stat, read only), userInGroup(s) (the process's groups:
+ * getegid and getgroups, as Lmod's `groups`; root is in every group), and
+ * its own name and path (myFileName, hierarchyA). The recorded calls
  * are counted (at most max_calls) and their bytes charged to the same
  * memory cap as the Lua state, so a short loop cannot record gigabytes.
  * A result owns its strings; sandbox_result_release frees them. */
@@ -48,7 +54,14 @@ enum sandbox_op_kind {
         SANDBOX_PROPERTY,     /* name, value */
         SANDBOX_MODULE_VERSION, /* args: module, then the version names (modulerc) */
         SANDBOX_MESSAGE,      /* value (LmodMessage) */
-        SANDBOX_HIDE_VERSION, /* args: the module hidden (modulerc) */
+        SANDBOX_WARNING,      /* value (LmodWarning: the texts joined) */
+        SANDBOX_SET_ALIAS,    /* name, value: recorded, never run */
+        SANDBOX_SET_SHELL_FUNCTION, /* name, value (the bash body), args[0] the csh one */
+        SANDBOX_UNLOAD,       /* args (unload, always_unload) */
+        SANDBOX_EXTENSIONS,   /* value (the texts joined with ", ") */
+        SANDBOX_MODULE_ALIAS, /* args: alias name, target (modulerc) */
+        SANDBOX_HIDE_VERSION, /* value: a full name (modulerc) */
+        SANDBOX_HIDE_MODULEFILE, /* value: a modulefile's path (modulerc) */
         _SANDBOX_OP_MAX,
 };
 
@@ -82,10 +95,38 @@ struct sandbox_result {
 struct sandbox_options {
         const char *module_name;    /* myModuleName(): "cuda" */
         const char *module_version; /* myModuleVersion(): "12.9" */
+        /* myFileName(), and hierarchyA()'s source: the modulefile's
+         * absolute path (NULL: ""). */
+        const char *module_file;
+        /* myModuleUsrName(): the name the user (or the depends_on of
+         * another module) gave, "cuda" for cuda/12.9; requireFullName()
+         * fails unless it is the full name (NULL: the full name). */
+        const char *module_usr_name;
         const char *mode;           /* mode(): "load" (default), "unload", "show" */
         /* os.getenv(): looked up here (NULL-terminated "NAME=value" list);
          * NULL: the process environment. */
         const char *const *environ;
+        /* When set, os.getenv() asks this instead (NULL: unset), and
+         * on_call gets every recorded call, in order, before the file
+         * goes on (before its next call, os.getenv, LmodError, or its
+         * end): so a caller applies each call as Lmod does, and what the
+         * file reads with os.getenv is the environment as the calls so
+         * far made it. A negative return ends the run for good (a pcall
+         * in the file cannot catch it) and is sandbox_eval's, with the
+         * diag on_call filled. */
+        const char *(*getenv)(void *userdata, const char *name);
+        int (*on_call)(void *userdata, const struct sandbox_op *op, struct diag *d);
+        /* isloaded(NAME): asked here (after the calls so far are given to
+         * on_call); NULL: nothing is loaded. */
+        bool (*isloaded)(void *userdata, const char *spec);
+        void *userdata;
+        /* When set, the bytes of the Lua state and of the recorded calls
+         * are counted here, and max_memory caps this count, not the
+         * state's own: states run inside one another's on_call (a
+         * depends_on) and the results kept share one cap. A result's
+         * bytes stay counted (the caller takes them off when it frees
+         * it, or keeps them till its end); a failed run's leave. */
+        size_t *mem_pool;
         unsigned long max_instructions; /* 0: the default (10 million) */
         /* Bytes, for the Lua state and the recorded calls together; 0:
          * the default (64 MiB). */

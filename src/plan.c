@@ -8,7 +8,7 @@
  * the names an earlier run gave (the index, plan_given) go to the same
  * install again, and no other install gets one of them.
  *
- * The naming rule for collisions (README "Module names"): when installs
+ * The naming rule for collisions (doc/guide.md "Module names"): when installs
  * would share one module file,
  *   1. in the flat layout, cuDNN and NCCL builds of one version for
  *      different CUDA majors all get a "-cudaN" suffix;
@@ -687,6 +687,9 @@ static struct module_plan *default_of(struct plan *p, size_t i, const struct def
                         continue;
                 if (spec->kind == DEFAULT_VERSION && !default_matches(o, spec->version))
                         continue;
+                /* A hidden version is the default only when named. */
+                if (spec->kind != DEFAULT_VERSION && o->hidden)
+                        continue;
                 if (!best || module_newer(o, best, cuda_major))
                         best = o;
         }
@@ -712,17 +715,64 @@ static long flat_default_cuda_major(struct plan *p, const struct config *cfg)
         return -1;
 }
 
+/* The config's modulerc directives of the modules in m's directory, into
+ * rc, and tags and deprecated onto each module (lmod-api). */
+static bool plan_directives(struct plan *p, size_t i, const struct config *cfg, struct modulerc_plan *rc,
+                            bool *used)
+{
+        bool any = false;
+
+        for (size_t k = i; k < p->n_modules; k++) {
+                struct module_plan *o = &p->modules[k];
+                const struct config_version_rc *v;
+
+                if (!streq(o->dir, p->modules[i].dir))
+                        continue;
+                v = config_version_rc(cfg, (unsigned)o->install->component->index, o->version);
+                if (!v)
+                        continue;
+                used[v - cfg->version_rcs] = true;
+                if (v->hide) {
+                        strv_add(&rc->hidden, o->full_name);
+                        any = true;
+                }
+                for (size_t a = 0; a < v->aliases.len; a++) {
+                        strv_push(&rc->aliases, xasprintf("%s/%s\t%s", o->name, v->aliases.items[a], o->full_name));
+                        any = true;
+                }
+                for (size_t t = 0; t < v->tags.len; t++) {
+                        strv_push(&rc->tags, xasprintf("%s\t%s", v->tags.items[t], o->full_name));
+                        strv_add(&o->tags, v->tags.items[t]);
+                        any = true;
+                }
+                /* Lmod 8.6 has no tags: a whatis line (module whatis,
+                 * spider and keyword show it; add_property needs the
+                 * site's lmodrc to know the property, else the load
+                 * fails). */
+                if (v->tags.len) {
+                        _cleanup_free_ char *joined = strv_join(&v->tags, " ");
+
+                        strv_push(&o->whatis, xasprintf("Tags: %s", joined));
+                }
+                if (v->deprecated && !o->deprecated)
+                        o->deprecated = xstrdup(v->deprecated);
+        }
+        return any;
+}
+
 static void plan_defaults(struct plan *p, const struct config *cfg)
 {
         bool matched[N_COMPONENTS] = { false };
         long cuda_major = flat_default_cuda_major(p, cfg);
+        bool *used = xcalloc(cfg->n_version_rcs + 1, sizeof(bool));
 
         for (size_t i = 0; i < p->n_modules; i++) {
                 struct module_plan *m = &p->modules[i], *best = NULL;
                 size_t c = m->install->component->index;
                 const struct default_spec *spec = &cfg->defaults[c];
-                struct strv hidden = { 0 };
                 bool first_in_dir = true;
+                struct modulerc_plan rc = { 0 };
+                bool directives;
 
                 for (size_t k = 0; k < i; k++)
                         if (streq(p->modules[k].dir, m->dir))
@@ -735,29 +785,39 @@ static void plan_defaults(struct plan *p, const struct config *cfg)
                  * default is marked); its full name loads it. */
                 for (size_t k = i; k < p->n_modules; k++)
                         if (streq(p->modules[k].dir, m->dir) && p->modules[k].foreign)
-                                strv_add(&hidden, p->modules[k].full_name);
+                                strv_add(&rc.hidden, p->modules[k].full_name);
+                directives = plan_directives(p, i, cfg, &rc, used) || rc.hidden.len;
                 if (spec->kind != DEFAULT_NONE)
                         best = default_of(p, i, spec, m->install->component->toolkit ? -1 : cuda_major);
-                if (!best && !hidden.len)
+                if (!best && !directives) {
+                        strv_release(&rc.hidden);
+                        strv_release(&rc.aliases);
+                        strv_release(&rc.tags);
                         continue;
+                }
                 if (best) {
                         matched[c] = true;
                         best->is_default = true;
+                        rc.module = xstrdup(best->full_name);
+                        rc.version = xstrdup(best->version);
                 }
+                rc.path = xasprintf("%s/%s", m->dir, cfg->format == FORMAT_LUA ? ".modulerc.lua" : ".modulerc");
                 p->rcs = xreallocarray(p->rcs, p->n_rcs + 1, sizeof(*p->rcs));
-                p->rcs[p->n_rcs++] = (struct modulerc_plan){
-                        .path = xasprintf("%s/%s", m->dir,
-                                          cfg->format == FORMAT_LUA ? ".modulerc.lua" : ".modulerc"),
-                        .module = best ? xstrdup(best->full_name) : NULL,
-                        .version = best ? xstrdup(best->version) : NULL,
-                        .hidden = hidden,
-                };
+                p->rcs[p->n_rcs++] = rc;
         }
         FOREACH_COMPONENT(c)
                 if (cfg->defaults[c->index].kind == DEFAULT_VERSION && !matched[c->index])
                         strv_push(&p->warnings,
                                   xasprintf("defaults.%s: no %s module has version '%s'; no default marked",
                                             c->name, c->name, cfg->defaults[c->index].version));
+        for (size_t i = 0; i < cfg->n_version_rcs; i++)
+                if (!used[i])
+                        strv_push(&p->warnings,
+                                  xasprintf("modulerc.%s.%s: no %s module has that version; nothing written for it",
+                                            component_table[cfg->version_rcs[i].component]->name,
+                                            cfg->version_rcs[i].version,
+                                            component_table[cfg->version_rcs[i].component]->name));
+        free(used);
 }
 
 /* A module of a CUDA major that no cuda module of this run has: in the
@@ -873,6 +933,12 @@ int plan_build_given(const struct install_list *installs, const struct config *c
         for (size_t i = 0; i < n; i++)
                 fill_module(&p.modules[p.n_modules++], &c[i], cfg, outdir);
         qsort(p.modules, p.n_modules, sizeof(*p.modules), module_cmp);
+        for (size_t i = 0; i < p.n_modules; i++) {
+                const struct config_version_rc *v = config_version_rc(
+                        cfg, (unsigned)p.modules[i].install->component->index, p.modules[i].version);
+
+                p.modules[i].hidden = v && v->hide;
+        }
         plan_defaults(&p, cfg);
         plan_orphans(&p);
         candidates_release(c, n);
@@ -915,6 +981,8 @@ static void module_plan_release(struct module_plan *m)
         for (size_t i = 0; i < m->n_ops; i++)
                 plan_op_release(&m->ops[i]);
         free(m->ops);
+        strv_release(&m->tags);
+        free(m->deprecated);
 }
 
 void plan_release(struct plan *p)
@@ -927,6 +995,8 @@ void plan_release(struct plan *p)
                 free(p->rcs[i].module);
                 free(p->rcs[i].version);
                 strv_release(&p->rcs[i].hidden);
+                strv_release(&p->rcs[i].aliases);
+                strv_release(&p->rcs[i].tags);
         }
         free(p->rcs);
         strv_release(&p->warnings);

@@ -3,7 +3,8 @@
  * A plan says, for every module a generate run writes, its name, version,
  * file (relative to the output directory), family, what it depends on, the
  * hierarchy level it opens, and the ordered environment operations of
- * DESIGN.md section 5, plus one modulerc per directory that marks a default.
+ * DESIGN.md section 5, plus one modulerc per directory that marks a default
+ * or has config modulerc directives (hide, aliases, tags).
  * Planning is pure: what is on disk comes from the scan (install.h
  * `present`), so plan_build, and nothing after it, looks at the filesystem
  * of an install; nothing here knows Lua or Tcl syntax (file names aside:
@@ -60,13 +61,23 @@ struct module_plan {
          * and the name before any renaming ("CUDA/12/cudnn/9.7.1"). */
         char *identity;
         char *base;
+        /* config modulerc.<component>.<version> (lmod-api): its tags and
+         * the message a load prints, or NULL. */
+        struct strv tags;
+        char *deprecated;
+        bool hidden;       /* modulerc.<component>.<version>.hide: never the latest default */
 };
 
 struct modulerc_plan {
         char *path;        /* "Core/cuda/.modulerc.lua" */
-        char *module;      /* "cuda/12.9": the default, or NULL (none) */
+        char *module;      /* "cuda/12.9": the default, or NULL (none marked) */
         char *version;     /* "12.9", or NULL */
-        struct strv hidden; /* "nccl/2.21.5-aarch64": the builds for another architecture */
+        /* config modulerc (lmod-api): the full names hidden, and the
+         * aliases as "ALIAS\tTARGET" ("cuda/latest\tcuda/12.9") and tags
+         * as "TAG\tTARGET", in module then config order. */
+        struct strv hidden;
+        struct strv aliases;
+        struct strv tags;
 };
 
 /* A name an earlier run gave (the output directory's index): the module

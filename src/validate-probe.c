@@ -131,7 +131,7 @@ static int header_code(const struct component *c, const struct strbuf *buf, long
  * Returns 0, -ENOENT when there is no such header or it declares no
  * version, another negative errno when the declaration is malformed;
  * *ret_file is the header read (or NULL). */
-static int header_version(const struct strv *incdirs, const struct component *c, long *ret, char **ret_file)
+int component_header_version(const struct strv *incdirs, const struct component *c, long *ret, char **ret_file)
 {
         _cleanup_strbuf_ struct strbuf buf = STRBUF_INIT;
         size_t head = c->version_header_head;
@@ -192,7 +192,7 @@ static unsigned long module_cuda_major(const struct validate_module *t)
                 _cleanup_free_ char *file = NULL;
                 long code;
 
-                if (header_version(&t->own_incdirs, toolkit, &code, &file) == 0)
+                if (component_header_version(&t->own_incdirs, toolkit, &code, &file) == 0)
                         return toolkit->code_version(code).n[0];
         }
         for (size_t i = 0; i < dirs->len; i++) {
@@ -728,7 +728,7 @@ static long runtime_version_without_driver(const struct validate_module *t, cons
                         free(file);
                         break;
                 }
-        if (header_version(&t->own_incdirs, kind, &code, &file) == 0) {
+        if (component_header_version(&t->own_incdirs, kind, &code, &file) == 0) {
                 codes[n++] = code;
                 strv_push(&where, xasprintf("'%s' (CUDART_VERSION)", file));
         }
@@ -798,7 +798,7 @@ static bool run_library(const struct validate_module *t, const struct component 
         have = code_string(kind, version);
         findings_add(f, CHECK_PASS, "%s %s from '%s'", soname, have, l->path ? l->path : "?");
 
-        r = header_version(&t->own_incdirs, kind, &code, &header);
+        r = component_header_version(&t->own_incdirs, kind, &code, &header);
         if (r == -ENOENT && !header)
                 findings_add(f, CHECK_WARN, "no %s in the module's include directories to compare %s %s with",
                             kind->version_headers[0], soname, have);

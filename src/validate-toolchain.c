@@ -254,7 +254,7 @@ static char *ccbin_of(const char *flags)
  * NVCC_CCBIN where the toolkit reads it (CUDA 13; 11.8 ignores it), else
  * `gcc` in nvcc's PATH (its own directories, then env's PATH). *ret_from
  * says which. NULL with *ret_err when it cannot be found. */
-static char *nvcc_host_compiler(const char *nvcc, char *const *env, unsigned long cuda_major, const char **ret_from,
+char *nvcc_host_compiler(const char *nvcc, char *const *env, unsigned long cuda_major, const char **ret_from,
                                 int *ret_err)
 {
         _cleanup_free_ char *append = ccbin_of(env_get(env, "NVCC_APPEND_FLAGS"));
@@ -350,7 +350,7 @@ static char *nvcc_dryrun_host(const char *nvcc, char *const *env, const char *di
 
 /* Ask path (started with env) which compiler it is: its predefined
  * macros. Returns 0, or -EIO with *ret_why saying what went wrong. */
-static int host_compiler_query(const char *path, char *const *env, unsigned timeout, struct host_compiler *ret,
+int host_compiler_query(const char *path, char *const *env, unsigned timeout, struct host_compiler *ret,
                                char **ret_why)
 {
         char *argv[] = { (char *)path, (char *)"-E", (char *)"-dM", (char *)"-x", (char *)"c++",
@@ -383,7 +383,7 @@ static int host_compiler_query(const char *path, char *const *env, unsigned time
 
 /* Whether h is accepted by limits; when not, *ret_max is the newest
  * accepted version of its kind (-1: none of its kind). */
-static bool host_compiler_accepted(const struct host_compiler *h, const struct host_limits *l, long *ret_max)
+bool host_compiler_accepted(const struct host_compiler *h, const struct host_limits *l, long *ret_max)
 {
         *ret_max = -1;
         if (h->kind == HOST_COMPILER_INTEL)

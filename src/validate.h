@@ -197,6 +197,12 @@ void check_lazy(const struct validate_module *m, struct check *ret);
 
 /* --- validate-probe.c ------------------------------------------------ */
 
+/* The version code the component's version header (the first of its
+ * version_headers found in incdirs) declares: 0, -ENOENT when there is
+ * none or it declares none, another negative errno when malformed;
+ * *ret_file: the header read (or NULL), newly allocated. */
+int component_header_version(const struct strv *incdirs, const struct component *c, long *ret, char **ret_file);
+
 struct probe_library {
         bool loaded;
         char *soname;      /* the soname tried (or loaded) */
@@ -318,6 +324,18 @@ void host_compiler_release(struct host_compiler *h);
 /* From the output of `CC -E -dM -x c++ /dev/null`: 0, or -ENOENT when it
  * defines neither __GNUC__ nor __clang__. */
 int host_compiler_from_macros(const char *text, struct host_compiler *ret);
+
+/* What nvcc compiles host code with in env: -ccbin in NVCC_APPEND_FLAGS,
+ * else NVCC_PREPEND_FLAGS, else NVCC_CCBIN (CUDA 13), else `gcc` on nvcc's
+ * PATH; *ret_from says which (static). NULL with *ret_err when none. */
+char *nvcc_host_compiler(const char *nvcc, char *const *env, unsigned long cuda_major, const char **ret_from,
+                         int *ret_err);
+/* Run path -E -dM -x c++ /dev/null (env) and read what compiler it is: 0,
+ * or -EIO with *ret_why. */
+int host_compiler_query(const char *path, char *const *env, unsigned timeout, struct host_compiler *ret,
+                        char **ret_why);
+/* Whether h passes limits; else *ret_max is the newest of its kind (-1). */
+bool host_compiler_accepted(const struct host_compiler *h, const struct host_limits *l, long *ret_max);
 
 /* nvcc: for a CUDA module that puts an nvcc on PATH, the host compilers
  * the environment gives nvcc (-ccbin in NVCC_APPEND_FLAGS or

@@ -31,7 +31,20 @@ void demo_build(const char *root)
         fx_magma(root, "sw/magma-2.9.0", &(struct fx_magma){ .version = "2.9.0", .cuda_major = 12 });
 }
 
+void demo_doctor_debian_build(const char *root)
+{
+        demo_doctor_trees(root);
+        fx_debian_torch(root, true);
+}
+
 void demo_doctor_build(const char *root)
+{
+        demo_doctor_trees(root);
+        fx_torch(root, "site-packages/torch",
+                 &(struct fx_torch){ .cuda = "12.4", .cudnn_major = 9, .nccl = true, .cusparse = true });
+}
+
+void demo_doctor_trees(const char *root)
 {
         fx_cuda_toolkit(root, "sw/cuda/12.4",
                         &(struct fx_cuda){ .version = "12.4", .release = "12.4.1", .cudart = "12.4.127",
@@ -41,6 +54,4 @@ void demo_doctor_build(const char *root)
                                            .nvcc = "13.0.88", .cusparse = true });
         fx_cudnn(root, "sw/cudnn/9.1.0", &(struct fx_cudnn){ .version = "9.1.0", .cuda_major = 12 });
         fx_nccl(root, "sw/nccl/2.21.5", &(struct fx_nccl){ .version = "2.21.5", .cuda = "12.4" });
-        fx_torch(root, "site-packages/torch",
-                 &(struct fx_torch){ .cuda = "12.4", .cudnn_major = 9, .nccl = true, .cusparse = true });
 }

@@ -1,5 +1,5 @@
 /* demo.h: the bundled demo tree that the reference modulefiles/ are
- * generated from (README "Reference output"). */
+ * generated from (doc/HACKING.md "Tests"; tests/modules/expect/demo.txt). */
 #ifndef CUDAMOD_DEMO_H
 #define CUDAMOD_DEMO_H
 
@@ -17,5 +17,10 @@ void demo_build_core(const char *root);
  * for CUDA 12.4; a source-built torch 2.5.1 for CUDA 12.4 with cuDNN 9 and
  * NCCL at root/site-packages/torch. */
 void demo_doctor_build(const char *root);
+/* Its CUDA, cuDNN and NCCL trees without a torch (demo_doctor_trees), and
+ * with Debian's torch instead (fx_debian_torch, its system libraries
+ * reached through RUNPATH: the command reads the host's loader cache). */
+void demo_doctor_trees(const char *root);
+void demo_doctor_debian_build(const char *root);
 
 #endif

@@ -10,6 +10,7 @@
 #include "fixture.h"
 #include "strbuf.h"
 #include "util.h"
+#include "detect.h"
 
 char *fx_new(void)
 {
@@ -642,6 +643,126 @@ void fx_torch(const char *root, const char *dir, const struct fx_torch *t)
                         t->version ? t->version : "2.5.1", cuda);
                 fx_write(root, p = path_join(dir, "version.py"), py);
         }
+}
+
+void fx_debian_torch(const char *root, bool sys_runpath)
+{
+        static const struct {
+                const char *name;             /* libX */
+                const char *const needed[10];
+                bool in_torch_lib;
+        } libs[] = {
+                { "libc10", { NULL }, true },
+                { "libc10_cuda", { "libc10.so.2.6", "libcudart.so.12", NULL }, true },
+                { "libcaffe2_nvrtc", { "libcuda.so.1", NULL }, true },
+                { "libshm", { "libtorch_cpu.so.2.6", "libc10.so.2.6", NULL }, true },
+                { "libtorch", { "libtorch_cpu.so.2.6", "libtorch_cuda.so.2.6", NULL }, true },
+                { "libtorch_cpu", { "libc10.so.2.6", NULL }, true },
+                { "libtorch_cuda",
+                  { "libc10_cuda.so.2.6", "libcudart.so.12", "libcusparse.so.12", "libnccl.so.2", "libcublas.so.12",
+                    "libcublasLt.so.12", "libcudnn.so.9", "libc10.so.2.6", "libtorch_cpu.so.2.6", NULL },
+                  false },
+                { "libtorch_cuda_linalg",
+                  { "libtorch_cpu.so.2.6", "libtorch_cuda.so.2.6", "libc10_cuda.so.2.6", "libcudart.so.12",
+                    "libc10.so.2.6", NULL },
+                  true },
+                { "libtorch_global_deps", { "libcudart.so.12", NULL }, true },
+                { "libtorch_python",
+                  { "libtorch.so.2.6", "libshm.so.2.6", "libtorch_cpu.so.2.6", "libtorch_cuda.so.2.6",
+                    "libc10_cuda.so.2.6", "libcudart.so.12", "libc10.so.2.6", "libcudnn.so.9", NULL },
+                  true },
+        };
+        _cleanup_free_ char *sys = path_join(root, FX_DEBIAN_SYS);
+        _cleanup_free_ char *c_runpath = sys_runpath ? xasprintf("$ORIGIN/lib:%s", sys) : xstrdup("$ORIGIN/lib");
+        _cleanup_free_ char *p = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(libs); i++) {
+                _cleanup_free_ char *soname = xasprintf("%s.so.2.6", libs[i].name);
+                _cleanup_free_ char *file = xasprintf("%s/%s.0", FX_DEBIAN_SYS, soname);
+                _cleanup_free_ char *link = path_join(FX_DEBIAN_SYS, soname);
+                _cleanup_free_ char *target = xasprintf("%s.0", soname);
+
+                fx_elf(root, file,
+                       &(struct elfstub){ .soname = soname, .needed = libs[i].needed,
+                                          .runpath = sys_runpath ? sys : NULL });
+                fx_symlink(root, link, target);
+                if (libs[i].in_torch_lib) {
+                        _cleanup_free_ char *rel = xasprintf("%s/lib/%s.so", FX_DEBIAN_TORCH, libs[i].name);
+                        _cleanup_free_ char *to = xasprintf("../../../../x86_64-linux-gnu/%s", soname);
+
+                        fx_symlink(root, rel, to);
+                }
+        }
+        fx_elf(root, p = path_join(FX_DEBIAN_TORCH, "_C.cpython-313-x86_64-linux-gnu.so"),
+               &(struct elfstub){ .needed = (const char *const[]){ "libtorch_python.so.2.6", NULL },
+                                  .runpath = c_runpath });
+        free(TAKE_PTR(p));
+        fx_write(root, p = path_join(FX_DEBIAN_TORCH, "__init__.py"),
+                 "# fake Debian torch (cudamod test fixture)\n"
+                 "from torch.version import __version__ as __version__\n");
+        free(TAKE_PTR(p));
+        fx_write(root, p = path_join(FX_DEBIAN_TORCH, "version.py"),
+                 "from typing import Optional\n\n"
+                 "__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']\n"
+                 "__version__ = '2.6.0+debian'\n"
+                 "debug = False\n"
+                 "cuda: Optional[str] = '12.4'\n"
+                 "git_version = 'Unknown'\n"
+                 "hip: Optional[str] = None\n"
+                 "xpu: Optional[str] = None\n");
+}
+
+static void put_le(struct strbuf *sb, size_t off, uint64_t v, size_t n)
+{
+        while (sb->len < off + n)
+                strbuf_addch(sb, '\0');
+        for (size_t i = 0; i < n; i++)
+                sb->buf[off + i] = (char)(v >> (8 * i));
+}
+
+void fx_ldcache(const char *root, const char *rel, const char *sys)
+{
+        _cleanup_free_ char *dir = path_join(root, sys), *p = abs_path(root, rel);
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT, str = STRBUF_INIT;
+        struct strv names = { 0 }, keys = { 0 };
+        size_t strings;
+        FILE *f;
+
+        ck_assert_int_ge(dir_list(AT_FDCWD, dir, &names), 0);
+        strv_sort_uniq(&names);
+        /* ldconfig keys by soname; every lib*.so.* name is a key here (an
+         * extra key for a real file name changes no lookup). */
+        for (size_t i = 0; i < names.len; i++)
+                if (startswith(names.items[i], "lib") && strstr(names.items[i], ".so."))
+                        strv_add(&keys, names.items[i]);
+        /* Header (48 bytes), then the entries (24 bytes each), then the
+         * strings; offsets count from the header's start. */
+        strings = 48 + 24 * keys.len;
+        for (size_t i = 0; i < keys.len; i++) {
+                _cleanup_free_ char *value = path_join(dir, keys.items[i]);
+                size_t k = strings + str.len, v, e = 48 + 24 * i;
+
+                strbuf_add(&str, keys.items[i], strlen(keys.items[i]) + 1);
+                v = strings + str.len;
+                strbuf_add(&str, value, strlen(value) + 1);
+                put_le(&sb, e, 0x0303, 4); /* FLAG_ELF_LIBC6 | FLAG_X8664_LIB64 */
+                put_le(&sb, e + 4, k, 4);
+                put_le(&sb, e + 8, v, 4);
+                put_le(&sb, e + 16, 0, 8);
+        }
+        put_le(&sb, 0, 0, 48);
+        memcpy(sb.buf, "glibc-ld.so.cache1.1", 20);
+        put_le(&sb, 20, keys.len, 4);
+        put_le(&sb, 24, str.len, 4);
+        sb.buf[28] = 2; /* little endian */
+        strbuf_add(&sb, str.buf, str.len);
+        mkparent(root, rel);
+        f = fopen(p, "we");
+        ck_assert_msg(f != NULL, "fopen '%s': %s", p, strerror(errno));
+        ck_assert_int_eq(fwrite(sb.buf, 1, sb.len, f), sb.len);
+        ck_assert_int_eq(fclose(f), 0);
+        strv_release(&names);
+        strv_release(&keys);
 }
 
 void fx_many_files(const char *dir, size_t first, size_t n)

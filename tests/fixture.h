@@ -177,4 +177,47 @@ struct fx_torch {
  *   libtorch.so              libtorch_cpu.so libtorch_cuda.so */
 void fx_torch(const char *root, const char *dir, const struct fx_torch *t);
 
+/* Debian's source-built torch (python3-torch-cuda 2.6 in trixie), as its
+ * packages lay it out (read from python3-torch-cuda and libtorch-cuda-2.6
+ * 2.6.0+dfsg-7+b1):
+ *   DIST/torch/version.py      __version__ '2.6.0+debian', cuda '12.4',
+ *                              git_version 'Unknown'
+ *   DIST/torch/_C.cpython-313-x86_64-linux-gnu.so
+ *                              RUNPATH $ORIGIN/lib, needs libtorch_python.so.2.6
+ *                              (not in torch/lib: found in SYS)
+ *   DIST/torch/lib/libX.so     links ../../../../x86_64-linux-gnu/libX.so.2.6
+ *                              for c10 c10_cuda caffe2_nvrtc shm torch torch_cpu
+ *                              torch_cuda_linalg torch_global_deps torch_python;
+ *                              no libtorch_cuda.so
+ *   SYS/libX.so.2.6.0 and the libX.so.2.6 links, with the real sonames
+ *                              and DT_NEEDED restricted to torch's own and the
+ *                              CUDA stack's sonames the fixtures have:
+ *     libc10_cuda           libc10.so.2.6 libcudart.so.12
+ *     libcaffe2_nvrtc       libcuda.so.1
+ *     libshm                libtorch_cpu.so.2.6 libc10.so.2.6
+ *     libtorch              libtorch_cpu.so.2.6 libtorch_cuda.so.2.6
+ *     libtorch_cpu          libc10.so.2.6
+ *     libtorch_cuda         libc10_cuda.so.2.6 libcudart.so.12 libcusparse.so.12
+ *                           libnccl.so.2 libcublas.so.12 libcublasLt.so.12
+ *                           libcudnn.so.9 libc10.so.2.6 libtorch_cpu.so.2.6
+ *     libtorch_cuda_linalg  libtorch_cpu.so.2.6 libtorch_cuda.so.2.6
+ *                           libc10_cuda.so.2.6 libcudart.so.12 libc10.so.2.6
+ *     libtorch_global_deps  libcudart.so.12
+ *     libtorch_python       libtorch.so.2.6 libshm.so.2.6 libtorch_cpu.so.2.6
+ *                           libtorch_cuda.so.2.6 libc10_cuda.so.2.6
+ *                           libcudart.so.12 libc10.so.2.6 libcudnn.so.9
+ * where DIST is root/usr/lib/python3/dist-packages and SYS is
+ * root/usr/lib/x86_64-linux-gnu. The real ones have no RUNPATH: the
+ * loader cache finds them (fx_ldcache). sys_runpath: give each SYS library
+ * and _C the RUNPATH SYS instead, for a test that cannot give doctor a
+ * loader cache (the command reads /etc/ld.so.cache). */
+#define FX_DEBIAN_TORCH "usr/lib/python3/dist-packages/torch"
+#define FX_DEBIAN_SYS "usr/lib/x86_64-linux-gnu"
+void fx_debian_torch(const char *root, bool sys_runpath);
+
+/* A loader cache ("glibc-ld.so.cache1.1", as ldconfig writes it) at
+ * root/rel mapping each lib*.so.* name of SYS (below root) to its file
+ * there. */
+void fx_ldcache(const char *root, const char *rel, const char *sys);
+
 #endif

@@ -31,7 +31,8 @@ for f in bin/cudamod libexec/cudamod/cudamod-probe share/cudamod/templates/lua/m
          share/cudamod/templates/tcl/module.tcl.in modulefiles/cudamod.lua; do
         [ -f "$root/$f" ] || fail "$f is not installed under $root"
 done
-for f in share/doc/cudamod/examples/hierarchical-lmod.yaml share/doc/cudamod/examples/cron-check.sh; do
+for f in share/doc/cudamod/examples/hierarchical-lmod.yaml share/doc/cudamod/examples/cron-check.sh \
+         share/doc/cudamod/guide.md; do
         [ -f "$root/$f" ] || fail "$f is not installed under $root"
 done
 [ -n "$(find "$root" -path '*/bash-completion/completions/cudamod' -type f)" ] ||

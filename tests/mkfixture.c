@@ -2,6 +2,15 @@
  * integration scripts, the README's walk-through and the benchmarks:
  *   mkfixture demo DIR      the bundled demo tree (tests/demo.h)
  *   mkfixture doctor DIR    the doctor walk-through tree (demo_doctor_build)
+ *   mkfixture doctor-debian DIR
+ *                           the same with Debian's torch (demo_doctor_debian_build)
+ *   mkfixture debian-torch DIR
+ *                           Debian's torch alone (fx_debian_torch, RUNPATH)
+ *   mkfixture doctor-build DIR
+ *                           doctor --build's case: CUDA 11.8, CUDA 13.0 with
+ *                           cuDNN 9.19.0 (CUDA 13) copied in and
+ *                           usr/local/cuda pointing at it, cuDNN 8.9.7 (CUDA
+ *                           11), etc/debian_version (DIR is the sysroot)
  *   mkfixture LAYOUT DIR    one layout fixture of tests/layouts.c
  *   mkfixture --list        the names, one per line, then the scan roots (not
  *                           doctor's: tests/modules expects one expectation
@@ -13,13 +22,39 @@
 #include <sys/stat.h>
 
 #include "demo.h"
+#include "fixture.h"
 #include "layouts.h"
 #include "util.h"
 #include "banned.h"
 
 static const struct layout_fixture *chosen;
-static bool doctor;
+static const char *doctor;
+static bool doctor_build;
 static const char *target;
+
+static void doctor_build_tree(const char *root)
+{
+        _cleanup_free_ char *usr_local_cuda = path_join(root, "sw/cuda/13.0");
+        const char *const nvccs[] = { "sw/cuda/11.8/bin/nvcc", "sw/cuda/13.0/bin/nvcc", NULL };
+
+        fx_write(root, "etc/debian_version", "12.11\n");
+        fx_cuda_toolkit(root, "sw/cuda/11.8",
+                        &(struct fx_cuda){ .version = "11.8", .release = "11.8.0", .cudart = "11.8.89",
+                                           .nvcc = "11.8.89", .cupti = true });
+        fx_cuda_toolkit(root, "sw/cuda/13.0",
+                        &(struct fx_cuda){ .version = "13.0", .release = "13.0.2", .cudart = "13.0.96",
+                                           .nvcc = "13.0.88", .cupti = true });
+        fx_cudnn(root, "sw/cuda/13.0",
+                 &(struct fx_cudnn){ .version = "9.19.0", .cuda_major = 13, .lib = "targets/x86_64-linux/lib",
+                                     .include = "targets/x86_64-linux/include" });
+        fx_cudnn(root, "sw/cudnn/8.9.7", &(struct fx_cudnn){ .version = "8.9.7", .cuda_major = 11 });
+        fx_symlink(root, "usr/local/cuda", usr_local_cuda);
+        /* find_program wants an executable nvcc (this one never runs). */
+        for (size_t i = 0; nvccs[i]; i++) {
+                _cleanup_free_ char *p = path_join(root, nvccs[i]);
+                ck_assert(chmod(p, 0755) == 0);
+        }
+}
 
 /* The fixture builders report failures through Check, so they run as the
  * one test of a suite (in this process). */
@@ -27,8 +62,14 @@ START_TEST(build)
 {
         if (chosen)
                 chosen->build(target);
-        else if (doctor)
+        else if (doctor && streq(doctor, "doctor"))
                 demo_doctor_build(target);
+        else if (doctor && streq(doctor, "doctor-debian"))
+                demo_doctor_debian_build(target);
+        else if (doctor)
+                fx_debian_torch(target, true);
+        else if (doctor_build)
+                doctor_build_tree(target);
         else
                 demo_build(target);
 }
@@ -72,11 +113,15 @@ int main(int argc, char **argv)
                 return 0;
         }
         if (argc != 3 || argv[1][0] == '-') {
-                fputs("usage: mkfixture demo|doctor|LAYOUT DIR | mkfixture --list\n", stderr);
+                fputs("usage: mkfixture demo|doctor|doctor-debian|debian-torch|doctor-build|LAYOUT DIR | "
+                      "mkfixture --list\n",
+                      stderr);
                 return 2;
         }
-        doctor = streq(argv[1], "doctor");
-        if (!streq(argv[1], "demo") && !doctor && !(f = layout_fixture_find(argv[1]))) {
+        if (streq(argv[1], "doctor") || streq(argv[1], "doctor-debian") || streq(argv[1], "debian-torch"))
+                doctor = argv[1];
+        doctor_build = streq(argv[1], "doctor-build");
+        if (!streq(argv[1], "demo") && !doctor && !doctor_build && !(f = layout_fixture_find(argv[1]))) {
                 fprintf(stderr, "mkfixture: no fixture '%s' (see --list)\n", argv[1]);
                 return 2;
         }

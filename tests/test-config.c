@@ -492,6 +492,23 @@ START_TEST(config_errors_report_position_and_key)
                   "'validate.timeout': expected an integer from 1 to 86400, not '86401'" },
                 { "lock timeout range", "lock_timeout: 86401\n", 0, 1, 15,
                   "'lock_timeout': expected an integer from 0 to 86400, not '86401'" },
+                /* family, modulepath, lmod (config-site.c) */
+                { "family not a list", "family: {cuda: CUDA}\n", 0, 1, 16,
+                  "'family.cuda': expected a list of module names, not 'CUDA'" },
+                { "family bad name", "family: {cuda: [cuda, 'CU DA']}\n", 0, 1, 23,
+                  "'family.cuda[1]': expected a module name" },
+                { "family code", "family: {cuda: ['a\")']}\n", 0, 1, 17, "expected a module name" },
+                { "family twice", "family: {cuda: [CUDA, CUDA]}\n", 0, 1, 23,
+                  "'family.cuda[1]': 'CUDA' is given twice" },
+                { "family component", "family: {cdua: [x]}\n", 0, 1, 10, "did you mean 'family.cuda'?" },
+                { "modulepath relative", "modulepath: [/a, b]\n", 0, 1, 19,
+                  "'modulepath[1]': 'b' is not an absolute path" },
+                { "spider cache half", "lmod: {spider_cache: {dir: /c}}\n", 0, 1, 22,
+                  "'lmod.spider_cache': needs both 'dir' and 'timestamp'" },
+                { "spider cache relative", "lmod: {spider_cache: {dir: c, timestamp: /t}}\n", 0, 1, 28,
+                  "'lmod.spider_cache.dir': expected an absolute path, not 'c'" },
+                { "spider cache word", "lmod: {spider_cache: maybe}\n", 0, 1, 22,
+                  "'lmod.spider_cache': expected true, false or {dir: DIR, timestamp: FILE}" },
                 { "bool word", "stubs_on_library_path: maybe\n", 0, 1, 24,
                   "'stubs_on_library_path': expected true or false, not 'maybe'" },
                 { "bool quoted", "pytorch: {build_env: 'yes'}\n", 0, 1, 22,
@@ -731,7 +748,8 @@ START_TEST(config_unknown_key_suggests_the_nearest)
                 { "pytorch: {build-env: true}", "did you mean 'pytorch.build_env'?" },
                 { "ld_library_path: {nnccl: true}", "did you mean 'ld_library_path.nccl'?" },
                 { "o: x", NULL },
-                { "modulepath: /x", NULL },
+                { "modulepaths: [/x]", "did you mean 'modulepath'?" },
+                { "family_names: {}", NULL },
                 { "stubs: true", NULL },
                 { NULL },
         };
@@ -1060,6 +1078,62 @@ static void assert_round_trip(const struct config *c, struct config *ret_back)
                 config_release(&back);
 }
 
+/* modulerc.<component>.<version> (lmod-api): read, replaced per
+ * component, round-tripped; hostile names refused where they stand. */
+START_TEST(config_modulerc_loads_and_round_trips)
+{
+        struct config c;
+        const struct config_version_rc *v;
+        static const struct {
+                const char *yaml;
+                unsigned line, col;
+                const char *msg;
+        } bad[] = {
+                { "modulerc: {cuda: {'12.9\"': {hide: true}}}\n", 1, 19, "'12.9\"' is not a module version" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      aliases: ['a]b']\n", 4, 17, "'a]b' is not a valid alias name" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      aliases: [default]\n", 4, 17, "'default' is not a valid alias name" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      aliases: ['12.9']\n", 4, 17, "is not a valid alias name" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      tags: ['$x']\n", 4, 14, "'$x' is not a valid tag name" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      deprecated: \"a\\nb\"\n", 4, 19, "a message on one line" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      hide: maybe\n", 4, 13, "expected" },
+                { "modulerc:\n  cuda:\n    '12.9':\n      hidden: true\n", 4, 7, "unknown key" },
+                { "modulerc:\n  cdua: {}\n", 2, 3, "unknown key" },
+        };
+
+        load_ok(&c, "modulerc:\n  cuda:\n    '11.8': {hide: true, deprecated: 'use \"cuda/12.9\" [now] $X'}\n"
+                    "    '12.9': {aliases: [latest, stable], tags: [lts]}\n  nccl:\n    '2.21.5': {hide: yes}\n");
+        ck_assert_uint_eq(c.n_version_rcs, 3);
+        v = config_version_rc(&c, 0, "11.8");
+        ck_assert_ptr_nonnull(v);
+        ck_assert(v->hide);
+        ck_assert_str_eq(v->deprecated, "use \"cuda/12.9\" [now] $X");
+        v = config_version_rc(&c, 0, "12.9");
+        ck_assert_ptr_nonnull(v);
+        ck_assert(!v->hide);
+        ck_assert_uint_eq(v->aliases.len, 2);
+        ck_assert_str_eq(v->aliases.items[1], "stable");
+        ck_assert_str_eq(v->tags.items[0], "lts");
+        ck_assert_ptr_null(config_version_rc(&c, 0, "12.4"));
+        assert_round_trip(&c, NULL);
+        /* a second file's cuda replaces cuda's entries, keeps nccl's */
+        ck_assert_int_eq(load(&c, "modulerc: {cuda: {'12.4': {hide: true}}}\n", NULL), 0);
+        ck_assert_uint_eq(c.n_version_rcs, 2);
+        ck_assert_ptr_null(config_version_rc(&c, 0, "11.8"));
+        ck_assert_ptr_nonnull(config_version_rc(&c, 0, "12.4"));
+        config_release(&c);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                config_init_default(&c);
+                ck_assert_int_eq(load(&c, bad[i].yaml, &d), -EINVAL);
+                ck_assert_msg(d.line == bad[i].line && d.col == bad[i].col && strstr(d.message, bad[i].msg),
+                              "%zu: got %u:%u: %s", i, d.line, d.col, d.message);
+                ck_assert_uint_eq(c.n_version_rcs, 0);
+                config_release(&c);
+        }
+}
+END_TEST
+
 START_TEST(config_to_yaml_round_trips_the_default)
 {
         struct config c;
@@ -1278,12 +1352,55 @@ START_TEST(config_to_yaml_keeps_strings_strings)
 }
 END_TEST
 
+START_TEST(config_site_keys_load_and_round_trip)
+{
+        _cleanup_free_ char *yaml = NULL;
+        struct config c, back;
+
+        config_init_default(&c);
+        ck_assert_uint_eq(c.family[0].len, 1);
+        ck_assert_str_eq(c.family[0].items[0], "cuda");
+        ck_assert(!config_spider_cache_enabled(&c));
+        config_release(&c);
+        load_ok(&c, "family: {cuda: [cuda, CUDA, CUDA/12.4.0], nccl: []}\n"
+                    "modulepath: [/apps/eb/modules/all]\n"
+                    "lmod: {spider_cache: {dir: /apps/lmod/cache, timestamp: /apps/lmod/cache/ts.txt}}\n");
+        ck_assert_uint_eq(c.family[0].len, 3);
+        ck_assert_str_eq(c.family[0].items[1], "CUDA");
+        ck_assert_str_eq(c.family[0].items[2], "CUDA/12.4.0");
+        ck_assert_uint_eq(c.family[2].len, 0);
+        ck_assert_str_eq(c.family[1].items[0], "cudnn");
+        ck_assert_str_eq(c.modulepath.items[0], "/apps/eb/modules/all");
+        ck_assert(config_spider_cache_enabled(&c));
+        ck_assert(!c.spider_cache.from_lmodrc);
+        ck_assert_str_eq(c.spider_cache.timestamp, "/apps/lmod/cache/ts.txt");
+        yaml = to_yaml(&c);
+        load_ok(&back, yaml);
+        ck_assert_uint_eq(back.family[0].len, 3);
+        ck_assert_str_eq(back.family[0].items[2], "CUDA/12.4.0");
+        ck_assert_uint_eq(back.family[2].len, 0);
+        ck_assert_str_eq(back.modulepath.items[0], "/apps/eb/modules/all");
+        ck_assert_str_eq(back.spider_cache.dir, "/apps/lmod/cache");
+        config_release(&back);
+        config_release(&c);
+        load_ok(&c, "lmod: {spider_cache: true}\n");
+        ck_assert(c.spider_cache.from_lmodrc && !c.spider_cache.dir);
+        free(yaml);
+        yaml = to_yaml(&c);
+        load_ok(&back, yaml);
+        ck_assert(back.spider_cache.from_lmodrc);
+        config_release(&back);
+        config_release(&c);
+}
+END_TEST
+
 START_TEST(config_to_yaml_writes_every_key_in_design_order)
 {
         static const char *const keys[] = {
                 "output:", "format:", "layout:", "search:", "exclude:", "max_depth:", "defaults:",
                 "naming:", "ld_library_path:", "stubs_on_library_path:", "env:", "pytorch:",
-                "host_compiler:", "validate:", "templates:", "lock_timeout:", NULL,
+                "host_compiler:", "validate:", "templates:", "lock_timeout:", "family:", "modulepath:", "lmod:",
+                NULL,
         };
         _cleanup_free_ char *yaml = NULL;
         struct config c;
@@ -1473,8 +1590,10 @@ static Suite *config_suite(void)
         tcase_add_test(tc, config_to_yaml_keeps_strings_strings);
         tcase_add_test(tc, config_host_compiler_loads_and_round_trips);
         tcase_add_test(tc, config_naming_presets_load_and_round_trip);
+        tcase_add_test(tc, config_modulerc_loads_and_round_trips);
         tcase_add_test(tc, config_to_yaml_writes_every_key_in_design_order);
         tcase_add_test(tc, config_to_yaml_groups_env_ops_by_kind_in_first_seen_order);
+        tcase_add_test(tc, config_site_keys_load_and_round_trip);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("command");

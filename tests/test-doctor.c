@@ -1262,7 +1262,233 @@ START_TEST(suggestions_without_cudnn_module_leave_it_unprovided)
         ck_assert_msg(!strv_contains(&r.unprovided, "libcudart.so.12"), "unprovided '%s'", unprovided);
         ck_assert_msg(streq(chosen, "cuda/12.4 nccl/2.21.5"), "chosen '%s'", chosen);
         ck_assert_msg(find_module(&r, "cudnn/9.1.0") == NULL, "a cudnn module listed");
+        ck_assert_msg(r.unavailable.len == 1 &&
+                              streq(r.unavailable.items[0], "no cudnn module for CUDA 12: install cuDNN 9 for CUDA 12 "
+                                                            "(libcudnn.so.9) and generate its module"),
+                      "unavailable '%s'", r.unavailable.len ? r.unavailable.items[0] : "");
 
+        doctor_report_release(&r);
+        strv_release(&mp);
+}
+END_TEST
+
+/* --- a Debian torch: its libraries outside torch/lib ----------------------------- */
+
+#define DEB_TORCH FX_DEBIAN_TORCH
+#define LDCACHE "etc/ld.so.cache"
+
+/* Run doctor on the Debian torch with the fake loader cache of
+ * fx_debian_torch's system directory. */
+static void diagnose_debian(const struct env *e, const struct strv *mp, struct doctor_report *r)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *p = at(DEB_TORCH), *cache = at(LDCACHE);
+        struct doctor_options o = { .environ = e->items.items, .ldcache = cache, .modulepath = mp };
+        int ret;
+
+        *r = (struct doctor_report){ 0 };
+        ret = doctor_run(&o, (char *[]){ p }, 1, r, &d);
+        ck_assert_msg(ret == 0, "doctor_run '%s': %d (%s)", p, ret, d.message ? d.message : "no message");
+}
+
+/* The Debian torch, CUDA 12.4 and 13.0, cuDNN 9.1.0 for CUDA 12, NCCL
+ * 2.21.5, the loader cache of the system directory, and a module for each
+ * (mods/). */
+static void debian_tree(struct strv *mp)
+{
+        cuda12();
+        cuda13();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("12.4");
+        fx_debian_torch(root, false);
+        fx_ldcache(root, LDCACHE, FX_DEBIAN_SYS);
+        modulefile("cuda/12.4", CUDA12_LIB, CUDA12);
+        modulefile("cuda/13.0", CUDA13_LIB, CUDA13);
+        modulefile("cudnn/9.1.0", CUDNN91_LIB, NULL);
+        modulefile("nccl/2.21.5", NCCL_LIB, NULL);
+        *mp = (struct strv){ 0 };
+        strv_push(mp, at("mods"));
+}
+
+/* torch/lib holds links into the system directory, and libtorch_cuda.so is
+ * not there at all: libtorch.so needs it, the loader cache finds it. Its
+ * needs (NCCL, cuBLAS, cuSPARSE) are torch's too, and the suggested line
+ * provides them: loaded, every need resolves. */
+START_TEST(debian_torch_follows_its_libraries_through_the_loader_cache)
+{
+        _cleanup_free_ char *sys = at(FX_DEBIAN_SYS);
+        const struct doctor_library *cuda_lib;
+        struct doctor_report r;
+        struct strv mp;
+        struct env e;
+        _cleanup_free_ char *sonames = NULL;
+
+        debian_tree(&mp);
+        env_make(&e, NULL, NULL);
+        diagnose_debian(&e, &mp, &r);
+
+        cuda_lib = find_lib(&r, "libtorch_cuda.so.2.6");
+        ck_assert_msg(cuda_lib != NULL, "libtorch_cuda.so.2.6 not read:\n%s", dump(&r));
+        ck_assert_msg(path_is_below(cuda_lib->path, FX_DEBIAN_SYS), "libtorch_cuda at %s, not in %s", cuda_lib->path, sys);
+        ck_assert_msg(cuda_lib->needed_by && streq(cuda_lib->needed_by, "libtorch.so.2.6"), "needed by %s",
+                      cuda_lib->needed_by ? cuda_lib->needed_by : "NULL");
+        ck_assert_msg(find_lib(&r, "libtorch.so") && !find_lib(&r, "libtorch.so")->needed_by,
+                      "torch/lib/libtorch.so not a given library:\n%s", dump(&r));
+        sonames = strv_join(&r.built.sonames, " ");
+        ck_assert_msg(streq(sonames, "libcublas.so.12 libcublasLt.so.12 libcudart.so.12 libcudnn.so.9 "
+                                     "libcusparse.so.12 libnccl.so.2"),
+                      "sonames '%s'", sonames);
+        assert_finding(&r, DOCTOR_UNRESOLVED, "R1", "libnccl.so.2", WORDS("libtorch_cuda.so.2.6"));
+        ck_assert_msg(r.module_load && streq(r.module_load, "module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5"),
+                      "module_load '%s'\n%s", r.module_load ? r.module_load : "NULL", dump(&r));
+        ck_assert_msg(r.unprovided.len == 0, "unprovided %zu", r.unprovided.len);
+        ck_assert_msg(r.built.git_version == NULL, "git_version '%s'", r.built.git_version);
+        doctor_report_release(&r);
+        env_release(&e);
+
+        /* The line loaded: nothing wrong. */
+        env_make(&e, HEALTHY_LLP, CUDA12);
+        diagnose_debian(&e, &mp, &r);
+        assert_no_findings(&r);
+        doctor_report_release(&r);
+        env_release(&e);
+        strv_release(&mp);
+}
+END_TEST
+
+/* What Python raises, by the first need ld.so stops at: torch loads
+ * lib/libtorch_global_deps.so with ctypes first (OSError), then torch._C
+ * (ImportError). */
+START_TEST(debian_torch_failure_is_oserror_or_importerror_as_python_raises_it)
+{
+        const struct doctor_finding *f;
+        struct doctor_report r;
+        struct strv mp;
+        struct env e;
+
+        debian_tree(&mp);
+        env_make(&e, NULL, NULL);
+        diagnose_debian(&e, NULL, &r);
+        f = assert_finding(&r, DOCTOR_UNRESOLVED, "R1", NULL, NULL);
+        ck_assert_msg(strstr(f->why, "\"OSError: libcudart.so.12: cannot open shared object file: No such file or "
+                                     "directory\""), "why: %s", f->why);
+        doctor_report_release(&r);
+        env_release(&e);
+
+        /* CUDA there: global deps load; torch._C's libtorch_python needs cuDNN. */
+        env_make(&e, WORDS(CUDA12_LIB), NULL);
+        diagnose_debian(&e, NULL, &r);
+        f = assert_finding(&r, DOCTOR_UNRESOLVED, "R1", NULL, NULL);
+        ck_assert_msg(strstr(f->why, "\"ImportError: libcudnn.so.9: cannot open shared object file: No such file or "
+                                     "directory\" (libtorch_python.so.2.6 needs it)") && !strstr(f->why, "OSError"),
+                      "why: %s", f->why);
+        doctor_report_release(&r);
+        env_release(&e);
+        strv_release(&mp);
+}
+END_TEST
+
+/* The site has cuDNN only for CUDA 13, inside the CUDA 13 prefix (as
+ * /usr/local/cuda-13.0 has it), with a cudnn module of its own; cuda/12.4
+ * and nccl are loaded. The advice says plainly that no cuDNN for CUDA 12
+ * exists instead of the line already loaded, and cuda/13.0 does not
+ * "provide" the cuDNN its directory holds: the cudnn module does. */
+START_TEST(suggestions_say_when_no_module_is_for_torchs_cuda_major)
+{
+        _cleanup_free_ char *loaded = NULL;
+        const struct doctor_finding *f;
+        const struct doctor_module *m;
+        struct doctor_report r;
+        struct strv mp;
+        struct env e;
+
+        cuda12();
+        cuda13();
+        nccl("12.4");
+        cudnn("sw/cuda/13.0/targets/x86_64-linux", "9.19.0", 13);
+        fx_debian_torch(root, false);
+        fx_ldcache(root, LDCACHE, FX_DEBIAN_SYS);
+        modulefile("cuda/12.4", CUDA12_LIB, CUDA12);
+        modulefile("cuda/13.0", CUDA13_LIB, CUDA13);
+        modulefile("cudnn/9.19.0", CUDA13_LIB, NULL);
+        modulefile("nccl/2.21.5", NCCL_LIB, NULL);
+        mp = (struct strv){ 0 };
+        strv_push(&mp, at("mods"));
+        env_make(&e, WORDS(NCCL_LIB, CUDA12_LIB), CUDA12);
+        env_set(&e, "LOADEDMODULES", "cuda/12.4:nccl/2.21.5");
+        diagnose_debian(&e, &mp, &r);
+
+        assert_module(&r, "cudnn/9.19.0", "cudnn", 13, "libcudnn.so.9");
+        m = find_module(&r, "cuda/13.0");
+        ck_assert_msg(m && !strv_contains(&m->provides, "libcudnn.so.9"), "cuda/13.0 provides libcudnn.so.9:\n%s",
+                      dump(&r));
+        ck_assert_msg(r.module_load && streq(r.module_load, "module load cuda/12.4 nccl/2.21.5"), "module_load '%s'",
+                      r.module_load ? r.module_load : "NULL");
+        loaded = strv_join(&r.unavailable, "|");
+        ck_assert_msg(streq(loaded, "no cudnn module for CUDA 12 (cudnn/9.19.0 is for CUDA 13): install cuDNN 9 for "
+                                    "CUDA 12 (libcudnn.so.9) and generate its module, or use a torch built for CUDA 13"),
+                      "unavailable '%s'", loaded);
+        f = assert_finding(&r, DOCTOR_UNRESOLVED, "R1", "libcudnn.so.9", WORDS("no cudnn module for CUDA 12"));
+        ck_assert_msg(!strstr(f->fix, "module load"), "fix suggests the modules loaded: %s", f->fix);
+
+        doctor_report_release(&r);
+        env_release(&e);
+        strv_release(&mp);
+}
+END_TEST
+
+/* Only a CUDA 13 toolkit module for a CUDA 12 torch: the advice says so,
+ * naming the runtime, and cuda/13.0 (it has libcusparse.so.12, CUDA 12's
+ * soname too) is not chosen. */
+START_TEST(suggestions_say_when_no_toolkit_is_for_torchs_cuda_major)
+{
+        _cleanup_free_ char *text = NULL;
+        struct doctor_report r;
+        struct strv mp = { 0 };
+        struct env e;
+
+        cuda13();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("12.4");
+        fx_debian_torch(root, false);
+        fx_ldcache(root, LDCACHE, FX_DEBIAN_SYS);
+        modulefile("cuda/13.0", CUDA13_LIB, CUDA13);
+        modulefile("cudnn/9.1.0", CUDNN91_LIB, NULL);
+        modulefile("nccl/2.21.5", NCCL_LIB, NULL);
+        strv_push(&mp, at("mods"));
+        env_make(&e, NULL, NULL);
+        diagnose_debian(&e, &mp, &r);
+
+        text = strv_join(&r.unavailable, "|");
+        ck_assert_msg(streq(text, "no cuda module for CUDA 12 (cuda/13.0 is for CUDA 13): install a CUDA 12 toolkit "
+                                  "(libcudart.so.12) and generate its module, or use a torch built for CUDA 13"),
+                      "unavailable '%s'", text);
+        ck_assert_msg(r.module_load && streq(r.module_load, "module load cudnn/9.1.0 nccl/2.21.5"), "module_load '%s'",
+                      r.module_load ? r.module_load : "NULL");
+        doctor_report_release(&r);
+        env_release(&e);
+        strv_release(&mp);
+}
+END_TEST
+
+/* CUDA 11's runtime is libcudart.so.11.0: the module's CUDA major is
+ * still known (the suggestion list showed "CUDA ?"). */
+START_TEST(suggestions_know_the_cuda_major_of_a_cuda_11_module)
+{
+        struct doctor_report r;
+        struct strv mp = { 0 };
+
+        fx_cuda_toolkit(root, "sw/cuda/11.8",
+                        &(struct fx_cuda){ .version = "11.8", .release = "11.8.0", .cudart = "11.8.89",
+                                           .nvcc = "11.8.89" });
+        fx_torch(root, TORCH, &(struct fx_torch){ .cuda = "11.8" });
+        modulefile("cuda/11.8", "sw/cuda/11.8/targets/x86_64-linux/lib", "sw/cuda/11.8");
+        strv_push(&mp, at("mods"));
+        diagnose_clean(&mp, &r);
+
+        assert_module(&r, "cuda/11.8", "cuda", 11, "libcublas.so.11");
+        ck_assert_msg(r.module_load && streq(r.module_load, "module load cuda/11.8"), "module_load '%s'",
+                      r.module_load ? r.module_load : "NULL");
         doctor_report_release(&r);
         strv_release(&mp);
 }
@@ -1634,6 +1860,11 @@ static Suite *doctor_suite(void)
         tcase_add_test(tc, suggestions_cover_all_seven_components);
         tcase_add_test(tc, suggestions_include_cudss_of_the_cuda_major);
         tcase_add_test(tc, suggestions_include_cusparselt_of_torchs_cuda_major);
+        tcase_add_test(tc, debian_torch_follows_its_libraries_through_the_loader_cache);
+        tcase_add_test(tc, debian_torch_failure_is_oserror_or_importerror_as_python_raises_it);
+        tcase_add_test(tc, suggestions_say_when_no_module_is_for_torchs_cuda_major);
+        tcase_add_test(tc, suggestions_know_the_cuda_major_of_a_cuda_11_module);
+        tcase_add_test(tc, suggestions_say_when_no_toolkit_is_for_torchs_cuda_major);
         tcase_add_test(tc, input_torch_lib_dir_is_the_package);
         tcase_add_test(tc, input_one_library_file);
         tcase_add_test(tc, input_other_directory_takes_its_libraries);

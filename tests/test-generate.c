@@ -69,6 +69,13 @@ static char *read_text(const char *path)
         return strbuf_detach(&sb);
 }
 
+static char *read_text_at(const char *root, const char *rel)
+{
+        _cleanup_free_ char *path = path_join(root, rel);
+
+        return read_text(path);
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
         return remove(path);
@@ -99,7 +106,14 @@ START_TEST(generate_reference_tree_matches_modulefiles)
 
                 generate(root, out, flavours[i][1], flavours[i][2], &r);
                 ck_assert_msg(r.status == 0, "%s: %s", flavours[i][0], r.err);
-                ck_assert_str_eq(r.err, "");
+                /* Environment Modules and the hierarchy: said once. */
+                if (streq(flavours[i][0], "tcl-hierarchical"))
+                        ck_assert_str_eq(r.err, "cudamod: Environment Modules has no 'module spider' and its "
+                                                "'module avail' does not descend the hierarchical layout: "
+                                                "'module avail cudnn' finds nothing until a cuda module is "
+                                                "loaded; --layout flat lists every module at once\n");
+                else
+                        ck_assert_str_eq(r.err, "");
                 run_result_release(&r);
                 list_files(out, NULL, &got);
                 ck_assert_uint_gt(got.len, 0);
@@ -279,6 +293,83 @@ START_TEST(generate_warns_about_an_orphan_level)
         fx_free(root);
 }
 END_TEST
+
+/* family.<component> and the toolkit's components (issue 18): conflict()
+ * with the site's names, extensions() and an Extensions: whatis line
+ * from version.json, a hostile component version left out. */
+START_TEST(generate_family_conflicts_and_toolkit_extensions)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *cfg = path_join(root, "site.yaml"), *yaml = NULL, *lua = NULL, *tcl = NULL;
+        _cleanup_free_ char *nofam = NULL;
+        struct run_result r = { 0 };
+
+        demo_build(root);
+        fx_write(root, "sw/cuda-12.9/version.json",
+                 "{\"cuda\": {\"version\": \"12.9.1\"}, \"cuda_nvcc\": {\"version\": \"12.9.86\"},\n"
+                 " \"libcublas\": {\"version\": \"12.9.1.4\"},\n"
+                 " \"libcufft\": {\"version\": \"11.4\\\"), os.execute(\\\"touch X\\\")--\"},\n"
+                 " \"libcurand\": {\"version\": \"10.3, cuda/99\"}}\n");
+        yaml = xasprintf("search: [%s/sw]\nlayout: flat\nfamily: {cuda: [cuda, CUDA, CUDA/12.4.0], nccl: []}\n", root);
+        fx_write(root, "site.yaml", yaml);
+        for (int f = 0; f < 2; f++) {
+                _cleanup_free_ char *out = xasprintf("%s/%s", root, f ? "tcl" : "lua");
+                run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", "-o", out, "--format",
+                                                       f ? "tcl" : "lua", NULL },
+                            false);
+                ck_assert_msg(r.status == 0, "%s", r.err);
+                run_result_release(&r);
+        }
+        lua = read_text_at(root, "lua/cuda/12.9.lua");
+        ck_assert_ptr_nonnull(strstr(lua, "\nfamily(\"cuda\")\nconflict(\"CUDA\")\nconflict(\"CUDA/12.4.0\")\n"
+                                          "if LmodVersion and convertToCanonical(LmodVersion()) >= "
+                                          "convertToCanonical(\"8.2.8\") then\n"
+                                          "    extensions(\"cudart/12.9.79, nvcc/12.9.86, cublas/12.9.1.4\")\nend\n"));
+        ck_assert_ptr_nonnull(strstr(lua, "\nwhatis(\"Extensions: cudart/12.9.79, nvcc/12.9.86, cublas/12.9.1.4\")\n"));
+        ck_assert_ptr_null(strstr(lua, "touch"));
+        ck_assert_ptr_null(strstr(lua, "cuda/99"));
+        tcl = read_text_at(root, "tcl/cuda/12.9");
+        ck_assert_ptr_nonnull(strstr(tcl, "\nfamily \"cuda\"\nconflict \"CUDA\"\nconflict \"CUDA/12.4.0\"\n"));
+        ck_assert_ptr_nonnull(strstr(tcl, "\nmodule-whatis \"Extensions: cudart/12.9.79, nvcc/12.9.86, cublas/12.9.1.4\"\n"));
+        ck_assert_ptr_null(strstr(tcl, "touch"));
+        /* An empty family: neither family nor conflict; cuDNN keeps its own. */
+        nofam = read_text_at(root, "lua/nccl/2.21.5.lua");
+        ck_assert_ptr_null(strstr(nofam, "family("));
+        ck_assert_ptr_null(strstr(nofam, "conflict("));
+        free(nofam);
+        nofam = read_text_at(root, "lua/cudnn/9.7.1.lua");
+        ck_assert_ptr_nonnull(strstr(nofam, "\nfamily(\"cudnn\")\n"));
+        ck_assert_ptr_null(strstr(nofam, "extensions("));
+        fx_free(root);
+}
+END_TEST
+
+/* Shared trees (write-site.c): EasyBuild's CUDA/12.4.0.lua where the
+ * hierarchy's CUDA/12 goes is refused, nothing written; --force writes. */
+START_TEST(generate_refuses_to_write_among_another_tools_modules)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "all"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *core = path_join(out, "Core");
+        struct run_result r = { 0 };
+
+        demo_build(root);
+        fx_write(root, "all/CUDA/12.4.0.lua", "conflict(\"CUDA\")\n");
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_msg(strstr(r.err, "/all/CUDA/12.4.0.lua' was not written by cudamod and lies where it would "
+                                    "write") && strstr(r.err, "nothing written"), "%s", r.err);
+        ck_assert_int_eq(access(core, F_OK), -1);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "generate", "--force", "-o", out, sw, NULL }, false);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(strstr(r.err, "(--force: writing beside it)"), "%s", r.err);
+        ck_assert_int_eq(access(core, F_OK), 0);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 
 START_TEST(generate_rerun_changes_nothing)
 {
@@ -981,6 +1072,8 @@ int main(void)
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, generate_reference_tree_matches_modulefiles);
         tcase_add_test(tc, generate_rerun_changes_nothing);
+        tcase_add_test(tc, generate_family_conflicts_and_toolkit_extensions);
+        tcase_add_test(tc, generate_refuses_to_write_among_another_tools_modules);
         tcase_add_test(tc, generate_warns_about_an_orphan_level);
         tcase_add_test(tc, generate_cudss_module_environment);
         tcase_add_test(tc, generate_json_describes_the_run);

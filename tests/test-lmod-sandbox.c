@@ -115,26 +115,27 @@ START_TEST(sandbox_records_the_cuda_12_9_operations_in_order)
                 { SANDBOX_WHATIS, NULL, "Description: NVIDIA CUDA Toolkit 12.9.1 (x86_64)", 6 },
                 { SANDBOX_WHATIS, NULL, "Category: library, GPU", 7 },
                 { SANDBOX_WHATIS, NULL, "Keywords: cuda, CUDA, GPU, PyTorch", 8 },
-                { SANDBOX_HELP, NULL, NULL, 9 },
-                { SANDBOX_FAMILY, NULL, "cuda", 33 },
-                { SANDBOX_PROPERTY, "arch", "gpu", 34 },
-                { SANDBOX_SETENV, "CUDA_HOME", CUDA, 35 },
-                { SANDBOX_SETENV, "CUDA_PATH", CUDA, 36 },
-                { SANDBOX_SETENV, "CUDA_ROOT", CUDA, 37 },
-                { SANDBOX_SETENV, "CUDAToolkit_ROOT", CUDA, 38 },
-                { SANDBOX_SETENV, "CUDACXX", CUDA "/bin/nvcc", 39 },
-                { SANDBOX_PREPEND_PATH, "PATH", CUDA "/bin", 40 },
-                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/nvvm/lib64", 41 },
-                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/extras/CUPTI/lib64", 42 },
-                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib", 43 },
-                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/nvvm/lib64", 44 },
-                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/extras/CUPTI/lib64", 45 },
-                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib", 46 },
-                { SANDBOX_PREPEND_PATH, "CPATH", CUDA "/extras/CUPTI/include", 47 },
-                { SANDBOX_PREPEND_PATH, "CPATH", CUDA "/targets/x86_64-linux/include", 48 },
-                { SANDBOX_PREPEND_PATH, "CMAKE_PREFIX_PATH", CUDA, 49 },
-                { SANDBOX_APPEND_PATH, "LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib/stubs", 50 },
-                { SANDBOX_PREPEND_PATH, "MODULEPATH", "/opt/cudamod-demo/modulefiles/lua-hierarchical/CUDA/12", 51 },
+                { SANDBOX_WHATIS, NULL, "Extensions: cudart/12.9.79, nvcc/12.9.86", 9 },
+                { SANDBOX_HELP, NULL, NULL, 10 },
+                { SANDBOX_FAMILY, NULL, "cuda", 34 },
+                { SANDBOX_PROPERTY, "arch", "gpu", 38 },
+                { SANDBOX_SETENV, "CUDA_HOME", CUDA, 39 },
+                { SANDBOX_SETENV, "CUDA_PATH", CUDA, 40 },
+                { SANDBOX_SETENV, "CUDA_ROOT", CUDA, 41 },
+                { SANDBOX_SETENV, "CUDAToolkit_ROOT", CUDA, 42 },
+                { SANDBOX_SETENV, "CUDACXX", CUDA "/bin/nvcc", 43 },
+                { SANDBOX_PREPEND_PATH, "PATH", CUDA "/bin", 44 },
+                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/nvvm/lib64", 45 },
+                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/extras/CUPTI/lib64", 46 },
+                { SANDBOX_PREPEND_PATH, "LD_LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib", 47 },
+                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/nvvm/lib64", 48 },
+                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/extras/CUPTI/lib64", 49 },
+                { SANDBOX_PREPEND_PATH, "LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib", 50 },
+                { SANDBOX_PREPEND_PATH, "CPATH", CUDA "/extras/CUPTI/include", 51 },
+                { SANDBOX_PREPEND_PATH, "CPATH", CUDA "/targets/x86_64-linux/include", 52 },
+                { SANDBOX_PREPEND_PATH, "CMAKE_PREFIX_PATH", CUDA, 53 },
+                { SANDBOX_APPEND_PATH, "LIBRARY_PATH", CUDA "/targets/x86_64-linux/lib/stubs", 54 },
+                { SANDBOX_PREPEND_PATH, "MODULEPATH", "/opt/cudamod-demo/modulefiles/lua-hierarchical/CUDA/12", 55 },
         };
         struct sandbox_result r = { 0 };
 
@@ -156,9 +157,9 @@ START_TEST(sandbox_records_the_cuda_12_9_operations_in_order)
                 if (op->kind >= SANDBOX_PREPEND_PATH && op->kind <= SANDBOX_REMOVE_PATH)
                         ck_assert_int_eq(op->delim, ':');
         }
-        ck_assert(startswith(r.ops[5].value, "NVIDIA CUDA Toolkit 12.9.1 (x86_64) in " CUDA ".\n\nFor building"));
-        ck_assert_ptr_nonnull(strstr(r.ops[5].value, "\n  CUDA_HOME          = " CUDA "\n"));
-        ck_assert(endswith(r.ops[5].value, "lua-hierarchical/CUDA/12\n"));
+        ck_assert(startswith(r.ops[6].value, "NVIDIA CUDA Toolkit 12.9.1 (x86_64) in " CUDA ".\n\nFor building"));
+        ck_assert_ptr_nonnull(strstr(r.ops[6].value, "\n  CUDA_HOME          = " CUDA "\n"));
+        ck_assert(endswith(r.ops[6].value, "lua-hierarchical/CUDA/12\n"));
         sandbox_result_release(&r);
 }
 END_TEST
@@ -384,6 +385,10 @@ static const struct {
         bool exact;
 } hostile[] = {
         { "os.execute", "os.execute(\"touch X\")", 0, "os.execute is not available in a modulefile", false },
+        { "os.remove", "os.remove(\"X\")", 0, "os.remove is not available in a modulefile", false },
+        { "os.exit", "os.exit(1)", 0, "os.exit is not available in a modulefile", false },
+        { "os.rename", "os.rename(\"X\", \"Y\")", 0, "os.rename is not available in a modulefile", false },
+        { "os.tmpname", "os.tmpname()", 0, "os.tmpname is not available in a modulefile", false },
         { "io.open", "io.open(\"X\", \"w\")", 0, "io is not available in a modulefile", false },
         { "require", "require(\"os\")", 0, "require is not available in a modulefile", false },
         /* load is Lmod's module load here: it compiles nothing */
@@ -719,15 +724,161 @@ START_TEST(sandbox_environment_holds_only_the_safe_functions)
                 NULL, &r);
         ck_assert_uint_eq(r.n_ops, 3);
         ck_assert_str_eq(r.ops[0].value,
-                         "LmodError LmodMessage _G add_property always_load append_path assert atleast between "
-                         "conflict depends_on error family getmetatable help hide_version ipairs isloaded latest load math "
-                         "mode module_version myModuleFullName myModuleName myModuleVersion next os pairs "
+                         "LmodError LmodMessage LmodWarning _G add_property always_load always_unload "
+                         "append_path assert atleast between conflict depends_on error extensions family "
+                         "getmetatable help hide_modulefile hide_version hierarchyA ipairs isDir isFile "
+                         "isloaded latest load math mode module_alias module_version myFileName "
+                         "myModuleFullName myModuleName myModuleUsrName myModuleVersion next os pairs "
                          "pathJoin pcall prepend_path prereq prereq_any print pushenv rawequal rawget rawlen "
-                         "rawset remove_path select setenv setmetatable string table tonumber tostring try_load "
-                         "type unpack unsetenv whatis xpcall");
+                         "rawset remove_path requireFullName select set_alias set_shell_function setenv "
+                         "setmetatable string table tonumber tostring try_load type unload unpack unsetenv "
+                         "userInGroup userInGroups whatis xpcall");
         ck_assert_str_eq(r.ops[1].value, "true");
         ck_assert_str_eq(r.ops[2].value, "u");
         sandbox_result_release(&r);
+}
+END_TEST
+
+/* The Lmod functions site modulefiles use beyond cudamod's own (ISSUE 18
+ * item 8): recorded or answered, never run. */
+START_TEST(sandbox_answers_the_site_functions)
+{
+        char *dir = fx_new();
+        _cleanup_free_ char *file = xasprintf("%s/Compiler/gcc/4.8/boost/1.55.lua", dir);
+        _cleanup_free_ char *text = xasprintf(
+                "setenv('F', myFileName())\n"
+                "setenv('U', myModuleUsrName())\n"
+                "local h = hierarchyA(myModuleFullName(), 2)\n"
+                "setenv('H', table.concat(h, ','))\n"
+                "setenv('D', tostring(isDir('%s')) .. tostring(isDir('%s/nope')) .. tostring(isDir(nil)))\n"
+                "setenv('I', tostring(isFile('%s')) .. tostring(isFile('%s')))\n"
+                "setenv('Y', os.date('%%Y', 0))\n"
+                "setenv('T', type(os.time()))\n"
+                "set_alias('ll', 'ls -l; $(id)')\n"
+                "set_shell_function('f', 'echo \"$1\"', 'echo')\n"
+                "set_shell_function('g', 'true')\n"
+                "extensions('numpy/1.12', 'scipy/1.1')\n"
+                "unload('a', 'b/1')\n"
+                "LmodWarning('w', 1)\n",
+                dir, dir, file, dir);
+        struct sandbox_options o = { .module_name = "boost", .module_version = "1.55",
+                                     .module_file = file, .module_usr_name = "boost" };
+        struct sandbox_result r = { 0 };
+
+        fx_write(dir, "Compiler/gcc/4.8/boost/1.55.lua", "x");
+        eval_ok(text, &o, &r);
+        ck_assert_uint_eq(r.n_ops, 13);
+        ck_assert_str_eq(r.ops[0].value, file);
+        ck_assert_str_eq(r.ops[1].value, "boost");
+        /* two components a level, from the end: gcc/4.8, then the
+         * scratch directory's name and Compiler */
+        ck_assert_msg(startswith(r.ops[2].value, "gcc/4.8,") && endswith(r.ops[2].value, "/Compiler"),
+                      "%s", r.ops[2].value);
+        ck_assert_str_eq(r.ops[3].value, "truefalsefalse");
+        ck_assert_str_eq(r.ops[4].value, "truefalse");
+        ck_assert_str_eq(r.ops[5].value, "1970");
+        ck_assert_str_eq(r.ops[6].value, "number");
+        ck_assert_int_eq(r.ops[7].kind, SANDBOX_SET_ALIAS);
+        ck_assert_str_eq(r.ops[7].name, "ll");
+        ck_assert_str_eq(r.ops[7].value, "ls -l; $(id)");
+        ck_assert_int_eq(r.ops[8].kind, SANDBOX_SET_SHELL_FUNCTION);
+        ck_assert_str_eq(r.ops[8].value, "echo \"$1\"");
+        ck_assert_str_eq(r.ops[8].args.items[0], "echo");
+        ck_assert_uint_eq(r.ops[9].args.len, 0);
+        ck_assert_int_eq(r.ops[10].kind, SANDBOX_EXTENSIONS);
+        ck_assert_str_eq(r.ops[10].value, "numpy/1.12, scipy/1.1");
+        ck_assert_int_eq(r.ops[11].kind, SANDBOX_UNLOAD);
+        ck_assert_uint_eq(r.ops[11].args.len, 2);
+        ck_assert_int_eq(r.ops[12].kind, SANDBOX_WARNING);
+        ck_assert_str_eq(r.ops[12].value, "w1");
+        sandbox_result_release(&r);
+        fx_free(dir);
+}
+END_TEST
+
+START_TEST(sandbox_warning_and_require_full_name)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct sandbox_options o = { .module_name = "cuda", .module_version = "12.9",
+                                     .module_usr_name = "cuda/12.9" };
+        struct sandbox_result r = { 0 };
+
+        eval_ok("requireFullName()\nLmodWarning('a', 'b')\n", &o, &r);
+        ck_assert_uint_eq(r.n_ops, 1);
+        ck_assert_int_eq(r.ops[0].kind, SANDBOX_WARNING);
+        ck_assert_str_eq(r.ops[0].value, "ab");
+        sandbox_result_release(&r);
+        o.module_usr_name = "cuda";
+        eval_fail("\nrequireFullName()\n", strlen("\nrequireFullName()\n"), &o, &d);
+        ck_assert_uint_eq(d.line, 2);
+        ck_assert_ptr_nonnull(strstr(d.message, "must be loaded with the version specified, e.g. \"cuda/12.9\""));
+}
+END_TEST
+
+START_TEST(sandbox_refuses_names_a_shell_cannot_define)
+{
+        static const char *const bad[] = {
+                "set_alias('a;b', 'x')", "set_alias('$(id)', 'x')", "set_alias('', 'x')",
+                "set_alias('-x', 'x')", "set_shell_function('a b', 'x')", "set_alias('a\\nb', 'x')",
+                "set_shell_function('f')",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+
+                eval_fail(bad[i], strlen(bad[i]), NULL, &d);
+                ck_assert_msg(strstr(d.message, "bad argument"), "%s: %s", bad[i], d.message);
+        }
+}
+END_TEST
+
+/* on_call: each call given as it is made, before the file reads the
+ * environment; its error ends the run even inside a pcall. */
+struct calls_seen {
+        int n;
+        int fail_at;
+};
+
+static int count_call(void *userdata, const struct sandbox_op *op, struct diag *d)
+{
+        struct calls_seen *c = userdata;
+
+        (void)op;
+        if (++c->n == c->fail_at)
+                return diag_set(d, -EINVAL, "x.lua", op->line, 0, "no such module");
+        return 0;
+}
+
+static const char *calls_getenv(void *userdata, const char *name)
+{
+        const struct calls_seen *c = userdata;
+        static char buf[16];
+
+        snprintf(buf, sizeof(buf), "%d", c->n);
+        return streq(name, "N") ? buf : NULL;
+}
+
+START_TEST(sandbox_on_call_applies_each_call_before_the_file_goes_on)
+{
+        struct calls_seen c = { 0 };
+        struct sandbox_options o = { .on_call = count_call, .getenv = calls_getenv, .userdata = &c };
+        struct sandbox_result r = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+
+        eval_ok("setenv('A', os.getenv('N'))\nsetenv('B', os.getenv('N'))\nwhatis('x')\n", &o, &r);
+        ck_assert_str_eq(r.ops[0].value, "0");
+        ck_assert_str_eq(r.ops[1].value, "1");
+        ck_assert_int_eq(c.n, 3);
+        sandbox_result_release(&r);
+        c = (struct calls_seen){ .fail_at = 1 };
+        {
+                const char *t = "pcall(depends_on, 'x')\nlocal ok = pcall(setenv, 'A', 'b')\nsetenv('C', 'd')\n";
+
+                eval_fail(t, strlen(t), &o, &d);
+        }
+        ck_assert_int_eq(c.n, 1);
+        ck_assert_str_eq(d.message, "no such module");
+        ck_assert_str_eq(d.file, "x.lua");
 }
 END_TEST
 
@@ -759,6 +910,10 @@ int main(void)
         tcase_add_test(tc, sandbox_errors_name_the_file_and_line);
         tcase_add_test(tc, sandbox_long_paths_still_give_file_and_line);
         tcase_add_test(tc, sandbox_environment_holds_only_the_safe_functions);
+        tcase_add_test(tc, sandbox_answers_the_site_functions);
+        tcase_add_test(tc, sandbox_warning_and_require_full_name);
+        tcase_add_test(tc, sandbox_refuses_names_a_shell_cannot_define);
+        tcase_add_test(tc, sandbox_on_call_applies_each_call_before_the_file_goes_on);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

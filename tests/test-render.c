@@ -882,6 +882,12 @@ static const char *const kinds[] = { "cuda", "cudnn", "nccl", "modulerc", NULL }
 
 struct module_values {
         const char *version, *source, *prefix, *help, *family, *modulepath;
+        /* config modulerc (lmod-api): the message of a deprecated
+         * version, and a name used as an alias and a tag of the version
+         * (which is also hidden); "" or NULL: none. */
+        const char *deprecated, *alias;
+        const char *conflict;   /* or NULL */
+        const char *extensions; /* or NULL */
         const char *whatis[2];
         const char *dep[4]; /* name, min, max, em_spec */
         const char *ops[3][2];
@@ -895,6 +901,8 @@ static const struct module_values plain_values = {
         .help = "CUDA 12.9 in /opt/cuda-12.9.\n\nSets CUDA_HOME.",
         .family = "cuda",
         .modulepath = "/apps/modulefiles/CUDA/12",
+        .conflict = "CUDA",
+        .extensions = "cublas/12.9.1.4, nvcc/12.9.86",
         .whatis = { "Name: cuda", "Version: cuda/12.9" },
         .dep = { "cuda", "12", "12.999999", "cuda@12:12.999999" },
         .ops = { { "CUDA_HOME", "/opt/cuda-12.9" }, { "PATH", "/opt/cuda-12.9/bin" },
@@ -922,14 +930,33 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
         render_ctx_set_text(c, "description", v->help);
         render_ctx_set_text(c, "help", v->help);
         render_ctx_set(c, "family", v->family);
+        render_ctx_set_list(c, "conflicts");
+        if (v->conflict)
+                render_ctx_set(render_ctx_add_item(c, "conflicts"), "name", v->conflict);
+        render_ctx_set(c, "extensions", v->extensions ? v->extensions : "");
         render_ctx_set_bool(c, "property_gpu", v->gpu);
         render_ctx_set(c, "modulepath", v->modulepath);
+        render_ctx_set(c, "deprecated", v->deprecated ? v->deprecated : "");
+        render_ctx_set_list(c, "hidden");
+        render_ctx_set_list(c, "aliases");
+        render_ctx_set_list(c, "tags");
+        if (v->alias && *v->alias) {
+                _cleanup_free_ char *alias = xasprintf("%s/%s", kind, v->alias);
+                struct render_ctx *it;
+
+                render_ctx_set(render_ctx_add_item(c, "hidden"), "module", full);
+                it = render_ctx_add_item(c, "aliases");
+                render_ctx_set(it, "alias", alias);
+                render_ctx_set(it, "module", full);
+                it = render_ctx_add_item(c, "tags");
+                render_ctx_set(it, "tag", v->alias);
+                render_ctx_set(it, "module", full);
+        }
         render_ctx_set_list(c, "whatis");
         render_ctx_set_list(c, "depends");
         render_ctx_set_list(c, "requires");
         render_ctx_set_list(c, "ops");
         render_ctx_set_list(c, "defaults");
-        render_ctx_set_list(c, "hidden");
         for (size_t i = 0; i < 2 && v->whatis[i]; i++)
                 render_ctx_set(render_ctx_add_item(c, "whatis"), "line", v->whatis[i]);
         if (v->dep[0]) {
@@ -953,8 +980,6 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
 
                 render_ctx_set(d, "module", full);
                 render_ctx_set(d, "version", v->version);
-                /* A build for another architecture, hidden. */
-                render_ctx_set(render_ctx_add_item(c, "hidden"), "module", full);
         }
         return c;
 }
@@ -984,9 +1009,15 @@ static char *expected_log(const struct module_values *v, const char *kind, bool 
         _cleanup_free_ char *full = xasprintf("%s/%s", kind, v->version);
 
         if (rc) {
-                if (*v->version) {
+                if (*v->version)
                         log_call(&sb, lua ? "module_version" : "module-version", full, "default", NULL);
+                if (v->alias && *v->alias) {
+                        _cleanup_free_ char *alias = xasprintf("%s/%s", kind, v->alias);
+
                         log_call(&sb, lua ? "hide_version" : "module-hide", full, NULL, NULL);
+                        log_call(&sb, lua ? "module_alias" : "module-alias", alias, full, NULL);
+                        if (!lua)
+                                log_call(&sb, "module-tag", v->alias, full, NULL);
                 }
                 return strbuf_detach(&sb);
         }
@@ -996,6 +1027,10 @@ static char *expected_log(const struct module_values *v, const char *kind, bool 
                 log_call(&sb, "help", v->help, NULL, NULL);
         if (*v->family)
                 log_call(&sb, "family", v->family, NULL, NULL);
+        if (v->conflict)
+                log_call(&sb, "conflict", v->conflict, NULL, NULL);
+        if (lua && v->extensions && *v->extensions)
+                log_call(&sb, "extensions", v->extensions, NULL, NULL);
         if (v->gpu && lua)
                 log_call(&sb, "add_property", "arch", "gpu", NULL);
         if (v->dep[0]) {
@@ -1018,6 +1053,8 @@ static char *expected_log(const struct module_values *v, const char *kind, bool 
                 else
                         log_call(&sb, "module", "use", v->modulepath, NULL);
         }
+        if (v->deprecated && *v->deprecated)
+                log_call(&sb, lua ? "LmodMessage" : "deprecated", v->deprecated, NULL, NULL);
         /* The Tcl stubs call ModulesHelp after sourcing the file. */
         if (!lua)
                 log_call(&sb, "help", v->help, NULL, NULL);
@@ -1038,9 +1075,13 @@ static const char lua_stubs[] =
         "    out[#out + 1] = table.concat(t, ' ') .. '\\n'\n"
         "  end\n"
         "end\n"
-        "local env = { between = function(a, b, c) return a .. ' ' .. b .. ' ' .. c end }\n"
+        "local env = { between = function(a, b, c) return a .. ' ' .. b .. ' ' .. c end,\n"
+        "              mode = function() return 'load' end,\n"
+        "              LmodVersion = function() return '8.6.19' end,\n"
+        "              convertToCanonical = function(s) return s end }\n"
         "for _, f in ipairs({ 'whatis', 'help', 'family', 'add_property', 'depends_on', 'setenv',\n"
-        "                     'prepend_path', 'append_path', 'module_version', 'hide_version' }) do\n"
+        "                     'prepend_path', 'append_path', 'module_version', 'LmodMessage',\n"
+        "                     'hide_version', 'module_alias', 'conflict', 'extensions' }) do\n"
         "  env[f] = stub(f)\n"
         "end\n"
         "local chunk = assert(loadfile(arg[1]))\n"
@@ -1056,13 +1097,19 @@ static const char tcl_stubs[] =
         "    foreach a $args { lappend l [hex $a] }\n"
         "    append ::log [join $l { }] \\n\n"
         "}\n"
-        "foreach c {setenv prepend-path append-path module-whatis family prereq module module-version module-hide} {\n"
+        "foreach c {setenv prepend-path append-path module-whatis family prereq module module-version\n"
+        "           module-hide module-alias module-tag conflict} {\n"
         "    interp alias {} $c {} rec $c\n"
         "}\n"
+        "proc module-info {what args} { return [expr {$what eq {mode} && $args eq {load}}] }\n"
         "set f [open [lindex $argv 0] r]\n"
         "if {[gets $f] ne {#%Module}} { error {first line is not #%Module} }\n"
         "close $f\n"
+        "rename puts real_puts\n"
+        "proc puts {args} { if {[llength $args] == 2 && [lindex $args 0] eq {stderr}} { rec deprecated [lindex $args 1] } else { real_puts {*}$args } }\n"
         "source [lindex $argv 0]\n"
+        "rename puts {}\n"
+        "rename real_puts puts\n"
         "if {[info procs ModulesHelp] ne {}} {\n"
         "    rename puts real_puts\n"
         "    proc puts {args} { rec help [lindex $args end] }\n"
@@ -1173,6 +1220,10 @@ START_TEST(builtin_templates_keep_hostile_values_literal)
                 .help = bytes,
                 .family = "cu}da{",
                 .modulepath = "/apps/]=]/`touch X`",
+                .deprecated = line,
+                .alias = "x.y_z+1-",
+                .conflict = "CU]]DA\") os.execute('touch X') --[[ } exec touch X {",
+                .extensions = "a/1\"), os.execute('touch X'), (\"]==] [exec touch X] $X",
                 .whatis = { line, "Name: } ; exec touch X ; {" },
                 .dep = { "cuda\"", "1]]", "2\\", "cuda@1:2;exec touch X" },
                 .ops = { { "A", line }, { "B", "}\texec touch X\t{" }, { "C", "]] os.execute('touch X') --[[" } },
@@ -1200,6 +1251,10 @@ START_TEST(builtin_lua_cuda_template_output_is_exact)
                          "help(\"CUDA 12.9 in /opt/cuda-12.9.\\\n\\\nSets CUDA_HOME.\")\n"
                          "\n"
                          "family(\"cuda\")\n"
+                         "conflict(\"CUDA\")\n"
+                         "if LmodVersion and convertToCanonical(LmodVersion()) >= convertToCanonical(\"8.2.8\") then\n"
+                         "    extensions(\"cublas/12.9.1.4, nvcc/12.9.86\")\n"
+                         "end\n"
                          "add_property(\"arch\", \"gpu\")\n"
                          "depends_on(between(\"cuda\", \"12\", \"12.999999\"))\n"
                          "setenv(\"CUDA_HOME\", \"/opt/cuda-12.9\")\n"
@@ -1230,6 +1285,7 @@ START_TEST(builtin_tcl_cuda_template_output_is_exact)
                          "}\n"
                          "\n"
                          "family \"cuda\"\n"
+                         "conflict \"CUDA\"\n"
                          "# Environment Modules: needs a cuda of this CUDA major (and unloads this\n"
                          "# module with it). Lmod reading this file skips it: its hierarchy does that.\n"
                          "if {![info exists ::ModuleTool] || $::ModuleTool ne \"Lmod\"} {\n"

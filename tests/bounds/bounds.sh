@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/bounds/bounds.sh: cudamod on inputs far beyond what a site holds
-# (README "Limits"), end to end: each is handled within its documented limit
+# (doc/HACKING.md "Limits"), end to end: each is handled within its documented limit
 # or refused with a message that names the file and the limit, with a small
 # peak RSS, never a crash and never a half-written tree. The sizes here
 # cross every limit but stay cheap (a few seconds in all); bench/bounds.sh

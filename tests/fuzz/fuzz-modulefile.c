@@ -85,7 +85,9 @@ static const char *const builtin_kinds[] = { "cuda", "cudnn", "nccl", "modulerc"
 /* The Lmod API the templates call (as stubs in the instrumented run). */
 static const char *const lmod_api[] = { "whatis", "help", "family", "add_property", "depends_on",
                                         "between", "setenv", "prepend_path", "append_path",
-                                        "module_version", "hide_version", NULL };
+                                        "module_version", "mode", "LmodMessage", "hide_version",
+                                        "module_alias", "conflict", "extensions", "LmodVersion",
+                                        "convertToCanonical", NULL };
 
 struct fields {
         const char *item[64];
@@ -146,7 +148,8 @@ static void put_variable_name(struct filler *fl, struct render_ctx *c)
 static struct render_ctx *fill(struct fields *f, bool *ret_refused)
 {
         static const char *const keys[] = { "cudamod_version", "source", "name", "version", "full_name",
-                                            "prefix", "description", "help", "family", "modulepath" };
+                                            "prefix", "description", "help", "family", "modulepath",
+                                            "deprecated", "extensions" };
         struct render_ctx *ctx = render_ctx_new(), *it;
         struct filler fl = { .f = f };
 
@@ -154,6 +157,8 @@ static struct render_ctx *fill(struct fields *f, bool *ret_refused)
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
                 put(&fl, ctx, keys[i]);
         render_ctx_set_bool(ctx, "property_gpu", true);
+        render_ctx_set_list(ctx, "conflicts");
+        put(&fl, render_ctx_add_item(ctx, "conflicts"), "name");
         render_ctx_set_list(ctx, "whatis");
         for (int i = 0; i < 2; i++)
                 put(&fl, render_ctx_add_item(ctx, "whatis"), "line");
@@ -180,6 +185,14 @@ static struct render_ctx *fill(struct fields *f, bool *ret_refused)
         put(&fl, it, "version");
         render_ctx_set_list(ctx, "hidden");
         put(&fl, render_ctx_add_item(ctx, "hidden"), "module");
+        render_ctx_set_list(ctx, "aliases");
+        it = render_ctx_add_item(ctx, "aliases");
+        put(&fl, it, "alias");
+        put(&fl, it, "module");
+        render_ctx_set_list(ctx, "tags");
+        it = render_ctx_add_item(ctx, "tags");
+        put(&fl, it, "tag");
+        put(&fl, it, "module");
         *ret_refused = fl.refused;
         return ctx;
 }
@@ -207,6 +220,9 @@ static int api_stub(lua_State *L)
 
         strbuf_addf(&t->calls, "%s/%d ", lua_tostring(L, lua_upvalueindex(1)), lua_gettop(L));
         lua_settop(L, 1); /* between() and friends hand a value on */
+        /* The templates compare LmodVersion() before calling extensions(). */
+        if (strcmp(lua_tostring(L, lua_upvalueindex(1)), "LmodVersion") == 0)
+                lua_pushstring(L, "8.6.19");
         return 1;
 }
 

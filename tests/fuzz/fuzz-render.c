@@ -46,12 +46,14 @@ static void fill(struct render_ctx *ctx, struct fields *f, const char **fuzz_val
 {
         static const char *const keys[] = { "cudamod_version", "source", "name", "version",
                                             "full_name", "prefix", "description", "help",
-                                            "family", "modulepath" };
+                                            "family", "modulepath", "deprecated", "extensions" };
         struct render_ctx *it;
 
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
                 render_ctx_set(ctx, keys[i], next_value(f));
         render_ctx_set_bool(ctx, "property_gpu", f->n % 2 == 0);
+        render_ctx_set_list(ctx, "conflicts");
+        render_ctx_set(render_ctx_add_item(ctx, "conflicts"), "name", next_value(f));
         render_ctx_set_list(ctx, "whatis");
         for (int i = 0; i < 2; i++)
                 render_ctx_set(render_ctx_add_item(ctx, "whatis"), "line", next_value(f));
@@ -81,6 +83,16 @@ static void fill(struct render_ctx *ctx, struct fields *f, const char **fuzz_val
         it = render_ctx_add_item(ctx, "defaults");
         render_ctx_set(it, "module", next_value(f));
         render_ctx_set(it, "version", next_value(f));
+        render_ctx_set_list(ctx, "hidden");
+        render_ctx_set(render_ctx_add_item(ctx, "hidden"), "module", next_value(f));
+        render_ctx_set_list(ctx, "aliases");
+        it = render_ctx_add_item(ctx, "aliases");
+        render_ctx_set(it, "alias", next_value(f));
+        render_ctx_set(it, "module", next_value(f));
+        render_ctx_set_list(ctx, "tags");
+        it = render_ctx_add_item(ctx, "tags");
+        render_ctx_set(it, "tag", next_value(f));
+        render_ctx_set(it, "module", next_value(f));
 }
 
 static void check_lua_module(const struct strbuf *text, const char *want)

@@ -12,6 +12,12 @@
 #                            the modules' directories
 #   then cuda/13.0 (swap) -> exit 1: the toolkit's major is not torch's, and
 #                            libcudart.so.12 resolves nowhere again
+# Then Debian's torch layout (mkfixture doctor-debian: torch/lib links into
+# a system directory, libtorch_cuda.so.2.6 is only there and holds the
+# NCCL, cuBLAS and cuSPARSE needs):
+#   nothing loaded        -> the line is again exactly
+#                            `module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5`
+#   that line loaded      -> exit 0: every need of torch's libraries resolves
 # The host's /etc/ld.so.cache may list a real CUDA 13 (this project's
 # machines do): doctor must see through it, which is part of the test.
 source "$(dirname "$0")/lib.sh"
@@ -88,5 +94,30 @@ rc_is "$sdir/ok-text" 0 || fail "with the modules loaded (text): exit $(rc_of "$
 rc_is "$sdir/swapped" 1 || fail "after loading cuda/13.0: exit $(rc_of "$sdir/swapped"), want 1"
 [[ " $(ids swapped) " == *" toolkit-major "* ]] || fail "after loading cuda/13.0: no 'toolkit-major' finding: $(ids swapped)"
 [[ " $(ids swapped) " == *" unresolved "* ]] || fail "after loading cuda/13.0: no 'unresolved' finding: $(ids swapped)"
+
+# 4. Debian's torch.
+dfx=$MT_TMP/dfx
+"$MKFIXTURE" doctor-debian "$dfx" >/dev/null || die "mkfixture doctor-debian failed"
+dtorch=$dfx/usr/lib/python3/dist-packages/torch
+dout=$MT_TMP/dmf
+generate "$tool" hierarchical "$dout" "$dfx/sw"
+ddir=$MT_TMP/ds
+session "$tool" "$ddir" "$dout/Core" <<EOF
+run none "$cudamod" doctor --json "$dtorch"
+step load load cuda/12.4 cudnn/9.1.0 nccl/2.21.5
+run ok "$cudamod" doctor --json "$dtorch"
+EOF
+sdir=$ddir
+line=$(json_get none 'd["modules"]["module_load"]')
+[ "$line" = "module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5" ] ||
+        fail "Debian torch, nothing loaded: suggested '$line', want 'module load cuda/12.4 cudnn/9.1.0 nccl/2.21.5'"
+[ "$(json_get none '[l["needed_by"] for l in d["libraries"] if l["path"].endswith("/libtorch_cuda.so.2.6")]')" = "['libtorch.so.2.6']" ] ||
+        fail "Debian torch: libtorch_cuda.so.2.6 not followed from libtorch.so.2.6: $(json_get none '[l["path"] for l in d["libraries"]]')"
+rc_is "$ddir/load" 0 || fail "Debian torch: $tool could not load the suggested modules: $(cat "$ddir/load.out")"
+rc_is "$ddir/ok" 0 || fail "Debian torch, the line loaded: exit $(rc_of "$ddir/ok"), want 0; findings: $(json_get ok '[f["what"] for f in d["findings"]]')"
+bad=$(json_get ok '[(l["path"], n["soname"], n["path"]) for l in d["libraries"] for n in l["needs"]
+                    if n["soname"].split(".so")[0] in ("libcudart", "libcublas", "libcublasLt", "libcusparse", "libcudnn", "libnccl")
+                    and (n["source"] != "LD_LIBRARY_PATH" or not n["path"].startswith(sys.argv[3]))]' "$dfx/sw")
+[ "$bad" = "[]" ] || fail "Debian torch, the line loaded: CUDA needs outside the modules' directories: $bad"
 
 mt_finish

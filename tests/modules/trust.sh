@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/modules/trust.sh: the trust model (README "Trust model").
+# tests/modules/trust.sh: the trust model (doc/HACKING.md "Trust model").
 #   show and doctor evaluate Tcl modulefiles in a Tcl safe interpreter: a
 #   modulefile that would exec, open, delete or source something is refused
 #   with a message, and nothing happens; --trust-modulefiles has

@@ -1,6 +1,6 @@
 #!/bin/bash
 # readers.sh: what scan, generate and doctor open, and what they do when a
-# file changes under them (README "Reliability").
+# file changes under them (doc/HACKING.md "Reliability").
 #
 # 1. A version.json that is a character device (a FIFO without root), an
 #    include/cuda.h that is a FIFO and a bin/nvcc that is a symlink to

@@ -6,6 +6,7 @@ whatis("Version: 12.9.1")
 whatis("Description: NVIDIA CUDA Toolkit 12.9.1 (x86_64)")
 whatis("Category: library, GPU")
 whatis("Keywords: cuda, CUDA, GPU, PyTorch")
+whatis("Extensions: cudart/12.9.79, nvcc/12.9.86")
 help("NVIDIA CUDA Toolkit 12.9.1 (x86_64) in /opt/cudamod-demo/sw/cuda-12.9.\
 \
 For building PyTorch and CUDA extensions from source, and for running\
@@ -27,6 +28,9 @@ What it sets ('<' puts directories in front, '>' at the end):\
 ")
 
 family("cuda")
+if LmodVersion and convertToCanonical(LmodVersion()) >= convertToCanonical("8.2.8") then
+    extensions("cudart/12.9.79, nvcc/12.9.86")
+end
 add_property("arch", "gpu")
 setenv("CUDA_HOME", "/opt/cudamod-demo/sw/cuda-12.9")
 setenv("CUDA_PATH", "/opt/cudamod-demo/sw/cuda-12.9")

@@ -6,6 +6,7 @@ whatis("Version: 11.8.0")
 whatis("Description: NVIDIA CUDA Toolkit 11.8.0 (x86_64)")
 whatis("Category: library, GPU")
 whatis("Keywords: cuda, CUDA, GPU, PyTorch")
+whatis("Extensions: cudart/11.8.89, nvcc/11.8.89")
 help("NVIDIA CUDA Toolkit 11.8.0 (x86_64) in /opt/cudamod-demo/sw/cuda-11.8.\
 \
 For building PyTorch and CUDA extensions from source, and for running\
@@ -31,6 +32,9 @@ What it sets ('<' puts directories in front, '>' at the end):\
 ")
 
 family("cuda")
+if LmodVersion and convertToCanonical(LmodVersion()) >= convertToCanonical("8.2.8") then
+    extensions("cudart/11.8.89, nvcc/11.8.89")
+end
 add_property("arch", "gpu")
 setenv("CUDA_HOME", "/opt/cudamod-demo/sw/cuda-11.8")
 setenv("CUDA_PATH", "/opt/cudamod-demo/sw/cuda-11.8")

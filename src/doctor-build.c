@@ -1,0 +1,1416 @@
+/* doctor-build.c: `cudamod doctor --build` (doctor-build.h). The search
+ * order is STACK.md §7.3's, checked against CMake 3.25's cmSearchPath and
+ * cmFindBase (tests/test-doctor-build.c runs the real find_library and
+ * find_path on the same trees). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
+#include "doctor-build.h"
+#include "evaluate.h"
+#include "libfile.h"
+#include "process.h"
+#include "strbuf.h"
+#include "util-file.h"
+#include "util-path.h"
+#include "validate.h"
+#include "version.h"
+#include "banned.h"
+
+#define HOST_TIMEOUT 20
+
+enum find_kind { FIND_PROGRAM, FIND_PATH, FIND_LIBRARY };
+
+struct sdir {
+        char *dir;
+        char *from;     /* the label */
+        char *prefix;   /* the prefix of a default, for the label's "+ rel" */
+        bool fallback;
+};
+
+struct search {
+        struct sdir *items;
+        size_t n;
+};
+
+/* A prefix a find module appended to CMAKE_PREFIX_PATH. */
+struct appended {
+        char *prefix;
+        char *from;
+};
+
+struct build {
+        const struct doctor_options *o;
+        char *const *env;
+        struct build_report *r;
+        const char *sysroot;
+        char *arch;          /* CMAKE_LIBRARY_ARCHITECTURE ("x86_64-linux-gnu"), or NULL */
+        bool lib64;          /* FIND_LIBRARY_USE_LIB64_PATHS (not Debian, not Arch) */
+        char *root;          /* CUDA_TOOLKIT_ROOT_DIR (FindCUDA's), or NULL */
+        char *top;           /* FindCUDAToolkit's root for it (nvcc -v's TOP) */
+        struct appended *app;
+        size_t n_app;
+        /* the modulepath's units, evaluated on first use */
+        bool discovered;
+        struct module_unit *units;
+        size_t n_units;
+        struct strv unasked;  /* the USE_* of what nothing asks for and nothing has */
+};
+
+/* --- environment ------------------------------------------------------------ */
+
+static const char *getv(const struct build *b, const char *name)
+{
+        const char *v = env_get(b->env, name);
+
+        return v && *v ? v : NULL;
+}
+
+/* CMake's truth (ON, 1, YES, TRUE, Y; a number other than 0); def when unset. */
+static bool truthy(const struct build *b, const char *name, bool def)
+{
+        const char *v = getv(b, name);
+
+        if (!v)
+                return def;
+        if (!strcasecmp(v, "0") || !strcasecmp(v, "OFF") || !strcasecmp(v, "NO") || !strcasecmp(v, "FALSE") ||
+            !strcasecmp(v, "N") || !strcasecmp(v, "IGNORE") || !strcasecmp(v, "NOTFOUND") || endswith(v, "-NOTFOUND"))
+                return false;
+        return true;
+}
+
+/* name's ':'-separated entries (empty ones dropped). */
+static void env_list(const struct build *b, const char *name, struct strv *ret)
+{
+        const char *v = getv(b, name);
+
+        if (v)
+                modulepath_split(v, ret);
+}
+
+/* A default place under the sysroot. */
+static char *rooted(const struct build *b, const char *abs)
+{
+        if (!b->sysroot || streq(b->sysroot, "/"))
+                return xstrdup(abs);
+        if (streq(abs, "/"))
+                return xstrdup(b->sysroot);
+        return path_join(b->sysroot, abs + 1);
+}
+
+static bool exists_rooted(const struct build *b, const char *abs)
+{
+        _cleanup_free_ char *p = rooted(b, abs);
+
+        return access(p, F_OK) == 0;
+}
+
+/* --- the search directories ---------------------------------------------------- */
+
+static void sdir_add(struct search *s, const char *dir, const char *from, const char *prefix, bool fallback)
+{
+        if (!dir || !*dir)
+                return;
+        s->items = xreallocarray(s->items, s->n + 1, sizeof(*s->items));
+        s->items[s->n++] = (struct sdir){ .dir = xstrdup(dir), .from = xstrdup(from),
+                                          .prefix = prefix ? xstrdup(prefix) : NULL, .fallback = fallback };
+}
+
+static void search_release(struct search *s)
+{
+        for (size_t i = 0; i < s->n; i++) {
+                free(s->items[i].dir);
+                free(s->items[i].from);
+                free(s->items[i].prefix);
+        }
+        free(s->items);
+        *s = (struct search){ 0 };
+}
+
+/* cmSearchPath::AddPrefixPaths: P/<sub>/<arch> (lib, include), P/lib64
+ * before P/lib where lib64 paths are used, P/<sub> (bin and sbin for
+ * programs), then P itself (not "/"). */
+static void add_prefix(const struct build *b, struct search *s, enum find_kind k, const char *p, const char *from,
+                       bool fallback)
+{
+        const char *subs[3] = { NULL };
+        bool def = fallback;
+
+        if (!p || !*p)
+                return;
+        subs[0] = k == FIND_PROGRAM ? "bin" : k == FIND_PATH ? "include" : "lib";
+        if (k == FIND_PROGRAM)
+                subs[1] = "sbin";
+        for (size_t i = 0; subs[i]; i++) {
+                _cleanup_free_ char *d = path_join(p, subs[i]);
+
+                if (k != FIND_PROGRAM && b->arch) {
+                        _cleanup_free_ char *a = path_join(d, b->arch);
+                        sdir_add(s, a, from, def ? p : NULL, fallback);
+                }
+                if (k == FIND_LIBRARY && b->lib64) {
+                        _cleanup_free_ char *l = path_join(p, "lib64");
+                        sdir_add(s, l, from, def ? p : NULL, fallback);
+                }
+                sdir_add(s, d, from, def ? p : NULL, fallback);
+        }
+        if (!streq(p, "/"))
+                sdir_add(s, p, from, def ? p : NULL, fallback);
+}
+
+struct find {
+        enum find_kind kind;
+        const char *const *names;    /* NULL-terminated */
+        const char *const *suffixes; /* PATH_SUFFIXES, NULL-terminated, or NULL */
+        const char *root_var;        /* "CUDNN_ROOT" (<Pkg>_ROOT), or NULL */
+        const char *const *hints;    /* directories; labelled hints_from */
+        const char *hints_from;
+        bool hints_fallback;         /* the hints are hard-coded defaults (/usr/local/magma) */
+        const char *const *paths;    /* PATHS */
+        const char *paths_from;
+        bool no_default;             /* NO_DEFAULT_PATH: only hints and paths */
+};
+
+/* The directories, in the order CMake searches them. */
+static void search_dirs(const struct build *b, const struct find *f, struct search *s)
+{
+        struct search raw = { 0 };
+        _cleanup_(strv_release) struct strv cpp = { 0 }, extra = { 0 }, envpath = { 0 };
+        const char *extra_var = f->kind == FIND_PROGRAM ? "CMAKE_PROGRAM_PATH"
+                                : f->kind == FIND_PATH  ? "CMAKE_INCLUDE_PATH"
+                                                        : "CMAKE_LIBRARY_PATH";
+
+        if (!f->no_default) {
+                /* <Pkg>_ROOT: the variable (setup.py forwards the
+                 * environment's CUDNN_ROOT as -D) and the environment's
+                 * (CMP0074 NEW). */
+                if (f->root_var) {
+                        _cleanup_(strv_release) struct strv roots = { 0 };
+
+                        env_list(b, f->root_var, &roots);
+                        for (size_t i = 0; i < roots.len; i++)
+                                add_prefix(b, &raw, f->kind, roots.items[i], f->root_var, false);
+                }
+                /* CMAKE_PREFIX_PATH: setup.py's variable holds the
+                 * environment's entries, then what the find modules
+                 * appended so far; the environment's again after (no
+                 * new directory). */
+                env_list(b, "CMAKE_PREFIX_PATH", &cpp);
+                for (size_t i = 0; i < cpp.len; i++)
+                        add_prefix(b, &raw, f->kind, cpp.items[i], "CMAKE_PREFIX_PATH", false);
+                for (size_t i = 0; i < b->n_app; i++)
+                        add_prefix(b, &raw, f->kind, b->app[i].prefix, b->app[i].from, false);
+                env_list(b, extra_var, &extra);
+                for (size_t i = 0; i < extra.len; i++)
+                        sdir_add(&raw, extra.items[i], extra_var, NULL, false);
+        }
+        for (size_t i = 0; f->hints && f->hints[i]; i++)
+                sdir_add(&raw, f->hints[i], f->hints_from, f->hints_fallback ? f->hints[i] : NULL,
+                         f->hints_fallback);
+        if (!f->no_default) {
+                _cleanup_(strv_release) struct strv lib = { 0 };
+                const char *spp[] = { "/usr/local", "/usr", "/", NULL };
+                const char *late[] = { "/usr/X11R6", "/usr/pkg", "/opt", NULL };
+                int err = 0;
+                _cleanup_free_ char *cmake = process_find_program("cmake", b->env, &err);
+                _cleanup_free_ char *cbin = cmake ? path_dirname(cmake) : NULL;
+                _cleanup_free_ char *cprefix = cbin ? path_dirname(cbin) : NULL;
+
+                /* The system environment: LIB / INCLUDE, then PATH, as
+                 * they are (the bin -> lib rewrite is Windows'). */
+                env_list(b, f->kind == FIND_PATH ? "INCLUDE" : f->kind == FIND_LIBRARY ? "LIB" : "NO SUCH", &lib);
+                for (size_t i = 0; i < lib.len; i++)
+                        sdir_add(&raw, lib.items[i], f->kind == FIND_PATH ? "INCLUDE" : "LIB", NULL, false);
+                env_list(b, "PATH", &envpath);
+                for (size_t i = 0; i < envpath.len; i++)
+                        sdir_add(&raw, envpath.items[i], "PATH", NULL, false);
+                /* CMAKE_SYSTEM_PREFIX_PATH (Platform/UnixPaths.cmake):
+                 * /usr/local /usr /, cmake's own prefix, the install
+                 * prefix (torch/, never holds these), /usr/X11R6 /usr/pkg
+                 * /opt. */
+                for (size_t i = 0; spp[i]; i++) {
+                        _cleanup_free_ char *p = rooted(b, spp[i]);
+                        _cleanup_free_ char *label = xasprintf("default %s", spp[i]);
+
+                        add_prefix(b, &raw, f->kind, p, label, true);
+                }
+                if (cprefix && !streq(cprefix, "/usr") && !streq(cprefix, "/usr/local") && !streq(cprefix, "/"))
+                        add_prefix(b, &raw, f->kind, cprefix, "cmake's prefix", true);
+                for (size_t i = 0; late[i]; i++) {
+                        _cleanup_free_ char *p = rooted(b, late[i]);
+                        _cleanup_free_ char *label = xasprintf("default %s", late[i]);
+
+                        add_prefix(b, &raw, f->kind, p, label, true);
+                }
+        }
+        for (size_t i = 0; f->paths && f->paths[i]; i++)
+                sdir_add(&raw, f->paths[i], f->paths_from, NULL, false);
+
+        /* cmSearchPath::AddSuffixes: each directory's suffixed forms,
+         * then the directory. */
+        for (size_t i = 0; i < raw.n; i++) {
+                const struct sdir *d = &raw.items[i];
+
+                for (size_t k = 0; f->suffixes && f->suffixes[k]; k++) {
+                        _cleanup_free_ char *p = path_join(d->dir, f->suffixes[k]);
+                        sdir_add(s, p, d->from, d->prefix, d->fallback);
+                }
+                sdir_add(s, d->dir, d->from, d->prefix, d->fallback);
+        }
+        search_release(&raw);
+}
+
+static bool file_fits(enum find_kind k, const char *path)
+{
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return false;
+        if (k == FIND_PROGRAM)
+                return S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+        if (k == FIND_LIBRARY)
+                return !S_ISDIR(st.st_mode);
+        return true;
+}
+
+/* The file names tried for one NAMES entry: a name with a library suffix
+ * as it is; a bare one as lib<name>.so, then lib<name>.a (after
+ * lib<name>.so.<version> when version is given, FindNCCL's NCCL_VERSION). */
+static void file_names(enum find_kind k, const char *name, const char *version, struct strv *ret)
+{
+        if (k != FIND_LIBRARY || endswith(name, ".so") || endswith(name, ".a") || strstr(name, ".so.")) {
+                strv_add(ret, name);
+                return;
+        }
+        if (version)
+                strv_push(ret, xasprintf("lib%s.so.%s", name, version));
+        strv_push(ret, xasprintf("lib%s.so", name));
+        strv_push(ret, xasprintf("lib%s.a", name));
+}
+
+/* The first hit: names outer, directories inner (no NAMES_PER_DIR). */
+static void find_run(const struct build *b, const struct find *f, const char *version, struct build_hit *ret)
+{
+        struct search s = { 0 };
+
+        *ret = (struct build_hit){ 0 };
+        search_dirs(b, f, &s);
+        for (size_t n = 0; f->names[n] && !ret->path; n++) {
+                _cleanup_(strv_release) struct strv files = { 0 };
+
+                file_names(f->kind, f->names[n], version, &files);
+                for (size_t i = 0; i < s.n && !ret->path; i++)
+                        for (size_t k = 0; k < files.len && !ret->path; k++) {
+                                _cleanup_free_ char *p = path_join(s.items[i].dir, files.items[k]);
+                                const struct sdir *d = &s.items[i];
+
+                                if (!file_fits(f->kind, p))
+                                        continue;
+                                ret->path = TAKE_PTR(p);
+                                ret->fallback = d->fallback;
+                                if (d->prefix && !streq(d->prefix, d->dir))
+                                        ret->from = xasprintf("%s + %s", d->from,
+                                                              d->dir + strlen(d->prefix) +
+                                                                      (d->prefix[strlen(d->prefix) - 1] != '/'));
+                                else
+                                        ret->from = xstrdup(d->from);
+                        }
+        }
+        search_release(&s);
+}
+
+static void hit_release(struct build_hit *h)
+{
+        free(h->path);
+        free(h->from);
+        *h = (struct build_hit){ 0 };
+}
+
+static void append_prefix(struct build *b, const char *prefix, const char *from)
+{
+        if (!prefix || !*prefix)
+                return;
+        b->app = xreallocarray(b->app, b->n_app + 1, sizeof(*b->app));
+        b->app[b->n_app++] = (struct appended){ .prefix = xstrdup(prefix), .from = xstrdup(from) };
+}
+
+/* A find module's appends to CMAKE_PREFIX_PATH: FindCUDNN's
+ * `list(APPEND CUDNN_ROOT $ENV{CUDNN_ROOT_DIR} ${CUDA_TOOLKIT_ROOT_DIR})`
+ * then `list(APPEND CMAKE_PREFIX_PATH ${CUDNN_ROOT})` (root_var: its
+ * CUDNN_ROOT first; NULL for FindNCCL, which appends only the other two).
+ * Later finds see them too: the modules run in the caller's scope. */
+static void module_appends(struct build *b, const char *root_var, const char *root_dir_var)
+{
+        const char *r = root_var ? getv(b, root_var) : NULL;
+        const char *v = getv(b, root_dir_var);
+
+        if (r) {
+                _cleanup_free_ char *label = xasprintf("%s (appended)", root_var);
+                append_prefix(b, r, label);
+        }
+        if (v)
+                append_prefix(b, v, root_dir_var);
+        if (b->root)
+                append_prefix(b, b->root, "CUDA_TOOLKIT_ROOT_DIR (appended)");
+}
+
+/* --- findings ------------------------------------------------------------------- */
+
+_printf_(5, 6) static void add_finding(struct build_report *r, const char *id, char *what, char *fix,
+                                       const char *why_fmt, ...)
+{
+        struct strbuf why = STRBUF_INIT;
+        va_list ap;
+
+        va_start(ap, why_fmt);
+        strbuf_vaddf(&why, why_fmt, ap);
+        va_end(ap);
+        r->findings = xreallocarray(r->findings, r->n_findings + 1, sizeof(*r->findings));
+        r->findings[r->n_findings++] = (struct doctor_finding){ .id = id, .what = what,
+                                                                 .why = strbuf_detach(&why), .fix = fix };
+}
+
+/* --- modules ---------------------------------------------------------------------- */
+
+static void discover(struct build *b)
+{
+        _cleanup_(strv_release) struct strv start = { 0 };
+
+        if (b->discovered)
+                return;
+        b->discovered = true;
+        if (!b->o->modulepath || !b->o->modulepath->len)
+                return;
+        evaluate_basic_env(&start);
+        module_units_discover(&(struct evaluate_options){ .environ = start.items, .modulepath = b->o->modulepath,
+                                                          .trust_modulefiles = b->o->trust_modulefiles },
+                              &b->units, &b->n_units);
+}
+
+static const struct module_unit *unit_named(const struct build *b, const char *module)
+{
+        for (size_t i = 0; i < b->n_units; i++)
+                if (streq(b->units[i].module, module))
+                        return &b->units[i];
+        return NULL;
+}
+
+/* The unit's kind and the CUDA major its libraries are for (a module below
+ * a cuda module in a hierarchy: that one's). */
+static const struct component *unit_kind(const struct build *b, const struct module_unit *u, unsigned long *ret_major)
+{
+        _cleanup_(strv_release) struct strv own = { 0 };
+        const struct loaded_module *m;
+        const struct component *kind;
+
+        *ret_major = 0;
+        if (!u->evaluated || !u->eval.n_modules)
+                return NULL;
+        m = &u->eval.modules[u->eval.n_modules - 1];
+        evaluation_own_entries(&u->eval, "LD_LIBRARY_PATH", &own);
+        kind = module_kind_detect(m->file.name, &own);
+        if (!kind)
+                return NULL;
+        *ret_major = kind->module_cuda_major(&own);
+        if (!*ret_major && u->chain.len > 1) {
+                const struct module_unit *top = unit_named(b, u->chain.items[0]);
+                unsigned long tm = 0;
+
+                if (top && top != u && unit_kind(b, top, &tm) == component_toolkit())
+                        *ret_major = tm;
+        }
+        return kind;
+}
+
+/* "module load cudnn/8.9.7" (with the cuda module it sits below when that
+ * is not loaded) for a module of kind built for CUDA major: the one below
+ * a loaded cuda module first, then the highest version. NULL: none. */
+static char *suggest_module(struct build *b, const struct component *kind, unsigned long major)
+{
+        const struct module_unit *best = NULL;
+        bool best_loaded = false;
+
+        discover(b);
+        for (size_t i = 0; i < b->n_units; i++) {
+                const struct module_unit *u = &b->units[i];
+                unsigned long m = 0;
+                bool loaded = true;
+
+                if (unit_kind(b, u, &m) != kind || (major && m && m != major) || (major && !m))
+                        continue;
+                for (size_t k = 0; k + 1 < u->chain.len; k++)
+                        loaded &= strv_contains(&b->r->loaded, u->chain.items[k]);
+                if (!best || (loaded && !best_loaded) ||
+                    (loaded == best_loaded &&
+                     module_version_compare(u->eval.modules[u->eval.n_modules - 1].file.version,
+                                            best->eval.modules[best->eval.n_modules - 1].file.version) > 0)) {
+                        best = u;
+                        best_loaded = loaded;
+                }
+        }
+        if (!best)
+                return NULL;
+        {
+                struct strv load = { 0 };
+                char *line, *s;
+
+                for (size_t k = 0; k < best->chain.len; k++)
+                        if (k + 1 == best->chain.len || !strv_contains(&b->r->loaded, best->chain.items[k]))
+                                strv_add(&load, best->chain.items[k]);
+                s = strv_join(&load, " ");
+                line = xasprintf("module load %s", s);
+                free(s);
+                strv_release(&load);
+                return line;
+        }
+}
+
+/* The root variable a module for this component would set. */
+static const char *root_variable(enum build_id id)
+{
+        switch (id) {
+        case BUILD_CUDNN: return "CUDNN_ROOT";
+        case BUILD_CUSPARSELT: return "CUSPARSELT_ROOT";
+        case BUILD_CUDSS: return "CUDSS_ROOT";
+        case BUILD_NCCL: return "NCCL_ROOT";
+        case BUILD_MAGMA: return "MAGMA_HOME";
+        case BUILD_NVSHMEM: return "NVSHMEM_HOME";
+        default: return NULL;
+        }
+}
+
+static const struct component *component_of(enum build_id id)
+{
+        switch (id) {
+        case BUILD_TOOLKIT:
+        case BUILD_NVCC:
+        case BUILD_CUDART: return component_toolkit();
+        case BUILD_CUDNN: return &component_cudnn;
+        case BUILD_CUSPARSELT: return &component_cusparselt;
+        case BUILD_CUDSS: return &component_cudss;
+        case BUILD_NCCL: return &component_nccl;
+        case BUILD_MAGMA: return &component_magma;
+        case BUILD_NVSHMEM: return &component_nvshmem;
+        default: return NULL;
+        }
+}
+
+/* What to do for a component that is missing or wrong: load the module of
+ * the toolkit's major, else set its root, or turn it off. */
+static char *component_fix(struct build *b, enum build_id id)
+{
+        const struct build_component *c = &b->r->c[id];
+        const struct component *kind = component_of(id);
+        _cleanup_free_ char *load = kind ? suggest_module(b, kind, b->r->cuda_major) : NULL;
+        const char *var = root_variable(id);
+        _cleanup_free_ char *cuda = b->r->cuda_major ? xasprintf(" for CUDA %lu", b->r->cuda_major) : xstrdup("");
+        bool no_mp = !b->o->modulepath || !b->o->modulepath->len;
+
+        const char *without = id == BUILD_NCCL ? "to build the bundled NCCL instead" : "to build without it";
+
+        if (load)
+                return xasprintf("%s (a %s%s), or set %s=0 %s", load, c->label, cuda,
+                                 c->option ? c->option : "USE_CUDA", without);
+        if (c->option)
+                return xasprintf("install %s%s and set %s to its prefix, or set %s=0 %s%s", c->label, cuda,
+                                 var ? var : "CMAKE_PREFIX_PATH", c->option, without,
+                                 no_mp ? " (give --modulepath to have cudamod name a module)" : "");
+        return xasprintf("install %s%s%s", c->label, cuda,
+                         no_mp ? " (give --modulepath to have cudamod name a module)" : "");
+}
+
+/* --- versions and installs ------------------------------------------------------------ */
+
+static char *header_version_of(const struct component *kind, const char *header)
+{
+        _cleanup_free_ char *dir = header ? path_dirname(header) : NULL;
+        _cleanup_free_ char *file = NULL;
+        long code = 0;
+
+        if (!dir)
+                return NULL;
+        if (component_header_version(&(struct strv){ .items = (char *[]){ dir, NULL }, .len = 1 }, kind, &code,
+                                     &file) < 0)
+                return NULL;
+        {
+                struct version v = kind->code_version(code);
+                return version_to_string(&v, 0);
+        }
+}
+
+static char *library_version_of(const char *path, const char *stem)
+{
+        struct version v;
+
+        if (!path)
+                return NULL;
+        {
+                _cleanup_free_ char *real = realpath(path, NULL);
+                v = lib_file_version(real ? real : path, stem);
+        }
+        return v.count ? version_to_string(&v, 0) : NULL;
+}
+
+static unsigned long library_cuda_major(const struct component *kind, const char *path)
+{
+        _cleanup_free_ char *dir = path ? real_dirname(path) : NULL;
+
+        if (!dir)
+                return 0;
+        return kind->module_cuda_major(&(struct strv){ .items = (char *[]){ dir, NULL }, .len = 1 });
+}
+
+/* The install a header or library is in: its real directory without the
+ * trailing include, lib, lib64, <arch>, targets/<triple> parts. */
+static char *install_of(const char *path)
+{
+        char *d = path ? real_dirname(path) : NULL;
+
+        while (d && !streq(d, "/")) {
+                const char *base = path_basename(d);
+                _cleanup_free_ char *parent = path_dirname(d);
+
+                if (streq(base, "include") || streq(base, "lib") || streq(base, "lib64") || endswith(base, "-linux-gnu") ||
+                    streq(path_basename(parent), "targets") || streq(base, "targets") || streq(base, "cuda") ||
+                    streq(base, "x64")) {
+                        free(d);
+                        d = TAKE_PTR(parent);
+                        continue;
+                }
+                break;
+        }
+        return d;
+}
+
+/* What `nvcc ARG...` prints (stdout and stderr), run as CMake runs it
+ * (FindCUDAToolkit: `nvcc -v __cmake_determine_cuda`, `nvcc --version`);
+ * NULL when it does not start. */
+static char *nvcc_says(const struct build *b, const char *nvcc, const char *a1, const char *a2)
+{
+        char *argv[] = { (char *)nvcc, (char *)a1, (char *)a2, NULL };
+        _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
+
+        if (process_run(nvcc, argv, b->env, "/", HOST_TIMEOUT, &c) < 0 || c.exec_errno)
+                return NULL;
+        return xasprintf("%s\n%s", c.out.buf ? c.out.buf : "", c.err.buf ? c.err.buf : "");
+}
+
+/* The toolkit root FindCUDAToolkit takes for this nvcc: the `#$ TOP=` of
+ * `nvcc -v` (a wrapper script or a link in /usr/local/bin leads to the real
+ * toolkit), else the nvcc's directory's parent. */
+static char *nvcc_top(const struct build *b, const char *nvcc)
+{
+        _cleanup_free_ char *out = nvcc_says(b, nvcc, "-v", "__cmake_determine_cuda");
+        const char *p = out ? strstr(out, "#$ TOP=") : NULL;
+
+        if (p) {
+                _cleanup_free_ char *top = xstrndup(p + 7, strcspn(p + 7, "\r\n"));
+                _cleanup_free_ char *bin = path_join(top, "bin");
+                _cleanup_free_ char *abs = path_absolute(bin);
+                _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+                /* get_filename_component(ABSOLUTE) drops "." and "..". */
+                for (const char *q = abs; *q;) {
+                        size_t n;
+
+                        while (*q == '/')
+                                q++;
+                        n = strcspn(q, "/");
+                        if (n == 2 && q[0] == '.' && q[1] == '.') {
+                                while (sb.len && sb.buf[sb.len - 1] != '/')
+                                        sb.len--;
+                                if (sb.len)
+                                        sb.len--;
+                                if (sb.alloc)
+                                        sb.buf[sb.len] = '\0';
+                        } else if (n && !(n == 1 && q[0] == '.')) {
+                                strbuf_addch(&sb, '/');
+                                strbuf_add(&sb, q, n);
+                        }
+                        q += n;
+                }
+                return path_dirname(sb.len ? sb.buf : "/");
+        }
+        {
+                _cleanup_free_ char *bin = path_dirname(nvcc);
+                return path_dirname(bin);
+        }
+}
+
+/* "13.0" from `nvcc --version` (" V13.0.88"), or NULL. */
+static char *nvcc_version(const struct build *b, const char *nvcc)
+{
+        _cleanup_free_ char *out = nvcc_says(b, nvcc, "--version", NULL);
+        const char *p = out ? strstr(out, " V") : NULL;
+        struct version v;
+        const char *end;
+
+        if (!p || version_parse_prefix(p + 2, &v, &end) < 0 || v.count < 2)
+                return NULL;
+        return version_to_string(&v, 2);
+}
+
+/* path is dir or below it. */
+static bool under_dir(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+
+        while (n > 1 && dir[n - 1] == '/')
+                n--;
+        return strncmp(path, dir, n) == 0 && (path[n] == '/' || !path[n]);
+}
+
+/* --- the toolkit --------------------------------------------------------------------- */
+
+static char *same_toolkit(const char *a, const char *b)
+{
+        _cleanup_free_ char *ra = a ? realpath(a, NULL) : NULL, *rb = b ? realpath(b, NULL) : NULL;
+
+        return ra && rb && streq(ra, rb) ? xstrdup(ra) : NULL;
+}
+
+static void toolkit_search(struct build *b, bool use_home, struct build_hit *ret)
+{
+        /* FindCUDA (PyTorch's cmake/Modules_CUDA_fix/upstream/FindCUDA.cmake):
+         * find_program(nvcc PATHS ENV CUDA_TOOLKIT_ROOT ENV CUDA_PATH
+         * ENV CUDA_BIN_PATH PATH_SUFFIXES bin bin64 NO_DEFAULT_PATH), then
+         * find_program(nvcc PATHS /opt/cuda/bin PATH_SUFFIXES cuda/bin). */
+        const char *vars[] = { "CUDA_TOOLKIT_ROOT", "CUDA_PATH", "CUDA_BIN_PATH", NULL };
+        const char *bin_suffixes[] = { "bin", "bin64", NULL };
+        const char *cuda_bin[] = { "cuda/bin", NULL };
+        const char *nvcc[] = { "nvcc", NULL };
+        _cleanup_free_ char *opt = rooted(b, "/opt/cuda/bin");
+        const char *opt_paths[] = { opt, NULL };
+        const char *home = use_home ? getv(b, "CUDA_HOME") : NULL;
+
+        *ret = (struct build_hit){ 0 };
+        for (size_t i = 0; vars[i] && !ret->path; i++) {
+                const char *v = getv(b, vars[i]);
+                /* setup.py before PyTorch 2.8 passed CUDA_HOME as CUDA_BIN_PATH. */
+                const char *from = vars[i];
+
+                if (!v && streq(vars[i], "CUDA_BIN_PATH") && home) {
+                        v = home;
+                        from = "CUDA_HOME (as CUDA_BIN_PATH)";
+                }
+                if (!v)
+                        continue;
+                find_run(b,
+                         &(struct find){ .kind = FIND_PROGRAM, .names = nvcc, .suffixes = bin_suffixes,
+                                         .hints = (const char *const[]){ v, NULL }, .hints_from = from,
+                                         .no_default = true },
+                         NULL, ret);
+        }
+        if (!ret->path) {
+                hit_release(ret);
+                find_run(b,
+                         &(struct find){ .kind = FIND_PROGRAM, .names = nvcc, .suffixes = cuda_bin,
+                                         .paths = opt_paths, .paths_from = "default /opt/cuda/bin" },
+                         NULL, ret);
+                if (ret->path && streq(ret->from, "default /opt/cuda/bin"))
+                        ret->fallback = true;
+        }
+}
+
+static void toolkit_find(struct build *b)
+{
+        struct build_component *c = &b->r->c[BUILD_TOOLKIT];
+
+        toolkit_search(b, true, &c->library);
+        /* PyTorch 2.8 and later no longer pass CUDA_HOME on (PR #145822). */
+        if (c->library.path && startswith(c->library.from, "CUDA_HOME")) {
+                struct build_hit newer;
+                _cleanup_free_ char *same = NULL;
+
+                toolkit_search(b, false, &newer);
+                same = newer.path ? same_toolkit(newer.path, c->library.path) : NULL;
+                if (!same)
+                        strv_push(&b->r->notes,
+                                  newer.path ? xasprintf("the toolkit comes from CUDA_HOME, which setup.py passes as "
+                                                         "CUDA_BIN_PATH only before PyTorch 2.8; a newer tree takes "
+                                                         "'%s' (from %s): set CUDA_PATH too",
+                                                         newer.path, newer.from)
+                                             : xstrdup("the toolkit comes from CUDA_HOME, which setup.py passes as "
+                                                       "CUDA_BIN_PATH only before PyTorch 2.8; a newer tree finds no "
+                                                       "toolkit: set CUDA_PATH too"));
+                hit_release(&newer);
+        }
+        if (!c->library.path) {
+                hit_release(&c->library);
+                c->state = "not found";
+                return;
+        }
+        {
+                _cleanup_free_ char *bin = path_dirname(c->library.path);
+
+                c->prefix = path_dirname(bin);
+        }
+        b->root = xstrdup(c->prefix);
+        b->top = nvcc_top(b, c->library.path);
+        c->version = doctor_toolkit_version(c->prefix);
+        if (!c->version)
+                c->version = doctor_toolkit_version(b->top);
+        if (!c->version)
+                c->version = nvcc_version(b, c->library.path);
+        c->header.path = path_join(c->prefix, "include/cuda.h");
+        if (access(c->header.path, F_OK) < 0)
+                free(TAKE_PTR(c->header.path));
+        else
+                c->header.from = xstrdup("CUDA_TOOLKIT_ROOT_DIR");
+        c->state = "found";
+        if (c->version) {
+                struct version v;
+
+                if (version_parse(c->version, &v) == 0 && v.count)
+                        b->r->cuda_major = v.n[0];
+                b->r->cuda_version = xstrdup(c->version);
+        }
+}
+
+/* CMake's CUDA compiler (CMakeDetermineCUDACompiler.cmake):
+ * CMAKE_CUDA_COMPILER (setup.py forwards it), CUDACXX, else
+ * find_program(nvcc) with default paths and $ENV{CUDA_PATH}/bin last. */
+static void nvcc_find(struct build *b)
+{
+        struct build_component *c = &b->r->c[BUILD_NVCC];
+        const char *given = getv(b, "CMAKE_CUDA_COMPILER");
+        const char *from = "CMAKE_CUDA_COMPILER";
+
+        if (!given) {
+                given = getv(b, "CUDACXX");
+                from = "CUDACXX";
+        }
+        if (given) {
+                int err = 0;
+
+                c->library.path = process_find_program(given, b->env, &err);
+                c->library.from = xstrdup(from);
+        } else {
+                const char *cp = getv(b, "CUDA_PATH");
+                _cleanup_free_ char *cpbin = cp ? path_join(cp, "bin") : NULL;
+
+                find_run(b,
+                         &(struct find){ .kind = FIND_PROGRAM, .names = (const char *const[]){ "nvcc", NULL },
+                                         .paths = (const char *const[]){ cpbin, NULL },
+                                         .paths_from = "CUDA_PATH" },
+                         NULL, &c->library);
+        }
+        if (!c->library.path) {
+                hit_release(&c->library);
+                c->state = "not found";
+                return;
+        }
+        {
+                _cleanup_free_ char *bin = path_dirname(c->library.path);
+
+                c->prefix = path_dirname(bin);
+        }
+        c->version = doctor_toolkit_version(c->prefix);
+        if (!c->version)
+                c->version = nvcc_version(b, c->library.path);
+        c->state = "found";
+}
+
+
+static void nvcc_check(struct build *b)
+{
+        const struct build_component *root = &b->r->c[BUILD_TOOLKIT], *nvcc = &b->r->c[BUILD_NVCC];
+        _cleanup_free_ char *same = NULL;
+
+        if (root->library.path && !nvcc->library.path) {
+                add_finding(b->r, BUILD_NO_CUDA_COMPILER,
+                            xasprintf("FindCUDA finds the toolkit '%s' (from %s), but CMake's CUDA language finds no "
+                                      "nvcc: none in CMAKE_CUDA_COMPILER, CUDACXX, CMAKE_PREFIX_PATH, PATH, the "
+                                      "default prefixes' bin nor $CUDA_PATH/bin",
+                                      root->prefix, root->library.from),
+                            xasprintf("put '%s/bin' on PATH, or set CUDACXX=%s/bin/nvcc", root->prefix, root->prefix),
+                            "cmake stops at enable_language(CUDA): \"No CMAKE_CUDA_COMPILER could be found.\"");
+                return;
+        }
+        if (!root->library.path || !nvcc->library.path)
+                return;
+        same = same_toolkit(root->prefix, nvcc->prefix);
+        if (same)
+                return;
+        if (root->version && nvcc->version && streq(root->version, nvcc->version)) {
+                strv_push(&b->r->notes, xasprintf("CMake's CUDA compiler '%s' (%s) is in another toolkit than "
+                                                  "FindCUDA's '%s', of the same version", nvcc->library.path,
+                                                  nvcc->library.from, root->prefix));
+                return;
+        }
+        {
+                _cleanup_free_ char *load = suggest_module(b, component_toolkit(), b->r->cuda_major);
+
+                add_finding(
+                        b->r, BUILD_CONFLICTING_CUDA,
+                        xasprintf("the nvcc CMake compiles CUDA with is '%s' (from %s, CUDA %s), but FindCUDA's "
+                                  "toolkit is '%s' (from %s, CUDA %s)",
+                                  nvcc->library.path, nvcc->library.from, nvcc->version ? nvcc->version : "?",
+                                  root->prefix, root->library.from, root->version ? root->version : "?"),
+                        xasprintf("make both the same toolkit: put '%s/bin' first on PATH%s, or set CUDACXX=%s/bin/nvcc "
+                                  "and CUDA_PATH to the same prefix%s%s",
+                                  root->prefix, getv(b, "CUDACXX") ? " and unset CUDACXX" : "", root->prefix,
+                                  load ? "; or " : "", load ? load : ""),
+                        "cmake stops with \"Found two conflicting CUDA versions: V%s in ... and V%s in ...\"",
+                        nvcc->version ? nvcc->version : "?", root->version ? root->version : "?");
+        }
+}
+
+/* The host compiler: CMAKE_CUDA_HOST_COMPILER, CUDAHOSTCXX,
+ * CUDA_HOST_COMPILER (setup.py's aliases), else nvcc's own choice; checked
+ * against the toolkit's crt/host_config.h. */
+static void host_find(struct build *b)
+{
+        struct build_component *c = &b->r->c[BUILD_HOST];
+        const struct build_component *nvcc = &b->r->c[BUILD_NVCC];
+        const char *vars[] = { "CMAKE_CUDA_HOST_COMPILER", "CUDAHOSTCXX", "CUDA_HOST_COMPILER", NULL };
+        struct host_compiler h = { 0 };
+        struct host_limits lim;
+        _cleanup_free_ char *why = NULL, *hc = NULL;
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        long max = -1;
+        int err = 0;
+
+        if (!nvcc->library.path) {
+                c->state = "not searched";
+                return;
+        }
+        for (size_t i = 0; vars[i] && !c->library.path; i++)
+                if (getv(b, vars[i])) {
+                        c->library.path = process_find_program(getv(b, vars[i]), b->env, &err);
+                        c->library.from = xstrdup(vars[i]);
+                }
+        if (!c->library.path) {
+                const char *from = NULL;
+                unsigned long major = 0;
+                struct version v;
+
+                if (nvcc->version && version_parse(nvcc->version, &v) == 0 && v.count)
+                        major = v.n[0];
+                free(c->library.from);
+                c->library.path = nvcc_host_compiler(nvcc->library.path, b->env, major, &from, &err);
+                c->library.from = xstrdup(from ? from : "gcc on nvcc's PATH");
+        }
+        if (!c->library.path) {
+                c->state = "not found";
+                return;
+        }
+        c->state = "found";
+        if (host_compiler_query(c->library.path, b->env, HOST_TIMEOUT, &h, &why) < 0) {
+                strv_push(&b->r->notes, xasprintf("the host compiler '%s' could not be asked which it is: %s",
+                                                  c->library.path, why));
+                return;
+        }
+        c->version = xasprintf("%s %s", h.kind == HOST_COMPILER_CLANG ? "clang" : h.kind == HOST_COMPILER_INTEL ? "icx" : "gcc",
+                               h.version ? h.version : "?");
+        hc = path_join(nvcc->prefix, "include/crt/host_config.h");
+        if (file_read_regular_at(AT_FDCWD, hc, NULL, (size_t)1 << 20, false, &sb, NULL) >= 0 &&
+            host_config_parse(sb.buf, sb.len, &lim) == 0 && !host_compiler_accepted(&h, &lim, &max)) {
+                add_finding(b->r, BUILD_HOST_COMPILER,
+                            xasprintf("nvcc %s ('%s') refuses the host compiler '%s' (%s, from %s): its "
+                                      "crt/host_config.h accepts %s up to %ld",
+                                      nvcc->version ? nvcc->version : "?", nvcc->library.path, c->library.path,
+                                      c->version, c->library.from,
+                                      h.kind == HOST_COMPILER_CLANG ? "clang" : "GCC", max),
+                            max >= 0 ? xasprintf("set CUDAHOSTCXX to a %s %ld or older (e.g. CUDAHOSTCXX=g++-%ld)",
+                                                 h.kind == HOST_COMPILER_CLANG ? "clang++" : "g++", max, max)
+                                     : xstrdup("set CUDAHOSTCXX to a GCC that nvcc accepts"),
+                            "every .cu file fails with \"#error -- unsupported %s version! ...\"",
+                            h.kind == HOST_COMPILER_CLANG ? "clang" : "GNU");
+        }
+        host_compiler_release(&h);
+}
+
+/* FindCUDAToolkit with CUDAToolkit_ROOT = FindCUDA's root (cuda.cmake):
+ * include/cuda_runtime.h of the root; find_library(CUDA_CUDART cudart
+ * PATH_SUFFIXES lib64 lib/x64) with the root appended to CMAKE_PREFIX_PATH. */
+static void cudart_find(struct build *b)
+{
+        struct build_component *c = &b->r->c[BUILD_CUDART];
+        const char *suffixes[] = { "lib64", "lib/x64", NULL };
+        struct appended *saved;
+
+        if (!b->root) {
+                c->state = "not searched";
+                return;
+        }
+        c->prefix = xstrdup(b->top);
+        c->header.path = path_join(b->top, "include/cuda_runtime.h");
+        if (access(c->header.path, F_OK) < 0)
+                free(TAKE_PTR(c->header.path));
+        else
+                c->header.from = xstrdup("CUDAToolkit_ROOT");
+        /* CUDAToolkit_ROOT is its <Pkg>_ROOT; the root is appended for
+         * this search only. */
+        saved = b->app;
+        b->app = xcalloc(b->n_app + 1, sizeof(*b->app));
+        if (b->n_app)
+                memcpy(b->app, saved, b->n_app * sizeof(*b->app));
+        b->app[b->n_app] = (struct appended){ .prefix = b->top, .from = (char *)"CUDAToolkit_ROOT_DIR (appended)" };
+        b->n_app++;
+        {
+                _cleanup_free_ char *rootvar = xasprintf("CUDAToolkit_ROOT=%s", b->root);
+                _cleanup_(strv_release) struct strv env = { 0 };
+                char *const *old = b->env;
+
+                for (char *const *e = b->env; e && *e; e++)
+                        if (!startswith(*e, "CUDAToolkit_ROOT="))
+                                strv_add(&env, *e);
+                strv_add(&env, rootvar);
+                b->env = env.items;
+                find_run(b,
+                         &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ "cudart", NULL },
+                                         .suffixes = suffixes, .root_var = "CUDAToolkit_ROOT" },
+                         NULL, &c->library);
+                b->env = old;
+        }
+        free(b->app);
+        b->app = saved;
+        b->n_app--;
+        c->state = c->library.path ? "found" : "not found";
+        c->version = c->header.path ? header_version_of(component_toolkit(), c->header.path) : NULL;
+        c->cuda_major = library_cuda_major(component_toolkit(), c->library.path);
+        c->library_version = library_version_of(c->library.path, "libcudart");
+}
+
+/* --- the libraries ------------------------------------------------------------------ */
+
+static void cudnn_find(struct build *b)
+{
+        struct build_component *c = &b->r->c[BUILD_CUDNN];
+        const char *hsuf[] = { "cuda/include", "cuda", "include", NULL };
+        const char *lsuf[] = { "lib", "lib64", "cuda/lib", "cuda/lib64", "lib/x64", NULL };
+        const char *incdir = getv(b, "CUDNN_INCLUDE_DIR");
+        const char *libdir = getv(b, "CUDNN_LIBRARY");
+        const char *libfrom = "CUDNN_LIBRARY";
+        const char *name = truthy(b, "USE_STATIC_CUDNN", false) ? "libcudnn_static.a" : "cudnn";
+
+        if (!libdir && getv(b, "CUDNN_LIB_DIR")) {
+                libdir = getv(b, "CUDNN_LIB_DIR");
+                libfrom = "CUDNN_LIB_DIR";
+        }
+        module_appends(b, "CUDNN_ROOT", "CUDNN_ROOT_DIR");
+        find_run(b,
+                 &(struct find){ .kind = FIND_PATH, .names = (const char *const[]){ "cudnn.h", NULL },
+                                 .suffixes = hsuf, .root_var = "CUDNN_ROOT",
+                                 .hints = (const char *const[]){ incdir, NULL }, .hints_from = "CUDNN_INCLUDE_DIR" },
+                 NULL, &c->header);
+        find_run(b,
+                 &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ name, NULL },
+                                 .suffixes = lsuf, .root_var = "CUDNN_ROOT",
+                                 .paths = (const char *const[]){ libdir, NULL }, .paths_from = libfrom },
+                 NULL, &c->library);
+}
+
+/* cuSPARSELt and cuDSS: the same shape as FindCUDNN, with exact names. */
+static void sparse_find(struct build *b, enum build_id id, const char *header, const char *library, const char *pkg)
+{
+        struct build_component *c = &b->r->c[id];
+        const char *hsuf[] = { "cuda/include", "cuda", "include", NULL };
+        const char *lsuf[] = { "lib", "lib64", "cuda/lib", "cuda/lib64", "lib/x64", NULL };
+        _cleanup_free_ char *root = xasprintf("%s_ROOT", pkg), *root_dir = xasprintf("%s_ROOT_DIR", pkg);
+        _cleanup_free_ char *inc = xasprintf("%s_INCLUDE_DIR", pkg), *lib = xasprintf("%s_LIBRARY", pkg);
+
+        module_appends(b, root, root_dir);
+        find_run(b,
+                 &(struct find){ .kind = FIND_PATH, .names = (const char *const[]){ header, NULL }, .suffixes = hsuf,
+                                 .root_var = root, .hints = (const char *const[]){ getv(b, inc), NULL },
+                                 .hints_from = inc },
+                 NULL, &c->header);
+        find_run(b,
+                 &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ library, NULL },
+                                 .suffixes = lsuf, .root_var = root,
+                                 .paths = (const char *const[]){ getv(b, lib), NULL }, .paths_from = lib },
+                 NULL, &c->library);
+}
+
+static void nccl_find(struct build *b)
+{
+        struct build_component *c = &b->r->c[BUILD_NCCL];
+
+        module_appends(b, NULL, "NCCL_ROOT_DIR");
+        find_run(b,
+                 &(struct find){ .kind = FIND_PATH, .names = (const char *const[]){ "nccl.h", NULL },
+                                 .root_var = "NCCL_ROOT",
+                                 .hints = (const char *const[]){ getv(b, "NCCL_INCLUDE_DIR"), NULL },
+                                 .hints_from = "NCCL_INCLUDE_DIR" },
+                 NULL, &c->header);
+        find_run(b,
+                 &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ "nccl", "nccl_static", NULL },
+                                 .root_var = "NCCL_ROOT",
+                                 .hints = (const char *const[]){ getv(b, "NCCL_LIB_DIR"), NULL },
+                                 .hints_from = "NCCL_LIB_DIR" },
+                 getv(b, "NCCL_VERSION"), &c->library);
+}
+
+static void magma_find(struct build *b)
+{
+        struct build_component *c = &b->r->c[BUILD_MAGMA];
+        _cleanup_free_ char *def = rooted(b, "/usr/local/magma");
+        const char *home = getv(b, "MAGMA_HOME");
+
+        find_run(b,
+                 &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ "magma", NULL },
+                                 .suffixes = (const char *const[]){ "lib", NULL },
+                                 .hints = home ? (const char *const[]){ home, def, NULL } : (const char *const[]){ def, NULL },
+                                 .hints_from = home ? "MAGMA_HOME" : "default /usr/local/magma", .hints_fallback = !home },
+                 NULL, &c->library);
+        find_run(b,
+                 &(struct find){ .kind = FIND_PATH, .names = (const char *const[]){ "magma.h", NULL },
+                                 .suffixes = (const char *const[]){ "include", NULL },
+                                 .hints = home ? (const char *const[]){ home, def, NULL } : (const char *const[]){ def, NULL },
+                                 .hints_from = home ? "MAGMA_HOME" : "default /usr/local/magma", .hints_fallback = !home },
+                 NULL, &c->header);
+        /* Both hints share one label: the default's directory is not MAGMA_HOME's. */
+        for (struct build_hit *h = &c->library; h; h = h == &c->library ? &c->header : NULL)
+                if (h->path && home && !under_dir(h->path, home) && under_dir(h->path, def)) {
+                        free(h->from);
+                        h->from = xstrdup("default /usr/local/magma");
+                        h->fallback = true;
+                }
+}
+
+static void nvshmem_find(struct build *b)
+{
+        struct build_component *c = &b->r->c[BUILD_NVSHMEM];
+        const char *lsuf[] = { "lib", "lib64", "cuda/lib", "cuda/lib64", "lib/x64", NULL };
+        const char *home = getv(b, "NVSHMEM_HOME");
+        _cleanup_free_ char *inc = home ? path_join(home, "include") : NULL;
+        struct build_hit device = { 0 };
+
+        find_run(b,
+                 &(struct find){ .kind = FIND_LIBRARY,
+                                 .names = (const char *const[]){ "nvshmem_host", "libnvshmem_host.so.3", NULL },
+                                 .suffixes = lsuf, .hints = (const char *const[]){ home, NULL },
+                                 .hints_from = "NVSHMEM_HOME" },
+                 NULL, &c->library);
+        find_run(b,
+                 &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ "nvshmem_device", NULL },
+                                 .suffixes = lsuf, .hints = (const char *const[]){ home, NULL },
+                                 .hints_from = "NVSHMEM_HOME" },
+                 NULL, &device);
+        find_run(b,
+                 &(struct find){ .kind = FIND_PATH, .names = (const char *const[]){ "nvshmem.h", NULL },
+                                 .hints = (const char *const[]){ inc, NULL }, .hints_from = "NVSHMEM_HOME" },
+                 NULL, &c->header);
+        if (c->library.path && !device.path)
+                strv_push(&b->r->notes, xasprintf("NVSHMEM: '%s' found, but no libnvshmem_device: PyTorch "
+                                                  "builds without NVSHMEM",
+                                                  c->library.path));
+        if (!device.path)
+                hit_release(&c->library);
+        hit_release(&device);
+}
+
+/* Kineto: find_library(libcupti.so PATHS <root> <root>/extras/CUPTI/lib64
+ * <root>/lib <root>/lib64 NO_DEFAULT_PATH), find_path(cupti.h PATHS
+ * <root>/extras/CUPTI/include <root>/include <root> ... NO_DEFAULT_PATH). */
+static void cupti_find(struct build *b)
+{
+        struct build_component *c = &b->r->c[BUILD_CUPTI];
+        _cleanup_free_ char *l1 = path_join(b->root, "extras/CUPTI/lib64"), *l2 = path_join(b->root, "lib"),
+                            *l3 = path_join(b->root, "lib64"), *h1 = path_join(b->root, "extras/CUPTI/include"),
+                            *h2 = path_join(b->root, "include");
+
+        find_run(b,
+                 &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ "libcupti.so", NULL },
+                                 .paths = (const char *const[]){ b->root, l1, l2, l3, NULL },
+                                 .paths_from = "CUDA_SOURCE_DIR (the toolkit)", .no_default = true },
+                 NULL, &c->library);
+        find_run(b,
+                 &(struct find){ .kind = FIND_PATH, .names = (const char *const[]){ "cupti.h", NULL },
+                                 .paths = (const char *const[]){ h1, h2, b->root, h2, NULL },
+                                 .paths_from = "CUDA_SOURCE_DIR (the toolkit)", .no_default = true },
+                 NULL, &c->header);
+        c->state = c->library.path && c->header.path ? "found" : "not found";
+        if (!c->library.path)
+                strv_push(&b->r->notes, xasprintf("CUPTI: no libcupti.so under the toolkit '%s': Kineto is built "
+                                                  "without CUPTI (no GPU traces in the profiler)",
+                                                  b->root));
+}
+
+/* Whether the environment asks for the component: cuDNN always (PyTorch
+ * builds with it by default, and a build without is rarely meant), else
+ * its USE_* set on, its root variable set, or a module of it loaded. */
+static bool wanted(const struct build *b, enum build_id id)
+{
+        const struct build_component *c = &b->r->c[id];
+        const char *var = root_variable(id);
+
+        if (id == BUILD_CUDNN || (c->option && getv(b, c->option)) || (var && getv(b, var)))
+                return true;
+        for (size_t i = 0; i < b->r->loaded.len; i++)
+                if (startswith(b->r->loaded.items[i], c->name) && b->r->loaded.items[i][strlen(c->name)] == '/')
+                        return true;
+        return false;
+}
+
+/* What a library found says: versions, CUDA major, installs; the findings. */
+static void library_check(struct build *b, enum build_id id, const char *stem, bool mismatch_fatal)
+{
+        struct build_component *c = &b->r->c[id];
+        const struct component *kind = component_of(id);
+        _cleanup_free_ char *hi = NULL, *li = NULL;
+        _cleanup_strbuf_ struct strbuf extra = STRBUF_INIT;
+        bool found = c->library.path && (c->header.path || id == BUILD_MAGMA);
+        const char *cuda = b->r->cuda_version ? b->r->cuda_version : "?";
+
+        c->version = c->header.path ? header_version_of(kind, c->header.path) : NULL;
+        c->library_version = library_version_of(c->library.path, stem);
+        c->cuda_major = library_cuda_major(kind, c->library.path);
+        if (!found) {
+                c->state = "not found";
+                if (c->option) {
+                        const char *missing = !c->library.path && !c->header.path ? "header and library"
+                                              : !c->library.path                  ? "library"
+                                                                                  : "header";
+
+                        if (id == BUILD_NCCL)
+                                add_finding(b->r, BUILD_OPTION_OFF,
+                                            xasprintf("USE_SYSTEM_NCCL is on, but no NCCL %s is found", missing),
+                                            component_fix(b, id),
+                                            "cmake stops: find_package(NCCL REQUIRED) fails");
+                        else if (wanted(b, id))
+                                add_finding(b->r, BUILD_OPTION_OFF,
+                                            xasprintf("no %s %s is found: PyTorch turns %s off", c->label, missing,
+                                                      c->option),
+                                            component_fix(b, id),
+                                            "%s", id == BUILD_CUDNN
+                                                    ? "cmake only warns (\"Cannot find cuDNN library. Turning the "
+                                                      "option off\"): the torch built has no cuDNN (slow "
+                                                      "convolutions, torch.backends.cudnn.is_available() False)"
+                                                    : "cmake only says so in its output: the torch built lacks it");
+                        else
+                                strv_add(&b->unasked, c->option);
+                }
+                return;
+        }
+        c->state = "found";
+        /* One finding per component: the worst, with the rest said. */
+        if (c->header.fallback && c->library.fallback)
+                strbuf_addf(&extra, " It is found only through the default places (%s; %s), not through anything "
+                                    "the environment sets.",
+                            c->header.from, c->library.from);
+        if (b->r->cuda_major && c->cuda_major && c->cuda_major != b->r->cuda_major) {
+                add_finding(b->r, BUILD_CUDA_MAJOR,
+                            xasprintf("the %s found ('%s', %s %s) is built for CUDA %lu, but the build uses CUDA %s.%s",
+                                      c->label, c->library.path, c->label,
+                                      c->version ? c->version : c->library_version ? c->library_version : "?",
+                                      c->cuda_major, cuda, extra.buf),
+                            component_fix(b, id),
+                            "torch links it anyway: it loads the CUDA %lu libraries beside CUDA %lu's at run time "
+                            "(crashes, or \"CUDNN_STATUS_...\"/\"undefined symbol\" errors), or the link fails",
+                            c->cuda_major, b->r->cuda_major);
+                return;
+        }
+        hi = install_of(c->header.path);
+        li = install_of(c->library.path);
+        if (c->header.path && hi && li && !streq(hi, li)) {
+                bool versions_differ = c->version && c->library_version && !streq(c->version, c->library_version);
+
+                if (mismatch_fatal && versions_differ)
+                        add_finding(b->r, BUILD_MIXED,
+                                    xasprintf("the NCCL header '%s' (%s, from %s) and library '%s' (%s, from %s) are "
+                                              "from different installs",
+                                              c->header.path, c->version, c->header.from, c->library.path,
+                                              c->library_version, c->library.from),
+                                    xasprintf("point both at one install: set NCCL_ROOT (or NCCL_INCLUDE_DIR and "
+                                              "NCCL_LIB_DIR) to the same NCCL, or unset USE_SYSTEM_NCCL to build "
+                                              "the bundled one"),
+                                    "cmake stops with \"Found NCCL header version and library version do not "
+                                    "match!\"");
+                else
+                        add_finding(b->r, BUILD_MIXED,
+                                    xasprintf("the %s header '%s' (%s, from %s) and library '%s' (%s, from %s) are "
+                                              "from different installs",
+                                              c->label, c->header.path, c->version ? c->version : "?", c->header.from,
+                                              c->library.path, c->library_version ? c->library_version : "?",
+                                              c->library.from),
+                                    xasprintf("set %s to the one install (it is searched first for both)",
+                                              root_variable(id) ? root_variable(id) : "CMAKE_PREFIX_PATH"),
+                                    "%s", versions_differ ? "the build compiles against one version and links "
+                                                            "another: undefined symbols, or wrong results"
+                                                          : "the build compiles against one install and links "
+                                                            "another; they say the same version, but nothing "
+                                                            "checks they match");
+                return;
+        }
+        if (extra.len)
+                add_finding(b->r, BUILD_DEFAULT_PATH,
+                            xasprintf("the %s found ('%s', %s) comes only from the default places (%s; %s)",
+                                      c->label, c->library.path, c->version ? c->version : "?", c->header.from,
+                                      c->library.from),
+                            component_fix(b, id),
+                            "nothing loaded names it: whatever was copied into %s is built in, and another "
+                            "machine's build picks another",
+                            c->library.from);
+}
+
+static void stubs_check(struct build *b)
+{
+        _cleanup_(strv_release) struct strv llp = { 0 };
+
+        env_list(b, "LD_LIBRARY_PATH", &llp);
+        for (size_t i = 0; i < llp.len; i++)
+                if (path_has_component(llp.items[i], "stubs"))
+                        add_finding(b->r, DOCTOR_STUBS, xasprintf("'%s' is on LD_LIBRARY_PATH", llp.items[i]),
+                                    xasprintf("remove '%s' from LD_LIBRARY_PATH (stubs belong on LIBRARY_PATH only)",
+                                              llp.items[i]),
+                                    "the build's test programs and torch itself load the stub libcuda.so: \"CUDA "
+                                    "driver version is insufficient\" or no GPU found");
+}
+
+/* --- the run ------------------------------------------------------------------------- */
+
+static const struct {
+        const char *name, *label, *option;
+} table[N_BUILD] = {
+        [BUILD_TOOLKIT] = { "toolkit", "CUDA toolkit", "USE_CUDA" },
+        [BUILD_NVCC] = { "nvcc", "nvcc", NULL },
+        [BUILD_HOST] = { "host-compiler", "host compiler", NULL },
+        [BUILD_CUDART] = { "cudart", "cudart", NULL },
+        [BUILD_CUDNN] = { "cudnn", "cuDNN", "USE_CUDNN" },
+        [BUILD_CUSPARSELT] = { "cusparselt", "cuSPARSELt", "USE_CUSPARSELT" },
+        [BUILD_CUDSS] = { "cudss", "cuDSS", "USE_CUDSS" },
+        [BUILD_NCCL] = { "nccl", "NCCL", "USE_SYSTEM_NCCL" },
+        [BUILD_MAGMA] = { "magma", "MAGMA", "USE_MAGMA" },
+        [BUILD_NVSHMEM] = { "nvshmem", "NVSHMEM", "USE_NVSHMEM" },
+        [BUILD_CUPTI] = { "cupti", "CUPTI", NULL },
+};
+
+int doctor_build_run(const struct doctor_options *o, struct build_report *ret, struct diag *d)
+{
+        extern char **environ;
+        struct build b = { .o = o, .env = o->environ ? o->environ : environ, .r = ret,
+                           .sysroot = o->sysroot && *o->sysroot ? o->sysroot : "/" };
+        struct utsname u;
+
+        (void)d;
+        *ret = (struct build_report){ 0 };
+        for (size_t i = 0; i < N_BUILD; i++)
+                ret->c[i] = (struct build_component){ .name = table[i].name, .label = table[i].label,
+                                                      .option = table[i].option, .state = "not searched" };
+        modulepath_split(env_get(b.env, "LOADEDMODULES"), &ret->loaded);
+        b.lib64 = !exists_rooted(&b, "/etc/debian_version") && !exists_rooted(&b, "/etc/arch-release");
+        if (uname(&u) == 0) {
+                _cleanup_free_ char *a = xasprintf("/usr/lib/%s-linux-gnu", streq(u.machine, "ppc64le") ? "powerpc64le" : u.machine);
+
+                if (!b.lib64 && exists_rooted(&b, a))
+                        b.arch = xasprintf("%s-linux-gnu", streq(u.machine, "ppc64le") ? "powerpc64le" : u.machine);
+        }
+        stubs_check(&b);
+        if (!truthy(&b, "USE_CUDA", true)) {
+                ret->c[BUILD_TOOLKIT].state = "off";
+                strv_push(&ret->notes, xstrdup("USE_CUDA is off: a CPU-only build, nothing of CUDA is searched"));
+                goto done;
+        }
+        toolkit_find(&b);
+        nvcc_find(&b);
+        if (!b.root) {
+                add_finding(ret, BUILD_NO_TOOLKIT,
+                            xstrdup("no CUDA toolkit is found: no nvcc in CUDA_PATH, CUDA_BIN_PATH, CUDA_HOME, on "
+                                    "PATH, in /usr/local/cuda nor /opt/cuda"),
+                            ({
+                                    _cleanup_free_ char *load = suggest_module(&b, component_toolkit(), 0);
+                                    load ? xasprintf("%s (or put a toolkit's bin on PATH)", load)
+                                         : xstrdup("load a cuda module or put a toolkit's bin on PATH (or set "
+                                                   "USE_CUDA=0 for a CPU-only build)");
+                            }),
+                            "PyTorch builds without CUDA (a CPU-only torch) and says so only in the configure "
+                            "summary");
+                goto done;
+        }
+        nvcc_check(&b);
+        host_find(&b);
+        cudart_find(&b);
+        if (ret->c[BUILD_CUDART].cuda_major && ret->cuda_major && ret->c[BUILD_CUDART].cuda_major != ret->cuda_major)
+                add_finding(ret, BUILD_CUDA_MAJOR,
+                            xasprintf("the libcudart CMake finds ('%s', from %s) is CUDA %lu's, but the toolkit is "
+                                      "CUDA %s",
+                                      ret->c[BUILD_CUDART].library.path, ret->c[BUILD_CUDART].library.from,
+                                      ret->c[BUILD_CUDART].cuda_major, ret->cuda_version),
+                            xstrdup("take the other toolkit off CMAKE_PREFIX_PATH (unload its module)"),
+                            "torch is compiled with one CUDA and linked with another's runtime");
+        if (truthy(&b, "USE_CUDNN", true)) {
+                cudnn_find(&b);
+                library_check(&b, BUILD_CUDNN, "libcudnn", false);
+        } else
+                ret->c[BUILD_CUDNN].state = "off";
+        if (truthy(&b, "USE_CUSPARSELT", true)) {
+                sparse_find(&b, BUILD_CUSPARSELT, "cusparseLt.h", "libcusparseLt.so", "CUSPARSELT");
+                library_check(&b, BUILD_CUSPARSELT, "libcusparseLt", false);
+        } else
+                ret->c[BUILD_CUSPARSELT].state = "off";
+        if (truthy(&b, "USE_CUDSS", true)) {
+                sparse_find(&b, BUILD_CUDSS, "cudss.h", "libcudss.so", "CUDSS");
+                library_check(&b, BUILD_CUDSS, "libcudss", false);
+        } else
+                ret->c[BUILD_CUDSS].state = "off";
+        if (!truthy(&b, "USE_NCCL", true) || !truthy(&b, "USE_DISTRIBUTED", true))
+                ret->c[BUILD_NCCL].state = "off";
+        else if (truthy(&b, "USE_SYSTEM_NCCL", false)) {
+                nccl_find(&b);
+                library_check(&b, BUILD_NCCL, "libnccl", true);
+        } else
+                ret->c[BUILD_NCCL].state = "bundled";
+        if (truthy(&b, "USE_MAGMA", true)) {
+                magma_find(&b);
+                library_check(&b, BUILD_MAGMA, "libmagma", false);
+        } else
+                ret->c[BUILD_MAGMA].state = "off";
+        if (truthy(&b, "USE_NVSHMEM", true)) {
+                nvshmem_find(&b);
+                library_check(&b, BUILD_NVSHMEM, "libnvshmem_host", false);
+        } else
+                ret->c[BUILD_NVSHMEM].state = "off";
+        if (truthy(&b, "USE_KINETO", true))
+                cupti_find(&b);
+        else
+                ret->c[BUILD_CUPTI].state = "off";
+        if (b.unasked.len) {
+                _cleanup_free_ char *list = strv_join(&b.unasked, ", "), *zeros = strv_join(&b.unasked, "=0 ");
+
+                strv_push(&ret->notes, xasprintf("nothing asks for them and none is found, so PyTorch turns %s off "
+                                                 "(set %s=0 to say so, or load their modules)",
+                                                 list, zeros));
+        }
+done:
+        strv_release(&b.unasked);
+        for (size_t i = 0; i < b.n_units; i++)
+                module_unit_release(&b.units[i]);
+        free(b.units);
+        for (size_t i = 0; i < b.n_app; i++) {
+                free(b.app[i].prefix);
+                free(b.app[i].from);
+        }
+        free(b.app);
+        free(b.arch);
+        free(b.root);
+        free(b.top);
+        return 0;
+}
+
+void build_report_release(struct build_report *r)
+{
+        for (size_t i = 0; i < N_BUILD; i++) {
+                struct build_component *c = &r->c[i];
+
+                free(c->prefix);
+                hit_release(&c->header);
+                hit_release(&c->library);
+                free(c->version);
+                free(c->library_version);
+        }
+        for (size_t i = 0; i < r->n_findings; i++) {
+                free(r->findings[i].what);
+                free(r->findings[i].why);
+                free(r->findings[i].fix);
+        }
+        free(r->findings);
+        free(r->cuda_version);
+        strv_release(&r->loaded);
+        strv_release(&r->notes);
+        *r = (struct build_report){ 0 };
+}

@@ -1,0 +1,96 @@
+/* doctor-build.h: `cudamod doctor --build`: what a PyTorch source build
+ * (`python setup.py develop`) started in this environment would pick, by
+ * emulating the searches of PyTorch's find modules and CMake's
+ * FindCUDAToolkit with the variables they read (STACK.md §7, §8, §10).
+ *
+ * Nothing is configured: the files each find_program/find_path/
+ * find_library would return are looked up in the order CMake builds its
+ * search directories (cmSearchPath: each prefix P gives P/<sub>/<arch>,
+ * P/<sub>, P; every directory gets its PATH_SUFFIXES first, then itself)
+ * from <Pkg>_ROOT, CMAKE_PREFIX_PATH (with what the find modules append to
+ * it: their *_ROOT_DIR and the toolkit's root), CMAKE_LIBRARY_PATH /
+ * CMAKE_INCLUDE_PATH, the HINTS, PATH, the system prefixes (/usr/local,
+ * /usr, /, cmake's own prefix, /opt) and the PATHS. Versions come from the
+ * headers (§8), the CUDA majors of the libraries from the components'
+ * module_cuda_major. Only the host compiler is run (`-E -dM`), to read
+ * which it is. */
+#ifndef CUDAMOD_DOCTOR_BUILD_H
+#define CUDAMOD_DOCTOR_BUILD_H
+
+#include <stdbool.h>
+
+#include "diag.h"
+#include "doctor.h"
+#include "util.h"
+
+/* One file a search returns. */
+struct build_hit {
+        char *path;     /* NULL: nothing found */
+        char *from;     /* what gave the directory: "CUDNN_ROOT", "CMAKE_PREFIX_PATH",
+                         * "CUDA_TOOLKIT_ROOT_DIR (appended)", "PATH",
+                         * "default /usr/local + cuda/lib64", ... */
+        bool fallback;  /* a default place, nothing the environment names */
+};
+
+/* The ids of the components, in the order a configure meets them. */
+enum build_id {
+        BUILD_TOOLKIT,  /* FindCUDA's root (CUDA_TOOLKIT_ROOT_DIR): header cuda.h, library nvcc */
+        BUILD_NVCC,     /* the CUDA compiler CMake's CUDA language uses */
+        BUILD_HOST,     /* the host compiler that nvcc runs */
+        BUILD_CUDART,   /* FindCUDAToolkit: cuda_runtime.h and libcudart.so */
+        BUILD_CUDNN,
+        BUILD_CUSPARSELT,
+        BUILD_CUDSS,
+        BUILD_NCCL,
+        BUILD_MAGMA,
+        BUILD_NVSHMEM,
+        BUILD_CUPTI,
+        N_BUILD,
+};
+
+struct build_component {
+        const char *name;          /* static: "toolkit", "nvcc", "host-compiler", "cudart", "cudnn", ... */
+        const char *label;         /* static: "cuDNN" */
+        const char *option;        /* static: "USE_CUDNN", or NULL */
+        const char *state;         /* static: "found", "not found", "off", "bundled", "not searched" */
+        char *prefix;              /* the toolkit's root (toolkit, nvcc; cudart: FindCUDAToolkit's,
+                                    * the `#$ TOP=` of `nvcc -v`), or NULL */
+        struct build_hit header, library;
+        char *version;             /* from its header (toolkit: version.json/txt, cuda.h; host: "GCC 12.2.0") */
+        char *library_version;     /* from the library's file name, or NULL */
+        unsigned long cuda_major;  /* what its library is built for; 0: unknown */
+};
+
+struct build_report {
+        struct build_component c[N_BUILD];
+        unsigned long cuda_major;  /* the toolkit's (root's) major; 0: none found */
+        char *cuda_version;        /* "11.8", or NULL */
+        struct strv loaded;        /* LOADEDMODULES */
+        struct doctor_finding *findings;
+        size_t n_findings;
+        struct strv notes;
+};
+
+/* The findings' ids (besides doctor.h's DOCTOR_STUBS). */
+#define BUILD_CONFLICTING_CUDA "conflicting-cuda" /* nvcc of another toolkit than FindCUDA's root */
+#define BUILD_NO_CUDA_COMPILER "no-cuda-compiler" /* FindCUDA finds a toolkit, CMake no CUDA compiler */
+#define BUILD_HOST_COMPILER "host-compiler"       /* a host compiler nvcc refuses */
+#define BUILD_CUDA_MAJOR "cuda-major"             /* a library for another CUDA major */
+#define BUILD_MIXED "mixed-install"               /* header and library from different installs */
+#define BUILD_DEFAULT_PATH "default-path"         /* found only through a default place */
+#define BUILD_OPTION_OFF "option-off"             /* nothing found: PyTorch turns USE_* off */
+#define BUILD_NO_TOOLKIT "no-toolkit"             /* no CUDA toolkit: a CPU-only build */
+
+/* Emulate the configure in o->environ (NULL: the process's). Under
+ * o->sysroot (NULL: "/") the default places are looked up: /usr/local,
+ * /usr, /opt, /etc/debian_version. Returns 0. */
+int doctor_build_run(const struct doctor_options *o, struct build_report *ret, struct diag *d);
+void build_report_release(struct build_report *r);
+
+/* The command: run, print (text or JSON), and the exit status (0 nothing
+ * found, 1 problems, 2 usage). cmd-doctor-build.c. */
+struct global_options;
+int doctor_build_command(const struct doctor_options *o, bool json, const struct strv *mp,
+                         const struct global_options *g);
+
+#endif

@@ -1,0 +1,326 @@
+/* spider-cache.c: Lmod's system spider cache, rebuilt (spider-cache.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "process.h"
+#include "spider-cache.h"
+#include "strbuf.h"
+#include "util.h"
+#include "banned.h"
+
+enum {
+        RC_MAX_SIZE = 1 << 20,
+        RC_MAX_STEPS = 1000000,
+        RC_MAX_MEMORY = 64 << 20,
+        REBUILD_TIMEOUT = 600,
+};
+
+void spider_cache_release(struct spider_cache *c)
+{
+        free(c->dir);
+        free(c->timestamp);
+        free(c->from);
+        *c = (struct spider_cache){ 0 };
+}
+
+static const char tool_name[] = "update_lmod_system_cache_files";
+
+static char *executable_in(const char *dir)
+{
+        char *p;
+
+        if (!dir || !*dir)
+                return NULL;
+        p = path_join(dir, tool_name);
+        if (access(p, X_OK) == 0)
+                return p;
+        free(p);
+        return NULL;
+}
+
+char *spider_cache_find_tool(void)
+{
+        static const char *const places[] = {
+                "/usr/share/lmod/lmod/libexec", "/opt/apps/lmod/lmod/libexec", "/usr/local/lmod/lmod/libexec",
+                "/opt/lmod/lmod/libexec", "/usr/lib/lmod/lmod/libexec",
+        };
+        const char *cmd = getenv("LMOD_CMD");
+        char *p = executable_in(getenv("LMOD_DIR"));
+
+        if (!p && cmd && *cmd) {
+                _cleanup_free_ char *dir = path_dirname(cmd);
+                p = executable_in(dir);
+        }
+        for (size_t i = 0; !p && i < ELEMENTSOF(places); i++)
+                p = executable_in(places[i]);
+        return p;
+}
+
+struct capped {
+        size_t used, cap;
+};
+
+/* Lua's allocator, at most cap bytes in all: an lmodrc that builds a huge
+ * string fails to read instead of taking the machine's memory. */
+static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+        struct capped *c = ud;
+        size_t old = ptr ? osize : 0;
+        void *p;
+
+        if (nsize == 0) {
+                free(ptr);
+                c->used -= old;
+                return NULL;
+        }
+        if (nsize > old && nsize - old > c->cap - c->used)
+                return NULL;
+        p = realloc(ptr, nsize);
+        if (p)
+                c->used = c->used - old + nsize;
+        return p;
+}
+
+static void step_hook(lua_State *L, lua_Debug *ar)
+{
+        (void)ar;
+        luaL_error(L, "runs too long");
+}
+
+/* t[key] as a string, or NULL. */
+static char *field_string(lua_State *L, int t, const char *key)
+{
+        char *s = NULL;
+
+        lua_getfield(L, t, key);
+        if (lua_type(L, -1) == LUA_TSTRING)
+                s = xstrdup(lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return s;
+}
+
+/* Run one lmodrc in a state with no library: only its assignments
+ * (scDescriptT = {...}) take effect. 1 with ret filled when it names a
+ * cache, 0 when not (or it cannot be read: Lmod skips those too). */
+static int read_one_rc(const char *file, struct spider_cache *ret, struct diag *d)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+        _cleanup_free_ char *chunk = xasprintf("@%s", file);
+        struct capped mem = { .cap = RC_MAX_MEMORY };
+        lua_State *L;
+        int r = 0;
+
+        if (strbuf_read_file(&sb, file, RC_MAX_SIZE) < 0)
+                return 0;
+        /* As loadfile: a first line starting with '#' (#!) is skipped,
+         * its newline kept for the line numbers. */
+        if (sb.buf[0] == '#')
+                for (size_t i = 0; i < sb.len && sb.buf[i] != '\n'; i++)
+                        sb.buf[i] = ' ';
+        L = lua_newstate(capped_alloc, &mem);
+        if (!L)
+                die_oom();
+        lua_sethook(L, step_hook, LUA_MASKCOUNT, RC_MAX_STEPS);
+        if (luaL_loadbufferx(L, sb.buf, sb.len, chunk, "t") != LUA_OK || lua_pcall(L, 0, 0, 0) != LUA_OK) {
+                /* One that names no cache is not ours to judge. */
+                if (strstr(sb.buf, "scDescriptT"))
+                        r = diag_errorf(d, -EINVAL, "cannot read scDescriptT in the lmodrc '%s' (cudamod runs it "
+                                        "with no Lua library): %s", file,
+                                        lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+                lua_close(L);
+                return r;
+        }
+        lua_getglobal(L, "scDescriptT");
+        if (lua_istable(L, -1)) {
+                lua_rawgeti(L, -1, 1);
+                if (lua_istable(L, -1)) {
+                        char *dir = field_string(L, -1, "dir"), *ts = field_string(L, -1, "timestamp");
+
+                        if (dir && ts && *dir == '/' && *ts == '/') {
+                                *ret = (struct spider_cache){ .dir = dir, .timestamp = ts, .from = xstrdup(file) };
+                                r = 1;
+                        } else {
+                                free(dir);
+                                free(ts);
+                                r = diag_errorf(d, -EINVAL, "the lmodrc '%s': scDescriptT[1] needs an absolute "
+                                                "'dir' and 'timestamp'", file);
+                        }
+                }
+        }
+        lua_close(L);
+        return r;
+}
+
+int spider_cache_from_lmodrc(const char *tool, struct spider_cache *ret, struct diag *d)
+{
+        _cleanup_(strv_release) struct strv files = { 0 };
+        _cleanup_free_ char *libexec = tool ? path_dirname(tool) : NULL;
+        const char *config_dir = getenv("LMOD_CONFIG_DIR"), *rc = getenv("LMOD_RC");
+
+        if (libexec) {
+                strv_push(&files, xasprintf("%s/../init/lmodrc.lua", libexec));
+                strv_push(&files, xasprintf("%s/../../etc/lmodrc.lua", libexec));
+        }
+        if (config_dir && *config_dir)
+                strv_push(&files, path_join(config_dir, "lmodrc.lua"));
+        strv_add(&files, "/etc/lmodrc.lua");
+        while (rc && *rc) {
+                const char *colon = strchr(rc, ':');
+                size_t n = colon ? (size_t)(colon - rc) : strlen(rc);
+
+                if (n)
+                        strv_push(&files, xstrndup(rc, n));
+                rc = colon ? colon + 1 : NULL;
+        }
+        for (size_t i = 0; i < files.len; i++) {
+                int r = read_one_rc(files.items[i], ret, d);
+
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
+        return diag_errorf(d, -ENOENT, "lmod.spider_cache is true, but no lmodrc names a cache (scDescriptT "
+                           "in %s%s, or LMOD_RC)", libexec ? libexec : "", libexec ? "/../init/lmodrc.lua" : "");
+}
+
+/* Remove dir and the files in it (one level: what the tool made). */
+static void remove_dir(const char *dir)
+{
+        DIR *d = opendir(dir);
+        struct dirent *de;
+
+        if (d) {
+                while ((de = readdir(d)))
+                        if (!streq(de->d_name, ".") && !streq(de->d_name, "..")) {
+                                _cleanup_free_ char *p = path_join(dir, de->d_name);
+                                (void)unlink(p);
+                        }
+                closedir(d);
+        }
+        (void)rmdir(dir);
+}
+
+/* Make directory path and its parents. */
+static int mkdir_p(const char *path)
+{
+        _cleanup_free_ char *p = xstrdup(path);
+
+        for (char *s = p + 1;; s++) {
+                if (*s == '/' || !*s) {
+                        char saved = *s;
+
+                        *s = '\0';
+                        if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                                return -errno;
+                        *s = saved;
+                }
+                if (!*s)
+                        return 0;
+        }
+}
+
+int spider_cache_rebuild(const char *tool, const struct spider_cache *c, const char *const *modulepath,
+                         size_t n_modulepath, struct diag *d)
+{
+        _cleanup_free_ char *parent = path_dirname(c->dir);
+        _cleanup_free_ char *base = xstrdup(path_basename(c->dir));
+        _cleanup_free_ char *tmpl = xasprintf("%s/.%s.cudamod-tmp.XXXXXX", parent, base);
+        _cleanup_free_ char *ts_tmp = NULL, *ts_dir = NULL, *ts_base = NULL, *ts_new = NULL, *ending = NULL;
+        _cleanup_strbuf_ struct strbuf mp = STRBUF_INIT;
+        struct child ch = { 0 };
+        char *argv[8];
+        DIR *dir;
+        struct dirent *de;
+        int r;
+
+        for (size_t i = 0; i < n_modulepath; i++)
+                strbuf_addf(&mp, "%s%s", i ? ":" : "", modulepath[i]);
+        r = mkdir_p(c->dir);
+        if (r < 0)
+                return diag_errorf(d, r, "cannot create the spider cache directory '%s': %s", c->dir, strerror(-r));
+        if (!mkdtemp(tmpl))
+                return diag_errorf(d, -errno, "cannot make a temporary directory beside '%s': %s", c->dir,
+                                   strerror(errno));
+        ts_tmp = path_join(tmpl, "timestamp");
+        argv[0] = (char *)tool;
+        argv[1] = (char *)"-d";
+        argv[2] = tmpl;
+        argv[3] = (char *)"-t";
+        argv[4] = ts_tmp;
+        argv[5] = mp.buf;
+        argv[6] = NULL;
+        r = process_run(tool, argv, NULL, NULL, REBUILD_TIMEOUT, &ch);
+        if (r < 0) {
+                remove_dir(tmpl);
+                return diag_errorf(d, r, "cannot run '%s': %s", tool, strerror(-r));
+        }
+        if (!child_succeeded(&ch)) {
+                /* Its last words. */
+                size_t skip = ch.err.len > 1000 ? ch.err.len - 1000 : 0;
+                _cleanup_free_ char *err = xstrndup(ch.err.buf + skip, ch.err.len - skip);
+                size_t n = strlen(err);
+
+                while (n && (err[n - 1] == '\n' || err[n - 1] == ' '))
+                        err[--n] = '\0';
+
+                ending = ch.exec_errno ? xasprintf("cannot start it: %s", strerror(ch.exec_errno)) : child_ending(&ch);
+                for (char *q = err; *q; q++)
+                        if ((unsigned char)*q < 0x20 && *q != '\n')
+                                *q = '?';
+                r = diag_errorf(d, -EIO, "the spider cache '%s' was not rebuilt: '%s' %s%s%s", c->dir, tool, ending,
+                                *err ? ": " : "", err);
+                child_release(&ch);
+                remove_dir(tmpl);
+                return r;
+        }
+        child_release(&ch);
+        /* The cache files, each by one rename, then the timestamp. */
+        dir = opendir(tmpl);
+        if (!dir) {
+                r = diag_errorf(d, -errno, "cannot read '%s': %s", tmpl, strerror(errno));
+                remove_dir(tmpl);
+                return r;
+        }
+        while ((de = readdir(dir))) {
+                _cleanup_free_ char *from = NULL, *to = NULL;
+
+                if (de->d_name[0] == '.' || streq(de->d_name, "timestamp") || strstr(de->d_name, ".old."))
+                        continue;
+                from = path_join(tmpl, de->d_name);
+                to = path_join(c->dir, de->d_name);
+                if (rename(from, to) < 0) {
+                        r = diag_errorf(d, -errno, "cannot put '%s' in place: %s", to, strerror(errno));
+                        closedir(dir);
+                        remove_dir(tmpl);
+                        return r;
+                }
+        }
+        closedir(dir);
+        ts_dir = path_dirname(c->timestamp);
+        ts_base = xstrdup(path_basename(c->timestamp));
+        r = mkdir_p(ts_dir);
+        if (r >= 0) {
+                ts_new = xasprintf("%s/.%s.cudamod-tmp", ts_dir, ts_base);
+                /* Another file system than the cache: a fresh file there. */
+                if (rename(ts_tmp, ts_new) < 0) {
+                        int fd = open(ts_new, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+                        if (fd < 0)
+                                r = -errno;
+                        else
+                                close(fd);
+                }
+                if (r >= 0 && rename(ts_new, c->timestamp) < 0)
+                        r = -errno;
+        }
+        remove_dir(tmpl);
+        if (r < 0)
+                return diag_errorf(d, r, "the spider cache is in '%s', but its timestamp '%s' could not be "
+                                   "written: %s", c->dir, c->timestamp, strerror(-r));
+        return 0;
+}

@@ -1,0 +1,42 @@
+/* spider-cache.h: rebuild Lmod's system spider cache (LMOD.md §4:
+ * update_lmod_system_cache_files, scDescriptT) after generate changed a
+ * tree, so that `module spider` and `module keyword` see the new modules
+ * at once.
+ *
+ * The cache is built by Lmod's own update_lmod_system_cache_files into a
+ * temporary directory beside the cache directory, and each file it made is
+ * then renamed into the cache directory, the timestamp file last: a user's
+ * Lmod reads the old cache or the new one, never half of one. Nothing here
+ * prints; a failure fills d (the tool's exit status and stderr). */
+#ifndef CUDAMOD_SPIDER_CACHE_H
+#define CUDAMOD_SPIDER_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+
+struct spider_cache {
+        char *dir;       /* the cache directory (scDescriptT dir) */
+        char *timestamp; /* its timestamp file */
+        char *from;      /* the lmodrc that named them, or NULL (the config) */
+};
+void spider_cache_release(struct spider_cache *c);
+
+/* Lmod's update_lmod_system_cache_files: $LMOD_DIR's, else next to
+ * $LMOD_CMD, else in the usual install places; NULL when none. */
+char *spider_cache_find_tool(void);
+
+/* The first scDescriptT entry of the lmodrc files Lmod reads, in its order
+ * (the tool's ../init/lmodrc.lua, ../../etc/lmodrc.lua,
+ * $LMOD_CONFIG_DIR/lmodrc.lua, /etc/lmodrc.lua, $LMOD_RC's files). Each is
+ * run as Lua with nothing but its own assignments (no library, a step
+ * limit). -ENOENT with d set when none names a cache. */
+int spider_cache_from_lmodrc(const char *tool, struct spider_cache *ret, struct diag *d);
+
+/* Build the cache of the directories in modulepath with tool, then put it
+ * in place (see above). */
+int spider_cache_rebuild(const char *tool, const struct spider_cache *c, const char *const *modulepath,
+                         size_t n_modulepath, struct diag *d);
+
+#endif

@@ -1,0 +1,1047 @@
+/* test-doctor-build.c: `cudamod doctor --build` (src/doctor-build.c), the
+ * emulation of what a PyTorch source build's CMake would pick, on fixture
+ * trees with the default places (/usr/local, /usr, /opt,
+ * /etc/debian_version) under the fixture root (doctor_options.sysroot).
+ *
+ * Each expected pick is read off PyTorch's and CMake's code:
+ *  - CMake's search order, cmSearchPath.cxx (CMake 3.25):
+ *    AddPrefixPaths gives, for each prefix P, P/<sub>/<arch>, P/<sub>, P
+ *    (not for P = "/"); AddSuffixes gives each directory's PATH_SUFFIXES
+ *    first, then the directory itself; cmFindBase::FillSearchPaths runs
+ *    <Pkg>_ROOT, CMAKE_PREFIX_PATH (variable), CMAKE_{LIBRARY,INCLUDE}_PATH,
+ *    the same from the environment, HINTS, the system environment (PATH),
+ *    CMAKE_SYSTEM_PREFIX_PATH (Modules/Platform/UnixPaths.cmake: /usr/local
+ *    /usr / <cmake's prefix> <install prefix> /usr/X11R6 /usr/pkg /opt),
+ *    PATHS. FIND_LIBRARY_USE_LIB64_PATHS is FALSE where /etc/debian_version
+ *    exists (Modules/Platform/Linux.cmake:91-93).
+ *  - PyTorch cmake/Modules_CUDA_fix/FindCUDNN.cmake:
+ *    `list(APPEND CUDNN_ROOT $ENV{CUDNN_ROOT_DIR} ${CUDA_TOOLKIT_ROOT_DIR})`,
+ *    `list(APPEND CMAKE_PREFIX_PATH ${CUDNN_ROOT})`,
+ *    `find_path(CUDNN_INCLUDE_PATH cudnn.h HINTS ${CUDNN_INCLUDE_DIR}
+ *    PATH_SUFFIXES cuda/include cuda include)`,
+ *    `find_library(CUDNN_LIBRARY_PATH ${CUDNN_LIBNAME} PATHS ${CUDNN_LIBRARY}
+ *    PATH_SUFFIXES lib lib64 cuda/lib cuda/lib64 lib/x64)` (STACK.md §7.4).
+ *  - PyTorch cmake/Modules/FindNCCL.cmake: find_path(nccl.h HINTS
+ *    ${NCCL_INCLUDE_DIR}), find_library(NAMES nccl HINTS ${NCCL_LIB_DIR}),
+ *    no suffixes; the try_run "Found NCCL header version and library
+ *    version do not match!" (§7.5).
+ *  - PyTorch cmake/Modules_CUDA_fix/upstream/FindCUDA.cmake: nvcc in
+ *    ENV CUDA_TOOLKIT_ROOT, ENV CUDA_PATH, ENV CUDA_BIN_PATH (bin, bin64,
+ *    NO_DEFAULT_PATH), then the default search with /opt/cuda/bin (§7.2);
+ *    cmake/public/cuda.cmake's "Found two conflicting CUDA versions".
+ *  - CMake 3.25 Modules/CMakeDetermineCUDACompiler.cmake:37
+ *    (`set(_CMAKE_CUDA_COMPILER_PATHS "$ENV{CUDA_PATH}/bin")` after
+ *    CMAKE_CUDA_COMPILER / CUDACXX) and Modules/FindCUDAToolkit.cmake:637-641
+ *    (CUDAToolkit_ROOT/bin first), 812-816 (include/cuda_runtime.h of the
+ *    root), 834-837 (find_library(CUDA_CUDART cudart PATH_SUFFIXES lib64
+ *    lib/x64) with the root appended to CMAKE_PREFIX_PATH).
+ * Where cmake is installed, the same trees and environments go through the
+ * real find_program/find_path/find_library and find_package(CUDAToolkit)
+ * (a script written here from those facts) and the picks must agree. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "doctor-build.h"
+#include "fixture.h"
+#include "process.h"
+#include "strbuf.h"
+#include "testutil.h"
+#include "util.h"
+#include "util-file.h"
+#include "banned.h"
+
+#define CUDA11 "sw/cuda/11.8"
+#define CUDA12 "sw/cuda/12.4"
+#define CUDA13 "sw/cuda/13.0"
+#define CUDNN8 "sw/cudnn/8.9.7"
+#define CUDNN9 "sw/cudnn/9.1.0"
+#define NCCL "sw/nccl/2.21.5"
+
+static char *root;
+static char arch[128];
+
+static void setup(void)
+{
+        struct utsname u;
+
+        root = fx_new();
+        ck_assert(uname(&u) == 0);
+        snprintf(arch, sizeof(arch), "%s-linux-gnu", u.machine);
+}
+
+static void teardown(void)
+{
+        fx_free(root);
+        root = NULL;
+}
+
+static char *at(const char *rel)
+{
+        return path_join(root, rel);
+}
+
+/* --- the trees ------------------------------------------------------------------ */
+
+/* bin/nvcc as a script printing what nvcc --version prints (CMake runs it). */
+static void nvcc_script(const char *prefix, const char *version, const char *full)
+{
+        _cleanup_free_ char *rel = xasprintf("%s/bin/nvcc", prefix), *path = at(rel);
+        _cleanup_free_ char *text = xasprintf("#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\n"
+                                              "echo 'Cuda compilation tools, release %s, V%s'\n",
+                                              version, full);
+
+        unlink(path);
+        fx_write(root, rel, text);
+        ck_assert(chmod(path, 0755) == 0);
+}
+
+static void toolkit(const char *prefix, const char *version, const char *cudart, const char *nvcc)
+{
+        _cleanup_free_ char *release = xasprintf("%s.0", version);
+
+        fx_cuda_toolkit(root, prefix,
+                        &(struct fx_cuda){ .version = version, .release = release, .cudart = cudart, .nvcc = nvcc,
+                                           .cupti = true });
+        nvcc_script(prefix, version, nvcc);
+        /* What FindCUDAToolkit looks for, and CUPTI's dev link. */
+        {
+                _cleanup_free_ char *h = xasprintf("%s/targets/x86_64-linux/include/cuda_runtime.h", prefix);
+                _cleanup_free_ char *l = xasprintf("%s/extras/CUPTI/lib64/libcupti.so", prefix);
+                _cleanup_free_ char *t = xasprintf("libcupti.so.%.*s", (int)strcspn(version, "."), version);
+
+                fx_write(root, h, "#include \"cuda_runtime_api.h\"\n");
+                fx_symlink(root, l, t);
+        }
+}
+
+/* A Debian-like system root: /etc/debian_version, /usr/lib/<arch>; the
+ * toolkits 11.8, 12.4 and 13.0 (with cuDNN 9.19.0 for CUDA 13 copied in,
+ * as NVIDIA's CUDA 13 containers and PyTorch's CI have it); cuDNN 8.9.7
+ * (CUDA 11) and 9.1.0 (CUDA 12); NCCL 2.21.5+cuda12.4. No /usr/local/cuda. */
+static void tree(void)
+{
+        _cleanup_free_ char *multiarch = xasprintf("usr/lib/%s", arch);
+
+        fx_write(root, "etc/debian_version", "12.11\n");
+        fx_mkdir(root, multiarch);
+        fx_mkdir(root, "usr/local/lib");
+        toolkit(CUDA11, "11.8", "11.8.89", "11.8.89");
+        toolkit(CUDA12, "12.4", "12.4.127", "12.4.131");
+        toolkit(CUDA13, "13.0", "13.0.96", "13.0.88");
+        fx_cudnn(root, CUDA13,
+                 &(struct fx_cudnn){ .version = "9.19.0", .cuda_major = 13, .lib = "targets/x86_64-linux/lib",
+                                     .include = "targets/x86_64-linux/include" });
+        fx_cudnn(root, CUDNN8, &(struct fx_cudnn){ .version = "8.9.7", .cuda_major = 11 });
+        fx_cudnn(root, CUDNN9, &(struct fx_cudnn){ .version = "9.1.0", .cuda_major = 12 });
+        fx_nccl(root, NCCL, &(struct fx_nccl){ .version = "2.21.5", .cuda = "12.4" });
+}
+
+/* /usr/local/cuda -> the CUDA 13 toolkit. */
+static void usr_local_cuda(void)
+{
+        _cleanup_free_ char *target = at(CUDA13);
+
+        fx_symlink(root, "usr/local/cuda", target);
+}
+
+/* --- environments ------------------------------------------------------------------ */
+
+struct env {
+        struct strv items;
+};
+
+static void env_init(struct env *e)
+{
+        *e = (struct env){ 0 };
+        strv_push(&e->items, xasprintf("HOME=%s", root));
+}
+
+static void env_set(struct env *e, const char *name, const char *value)
+{
+        strv_push(&e->items, xasprintf("%s=%s", name, value));
+}
+
+/* NAME=the directories below root (':'-separated), then extra (may be NULL). */
+static void env_dirs(struct env *e, const char *name, const char *const *rels, const char *extra)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+        for (; rels && *rels; rels++) {
+                _cleanup_free_ char *p = at(*rels);
+                strbuf_addf(&sb, "%s%s", sb.len ? ":" : "", p);
+        }
+        if (extra)
+                strbuf_addf(&sb, "%s%s", sb.len ? ":" : "", extra);
+        env_set(e, name, sb.buf);
+}
+
+static void env_dir(struct env *e, const char *name, const char *rel)
+{
+        env_dirs(e, name, (const char *const[]){ rel, NULL }, NULL);
+}
+
+/* A cuda module loaded: its bin on PATH, CUDA_HOME, LOADEDMODULES. */
+static void env_cuda(struct env *e, const char *prefix, const char *module)
+{
+        _cleanup_free_ char *bin = xasprintf("%s/bin", prefix);
+
+        env_dirs(e, "PATH", (const char *const[]){ bin, NULL }, "/usr/bin:/bin");
+        env_dir(e, "CUDA_HOME", prefix);
+        env_set(e, "LOADEDMODULES", module);
+}
+
+/* The optional libraries no fixture has, off (so their findings do not
+ * crowd the ones a case is about). */
+static void env_others_off(struct env *e)
+{
+        env_set(e, "USE_CUSPARSELT", "0");
+        env_set(e, "USE_CUDSS", "0");
+        env_set(e, "USE_MAGMA", "0");
+        env_set(e, "USE_NVSHMEM", "0");
+}
+
+/* --- running ---------------------------------------------------------------------------- */
+
+static char *dump(const struct build_report *r)
+{
+        struct strbuf sb = STRBUF_INIT;
+
+        for (size_t i = 0; i < N_BUILD; i++) {
+                const struct build_component *c = &r->c[i];
+                strbuf_addf(&sb, "  %s: %s v=%s cuda=%lu\n    header %s (%s)\n    library %s (%s)\n", c->name,
+                            c->state, c->version ? c->version : "-", c->cuda_major,
+                            c->header.path ? c->header.path : "-", c->header.from ? c->header.from : "-",
+                            c->library.path ? c->library.path : "-", c->library.from ? c->library.from : "-");
+        }
+        for (size_t i = 0; i < r->n_findings; i++)
+                strbuf_addf(&sb, "  [%s] %s\n    fix: %s\n", r->findings[i].id, r->findings[i].what,
+                            r->findings[i].fix);
+        for (size_t i = 0; i < r->notes.len; i++)
+                strbuf_addf(&sb, "  note: %s\n", r->notes.items[i]);
+        return strbuf_detach(&sb);
+}
+
+static void run_build(const struct env *e, const struct strv *mp, struct build_report *r)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct strv items = { 0 };
+
+        for (size_t i = 0; i < e->items.len; i++)
+                strv_add(&items, e->items.items[i]);
+        ck_assert_int_eq(doctor_build_run(&(struct doctor_options){ .environ = items.items, .modulepath = mp,
+                                                                    .sysroot = root },
+                                          r, &d),
+                         0);
+        strv_release(&items);
+}
+
+static const struct doctor_finding *finding(const struct build_report *r, const char *id, const char *needle)
+{
+        for (size_t i = 0; i < r->n_findings; i++)
+                if (streq(r->findings[i].id, id) && (!needle || strstr(r->findings[i].what, needle)))
+                        return &r->findings[i];
+        return NULL;
+}
+
+#define ASSERT_FINDING(r, id, needle)                                                                 \
+        ({                                                                                            \
+                const struct doctor_finding *_f = finding(r, id, needle);                             \
+                _cleanup_free_ char *_d = _f ? NULL : dump(r);                                        \
+                ck_assert_msg(_f, "no %s finding about '%s':\n%s", id, needle ? needle : "", _d);     \
+                _f;                                                                                   \
+        })
+
+static void assert_hit(const struct build_report *r, const struct build_hit *h, const char *rel, const char *from)
+{
+        _cleanup_free_ char *want = rel ? (rel[0] == '/' ? xstrdup(rel) : at(rel)) : NULL;
+        _cleanup_free_ char *d = dump(r);
+
+        if (!want) {
+                ck_assert_msg(!h->path, "found '%s', expected nothing:\n%s", h->path, d);
+                return;
+        }
+        ck_assert_msg(h->path && streq(h->path, want), "found '%s', expected '%s':\n%s", h->path ? h->path : "nothing",
+                      want, d);
+        ck_assert_msg(h->from && streq(h->from, from), "'%s' from '%s', expected from '%s':\n%s", h->path,
+                      h->from ? h->from : "-", from, d);
+}
+
+/* --- CMake itself -------------------------------------------------------------------------- */
+
+struct cmake_picks {
+        char *nvcc, *bin_dir, *include_dirs, *library_dir, *cudnn_include, *cudnn_library, *nccl_include,
+                *nccl_library;
+};
+
+static void cmake_picks_release(struct cmake_picks *p)
+{
+        free(p->nvcc);
+        free(p->bin_dir);
+        free(p->include_dirs);
+        free(p->library_dir);
+        free(p->cudnn_include);
+        free(p->cudnn_library);
+        free(p->nccl_include);
+        free(p->nccl_library);
+}
+
+static char *line_value(const char *text, const char *key)
+{
+        _cleanup_free_ char *k = xasprintf("\n%s=", key);
+        _cleanup_free_ char *t = xasprintf("\n%s", text);
+        const char *p = strstr(t, k);
+
+        if (!p)
+                return NULL;
+        p += strlen(k);
+        {
+                char *v = xstrndup(p, strcspn(p, "\n"));
+
+                if (!*v || endswith(v, "-NOTFOUND")) {
+                        free(v);
+                        return NULL;
+                }
+                return v;
+        }
+}
+
+/* The picks of the real CMake in e: FindCUDA's nvcc searches, then
+ * find_package(CUDAToolkit) with CUDAToolkit_ROOT = that root (as
+ * cuda.cmake sets it), FindCUDNN's and FindNCCL's searches as STACK.md
+ * §7.4/§7.5 give them. setup.py's part is done here: CUDA_HOME as
+ * CUDA_BIN_PATH, CMAKE_PREFIX_PATH and CUDNN_ROOT forwarded as -D. The
+ * default prefixes are the fixture's. Returns false when cmake is not
+ * installed. */
+static bool cmake_run(const struct env *e, struct cmake_picks *ret)
+{
+        static const char script[] =
+                "cmake_minimum_required(VERSION 3.18)\n"
+                "project(doctorbuild NONE)\n"
+                "set(CMAKE_SYSTEM_PREFIX_PATH \"${R}/usr/local;${R}/usr;${R};${R}/usr/X11R6;${R}/usr/pkg;${R}/opt\")\n"
+                "set(CMAKE_SYSTEM_INCLUDE_PATH \"\")\nset(CMAKE_SYSTEM_LIBRARY_PATH \"\")\n"
+                "set(CMAKE_SYSTEM_PROGRAM_PATH \"\")\n"
+                "set_property(GLOBAL PROPERTY FIND_LIBRARY_USE_LIB64_PATHS FALSE)\n"
+                "if(ARCH)\n  set(CMAKE_LIBRARY_ARCHITECTURE \"${ARCH}\")\nendif()\n"
+                /* FindCUDA, stage A */
+                "find_program(ROOT_NVCC NAMES nvcc PATHS ENV CUDA_TOOLKIT_ROOT ENV CUDA_PATH ENV CUDA_BIN_PATH\n"
+                "  PATH_SUFFIXES bin bin64 NO_DEFAULT_PATH)\n"
+                "find_program(ROOT_NVCC NAMES nvcc PATHS \"${R}/opt/cuda/bin\" PATH_SUFFIXES cuda/bin)\n"
+                "get_filename_component(CUDA_TOOLKIT_ROOT_DIR \"${ROOT_NVCC}\" DIRECTORY)\n"
+                "get_filename_component(CUDA_TOOLKIT_ROOT_DIR \"${CUDA_TOOLKIT_ROOT_DIR}\" DIRECTORY)\n"
+                /* cuda.cmake: CUDAToolkit_ROOT = FindCUDA's root */
+                "set(CUDAToolkit_ROOT \"${CUDA_TOOLKIT_ROOT_DIR}\")\n"
+                "find_package(CUDAToolkit QUIET)\n"
+                "get_filename_component(CUDART_DIR \"${CUDA_CUDART}\" DIRECTORY)\n"
+                /* FindCUDNN and FindNCCL as modules: <Pkg>_ROOT counts
+                 * only inside find_package(). */
+                "list(APPEND CMAKE_MODULE_PATH \"${CMAKE_CURRENT_SOURCE_DIR}/modules\")\n"
+                "find_package(CUDNN)\n"
+                "find_package(NCCL)\n"
+                "file(WRITE \"${OUT}\" \"NVCC=${ROOT_NVCC}\\nBIN=${CUDAToolkit_BIN_DIR}\\n"
+                "INC=${CUDAToolkit_INCLUDE_DIRS}\\nLIB=${CUDART_DIR}\\nCUDNN_INC=${CUDNN_INCLUDE_PATH}\\n"
+                "CUDNN_LIB=${CUDNN_LIBRARY_PATH}\\nNCCL_INC=${NCCL_INCLUDE_DIRS}\\nNCCL_LIB=${NCCL_LIBRARIES}\\n\")\n";
+        /* STACK.md §7.4 and §7.5: the searches of PyTorch's modules
+         * (written from those facts, not copied). */
+        static const char find_cudnn[] =
+                "list(APPEND CUDNN_ROOT $ENV{CUDNN_ROOT_DIR} ${CUDA_TOOLKIT_ROOT_DIR})\n"
+                "list(APPEND CMAKE_PREFIX_PATH ${CUDNN_ROOT})\n"
+                "find_path(CUDNN_INCLUDE_PATH cudnn.h HINTS $ENV{CUDNN_INCLUDE_DIR}\n"
+                "  PATH_SUFFIXES cuda/include cuda include)\n"
+                "find_library(CUDNN_LIBRARY_PATH cudnn PATHS $ENV{CUDNN_LIBRARY}\n"
+                "  PATH_SUFFIXES lib lib64 cuda/lib cuda/lib64 lib/x64)\n";
+        static const char find_nccl[] =
+                "list(APPEND CMAKE_PREFIX_PATH $ENV{NCCL_ROOT_DIR} ${CUDA_TOOLKIT_ROOT_DIR})\n"
+                "find_path(NCCL_INCLUDE_DIRS NAMES nccl.h HINTS $ENV{NCCL_INCLUDE_DIR})\n"
+                "find_library(NCCL_LIBRARIES NAMES nccl nccl_static HINTS $ENV{NCCL_LIB_DIR})\n";
+        _cleanup_free_ char *cmake = NULL, *src = at("cmake-src"), *bld = at("cmake-build"), *out = at("cmake-out");
+        _cleanup_free_ char *def_r = xasprintf("-DR=%s", root), *def_out = xasprintf("-DOUT=%s", out);
+        _cleanup_free_ char *def_arch = NULL, *def_cpp = NULL, *def_cudnn = NULL, *multiarch = NULL;
+        _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
+        _cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+        struct strv env = { 0 }, argv = { 0 };
+        const char *cpp, *home;
+        int err = 0;
+
+        cmake = process_find_program("cmake", (char *[]){ (char *)"PATH=/usr/local/bin:/usr/bin:/bin", NULL }, &err);
+        if (!cmake)
+                return false;
+        fx_mkdir(root, "cmake-src");
+        fx_write(root, "cmake-src/CMakeLists.txt", script);
+        fx_write(root, "cmake-src/modules/FindCUDNN.cmake", find_cudnn);
+        fx_write(root, "cmake-src/modules/FindNCCL.cmake", find_nccl);
+        for (size_t i = 0; i < e->items.len; i++)
+                strv_add(&env, e->items.items[i]);
+        home = env_get(env.items, "CUDA_HOME");
+        if (home && !env_get(env.items, "CUDA_BIN_PATH"))
+                strv_push(&env, xasprintf("CUDA_BIN_PATH=%s", home));
+        if (!env_get(env.items, "PATH"))
+                strv_add(&env, "PATH=/usr/bin:/bin");
+        multiarch = xasprintf("%s/usr/lib/%s", root, arch);
+        if (access(multiarch, F_OK) == 0)
+                def_arch = xasprintf("-DARCH=%s", arch);
+        cpp = env_get(env.items, "CMAKE_PREFIX_PATH");
+        if (cpp) {
+                _cleanup_free_ char *list = str_replace_all(cpp, ":", ";");
+                def_cpp = xasprintf("-DCMAKE_PREFIX_PATH=%s", list);
+        }
+        if (env_get(env.items, "CUDNN_ROOT"))
+                def_cudnn = xasprintf("-DCUDNN_ROOT=%s", env_get(env.items, "CUDNN_ROOT"));
+        strv_add(&argv, cmake);
+        strv_add(&argv, "-S");
+        strv_add(&argv, src);
+        strv_add(&argv, "-B");
+        strv_add(&argv, bld);
+        strv_add(&argv, def_r);
+        strv_add(&argv, def_out);
+        if (def_arch)
+                strv_add(&argv, def_arch);
+        if (def_cpp)
+                strv_add(&argv, def_cpp);
+        if (def_cudnn)
+                strv_add(&argv, def_cudnn);
+        ck_assert_int_eq(process_run(cmake, argv.items, env.items, NULL, 120, &c), 0);
+        ck_assert_msg(child_succeeded(&c), "cmake failed:\n%s\n%s", c.out.buf, c.err.buf);
+        ck_assert_int_eq(file_read_regular_at(AT_FDCWD, out, NULL, (size_t)1 << 20, false, &text, NULL), 0);
+        *ret = (struct cmake_picks){
+                .nvcc = line_value(text.buf, "NVCC"), .bin_dir = line_value(text.buf, "BIN"),
+                .include_dirs = line_value(text.buf, "INC"), .library_dir = line_value(text.buf, "LIB"),
+                .cudnn_include = line_value(text.buf, "CUDNN_INC"), .cudnn_library = line_value(text.buf, "CUDNN_LIB"),
+                .nccl_include = line_value(text.buf, "NCCL_INC"), .nccl_library = line_value(text.buf, "NCCL_LIB"),
+        };
+        /* A fresh configure for the next environment of the same test. */
+        {
+                _cleanup_free_ char *cache = path_join(bld, "CMakeCache.txt");
+                unlink(cache);
+        }
+        strv_release(&env);
+        strv_release(&argv);
+        return true;
+}
+
+static void same_file(const char *what, const char *cmake, const char *doctor, const char *text)
+{
+        _cleanup_free_ char *a = cmake ? realpath(cmake, NULL) : NULL, *b = doctor ? realpath(doctor, NULL) : NULL;
+
+        if (!cmake || !doctor) {
+                ck_assert_msg(!cmake && !doctor, "%s: cmake '%s', doctor '%s'\n%s", what, cmake ? cmake : "nothing",
+                              doctor ? doctor : "nothing", text);
+                return;
+        }
+        /* The same path as written: CMake's result is the directory it
+         * found the file in, not the file's real location. */
+        ck_assert_msg(streq(cmake, doctor) || (a && b && streq(a, b)), "%s: cmake '%s', doctor '%s'\n%s", what, cmake,
+                      doctor, text);
+        ck_assert_msg(streq(cmake, doctor), "%s: cmake '%s', doctor '%s' (the same file, another path)\n%s", what,
+                      cmake, doctor, text);
+}
+
+/* doctor's picks against CMake's own in e (nothing when cmake is absent). */
+static void compare_with_cmake(const struct env *e, const struct build_report *r)
+{
+        struct cmake_picks p = { 0 };
+        _cleanup_free_ char *text = dump(r);
+        _cleanup_free_ char *hdir = NULL, *ldir = NULL, *ndir = NULL, *bin = NULL, *inc = NULL;
+
+        if (!cmake_run(e, &p))
+                return;
+        same_file("FindCUDA's nvcc", p.nvcc, r->c[BUILD_TOOLKIT].library.path, text);
+        if (r->c[BUILD_CUDART].prefix)
+                bin = path_join(r->c[BUILD_CUDART].prefix, "bin");
+        same_file("CUDAToolkit_BIN_DIR", p.bin_dir, bin, text);
+        if (r->c[BUILD_CUDART].header.path)
+                inc = path_dirname(r->c[BUILD_CUDART].header.path);
+        same_file("CUDAToolkit_INCLUDE_DIRS", p.include_dirs, inc, text);
+        if (r->c[BUILD_CUDART].library.path)
+                ldir = path_dirname(r->c[BUILD_CUDART].library.path);
+        same_file("CUDAToolkit_LIBRARY_DIR (libcudart's)", p.library_dir, ldir, text);
+        if (r->c[BUILD_CUDNN].header.path)
+                hdir = path_dirname(r->c[BUILD_CUDNN].header.path);
+        if (strcmp(r->c[BUILD_CUDNN].state, "off") != 0) {
+                same_file("CUDNN_INCLUDE_PATH", p.cudnn_include, hdir, text);
+                same_file("CUDNN_LIBRARY_PATH", p.cudnn_library, r->c[BUILD_CUDNN].library.path, text);
+        }
+        if (streq(r->c[BUILD_NCCL].state, "found") || streq(r->c[BUILD_NCCL].state, "not found")) {
+                if (r->c[BUILD_NCCL].header.path)
+                        ndir = path_dirname(r->c[BUILD_NCCL].header.path);
+                same_file("NCCL_INCLUDE_DIRS", p.nccl_include, ndir, text);
+                same_file("NCCL_LIBRARIES", p.nccl_library, r->c[BUILD_NCCL].library.path, text);
+        }
+        cmake_picks_release(&p);
+}
+
+/* --- modules ---------------------------------------------------------------------------------- */
+
+static void modulefile(const char *name, const char *lib, const char *prefix)
+{
+        _cleanup_free_ char *rel = xasprintf("mods/%s.lua", name), *libdir = at(lib), *p = at(prefix);
+        _cleanup_free_ char *text = xasprintf("-- %s (test-doctor-build)\nprepend_path(\"LD_LIBRARY_PATH\", \"%s\")\n"
+                                              "prepend_path(\"CMAKE_PREFIX_PATH\", \"%s\")\n",
+                                              name, libdir, p);
+
+        fx_write(root, rel, text);
+}
+
+static void modulepath(struct strv *mp)
+{
+        modulefile("cuda/11.8", CUDA11 "/lib64", CUDA11);
+        modulefile("cuda/12.4", CUDA12 "/lib64", CUDA12);
+        modulefile("cudnn/8.9.7", CUDNN8 "/lib", CUDNN8);
+        modulefile("cudnn/9.1.0", CUDNN9 "/lib", CUDNN9);
+        *mp = (struct strv){ 0 };
+        strv_push(mp, at("mods"));
+}
+
+/* --- (1) everything loaded ------------------------------------------------------------------------ */
+
+START_TEST(everything_loaded)
+{
+        struct build_report r;
+        struct env e;
+
+        tree();
+        fx_cusparselt(root, "sw/cusparselt/0.6.2.3", &(struct fx_cusparselt){ .version = "0.6.2.3" });
+        fx_cudss(root, "sw/cudss/0.3.0", &(struct fx_cudss){ .version = "0.3.0", .cuda_major = 12 });
+        fx_magma(root, "sw/magma/2.8.0", &(struct fx_magma){ .version = "2.8.0", .cuda_major = 12 });
+        fx_nvshmem(root, "sw/nvshmem/3.2.5", &(struct fx_nvshmem){ .version = "3.2.5" });
+        env_init(&e);
+        env_cuda(&e, CUDA12, "cuda/12.4:cudnn/9.1.0:nccl/2.21.5");
+        env_dir(&e, "CUDA_PATH", CUDA12);
+        env_dir(&e, "CUDNN_ROOT", CUDNN9);
+        env_dirs(&e, "CMAKE_PREFIX_PATH", (const char *const[]){ NCCL, CUDNN9, CUDA12, NULL }, NULL);
+        env_set(&e, "USE_SYSTEM_NCCL", "1");
+        env_dir(&e, "CUSPARSELT_ROOT", "sw/cusparselt/0.6.2.3");
+        env_dir(&e, "CUDSS_ROOT", "sw/cudss/0.3.0");
+        env_dir(&e, "MAGMA_HOME", "sw/magma/2.8.0");
+        env_dir(&e, "NVSHMEM_HOME", "sw/nvshmem/3.2.5");
+        run_build(&e, NULL, &r);
+        {
+                _cleanup_free_ char *d = dump(&r);
+                ck_assert_msg(r.n_findings == 0, "findings in a healthy environment:\n%s", d);
+        }
+        /* FindCUDA: $CUDA_PATH/bin/nvcc (the first of its variables set). */
+        assert_hit(&r, &r.c[BUILD_TOOLKIT].library, CUDA12 "/bin/nvcc", "CUDA_PATH");
+        ck_assert_str_eq(r.cuda_version, "12.4");
+        /* CMake's CUDA compiler: find_program(nvcc), whose default
+         * search has CMAKE_PREFIX_PATH's <prefix>/bin before PATH. */
+        assert_hit(&r, &r.c[BUILD_NVCC].library, CUDA12 "/bin/nvcc", "CMAKE_PREFIX_PATH");
+        /* CUDNN_ROOT is <Pkg>_ROOT: its include/ and lib/ come first. */
+        assert_hit(&r, &r.c[BUILD_CUDNN].header, CUDNN9 "/include/cudnn.h", "CUDNN_ROOT");
+        assert_hit(&r, &r.c[BUILD_CUDNN].library, CUDNN9 "/lib/libcudnn.so", "CUDNN_ROOT");
+        ck_assert_str_eq(r.c[BUILD_CUDNN].version, "9.1.0");
+        ck_assert_uint_eq(r.c[BUILD_CUDNN].cuda_major, 12);
+        /* FindNCCL: no suffixes; NCCL's prefix on CMAKE_PREFIX_PATH. */
+        assert_hit(&r, &r.c[BUILD_NCCL].header, NCCL "/include/nccl.h", "CMAKE_PREFIX_PATH");
+        assert_hit(&r, &r.c[BUILD_NCCL].library, NCCL "/lib/libnccl.so", "CMAKE_PREFIX_PATH");
+        assert_hit(&r, &r.c[BUILD_CUSPARSELT].library, "sw/cusparselt/0.6.2.3/lib/libcusparseLt.so", "CUSPARSELT_ROOT");
+        assert_hit(&r, &r.c[BUILD_CUDSS].header, "sw/cudss/0.3.0/include/cudss.h", "CUDSS_ROOT");
+        /* FindMAGMA: HINTS $ENV{MAGMA_HOME} PATH_SUFFIXES lib. */
+        assert_hit(&r, &r.c[BUILD_MAGMA].library, "sw/magma/2.8.0/lib/libmagma.so", "MAGMA_HOME");
+        assert_hit(&r, &r.c[BUILD_NVSHMEM].header, "sw/nvshmem/3.2.5/include/nvshmem.h", "NVSHMEM_HOME");
+        /* Kineto: CUDA_SOURCE_DIR/extras/CUPTI/lib64, NO_DEFAULT_PATH. */
+        assert_hit(&r, &r.c[BUILD_CUPTI].library, CUDA12 "/extras/CUPTI/lib64/libcupti.so",
+                   "CUDA_SOURCE_DIR (the toolkit)");
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* --- (2) cuda only ------------------------------------------------------------------------------------ */
+
+START_TEST(cuda_only)
+{
+        struct build_report r;
+        struct env e;
+        const struct doctor_finding *f;
+
+        tree();
+        env_init(&e);
+        env_cuda(&e, CUDA11, "cuda/11.8");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        /* setup.py (before 2.8) passes CUDA_HOME as CUDA_BIN_PATH. */
+        assert_hit(&r, &r.c[BUILD_TOOLKIT].library, CUDA11 "/bin/nvcc", "CUDA_HOME (as CUDA_BIN_PATH)");
+        assert_hit(&r, &r.c[BUILD_CUDART].library, CUDA11 "/lib64/libcudart.so", "CUDAToolkit_ROOT");
+        /* Nothing has cuDNN: not the toolkit, not /usr/local, /usr, /opt. */
+        assert_hit(&r, &r.c[BUILD_CUDNN].library, NULL, NULL);
+        f = ASSERT_FINDING(&r, BUILD_OPTION_OFF, "cuDNN");
+        ck_assert_msg(strstr(f->what, "USE_CUDNN off"), "%s", f->what);
+        ck_assert_msg(strstr(f->fix, "USE_CUDNN=0"), "%s", f->fix);
+        ck_assert_uint_eq(r.n_findings, 1);
+        {
+                _cleanup_free_ char *notes = strv_join(&r.notes, "\n");
+                ck_assert_msg(!strstr(notes, "PyTorch 2.8"), "%s", notes);
+        }
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+        strv_release(&e.items);
+
+        /* CUDA_HOME alone (no nvcc on PATH): only setup.py before 2.8
+         * passes it on; a newer tree finds no toolkit, which is said. */
+        env_init(&e);
+        env_set(&e, "PATH", "/usr/bin:/bin");
+        env_dir(&e, "CUDA_HOME", CUDA11);
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        assert_hit(&r, &r.c[BUILD_TOOLKIT].library, CUDA11 "/bin/nvcc", "CUDA_HOME (as CUDA_BIN_PATH)");
+        {
+                _cleanup_free_ char *notes = strv_join(&r.notes, "\n");
+                ck_assert_msg(strstr(notes, "before PyTorch 2.8") && strstr(notes, "set CUDA_PATH"), "%s", notes);
+        }
+        build_report_release(&r);
+        strv_release(&e.items);
+
+        /* cuda/13.0, whose toolkit holds a cuDNN: FindCUDNN appends
+         * CUDA_TOOLKIT_ROOT_DIR to CMAKE_PREFIX_PATH, so that one is found
+         * (through the toolkit's lib64 link), for the right major. */
+        env_init(&e);
+        env_cuda(&e, CUDA13, "cuda/13.0");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        assert_hit(&r, &r.c[BUILD_CUDNN].header, CUDA13 "/include/cudnn.h", "CUDA_TOOLKIT_ROOT_DIR (appended)");
+        assert_hit(&r, &r.c[BUILD_CUDNN].library, CUDA13 "/lib64/libcudnn.so", "CUDA_TOOLKIT_ROOT_DIR (appended)");
+        ck_assert_uint_eq(r.c[BUILD_CUDNN].cuda_major, 13);
+        ck_assert_uint_eq(r.n_findings, 0);
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* --- (3) cuda 11 loaded, a CUDA 13 cuDNN in /usr/local/cuda ------------------------------------------------ */
+
+START_TEST(cuda11_cudnn_in_usr_local_cuda)
+{
+        struct build_report r;
+        struct env e;
+        struct strv mp;
+        const struct doctor_finding *f;
+
+        tree();
+        usr_local_cuda();
+        modulepath(&mp);
+        env_init(&e);
+        env_cuda(&e, CUDA11, "cuda/11.8");
+        env_others_off(&e);
+        run_build(&e, &mp, &r);
+        assert_hit(&r, &r.c[BUILD_TOOLKIT].library, CUDA11 "/bin/nvcc", "CUDA_HOME (as CUDA_BIN_PATH)");
+        /* Header: the system prefix /usr/local with PATH_SUFFIXES
+         * cuda/include; library: /usr/local with cuda/lib64 (cuda/lib
+         * does not exist there). */
+        assert_hit(&r, &r.c[BUILD_CUDNN].header, "usr/local/cuda/include/cudnn.h",
+                   "default /usr/local + cuda/include");
+        assert_hit(&r, &r.c[BUILD_CUDNN].library, "usr/local/cuda/lib64/libcudnn.so", "default /usr/local + cuda/lib64");
+        ck_assert_str_eq(r.c[BUILD_CUDNN].version, "9.19.0");
+        ck_assert_uint_eq(r.c[BUILD_CUDNN].cuda_major, 13);
+        f = ASSERT_FINDING(&r, BUILD_CUDA_MAJOR, "cuDNN");
+        ck_assert_msg(strstr(f->what, "CUDA 13") && strstr(f->what, "11.8"), "%s", f->what);
+        ck_assert_msg(strstr(f->what, "only through the default places"), "%s", f->what);
+        ck_assert_msg(strstr(f->fix, "module load cudnn/8.9.7"), "%s", f->fix);
+        ck_assert_uint_eq(r.n_findings, 1);
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+
+        /* No modulepath: the option to turn off instead. */
+        run_build(&e, NULL, &r);
+        f = ASSERT_FINDING(&r, BUILD_CUDA_MAJOR, "cuDNN");
+        ck_assert_msg(strstr(f->fix, "USE_CUDNN=0") && strstr(f->fix, "CUDNN_ROOT"), "%s", f->fix);
+        build_report_release(&r);
+        strv_release(&mp);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* --- (4) header and library from different installs ---------------------------------------------------------- */
+
+START_TEST(cudnn_header_and_library_apart)
+{
+        struct build_report r;
+        struct env e;
+        const struct doctor_finding *f;
+        _cleanup_free_ char *deblib = xasprintf("lib/%s", arch);
+
+        tree();
+        /* Debian's libcudnn8-dev: /usr/include/cudnn*.h, /usr/lib/<arch>. */
+        fx_cudnn(root, "usr", &(struct fx_cudnn){ .version = "8.9.7", .cuda_major = 12, .lib = deblib });
+        env_init(&e);
+        env_cuda(&e, CUDA12, "cuda/12.4");
+        env_dir(&e, "CMAKE_LIBRARY_PATH", CUDNN9 "/lib");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        /* The header: nothing names an include directory, so /usr +
+         * include; the library: CMAKE_LIBRARY_PATH, before the system
+         * prefixes. */
+        assert_hit(&r, &r.c[BUILD_CUDNN].header, "usr/include/cudnn.h", "default /usr + include");
+        assert_hit(&r, &r.c[BUILD_CUDNN].library, CUDNN9 "/lib/libcudnn.so", "CMAKE_LIBRARY_PATH");
+        f = ASSERT_FINDING(&r, BUILD_MIXED, "cuDNN");
+        ck_assert_msg(strstr(f->what, "8.9.7") && strstr(f->what, "9.1.0"), "%s", f->what);
+        ck_assert_msg(strstr(f->fix, "CUDNN_ROOT"), "%s", f->fix);
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+
+        /* Another cudnn.h in /usr/include/cuda: every directory's
+         * PATH_SUFFIXES (cuda/include cuda include) come before the
+         * directory itself (cmSearchPath::AddSuffixes). */
+        fx_cudnn(root, "sw/cudnn/9.1.0-headers", &(struct fx_cudnn){ .version = "9.1.0", .include = "../../../usr/include/cuda" });
+        run_build(&e, NULL, &r);
+        assert_hit(&r, &r.c[BUILD_CUDNN].header, "usr/include/cuda/cudnn.h", "default /usr + include/cuda");
+        ck_assert_str_eq(r.c[BUILD_CUDNN].version, "9.1.0");
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* Debian's cuDNN for the right major, found only in /usr: a default-path
+ * finding that names the module instead. */
+START_TEST(cudnn_only_in_system_dirs)
+{
+        struct build_report r;
+        struct env e;
+        struct strv mp;
+        const struct doctor_finding *f;
+        _cleanup_free_ char *deblib = xasprintf("lib/%s", arch), *libpath = NULL;
+        _cleanup_free_ char *from = xasprintf("default /usr + lib/%s", arch);
+
+        tree();
+        modulepath(&mp);
+        fx_cudnn(root, "usr", &(struct fx_cudnn){ .version = "8.9.7", .cuda_major = 12, .lib = deblib });
+        env_init(&e);
+        env_cuda(&e, CUDA12, "cuda/12.4");
+        env_others_off(&e);
+        run_build(&e, &mp, &r);
+        libpath = xasprintf("usr/%s/libcudnn.so", deblib);
+        assert_hit(&r, &r.c[BUILD_CUDNN].header, "usr/include/cudnn.h", "default /usr + include");
+        assert_hit(&r, &r.c[BUILD_CUDNN].library, libpath, from);
+        f = ASSERT_FINDING(&r, BUILD_DEFAULT_PATH, "cuDNN");
+        ck_assert_msg(strstr(f->fix, "module load cudnn/9.1.0"), "%s", f->fix);
+        ck_assert_uint_eq(r.n_findings, 1);
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+        strv_release(&mp);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* --- (5) CUDNN_ROOT set by hand to another install ------------------------------------------------------------------ */
+
+START_TEST(cudnn_root_by_hand)
+{
+        struct build_report r;
+        struct env e;
+        struct strv mp;
+        const struct doctor_finding *f;
+
+        tree();
+        modulepath(&mp);
+        env_init(&e);
+        env_cuda(&e, CUDA11, "cuda/11.8:cudnn/8.9.7");
+        env_dir(&e, "CMAKE_PREFIX_PATH", CUDNN8);
+        env_dir(&e, "CUDNN_ROOT", CUDNN9);
+        env_others_off(&e);
+        run_build(&e, &mp, &r);
+        /* <Pkg>_ROOT is searched before CMAKE_PREFIX_PATH. */
+        assert_hit(&r, &r.c[BUILD_CUDNN].header, CUDNN9 "/include/cudnn.h", "CUDNN_ROOT");
+        assert_hit(&r, &r.c[BUILD_CUDNN].library, CUDNN9 "/lib/libcudnn.so", "CUDNN_ROOT");
+        f = ASSERT_FINDING(&r, BUILD_CUDA_MAJOR, "cuDNN");
+        ck_assert_msg(strstr(f->what, "CUDA 12"), "%s", f->what);
+        ck_assert_msg(strstr(f->fix, "cudnn/8.9.7"), "%s", f->fix);
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+        strv_release(&mp);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* --- (6) NCCL only through CMAKE_PREFIX_PATH; and a header of another NCCL -------------------------------------------- */
+
+START_TEST(nccl_through_cmake_prefix_path)
+{
+        struct build_report r;
+        struct env e;
+        const struct doctor_finding *f;
+
+        tree();
+        env_init(&e);
+        env_cuda(&e, CUDA12, "cuda/12.4:nccl/2.21.5");
+        env_dir(&e, "CMAKE_PREFIX_PATH", NCCL);
+        env_set(&e, "USE_SYSTEM_NCCL", "1");
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        assert_hit(&r, &r.c[BUILD_NCCL].header, NCCL "/include/nccl.h", "CMAKE_PREFIX_PATH");
+        assert_hit(&r, &r.c[BUILD_NCCL].library, NCCL "/lib/libnccl.so", "CMAKE_PREFIX_PATH");
+        ck_assert_str_eq(r.c[BUILD_NCCL].version, "2.21.5");
+        {
+                _cleanup_free_ char *d = dump(&r);
+                ck_assert_msg(r.n_findings == 0, "%s", d);
+        }
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+        strv_release(&e.items);
+
+        /* Debian's nccl.h 2.18.3 in /usr/include, the library from
+         * NCCL_LIB_DIR (HINTS): configure stops. */
+        fx_nccl(root, "usr", &(struct fx_nccl){ .version = "2.18.3", .cuda = "12.2" });
+        env_init(&e);
+        env_cuda(&e, CUDA12, "cuda/12.4");
+        env_dir(&e, "NCCL_LIB_DIR", NCCL "/lib");
+        env_set(&e, "USE_SYSTEM_NCCL", "1");
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        assert_hit(&r, &r.c[BUILD_NCCL].header, "usr/include/nccl.h", "default /usr + include");
+        assert_hit(&r, &r.c[BUILD_NCCL].library, NCCL "/lib/libnccl.so", "NCCL_LIB_DIR");
+        f = ASSERT_FINDING(&r, BUILD_MIXED, "NCCL");
+        ck_assert_msg(strstr(f->why, "do not match"), "%s", f->why);
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+        strv_release(&e.items);
+
+        /* Without USE_SYSTEM_NCCL the bundled NCCL is built: nothing searched. */
+        env_init(&e);
+        env_cuda(&e, CUDA12, "cuda/12.4");
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        ck_assert_str_eq(r.c[BUILD_NCCL].state, "bundled");
+        ck_assert_uint_eq(r.n_findings, 0);
+        build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* --- (7) nvcc on PATH from another toolkit than CUDA_PATH ------------------------------------------------------------- */
+
+START_TEST(nvcc_of_another_toolkit)
+{
+        struct build_report r;
+        struct env e;
+        const struct doctor_finding *f;
+
+        tree();
+        env_init(&e);
+        env_dirs(&e, "PATH", (const char *const[]){ CUDA13 "/bin", NULL }, "/usr/bin:/bin");
+        env_dir(&e, "CUDA_PATH", CUDA12);
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        assert_hit(&r, &r.c[BUILD_TOOLKIT].library, CUDA12 "/bin/nvcc", "CUDA_PATH");
+        assert_hit(&r, &r.c[BUILD_NVCC].library, CUDA13 "/bin/nvcc", "PATH");
+        f = ASSERT_FINDING(&r, BUILD_CONFLICTING_CUDA, NULL);
+        ck_assert_msg(strstr(f->what, "13.0") && strstr(f->what, "12.4"), "%s", f->what);
+        ck_assert_msg(strstr(f->why, "Found two conflicting CUDA versions"), "%s", f->why);
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+
+        /* CUDACXX names CMake's compiler outright. */
+        {
+                _cleanup_free_ char *nvcc = at(CUDA12 "/bin/nvcc");
+                env_set(&e, "CUDACXX", nvcc);
+        }
+        run_build(&e, NULL, &r);
+        assert_hit(&r, &r.c[BUILD_NVCC].library, CUDA12 "/bin/nvcc", "CUDACXX");
+        ck_assert(!finding(&r, BUILD_CONFLICTING_CUDA, NULL));
+        build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* --- (8) nothing loaded ----------------------------------------------------------------------------------------------- */
+
+START_TEST(nothing_loaded)
+{
+        struct build_report r;
+        struct env e;
+
+        if (access("/usr/bin/nvcc", F_OK) == 0 || access("/bin/nvcc", F_OK) == 0)
+                return; /* this host has an nvcc on the bare PATH */
+        tree();
+        env_init(&e);
+        env_set(&e, "PATH", "/usr/bin:/bin");
+        run_build(&e, NULL, &r);
+        ASSERT_FINDING(&r, BUILD_NO_TOOLKIT, NULL);
+        ck_assert_str_eq(r.c[BUILD_TOOLKIT].state, "not found");
+        ck_assert_uint_eq(r.n_findings, 1);
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+
+        /* /usr/local/cuda: FindCUDA's default search reaches
+         * /usr/local + cuda/bin, and that is only a default. */
+        usr_local_cuda();
+        run_build(&e, NULL, &r);
+        assert_hit(&r, &r.c[BUILD_TOOLKIT].library, "usr/local/cuda/bin/nvcc", "default /usr/local + cuda/bin");
+        ck_assert_str_eq(r.cuda_version, "13.0");
+        /* But CMake's CUDA language looks for nvcc in CUDA_PATH and the
+         * default places without cuda/bin: enable_language(CUDA) fails. */
+        ASSERT_FINDING(&r, BUILD_NO_CUDA_COMPILER, NULL);
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+
+        /* A wrapper /usr/local/bin/nvcc (this project's machines have one):
+         * FindCUDA's root is /usr/local (the default prefix's bin comes
+         * before its cuda/bin), FindCUDAToolkit's is the `#$ TOP=` that
+         * `nvcc -v` prints. */
+        {
+                _cleanup_free_ char *top = at(CUDA13 "/bin/..");
+                _cleanup_free_ char *wrapper = xasprintf(
+                        "#!/bin/sh\nif [ \"$1\" = -v ]; then echo '#$ TOP=%s' >&2; exit 1; fi\n"
+                        "echo 'Cuda compilation tools, release 13.0, V13.0.88'\n", top);
+                _cleanup_free_ char *path = at("usr/local/bin/nvcc"), *want_top = at(CUDA13);
+
+                fx_write(root, "usr/local/bin/nvcc", wrapper);
+                ck_assert(chmod(path, 0755) == 0);
+                run_build(&e, NULL, &r);
+                assert_hit(&r, &r.c[BUILD_TOOLKIT].library, "usr/local/bin/nvcc", "default /usr/local + bin");
+                ck_assert_str_eq(r.c[BUILD_CUDART].prefix, want_top);
+                ck_assert_str_eq(r.cuda_version, "13.0");
+                compare_with_cmake(&e, &r);
+                build_report_release(&r);
+        }
+        strv_release(&e.items);
+}
+END_TEST
+
+/* --- the host compiler, stubs ------------------------------------------------------------------------------------------------ */
+
+START_TEST(host_compiler_refused)
+{
+        struct build_report r;
+        struct env e;
+        const struct doctor_finding *f;
+        _cleanup_free_ char *gxx = at("bin/g++-13");
+
+        tree();
+        fx_write(root, CUDA11 "/targets/x86_64-linux/include/crt/host_config.h",
+                 "#if defined(__GNUC__)\n#if __GNUC__ > 11\n#error -- unsupported GNU version! gcc versions later "
+                 "than 11 are not supported!\n#endif\n#endif\n");
+        fx_write(root, "bin/g++-13",
+                 "#!/bin/sh\necho '#define __GNUC__ 13'\necho '#define __GNUC_MINOR__ 2'\n"
+                 "echo '#define __GNUC_PATCHLEVEL__ 0'\necho '#define __VERSION__ \"13.2.0\"'\n");
+        ck_assert(chmod(gxx, 0755) == 0);
+        env_init(&e);
+        env_cuda(&e, CUDA11, "cuda/11.8");
+        env_set(&e, "CUDAHOSTCXX", gxx);
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        ck_assert_str_eq(r.c[BUILD_HOST].library.path, gxx);
+        f = ASSERT_FINDING(&r, BUILD_HOST_COMPILER, NULL);
+        ck_assert_msg(strstr(f->what, "up to 11"), "%s", f->what);
+        ck_assert_msg(strstr(f->fix, "g++-11"), "%s", f->fix);
+        build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
+START_TEST(stubs_on_ld_library_path)
+{
+        struct build_report r;
+        struct env e;
+
+        tree();
+        env_init(&e);
+        env_cuda(&e, CUDA12, "cuda/12.4");
+        env_dir(&e, "LD_LIBRARY_PATH", CUDA12 "/targets/x86_64-linux/lib/stubs");
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        ASSERT_FINDING(&r, DOCTOR_STUBS, "stubs");
+        build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* --- the command ------------------------------------------------------------------------------------------------------ */
+
+START_TEST(command_exit_status_and_json)
+{
+        struct env e;
+        struct run_result r;
+        _cleanup_free_ char *test_root = xasprintf("CUDAMOD_TEST_ROOT=%s", root);
+        json_t *doc;
+        json_error_t jerr;
+
+        tree();
+        usr_local_cuda();
+        env_init(&e);
+        env_cuda(&e, CUDA11, "cuda/11.8");
+        env_others_off(&e);
+        strv_add(&e.items, test_root);
+        strv_add(&e.items, "LC_ALL=C");
+        run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", "--json", NULL },
+                    (const char *const *)e.items.items);
+        ck_assert_msg(r.status == 1, "exit %d: %s%s", r.status, r.out, r.err);
+        doc = json_loads(r.out, 0, &jerr);
+        ck_assert_msg(doc, "not JSON (%s): %s", jerr.text, r.out);
+        ck_assert_str_eq(json_string_value(json_object_get(doc, "mode")), "build");
+        ck_assert_str_eq(json_string_value(json_object_get(doc, "status")), "problems");
+        ck_assert_uint_eq(json_array_size(json_object_get(doc, "components")), N_BUILD);
+        {
+                json_t *cudnn = json_array_get(json_object_get(doc, "components"), BUILD_CUDNN);
+                json_t *lib = json_object_get(cudnn, "library");
+
+                ck_assert_str_eq(json_string_value(json_object_get(cudnn, "name")), "cudnn");
+                ck_assert_int_eq(json_integer_value(json_object_get(cudnn, "cuda_major")), 13);
+                ck_assert_str_eq(json_string_value(json_object_get(lib, "from")), "default /usr/local + cuda/lib64");
+                ck_assert(json_is_true(json_object_get(lib, "default")));
+        }
+        json_decref(doc);
+        run_result_release(&r);
+
+        /* The text report; exit 0 when nothing is wrong. */
+        run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", NULL },
+                    (const char *const *)e.items.items);
+        ck_assert_msg(r.status == 1 && strstr(r.out, "default /usr/local + cuda/lib64") &&
+                              strstr(r.out, "[cuda-major]") && strstr(r.out, "USE_CUDNN=0"),
+                      "exit %d: %s%s", r.status, r.out, r.err);
+        run_result_release(&r);
+        strv_add(&e.items, "USE_CUDNN=0");
+        run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", NULL },
+                    (const char *const *)e.items.items);
+        ck_assert_msg(r.status == 0 && strstr(r.out, "nothing wrong found"), "exit %d: %s%s", r.status, r.out, r.err);
+        run_result_release(&r);
+
+        /* A PATH with --build: usage error. */
+        run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", "/x", NULL },
+                    (const char *const *)e.items.items);
+        ck_assert_msg(r.status == 2 && !*r.out, "exit %d: %s%s", r.status, r.out, r.err);
+        run_result_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+        Suite *s = suite_create("doctor-build");
+        TCase *tc = tcase_create("emulation");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, everything_loaded);
+        tcase_add_test(tc, cuda_only);
+        tcase_add_test(tc, cuda11_cudnn_in_usr_local_cuda);
+        tcase_add_test(tc, cudnn_header_and_library_apart);
+        tcase_add_test(tc, cudnn_only_in_system_dirs);
+        tcase_add_test(tc, cudnn_root_by_hand);
+        tcase_add_test(tc, nccl_through_cmake_prefix_path);
+        tcase_add_test(tc, nvcc_of_another_toolkit);
+        tcase_add_test(tc, nothing_loaded);
+        tcase_add_test(tc, host_compiler_refused);
+        tcase_add_test(tc, stubs_on_ld_library_path);
+        tcase_add_test(tc, command_exit_status_and_json);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        return run_suite(suite());
+}
