@@ -513,6 +513,7 @@ static bool check_site(const struct plan *p, const struct config *cfg, const str
         struct site_name *names = xcalloc(p->n_modules + 1, sizeof(*names));
         struct site_options so = { .outdir = p->outdir, .names = names };
         struct site_report r = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
         bool ok = true;
 
         for (size_t i = 0; i < p->n_modules; i++) {
@@ -540,7 +541,15 @@ static bool check_site(const struct plan *p, const struct config *cfg, const str
         so.n_modulepath = mp.len;
         so.levels = (const char *const *)levels.items;
         so.n_levels = levels.len;
-        (void)site_check(rd->files, rd->n, &so, &r);
+        if (site_check(rd->files, rd->n, &so, &r, &d) < 0) {
+                /* What the tree holds is not known: nothing is written on
+                 * partial knowledge, --force or not. */
+                log_diag(&d);
+                log_error("cannot tell whether another tool's modulefiles lie where cudamod would write; "
+                          "nothing written");
+                free(names);
+                return false;
+        }
         if (r.foreign.len) {
                 _cleanup_free_ char *out = term_escape(p->outdir);
 
