@@ -170,7 +170,7 @@ static void components_from_lib_dir(struct install *in, const char *lib_dir)
                 _cleanup_free_ char *v = NULL;
 
                 if (full[k].count && !in->components[lib_components[k].comp] &&
-                    full[k].n[0] == soname[k].n[0] && is_file_at(fd, full_name[k])) {
+                    full[k].n[0] == soname[k].n[0] && detect_is_file(fd, full_name[k])) {
                         v = version_to_string(&full[k], 0);
                         set_component(in, lib_components[k].comp, v);
                 }
@@ -198,7 +198,7 @@ static void add_dir_if(struct strv *v, int fd, const char *prefix, const char *r
 {
         _cleanup_free_ char *p = NULL;
 
-        if (!is_dir_at(fd, rel))
+        if (!detect_is_dir(fd, rel))
                 return;
         p = path_join(prefix, rel);
         if (!strv_contains(v, p))
@@ -243,7 +243,7 @@ static void hpc_sdk_math_libs(struct install *in, const struct walk_dir *dir, co
                 add_dir_if(&in->extra_lib_dirs, fd, math, ld.rel);
         if (triple) {
                 _cleanup_free_ char *inc = xasprintf("targets/%s/include", triple);
-                if (is_dir_at(fd, inc) && !is_symlink_at(fd, inc))
+                if (detect_is_dir(fd, inc) && !detect_is_symlink(fd, inc))
                         add_dir_if(&in->extra_include_dirs, fd, math, inc);
                 else
                         add_dir_if(&in->extra_include_dirs, fd, math, "include");
@@ -263,14 +263,14 @@ static char *choose_include(int fd, const char *triple)
         for (int pass = 0; pass < 2; pass++)
                 for (size_t i = 0; i < 2; i++) {
                         _cleanup_free_ char *h = NULL;
-                        if (!cands[i] || !is_dir_at(fd, cands[i]))
+                        if (!cands[i] || !detect_is_dir(fd, cands[i]))
                                 continue;
                         if (!fallback)
                                 fallback = cands[i];
-                        if (pass == 0 && is_symlink_at(fd, cands[i]))
+                        if (pass == 0 && detect_is_symlink(fd, cands[i]))
                                 continue;
                         h = path_join(cands[i], "cuda_runtime_api.h");
-                        if (is_file_at(fd, h))
+                        if (detect_is_file(fd, h))
                                 return xstrdup(cands[i]);
                 }
         return fallback ? xstrdup(fallback) : NULL;
@@ -295,10 +295,10 @@ static void detect_cu12_wheels(const struct walk_dir *dir, struct install_list *
         } else
                 install_add_problem(in, "missing-library", "no libcudart.so.* in '%s/cuda_runtime/lib'",
                                     dir->path);
-        in->include_dir = is_dir_at(dir->fd, "cuda_runtime/include")
+        in->include_dir = detect_is_dir(dir->fd, "cuda_runtime/include")
                                   ? path_join(dir->path, "cuda_runtime/include")
                                   : NULL;
-        if (is_dir_at(dir->fd, "cuda_nvcc/bin"))
+        if (detect_is_dir(dir->fd, "cuda_nvcc/bin"))
                 in->bin_dir = path_join(dir->path, "cuda_nvcc/bin");
         for (const char *const *c = cu12_wheel_dirs; *c; c++) {
                 _cleanup_free_ char *lib = xasprintf("%s/lib", *c);
@@ -369,16 +369,16 @@ static void detect_system(const struct walk_dir *dir, const char *usr, const cha
         usr_fd = open(usr, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (usr_fd >= 0) {
                 _cleanup_free_ char *tinc = triple ? xasprintf("include/%s", triple) : NULL;
-                if (is_file_at(usr_fd, "include/cuda_runtime_api.h"))
+                if (detect_is_file(usr_fd, "include/cuda_runtime_api.h"))
                         in->include_dir = path_join(usr, "include");
-                else if (tinc && is_dir_at(usr_fd, tinc)) {
+                else if (tinc && detect_is_dir(usr_fd, tinc)) {
                         _cleanup_free_ char *h = path_join(tinc, "cuda_runtime_api.h");
-                        if (is_file_at(usr_fd, h))
+                        if (detect_is_file(usr_fd, h))
                                 in->include_dir = path_join(usr, tinc);
                 }
                 if (in->include_dir)
                         header = header_version(in, usr_fd, usr, in->include_dir + strlen(usr) + 1);
-                if (is_file_at(usr_fd, "bin/nvcc"))
+                if (detect_is_file(usr_fd, "bin/nvcc"))
                         in->bin_dir = path_join(usr, "bin");
                 nvcc_strings(in, usr_fd, usr, "lib/nvidia-cuda-toolkit/bin", &nvcc_release);
         }
@@ -583,7 +583,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
                         libdir_warn_too_big(dir);
                 has_cudart = r >= 0;
         }
-        has_nvcc = is_file_at(dir->fd, "bin/nvcc");
+        has_nvcc = detect_is_file(dir->fd, "bin/nvcc");
         has_version_file = walk_dir_find(dir, "version.json") || walk_dir_find(dir, "version.txt");
         include_rel = choose_include(dir->fd, ld.triple);
         if (!ld.triple) {
@@ -598,7 +598,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         }
         if (include_rel) {
                 _cleanup_free_ char *h = path_join(include_rel, "cuda_runtime_api.h");
-                has_header = is_file_at(dir->fd, h);
+                has_header = detect_is_file(dir->fd, h);
         } else
                 has_header = false;
         if (!has_cudart && !(has_nvcc && (has_version_file || has_header)) &&
@@ -643,7 +643,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
                 in->include_dir = path_join(dir->path, include_rel);
         else
                 install_add_problem(in, "missing-headers", "no cuda_runtime_api.h in '%s'", dir->path);
-        if (is_dir_at(dir->fd, "bin"))
+        if (detect_is_dir(dir->fd, "bin"))
                 in->bin_dir = path_join(dir->path, "bin");
 
         add_dir_if(&in->extra_lib_dirs, dir->fd, dir->path, "extras/CUPTI/lib64");
@@ -748,7 +748,7 @@ static void detect_cuda(const struct walk_dir *dir, struct install_list *l,
                  * alias; the path is one when a link led here
                  * (/usr/local/cuda -> /usr/lib/cuda). */
                 strv_add(&in->trees, dir->realpath);
-                if (is_symlink_at(AT_FDCWD, dir->path))
+                if (detect_is_symlink(AT_FDCWD, dir->path))
                         strv_add(&in->aliases, dir->path);
                 nvcc_strings(in, dir->fd, dir->path, "bin", &rel);
                 if (rel.count)

@@ -32,6 +32,7 @@ static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void 
         ctx->n_dirs++;
         if (ctx->opts->progress)
                 ctx->opts->progress(ctx->n_dirs, dir->path, ctx->opts->userdata);
+        detect_cache_begin(dir);
         FOREACH_COMPONENT(c) {
                 struct walk_verdict v = { 0 };
 
@@ -42,6 +43,7 @@ static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void 
                                 verdict->keep = v.keep;
                 }
         }
+        detect_cache_end();
         return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 
 #include "strbuf.h"
@@ -186,11 +187,91 @@ static int entry_cmp(const void *a, const void *b)
         return strcmp(((const struct walk_entry *)a)->name, ((const struct walk_entry *)b)->name);
 }
 
-static void entries_free(struct walk_entry *e, size_t n)
+void walk_entries_free(struct walk_entry *e, size_t n)
 {
         for (size_t i = 0; i < n; i++)
                 free(e[i].name);
         free(e);
+}
+
+/* The kernel's struct linux_dirent64. */
+struct dirent64_raw {
+        uint64_t d_ino;
+        int64_t d_off;
+        unsigned short d_reclen;
+        unsigned char d_type;
+        char d_name[];
+};
+
+int walk_read_fd(int fd, size_t max, int (*each)(const char *name, unsigned char type, void *ctx),
+                 void *ctx)
+{
+        /* As large as glibc's DIR buffer: a CUDA lib/ of 200 names is one
+         * call and the end of the directory another. */
+        _Alignas(8) char buf[32768];
+        size_t n = 0;
+
+        for (;;) {
+                long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got < 0)
+                        return -errno;
+                if (got == 0)
+                        return 0;
+                for (long off = 0; off < got;) {
+                        const struct dirent64_raw *de = (const struct dirent64_raw *)(buf + off);
+                        int r;
+
+                        off += de->d_reclen;
+                        if (de->d_name[0] == '.' &&
+                            (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+                                continue;
+                        if (n++ == max)
+                                return -E2BIG;
+                        r = each(de->d_name, de->d_type, ctx);
+                        if (r)
+                                return r;
+                }
+        }
+}
+
+struct entries_acc {
+        struct walk_entry *e;
+        size_t n, alloc;
+};
+
+static int entries_add(const char *name, unsigned char type, void *ctx)
+{
+        struct entries_acc *a = ctx;
+
+        if (a->n == a->alloc) {
+                a->alloc = a->alloc ? a->alloc * 2 : 32;
+                a->e = xreallocarray(a->e, a->alloc, sizeof(*a->e));
+        }
+        a->e[a->n].name = xstrdup(name);
+        a->e[a->n].type = type;
+        a->n++;
+        return 0;
+}
+
+int walk_read_entries(int fd, size_t max, struct walk_entry **ret, size_t *ret_n)
+{
+        struct entries_acc a = { 0 };
+        int r = walk_read_fd(fd, max, entries_add, &a);
+
+        if (r == -E2BIG) {
+                walk_entries_free(a.e, a.n);
+                *ret = NULL;
+                *ret_n = 0;
+                return r;
+        }
+        if (a.n > 1)
+                qsort(a.e, a.n, sizeof(*a.e), entry_cmp);
+        *ret = a.e;
+        *ret_n = a.n;
+        return r;
 }
 
 static void queue_symlink(struct walker *w, const char *path, unsigned depth)
@@ -302,13 +383,12 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
                     const char *parent_realpath, unsigned depth, dev_t parent_dev)
 {
         struct walk_entry *entries = NULL;
-        size_t n = 0, alloc = 0;
+        size_t n = 0;
         struct visited *v;
-        struct dirent *de;
         struct stat st;
         unsigned budget = w->max_depth - depth;
         bool first;
-        DIR *d;
+        int r;
 
         if (w->stop) {
                 close(fd);
@@ -335,56 +415,34 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
         v->walked = true;
         v->budget = budget;
 
-        d = fdopendir(fd);
-        if (!d) {
-                gap(w, path, realpath, strerror(errno), "cannot read directory '%s': %s, skipping",
-                    path, strerror(errno));
+        r = walk_read_entries(fd, WALK_MAX_ENTRIES, &entries, &n);
+        if (r == -E2BIG) {
+                _cleanup_free_ char *why = xasprintf("more than %d entries", WALK_MAX_ENTRIES);
+
+                gap(w, path, realpath, why,
+                    "cannot scan '%s': %s (no install directory holds that many; 'exclude:' "
+                    "in the config leaves it out), skipping", path, why);
                 close(fd);
                 return;
         }
-        errno = 0;
-        while ((de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (n == WALK_MAX_ENTRIES) {
-                        _cleanup_free_ char *why = xasprintf("more than %d entries", WALK_MAX_ENTRIES);
-
-                        gap(w, path, realpath, why,
-                            "cannot scan '%s': %s (no install directory holds that many; 'exclude:' "
-                            "in the config leaves it out), skipping", path, why);
-                        entries_free(entries, n);
-                        closedir(d);
-                        return;
-                }
-                if (n == alloc) {
-                        alloc = alloc ? alloc * 2 : 32;
-                        entries = xreallocarray(entries, alloc, sizeof(*entries));
-                }
-                entries[n].name = xstrdup(de->d_name);
-                entries[n].type = de->d_type;
-                n++;
-        }
-        if (errno != 0)
-                gap(w, path, realpath, strerror(errno),
-                    "cannot read directory '%s': %s, skipping the rest", path, strerror(errno));
-        if (n > 1)
-                qsort(entries, n, sizeof(*entries), entry_cmp);
+        if (r < 0)
+                gap(w, path, realpath, strerror(-r),
+                    "cannot read directory '%s': %s, skipping the rest", path, strerror(-r));
 
         if (first) {
                 struct walk_dir wd = {
-                        .fd = dirfd(d), .path = path, .realpath = realpath,
+                        .fd = fd, .path = path, .realpath = realpath,
                         .parent_realpath = parent_realpath, .depth = depth,
                         .entries = entries, .n_entries = n, .walker = w,
                 };
                 struct walk_verdict verdict = { 0 };
-                int r = w->ops->visit(&wd, &verdict, w->userdata);
-
+                r = w->ops->visit(&wd, &verdict, w->userdata);
                 if (r < 0)
                         w->stop = r;
                 v->prune = verdict.prune;
                 v->keep = verdict.keep;
                 if (v->prune && !w->stop)
-                        check_pruned(w, dirfd(d), path, realpath, entries, n, v->keep);
+                        check_pruned(w, fd, path, realpath, entries, n, v->keep);
         }
 
         for (size_t i = 0; i < n && !w->stop && depth < w->max_depth; i++) {
@@ -395,17 +453,17 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
                         continue;
                 if (type == DT_UNKNOWN) {
                         struct stat cst;
-                        if (fstatat(dirfd(d), name, &cst, AT_SYMLINK_NOFOLLOW) < 0)
+                        if (fstatat(fd, name, &cst, AT_SYMLINK_NOFOLLOW) < 0)
                                 continue;
                         type = S_ISDIR(cst.st_mode) ? DT_DIR : S_ISLNK(cst.st_mode) ? DT_LNK : DT_REG;
                 }
                 if (type == DT_DIR)
-                        walk_child(w, dirfd(d), name, path, realpath, depth + 1, st.st_dev);
+                        walk_child(w, fd, name, path, realpath, depth + 1, st.st_dev);
                 else if (type == DT_LNK) {
                         struct stat cst;
                         _cleanup_free_ char *child_path = path_join(path, name);
 
-                        if (fstatat(dirfd(d), name, &cst, 0) < 0) {
+                        if (fstatat(fd, name, &cst, 0) < 0) {
                                 if (errno == ELOOP)
                                         warn(w, "symlink loop at '%s', skipping", child_path);
                                 continue;
@@ -415,8 +473,8 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
                 }
                 v = visited_lookup(w, st.st_dev, st.st_ino, false);
         }
-        entries_free(entries, n);
-        closedir(d);
+        walk_entries_free(entries, n);
+        close(fd);
 }
 
 /* Report every link of the symlink chain starting at path as an alias of

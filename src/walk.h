@@ -59,6 +59,19 @@ struct walk_dir {
         struct walker *walker;       /* for walk_dir_warn; may be NULL */
 };
 
+/* Read the directory fd (open, O_DIRECTORY) to its end with getdents64
+ * itself: no DIR stream, so no fstat and fcntl of its own. Calls each(name,
+ * d_type, ctx) for every entry but "." and "..", at most max of them; each
+ * returns 0, or non-zero to stop (returned). -E2BIG when the directory has
+ * more than max entries, -errno when a read failed (the entries before it
+ * were given). The offset of fd is left at the end. */
+int walk_read_fd(int fd, size_t max, int (*each)(const char *name, unsigned char type, void *ctx),
+                 void *ctx);
+/* The entries of fd, sorted by name (walk_read_fd's errors; with -errno of
+ * a failed read, the entries before it). */
+int walk_read_entries(int fd, size_t max, struct walk_entry **ret, size_t *ret_n);
+void walk_entries_free(struct walk_entry *e, size_t n);
+
 /* Look up an entry of dir by name (binary search); NULL when absent. */
 const struct walk_entry *walk_dir_find(const struct walk_dir *dir, const char *name);
 /* Whether dir/name is a directory (following symlinks). */
