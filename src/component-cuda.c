@@ -132,49 +132,69 @@ static const struct {
  * when it has three parts or more and the soname's major: CUPTI's file is
  * named by its year (libcupti.so.11.8 -> libcupti.so.2022.3.0), which is
  * no component version. One listing of the directory. */
+struct lib_names {
+        struct version soname[ELEMENTSOF(lib_components)];
+        struct version full[ELEMENTSOF(lib_components)];
+        char *full_name[ELEMENTSOF(lib_components)];
+};
+
+static int lib_name(const char *name, unsigned char type _unused_, void *ctx)
+{
+        struct lib_names *ln = ctx;
+
+        for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
+                struct version v;
+
+                if (soname_version_parse(name, lib_components[k].stem, &v) < 0)
+                        continue;
+                if (!ln->soname[k].count || v.count < ln->soname[k].count)
+                        ln->soname[k] = v;
+                if (v.count >= 3 && (!ln->full[k].count || version_compare(&v, &ln->full[k]) > 0)) {
+                        ln->full[k] = v;
+                        free(ln->full_name[k]);
+                        ln->full_name[k] = xstrdup(name);
+                }
+        }
+        return 0;
+}
+
 static void components_from_lib_dir(struct install *in, const char *lib_dir)
 {
-        _cleanup_close_ int fd = lib_dir ? open(lib_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-        struct version soname[ELEMENTSOF(lib_components)] = { { .count = 0 } };
-        struct version full[ELEMENTSOF(lib_components)] = { { .count = 0 } };
-        char *full_name[ELEMENTSOF(lib_components)] = { NULL };
-        int dfd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
-        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-        struct dirent *de;
-        size_t seen = 0;
+        struct lib_names ln = { .soname = { { .count = 0 } } };
+        struct strv names = { 0 };
+        _cleanup_close_ int fd = -1;
+        int r;
 
-        if (!d) {
-                if (dfd >= 0)
-                        close(dfd);
+        if (!lib_dir)
                 return;
-        }
-        /* Streamed, not listed: a directory far beyond a site's (the scan
-         * warns about those) costs no memory here, and at most
-         * WALK_MAX_ENTRIES names are looked at. */
-        while ((de = readdir(d)) && seen++ < WALK_MAX_ENTRIES)
-                for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
-                        struct version v;
+        /* A listing the detectors read already (the visit's cache) is not
+         * read again; other directories are streamed, not listed: one far
+         * beyond a site's (the scan warns about those) costs no memory
+         * here, and at most WALK_MAX_ENTRIES names are looked at. */
+        r = dir_list_cached(lib_dir, &names);
+        if (r == 0) {
+                for (size_t i = 0; i < names.len; i++)
+                        (void)lib_name(names.items[i], DT_UNKNOWN, &ln);
+                strv_release(&names);
+        } else if (r == -ENODATA || r == -E2BIG) {
+                fd = open(lib_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+                if (fd < 0)
+                        return;
+                (void)walk_read_fd(fd, WALK_MAX_ENTRIES, lib_name, &ln);
+        } else
+                return;
+        for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
+                _cleanup_free_ char *v = NULL, *path = NULL;
 
-                        if (soname_version_parse(de->d_name, lib_components[k].stem, &v) < 0)
-                                continue;
-                        if (!soname[k].count || v.count < soname[k].count)
-                                soname[k] = v;
-                        if (v.count >= 3 && (!full[k].count || version_compare(&v, &full[k]) > 0)) {
-                                full[k] = v;
-                                free(full_name[k]);
-                                full_name[k] = xstrdup(de->d_name);
+                if (ln.full[k].count && !in->components[lib_components[k].comp] &&
+                    ln.full[k].n[0] == ln.soname[k].n[0]) {
+                        path = path_join(lib_dir, ln.full_name[k]);
+                        if (detect_is_file(AT_FDCWD, path)) {
+                                v = version_to_string(&ln.full[k], 0);
+                                set_component(in, lib_components[k].comp, v);
                         }
                 }
-        closedir(d);
-        for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
-                _cleanup_free_ char *v = NULL;
-
-                if (full[k].count && !in->components[lib_components[k].comp] &&
-                    full[k].n[0] == soname[k].n[0] && detect_is_file(fd, full_name[k])) {
-                        v = version_to_string(&full[k], 0);
-                        set_component(in, lib_components[k].comp, v);
-                }
-                free(full_name[k]);
+                free(ln.full_name[k]);
         }
 }
 

@@ -369,6 +369,23 @@ static const struct dc_dir *cached_listing(int dirfd, const char *rel, int *ret_
         return d;
 }
 
+int dir_list_cached(const char *path, struct strv *ret)
+{
+        _cleanup_free_ char *key = cache_key(AT_FDCWD, path);
+        int err = 0;
+        const struct dc_dir *d;
+
+        if (!key)
+                return -ENODATA;
+        d = cached_listing(AT_FDCWD, path, &err);
+        if (!d || d->err < 0)
+                return d ? d->err : -ENODATA;
+        *ret = (struct strv){ 0 };
+        for (size_t i = 0; i < d->n; i++)
+                strv_add(ret, d->e[i].name);
+        return 0;
+}
+
 int dir_list(int dirfd, const char *rel, struct strv *ret)
 {
         struct strv v = { 0 };

@@ -38,6 +38,10 @@ bool detect_absent(int dirfd, const char *rel);
 /* The sorted names in dirfd/rel (a directory), or -errno: -E2BIG for a
  * directory of more than WALK_MAX_ENTRIES entries, as the walk skips. */
 int dir_list(int dirfd, const char *rel, struct strv *ret);
+/* The names in path (absolute) from the visit's cache, listed now if the
+ * cache has not yet: -ENODATA when the cache cannot answer for path (no
+ * visit, or not below the visited directory), else dir_list's. */
+int dir_list_cached(const char *path, struct strv *ret);
 /* Read at most max bytes of dirfd/rel (the head of a longer file); dir_path
  * is dirfd's path, for messages (NULL: rel alone). Only a regular file is
  * opened (file_open_regular_at: a device or FIFO is never opened); with in,

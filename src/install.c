@@ -46,6 +46,7 @@ void install_free(struct install *in)
         strv_release(&in->extra_lib_dirs);
         strv_release(&in->extra_include_dirs);
         strv_release(&in->present);
+        free(in->present_key);
         for (size_t i = 0; i < in->n_problems; i++) {
                 free(in->problems[i].code);
                 free(in->problems[i].message);
@@ -90,31 +91,67 @@ static const char *const derived_dirs[][2] = {
         { "prefix", "doc/man" },
 };
 
-static void present_add(struct install *in, const char *path, bool file)
+static bool present_stat(const char *path, bool file)
 {
-        if (path && (file ? is_file_at(AT_FDCWD, path) : is_dir_at(AT_FDCWD, path)))
+        return file ? is_file_at(AT_FDCWD, path) : is_dir_at(AT_FDCWD, path);
+}
+
+static void present_add(struct install *in, const char *path, bool file,
+                        bool (*exists)(const char *path, bool file))
+{
+        if (path && exists(path, file))
                 strv_add(&in->present, path);
 }
 
+char *install_present_key(const struct install *in)
+{
+        const char *dirs[] = { in->prefix, in->bin_dir, in->include_dir, in->lib_dir };
+        struct strbuf sb = STRBUF_INIT;
+
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                strbuf_addstr(&sb, dirs[i] ? dirs[i] : "");
+                strbuf_addch(&sb, '\n');
+        }
+        for (size_t i = 0; i < in->extra_lib_dirs.len; i++) {
+                strbuf_addstr(&sb, in->extra_lib_dirs.items[i]);
+                strbuf_addch(&sb, '\n');
+        }
+        strbuf_addch(&sb, '\1');
+        for (size_t i = 0; i < in->extra_include_dirs.len; i++) {
+                strbuf_addstr(&sb, in->extra_include_dirs.items[i]);
+                strbuf_addch(&sb, '\n');
+        }
+        return strbuf_detach(&sb);
+}
+
 void install_record_present(struct install *in)
+{
+        install_record_present_with(in, NULL);
+}
+
+void install_record_present_with(struct install *in, bool (*exists)(const char *path, bool file))
 {
         const char *dirs[] = { in->prefix, in->bin_dir, in->include_dir, in->lib_dir };
         const struct strv *lists[] = { &in->extra_lib_dirs, &in->extra_include_dirs };
         _cleanup_free_ char *nvcc = in->bin_dir ? path_join(in->bin_dir, "nvcc") : NULL;
 
+        if (!exists)
+                exists = present_stat;
         strv_release(&in->present);
+        free(in->present_key);
+        in->present_key = install_present_key(in);
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
-                present_add(in, dirs[i], false);
+                present_add(in, dirs[i], false, exists);
         for (size_t k = 0; k < ELEMENTSOF(lists); k++)
                 for (size_t i = 0; i < lists[k]->len; i++)
-                        present_add(in, lists[k]->items[i], false);
+                        present_add(in, lists[k]->items[i], false, exists);
         for (size_t i = 0; i < ELEMENTSOF(derived_dirs); i++) {
                 const char *base = streq(derived_dirs[i][0], "lib") ? in->lib_dir : in->prefix;
                 _cleanup_free_ char *p = base ? path_join(base, derived_dirs[i][1]) : NULL;
 
-                present_add(in, p, false);
+                present_add(in, p, false, exists);
         }
-        present_add(in, nvcc, true);
+        present_add(in, nvcc, true, exists);
         strv_sort_uniq(&in->present);
 }
 

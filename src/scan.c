@@ -1,6 +1,9 @@
 /* scan.c: the walk, the detectors, and the finishing of their records. */
 #include <fnmatch.h>
 #include <errno.h>
+#include <sys/stat.h>
+
+#include <fcntl.h>
 
 #include "detect.h"
 #include "scan.h"
@@ -24,10 +27,16 @@ struct scan_ctx {
         size_t n_dirs;
 };
 
+static bool present_cached(const char *path, bool file)
+{
+        return file ? detect_is_file(AT_FDCWD, path) : detect_is_dir(AT_FDCWD, path);
+}
+
 static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void *userdata)
 {
         struct scan_ctx *ctx = userdata;
         struct scan_result *r = ctx->result;
+        size_t before = r->installs.len;
 
         ctx->n_dirs++;
         if (ctx->opts->progress)
@@ -43,6 +52,11 @@ static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void 
                                 verdict->keep = v.keep;
                 }
         }
+        /* What of a new install's paths is there, while what the visit read
+         * of its directory can tell (most are below it): recorded again at
+         * the end only for an install whose paths changed since. */
+        for (size_t i = before; i < r->installs.len; i++)
+                install_record_present_with(r->installs.items[i], present_cached);
         detect_cache_end();
         return 0;
 }
@@ -143,11 +157,15 @@ static void drop_excluded(const struct scan_options *opts, struct install_list *
  * link stays, the other becomes its alias. */
 static void merge_shared_lib_dirs(struct install_list *l)
 {
-        char **real = xcalloc(l->len ? l->len : 1, sizeof(char *));
+        struct stat *st = xcalloc(l->len ? l->len : 1, sizeof(*st));
+        bool *ok = xcalloc(l->len ? l->len : 1, sizeof(*ok));
         size_t kept = 0;
 
+        /* The same directory is the same device and inode: one stat an
+         * install, and a realpath only for the few that share one. */
         for (size_t i = 0; i < l->len; i++)
-                real[i] = l->items[i]->lib_dir ? realpath(l->items[i]->lib_dir, NULL) : NULL;
+                ok[i] = l->items[i]->lib_dir && stat(l->items[i]->lib_dir, &st[i]) == 0 &&
+                        S_ISDIR(st[i].st_mode);
         for (size_t i = 0; i < l->len; i++) {
                 struct install *a = l->items[i];
 
@@ -156,17 +174,24 @@ static void merge_shared_lib_dirs(struct install_list *l)
                 for (size_t j = i + 1; j < l->len; j++) {
                         struct install *b = l->items[j];
                         struct install *keep, *drop;
+                        _cleanup_free_ char *real_b = NULL;
 
-                        if (!b || !real[i] || !real[j] || b->component != a->component ||
-                            !streq(real[i], real[j]))
+                        if (!b || !ok[i] || !ok[j] || b->component != a->component ||
+                            st[i].st_dev != st[j].st_dev || st[i].st_ino != st[j].st_ino)
                                 continue;
+                        real_b = realpath(b->lib_dir, NULL);
                         /* Keep the one whose lib_dir is already canonical. */
-                        if (streq(b->lib_dir, real[j]) && !streq(a->lib_dir, real[i])) {
-                                keep = b;
-                                drop = a;
-                                l->items[i] = b;
-                                free(real[i]);
-                                real[i] = TAKE_PTR(real[j]);
+                        if (real_b && streq(b->lib_dir, real_b)) {
+                                _cleanup_free_ char *real_a = realpath(a->lib_dir, NULL);
+
+                                if (real_a && !streq(a->lib_dir, real_a)) {
+                                        keep = b;
+                                        drop = a;
+                                        l->items[i] = b;
+                                } else {
+                                        keep = a;
+                                        drop = b;
+                                }
                         } else {
                                 keep = a;
                                 drop = b;
@@ -181,13 +206,12 @@ static void merge_shared_lib_dirs(struct install_list *l)
                         a = keep;
                 }
         }
-        for (size_t i = 0; i < l->len; i++) {
-                free(real[i]);
+        for (size_t i = 0; i < l->len; i++)
                 if (l->items[i])
                         l->items[kept++] = l->items[i];
-        }
         l->len = kept;
-        free(real);
+        free(st);
+        free(ok);
 }
 
 int scan_run(const struct scan_options *opts, struct scan_result *ret, struct diag *d)
@@ -214,8 +238,12 @@ int scan_run(const struct scan_options *opts, struct scan_result *ret, struct di
         merge_shared_lib_dirs(&r.installs);
         drop_excluded(opts, &r.installs);
         for (size_t i = 0; i < r.installs.len; i++) {
-                finalize(r.installs.items[i]);
-                install_record_present(r.installs.items[i]);
+                struct install *in = r.installs.items[i];
+                _cleanup_free_ char *key = install_present_key(in);
+
+                finalize(in);
+                if (!in->present_key || !streq(key, in->present_key))
+                        install_record_present(in);
         }
         install_list_sort(&r.installs);
         *ret = r;
