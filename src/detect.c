@@ -472,34 +472,53 @@ void libdir_release(struct libdir *ld)
 int libdir_in(int prefix_fd, const char *rel, const char *stem, struct libdir *ret)
 {
         struct libdir ld = { 0 };
-        struct strv names = { 0 };
-        int r;
+        struct walk_entry *owned = NULL;
+        const struct walk_entry *e;
+        size_t n = 0;
+        int err = 0;
+        const struct dc_dir *d = cached_listing(prefix_fd, rel, &err);
 
-        r = dir_list(prefix_fd, rel, &names);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < names.len; i++) {
+        /* The visit's listing as it is, not copied: each detector looks
+         * for its libraries in the same few directories. */
+        if (d) {
+                if (d->err < 0)
+                        return d->err;
+                e = d->e;
+                n = d->n;
+        } else {
+                int fd = openat(prefix_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+                int r;
+
+                if (fd < 0)
+                        return -errno;
+                r = list_fd(fd, &owned, &n);
+                close(fd);
+                if (r < 0)
+                        return r;
+                e = owned;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const char *name = e[i].name;
                 struct version v;
-
                 _cleanup_free_ char *rel_file = NULL;
 
-                if (soname_version_parse(names.items[i], stem, &v) < 0)
+                if (!startswith(name, stem) || soname_version_parse(name, stem, &v) < 0)
                         continue;
                 /* A dangling link is no library. */
-                rel_file = path_join(rel, names.items[i]);
-                if (!detect_is_file(prefix_fd, rel_file))
+                rel_file = path_join(rel, name);
+                if (e[i].type != DT_REG && !detect_is_file(prefix_fd, rel_file))
                         continue;
-                strv_add(&ld.files, names.items[i]);
+                strv_add(&ld.files, name);
                 /* The soname file has the fewest parts, the real file the most. */
                 if (!ld.soname.count || v.count < ld.soname.count) {
                         ld.soname = v;
                         free(ld.soname_file);
-                        ld.soname_file = xstrdup(names.items[i]);
+                        ld.soname_file = xstrdup(name);
                 }
                 if (v.count >= 3 && (!ld.full.count || version_compare(&v, &ld.full) > 0))
                         ld.full = v;
         }
-        strv_release(&names);
+        walk_entries_free(owned, owned ? n : 0);
         if (ld.files.len == 0) {
                 libdir_release(&ld);
                 return -ENOENT;
