@@ -451,7 +451,7 @@ static int apply_args(struct config *cfg, const struct generate_args *a)
 static int run_generate(int argc, char **argv, const struct global_options *g)
 {
         enum { OPT_FORMAT = 256, OPT_LAYOUT, OPT_DRY_RUN, OPT_CHECK, OPT_PRUNE, OPT_FORCE, OPT_JSON,
-               OPT_LOCK_TIMEOUT };
+               OPT_LOCK_TIMEOUT, OPT_JOBS };
         static const struct option options[] = {
                 { "output", required_argument, NULL, 'o' },
                 { "format", required_argument, NULL, OPT_FORMAT },
@@ -462,6 +462,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 { "force", no_argument, NULL, OPT_FORCE },
                 { "json", no_argument, NULL, OPT_JSON },
                 { "lock-timeout", required_argument, NULL, OPT_LOCK_TIMEOUT },
+                { "jobs", required_argument, NULL, OPT_JOBS },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -507,6 +508,10 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         break;
                 case OPT_LOCK_TIMEOUT:
                         if (parse_lock_timeout(optarg, &a.lock_timeout) < 0)
+                                return EXIT_USAGE;
+                        break;
+                case OPT_JOBS:
+                        if (parse_jobs(optarg, &so.jobs) < 0)
                                 return EXIT_USAGE;
                         break;
                 case 'h':
@@ -634,7 +639,7 @@ const struct command cmd_generate = {
         .summary = "write Lmod or Environment Modules modulefiles for what scan finds",
         .usage = "generate [-o DIR] [--format lua|tcl] [--layout hierarchical|flat]\n"
                  "                [--dry-run] [--check] [--prune] [--force] [--json]\n"
-                 "                [--lock-timeout S] [ROOT...]",
+                 "                [--lock-timeout S] [--jobs N] [ROOT...]",
         .help = "Scan ROOTs (default: the config's 'search', else the built-in roots), and\n"
                 "write one modulefile per install of the CUDA stack (cuda, cudnn, nccl,\n"
                 "cusparselt, cudss, nvshmem, magma) into DIR,\n"
@@ -656,6 +661,8 @@ const struct command cmd_generate = {
                 "      --lock-timeout S wait at most S seconds for DIR's lock (default: the\n"
                 "                       config's lock_timeout, 60; 0: do not wait), then\n"
                 "                       exit 1 naming its holder\n"
+                "      --jobs N         scan with N threads at once (default: the config's\n"
+                "                       scan.jobs, else one a CPU); the output is the same\n"
                 "\n"
                 "Writes are atomic and the run holds a lock on DIR. Files cudamod did not\n"
                 "write are never touched; generated files edited by hand are left alone\n"

@@ -76,6 +76,7 @@ enum top_key {
         KEY_VALIDATE,
         KEY_TEMPLATES,
         KEY_LOCK_TIMEOUT,
+        KEY_SCAN,
         _KEY_MAX,
 };
 
@@ -96,6 +97,7 @@ static const char *const top_keys[_KEY_MAX + 1] = {
         [KEY_VALIDATE] = "validate",
         [KEY_TEMPLATES] = "templates",
         [KEY_LOCK_TIMEOUT] = "lock_timeout",
+        [KEY_SCAN] = "scan",
 };
 
 enum pytorch_key { PYTORCH_BUILD_ENV, PYTORCH_CUDA_ARCH_LIST };
@@ -663,6 +665,25 @@ static int parse_validate(struct parser *p, struct config *c)
         return r;
 }
 
+static const char *const scan_keys[] = { "jobs", NULL };
+
+/* scan: jobs (0: one a CPU). */
+static int parse_scan(struct parser *p, struct config *c)
+{
+        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        int r;
+
+        r = map_begin(p, &it, scan_keys);
+        if (r < 0)
+                return r;
+        while ((r = map_next(p, &it)) > 0) {
+                r = get_uint(p, 0, CONFIG_SCAN_JOBS_MAX, &c->scan_jobs);
+                if (r < 0)
+                        return r;
+        }
+        return r;
+}
+
 static int parse_pytorch(struct parser *p, struct config *c)
 {
         _cleanup_(map_iter_release) struct map_iter it = { 0 };
@@ -793,6 +814,8 @@ static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
                 return set_string(p, &c->templates);
         case KEY_LOCK_TIMEOUT:
                 return get_uint(p, 0, TIMEOUT_MAX, &c->lock_timeout);
+        case KEY_SCAN:
+                return parse_scan(p, c);
         case _KEY_MAX:
                 break;
         }

@@ -115,7 +115,13 @@ struct config {
         /* Seconds generate and validate wait for an output directory's
          * lock; 0: not at all. --lock-timeout overrides it. */
         unsigned lock_timeout;
+        /* scan.jobs: threads walking at once; 0 (the default): one a CPU.
+         * --jobs overrides it. */
+        unsigned scan_jobs;
 };
+
+/* The most threads scan.jobs and --jobs take (walk.h's WALK_MAX_JOBS). */
+#define CONFIG_SCAN_JOBS_MAX 256
 
 /* The host_compiler entry for a CUDA major, or NULL. */
 const struct config_host_compiler *config_host_compiler(const struct config *c, long cuda_major);

@@ -1,6 +1,7 @@
 /* scan.c: the walk, the detectors, and the finishing of their records. */
 #include <fnmatch.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include <fcntl.h>
@@ -21,10 +22,16 @@ const char *const scan_default_roots[] = {
         NULL,
 };
 
+/* What the threads of a parallel scan share. */
+struct scan_shared {
+        pthread_mutex_t lock;
+        size_t n_dirs;
+};
+
 struct scan_ctx {
         struct scan_result *result;
         const struct scan_options *opts;
-        size_t n_dirs;
+        struct scan_shared *shared;
 };
 
 static bool present_cached(const char *path, bool file)
@@ -38,9 +45,11 @@ static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void 
         struct scan_result *r = ctx->result;
         size_t before = r->installs.len;
 
-        ctx->n_dirs++;
+        pthread_mutex_lock(&ctx->shared->lock);
+        ctx->shared->n_dirs++;
         if (ctx->opts->progress)
-                ctx->opts->progress(ctx->n_dirs, dir->path, ctx->opts->userdata);
+                ctx->opts->progress(ctx->shared->n_dirs, dir->path, ctx->opts->userdata);
+        pthread_mutex_unlock(&ctx->shared->lock);
         detect_cache_begin(dir);
         FOREACH_COMPONENT(c) {
                 struct walk_verdict v = { 0 };
@@ -94,6 +103,38 @@ static void incomplete(const char *path, const char *realpath, const char *why, 
         r->gaps[r->n_gaps++] = (struct scan_gap){
                 .path = xstrdup(path), .realpath = xstrdup(realpath), .why = xstrdup(why),
         };
+}
+
+/* A subtree's own result, for a thread of a parallel walk. */
+static void *fork_ctx(void *userdata)
+{
+        struct scan_ctx *parent = userdata;
+        struct scan_ctx *ctx = xcalloc(1, sizeof(*ctx));
+
+        ctx->result = xcalloc(1, sizeof(*ctx->result));
+        ctx->opts = parent->opts;
+        ctx->shared = parent->shared;
+        return ctx;
+}
+
+/* A subtree's result added to the scan's, as if the walk had been serial:
+ * installs through install_list_add (which merges one met twice), the
+ * warnings and gaps not yet there, in order. */
+static void join_ctx(void *userdata, void *forked)
+{
+        struct scan_ctx *ctx = userdata, *sub = forked;
+        struct scan_result *r = ctx->result, *s = sub->result;
+
+        for (size_t i = 0; i < s->installs.len; i++)
+                install_list_add(&r->installs, s->installs.items[i]);
+        s->installs.len = 0;
+        for (size_t i = 0; i < s->warnings.len; i++)
+                warning(s->warnings.items[i], ctx);
+        for (size_t i = 0; i < s->n_gaps; i++)
+                incomplete(s->gaps[i].path, s->gaps[i].realpath, s->gaps[i].why, ctx);
+        scan_result_release(s);
+        free(s);
+        free(sub);
 }
 
 /* What no single directory could tell: a system install seen only through
@@ -217,20 +258,24 @@ static void merge_shared_lib_dirs(struct install_list *l)
 int scan_run(const struct scan_options *opts, struct scan_result *ret, struct diag *d)
 {
         struct scan_result r = { 0 };
-        struct scan_ctx ctx = { .result = &r, .opts = opts };
+        struct scan_shared shared = { .lock = PTHREAD_MUTEX_INITIALIZER };
+        struct scan_ctx ctx = { .result = &r, .opts = opts, .shared = &shared };
         struct walk_options wo = {
                 .max_depth = opts->max_depth,
                 .exclude = opts->exclude,
                 .warn_missing_roots = opts->roots != NULL,
+                .jobs = opts->jobs,
         };
         static const struct walk_ops ops = {
                 .visit = visit, .alias = alias, .warning = warning, .incomplete = incomplete,
+                .fork = fork_ctx, .join = join_ctx,
         };
         const char *const *roots = opts->roots ? opts->roots : scan_default_roots;
         size_t n = opts->roots ? opts->n_roots : ELEMENTSOF(scan_default_roots) - 1;
         int err;
 
         err = walk_roots(roots, n, &wo, &ops, &ctx);
+        pthread_mutex_destroy(&shared.lock);
         if (err < 0) {
                 scan_result_release(&r);
                 return diag_errorf(d, err, "scan failed: %s", strerror(-err));

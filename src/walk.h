@@ -39,6 +39,7 @@
  * directory of millions (a scratch area, a mail spool) would cost about
  * 65 bytes an entry to list, for nothing. */
 #define WALK_MAX_ENTRIES 100000
+#define WALK_MAX_JOBS 256
 
 struct walker;
 
@@ -99,12 +100,27 @@ struct walk_ops {
          * strerror's text or "more than N entries". Also reported to
          * warning. */
         void (*incomplete)(const char *path, const char *realpath, const char *why, void *userdata);
+        /* May be NULL (then the walk is serial). A parallel walk
+         * (walk_options.jobs > 1) hands each subtree it gives another
+         * thread a userdata of its own for the callbacks above, made by
+         * fork(userdata) on that thread, and once the whole root is
+         * walked gives each to join(userdata, forked) on the walk's
+         * thread, in the order of the serial walk: join adds what the
+         * callbacks recorded in forked to userdata, and frees it. The
+         * callbacks of different subtrees run at the same time; alias runs
+         * only on the walk's thread, with userdata. */
+        void *(*fork)(void *userdata);
+        void (*join)(void *userdata, void *forked);
 };
 
 struct walk_options {
         unsigned max_depth;          /* 0: WALK_DEFAULT_MAX_DEPTH */
         const struct strv *exclude;  /* fnmatch patterns on the walked path; may be NULL */
         bool warn_missing_roots;     /* a root that does not exist is a warning */
+        /* Threads walking the subtrees of a root at once (0, 1: the
+         * calling thread alone); at most WALK_MAX_JOBS. The symlinks to
+         * directories are followed serially after. */
+        unsigned jobs;
 };
 
 int walk_roots(const char *const *roots, size_t n_roots, const struct walk_options *opts,
