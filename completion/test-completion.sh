@@ -146,7 +146,9 @@ expect 'cudamod generate --format=t' tcl
 expect 'cudamod generate --layout h' hierarchical
 expect 'cudamod generate --layout ' hierarchical flat
 expect 'cudamod doctor --' --modulepath --trust-modulefiles --json --help
-expect 'cudamod scan --' --json --help
+expect 'cudamod scan --' --json --jobs --help
+expect 'cudamod scan --jobs ' # a number: nothing to offer
+expect 'cudamod generate --jo' --jobs
 expect 'cudamod config --' --default --help
 expect_has 'cudamod validate --' --target --arch-list --launcher --modulepath --jobs --timeout \
     --driver-libdir --require-device --no-compile --no-strict-modes --strict --json

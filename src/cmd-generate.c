@@ -1,6 +1,7 @@
 /* cmd-generate.c: `cudamod generate`: scan, plan, render, write. */
 #include <errno.h>
 #include <getopt.h>
+#include <time.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -448,8 +449,18 @@ static int apply_args(struct config *cfg, const struct generate_args *a)
         return 0;
 }
 
+/* Milliseconds on the monotonic clock, for -v's time split. */
+static double now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static int run_generate(int argc, char **argv, const struct global_options *g)
 {
+        double t_start, t_scan = 0, t_plan = 0, t_render = 0;
         enum { OPT_FORMAT = 256, OPT_LAYOUT, OPT_DRY_RUN, OPT_CHECK, OPT_PRUNE, OPT_FORCE, OPT_JSON,
                OPT_LOCK_TIMEOUT, OPT_JOBS };
         static const struct option options[] = {
@@ -559,8 +570,10 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 status = EXIT_FOUND_FAILURE;
                 goto out;
         }
+        t_start = now_ms();
         if (scan_with_progress(&so, &sr, g) < 0)
                 goto out;
+        t_scan = now_ms();
         if (a.prune && incomplete_scan(&sr)) {
                 status = EXIT_FOUND_FAILURE;
                 goto out;
@@ -573,6 +586,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 status = EXIT_USAGE;
                 goto out;
         }
+        t_plan = now_ms();
         for (size_t i = 0; i < sr.warnings.len; i++)
                 strv_add(&warns, sr.warnings.items[i]);
         for (size_t i = 0; i < p.warnings.len; i++) {
@@ -584,6 +598,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 status = EXIT_USAGE;
                 goto out;
         }
+        t_render = now_ms();
         {
                 struct lock_wait lw = { .g = g, .timeout = a.lock_timeout };
                 struct write_options wo = {
@@ -613,6 +628,9 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 if (r < 0)
                         goto out;
         }
+        log_verbose(g, "time: scan %.1f ms (%u threads, %zu installs), plan %.1f ms, render %.1f ms, "
+                    "write %.1f ms (%zu files)", t_scan - t_start, so.jobs, sr.installs.len,
+                    t_plan - t_scan, t_render - t_plan, now_ms() - t_render, rd.n);
         report_held(&w, &sr, g);
         if (a.json) {
                 json_t *doc = report_json(&w, &p, &a, drift(&w), &warns);
