@@ -163,7 +163,7 @@ expect 'cudamod nosuchcommand ' # nothing for an unknown command
 # Options may follow positional arguments (getopt_long permutes them);
 # after '--' there are none.
 mkdir "$tmp/root"
-expect "cudamod scan $tmp/root --j" --json
+expect "cudamod scan $tmp/root --j" --jobs --json
 expect "cudamod generate -- --j"
 
 # ---- files and directories ----
