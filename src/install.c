@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "install.h"
 #include "util-path.h"
@@ -172,12 +173,71 @@ void install_list_release(struct install_list *l)
         for (size_t i = 0; i < l->len; i++)
                 install_free(l->items[i]);
         free(l->items);
+        free(l->index);
         *l = (struct install_list){ 0 };
+}
+
+static size_t index_hash(const struct component *c, const char *realpath)
+{
+        uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uintptr_t)c;
+
+        for (const unsigned char *p = (const unsigned char *)realpath; *p; p++)
+                h = (h ^ *p) * 1099511628211ULL;
+        return (size_t)(h ^ (h >> 31));
+}
+
+/* Slots hold position + 1; 0 is empty. */
+static void index_put(struct install_list *l, size_t pos)
+{
+        const struct install *in = l->items[pos];
+        size_t mask = l->index_size - 1;
+
+        for (size_t i = index_hash(in->component, in->realpath) & mask;; i = (i + 1) & mask)
+                if (!l->index[i]) {
+                        l->index[i] = pos + 1;
+                        return;
+                }
+}
+
+static void index_rebuild(struct install_list *l, size_t size)
+{
+        free(l->index);
+        l->index_size = size;
+        l->index = xcalloc(size, sizeof(*l->index));
+        for (size_t i = 0; i < l->len; i++)
+                index_put(l, i);
+}
+
+void install_list_index_begin(struct install_list *l)
+{
+        size_t size = 1024;
+
+        while (size < l->len * 2)
+                size *= 2;
+        index_rebuild(l, size);
+}
+
+void install_list_index_end(struct install_list *l)
+{
+        free(l->index);
+        l->index = NULL;
+        l->index_size = 0;
 }
 
 struct install *install_list_find(const struct install_list *l, const struct component *c,
                                   const char *realpath)
 {
+        if (l->index_size) {
+                size_t mask = l->index_size - 1;
+
+                for (size_t i = index_hash(c, realpath) & mask; l->index[i]; i = (i + 1) & mask) {
+                        struct install *in = l->items[l->index[i] - 1];
+
+                        if (in->component == c && streq(in->realpath, realpath))
+                                return in;
+                }
+                return NULL;
+        }
         for (size_t i = 0; i < l->len; i++)
                 if (l->items[i]->component == c && streq(l->items[i]->realpath, realpath))
                         return l->items[i];
@@ -236,6 +296,12 @@ struct install *install_list_add(struct install_list *l, struct install *in)
                 l->items = xreallocarray(l->items, l->alloc, sizeof(*l->items));
         }
         l->items[l->len++] = in;
+        if (l->index_size) {
+                if (l->len * 2 > l->index_size)
+                        index_rebuild(l, l->index_size * 2);
+                else
+                        index_put(l, l->len - 1);
+        }
         return in;
 }
 

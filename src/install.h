@@ -94,9 +94,17 @@ struct install_list {
         struct install **items;
         size_t len;
         size_t alloc;
+        /* Positions by component and realpath, while install_list_index_begin
+         * is in force: install_list_find in constant time. */
+        size_t *index;
+        size_t index_size; /* a power of two, or 0 */
 };
 
 void install_list_release(struct install_list *l);
+/* Index the list (the scan's: one find for every install it adds) until
+ * install_list_index_end; meanwhile only install_list_add may change it. */
+void install_list_index_begin(struct install_list *l);
+void install_list_index_end(struct install_list *l);
 struct install *install_list_find(const struct install_list *l, const struct component *c,
                                   const char *realpath);
 /* Add `in` (taking ownership). When an install with the same key is there,

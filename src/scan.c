@@ -112,6 +112,7 @@ static void *fork_ctx(void *userdata)
         struct scan_ctx *ctx = xcalloc(1, sizeof(*ctx));
 
         ctx->result = xcalloc(1, sizeof(*ctx->result));
+        install_list_index_begin(&ctx->result->installs);
         ctx->opts = parent->opts;
         ctx->shared = parent->shared;
         return ctx;
@@ -196,63 +197,103 @@ static void drop_excluded(const struct scan_options *opts, struct install_list *
  * "current" tree) is that install. Same component and same real library
  * directory: the prefix whose library directory is not reached through a
  * link stays, the other becomes its alias. */
+struct lib_key {
+        dev_t dev;
+        ino_t ino;
+        size_t component;
+        size_t pos;
+};
+
+static int lib_key_cmp(const void *pa, const void *pb)
+{
+        const struct lib_key *a = pa, *b = pb;
+
+        if (a->dev != b->dev)
+                return a->dev < b->dev ? -1 : 1;
+        if (a->ino != b->ino)
+                return a->ino < b->ino ? -1 : 1;
+        if (a->component != b->component)
+                return a->component < b->component ? -1 : 1;
+        return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+static bool same_lib(const struct lib_key *a, const struct lib_key *b)
+{
+        return a->dev == b->dev && a->ino == b->ino && a->component == b->component;
+}
+
 static void merge_shared_lib_dirs(struct install_list *l)
 {
-        struct stat *st = xcalloc(l->len ? l->len : 1, sizeof(*st));
-        bool *ok = xcalloc(l->len ? l->len : 1, sizeof(*ok));
-        size_t kept = 0;
+        struct lib_key *keys = xcalloc(l->len ? l->len : 1, sizeof(*keys));
+        size_t n_keys = 0, kept = 0;
 
         /* The same directory is the same device and inode: one stat an
-         * install, and a realpath only for the few that share one. */
-        for (size_t i = 0; i < l->len; i++)
-                ok[i] = l->items[i]->lib_dir && stat(l->items[i]->lib_dir, &st[i]) == 0 &&
-                        S_ISDIR(st[i].st_mode);
+         * install, a sort to bring those that share one together, and a
+         * realpath only for them. */
         for (size_t i = 0; i < l->len; i++) {
-                struct install *a = l->items[i];
+                struct stat st;
 
-                if (!a)
-                        continue;
-                for (size_t j = i + 1; j < l->len; j++) {
-                        struct install *b = l->items[j];
-                        struct install *keep, *drop;
-                        _cleanup_free_ char *real_b = NULL;
+                if (l->items[i]->lib_dir && stat(l->items[i]->lib_dir, &st) == 0 && S_ISDIR(st.st_mode))
+                        keys[n_keys++] = (struct lib_key){ .dev = st.st_dev, .ino = st.st_ino,
+                                                           .component = l->items[i]->component->index,
+                                                           .pos = i };
+        }
+        if (n_keys > 1)
+                qsort(keys, n_keys, sizeof(*keys), lib_key_cmp);
+        for (size_t g = 0; g < n_keys;) {
+                size_t end = g + 1;
 
-                        if (!b || !ok[i] || !ok[j] || b->component != a->component ||
-                            st[i].st_dev != st[j].st_dev || st[i].st_ino != st[j].st_ino)
+                while (end < n_keys && same_lib(&keys[g], &keys[end]))
+                        end++;
+                /* Within the group, in list order, as a pairwise pass would. */
+                for (size_t gi = g; gi < end; gi++) {
+                        size_t i = keys[gi].pos;
+                        struct install *a = l->items[i];
+
+                        if (!a)
                                 continue;
-                        real_b = realpath(b->lib_dir, NULL);
-                        /* Keep the one whose lib_dir is already canonical. */
-                        if (real_b && streq(b->lib_dir, real_b)) {
-                                _cleanup_free_ char *real_a = realpath(a->lib_dir, NULL);
+                        for (size_t gj = gi + 1; gj < end; gj++) {
+                                size_t j = keys[gj].pos;
+                                struct install *b = l->items[j];
+                                struct install *keep, *drop;
+                                _cleanup_free_ char *real_b = NULL;
 
-                                if (real_a && !streq(a->lib_dir, real_a)) {
-                                        keep = b;
-                                        drop = a;
-                                        l->items[i] = b;
+                                if (!b)
+                                        continue;
+                                real_b = realpath(b->lib_dir, NULL);
+                                /* Keep the one whose lib_dir is already canonical. */
+                                if (real_b && streq(b->lib_dir, real_b)) {
+                                        _cleanup_free_ char *real_a = realpath(a->lib_dir, NULL);
+
+                                        if (real_a && !streq(a->lib_dir, real_a)) {
+                                                keep = b;
+                                                drop = a;
+                                                l->items[i] = b;
+                                        } else {
+                                                keep = a;
+                                                drop = b;
+                                        }
                                 } else {
                                         keep = a;
                                         drop = b;
                                 }
-                        } else {
-                                keep = a;
-                                drop = b;
+                                l->items[j] = NULL;
+                                if (!strv_contains(&keep->aliases, drop->prefix))
+                                        strv_add(&keep->aliases, drop->prefix);
+                                for (size_t k = 0; k < drop->aliases.len; k++)
+                                        if (!strv_contains(&keep->aliases, drop->aliases.items[k]))
+                                                strv_add(&keep->aliases, drop->aliases.items[k]);
+                                install_free(drop);
+                                a = keep;
                         }
-                        l->items[j] = NULL;
-                        if (!strv_contains(&keep->aliases, drop->prefix))
-                                strv_add(&keep->aliases, drop->prefix);
-                        for (size_t k = 0; k < drop->aliases.len; k++)
-                                if (!strv_contains(&keep->aliases, drop->aliases.items[k]))
-                                        strv_add(&keep->aliases, drop->aliases.items[k]);
-                        install_free(drop);
-                        a = keep;
                 }
+                g = end;
         }
         for (size_t i = 0; i < l->len; i++)
                 if (l->items[i])
                         l->items[kept++] = l->items[i];
         l->len = kept;
-        free(st);
-        free(ok);
+        free(keys);
 }
 
 int scan_run(const struct scan_options *opts, struct scan_result *ret, struct diag *d)
@@ -274,7 +315,9 @@ int scan_run(const struct scan_options *opts, struct scan_result *ret, struct di
         size_t n = opts->roots ? opts->n_roots : ELEMENTSOF(scan_default_roots) - 1;
         int err;
 
+        install_list_index_begin(&r.installs);
         err = walk_roots(roots, n, &wo, &ops, &ctx);
+        install_list_index_end(&r.installs);
         pthread_mutex_destroy(&shared.lock);
         if (err < 0) {
                 scan_result_release(&r);
