@@ -156,7 +156,7 @@ for root in "$site" "$fixtures"; do
         [ "$n" -gt 10 ] || fail "$label: only $n installs found: the comparison would say little"
         for jobs in 2 8 2 8; do
                 seed=$RANDOM$RANDOM
-                LD_PRELOAD=$preload WALKDELAY_SEED=$seed WALKDELAY_MAX_US=3000 \
+                LD_PRELOAD=$preload WALKDELAY_SEED=$seed WALKDELAY_MAX_US=1000 \
                         "$cudamod" scan --json --jobs "$jobs" "$root" >"$work/$label.par.json" 2>"$work/$label.par.err" ||
                         fail "scan --jobs $jobs $label (seed $seed): $(tail -n 3 "$work/$label.par.err")"
                 cmp -s "$work/$label.serial.json" "$work/$label.par.json" ||

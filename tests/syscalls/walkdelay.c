@@ -49,13 +49,14 @@ static void delay(void)
                 usleep((useconds_t)(x % (uint64_t)(max_us + 1)));
 }
 
-int openat(int dirfd, const char *path, int flags, ...)
+/* openat64: what a program built with _FILE_OFFSET_BITS=64 calls. */
+int openat64(int dirfd, const char *path, int flags, ...)
 {
         static int (*real)(int, const char *, int, ...);
         mode_t mode = 0;
 
         if (!real)
-                real = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat");
+                real = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat64");
         if (flags & (O_CREAT | O_TMPFILE)) {
                 va_list ap;
 
