@@ -1,6 +1,7 @@
 /* cmd-generate.c: `cudamod generate`: scan, plan, render, write. */
 #include <errno.h>
 #include <getopt.h>
+#include <time.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -690,10 +691,20 @@ static int apply_args(struct config *cfg, const struct generate_args *a)
         return 0;
 }
 
+/* Milliseconds on the monotonic clock, for -v's time split. */
+static double now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static int run_generate(int argc, char **argv, const struct global_options *g)
 {
+        double t_start, t_scan = 0, t_plan = 0, t_render = 0;
         enum { OPT_FORMAT = 256, OPT_LAYOUT, OPT_DRY_RUN, OPT_CHECK, OPT_PRUNE, OPT_FORCE, OPT_JSON,
-               OPT_LOCK_TIMEOUT };
+               OPT_LOCK_TIMEOUT, OPT_JOBS };
         static const struct option options[] = {
                 { "output", required_argument, NULL, 'o' },
                 { "format", required_argument, NULL, OPT_FORMAT },
@@ -704,6 +715,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 { "force", no_argument, NULL, OPT_FORCE },
                 { "json", no_argument, NULL, OPT_JSON },
                 { "lock-timeout", required_argument, NULL, OPT_LOCK_TIMEOUT },
+                { "jobs", required_argument, NULL, OPT_JOBS },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -753,6 +765,10 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         if (parse_lock_timeout(optarg, &a.lock_timeout) < 0)
                                 return EXIT_USAGE;
                         break;
+                case OPT_JOBS:
+                        if (parse_jobs(optarg, &so.jobs) < 0)
+                                return EXIT_USAGE;
+                        break;
                 case 'h':
                         command_print_help(&cmd_generate, stdout);
                         return 0;
@@ -798,8 +814,10 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 status = EXIT_FOUND_FAILURE;
                 goto out;
         }
+        t_start = now_ms();
         if (scan_with_progress(&so, &sr, g) < 0)
                 goto out;
+        t_scan = now_ms();
         if (a.prune && incomplete_scan(&sr)) {
                 status = EXIT_FOUND_FAILURE;
                 goto out;
@@ -812,6 +830,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 status = EXIT_USAGE;
                 goto out;
         }
+        t_plan = now_ms();
         for (size_t i = 0; i < sr.warnings.len; i++)
                 strv_add(&warns, sr.warnings.items[i]);
         for (size_t i = 0; i < p.warnings.len; i++) {
@@ -823,6 +842,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 status = EXIT_USAGE;
                 goto out;
         }
+        t_render = now_ms();
         warn_em_hierarchy(&cfg, g, &warns);
         if (!check_site(&p, &cfg, &rd, &a, g, &warns))
                 goto out;
@@ -855,6 +875,9 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 if (r < 0)
                         goto out;
         }
+        log_verbose(g, "time: scan %.1f ms (%u threads, %zu installs), plan %.1f ms, render %.1f ms, "
+                    "write %.1f ms (%zu files)", t_scan - t_start, so.jobs, sr.installs.len,
+                    t_plan - t_scan, t_render - t_plan, now_ms() - t_render, rd.n);
         report_held(&w, &sr, g);
         if (!a.dry_run && !a.check && rebuild_spider_cache(&p, &cfg, &w, g, &cache_dir) < 0)
                 cache_failed = true;
@@ -888,7 +911,7 @@ const struct command cmd_generate = {
         .summary = "write Lmod or Environment Modules modulefiles for what scan finds",
         .usage = "generate [-o DIR] [--format lua|tcl] [--layout hierarchical|flat]\n"
                  "                [--dry-run] [--check] [--prune] [--force] [--json]\n"
-                 "                [--lock-timeout S] [ROOT...]",
+                 "                [--lock-timeout S] [--jobs N] [ROOT...]",
         .help = "Scan ROOTs (default: the config's 'search', else the built-in roots), and\n"
                 "write one modulefile per install of the CUDA stack (cuda, cudnn, nccl,\n"
                 "cusparselt, cudss, nvshmem, magma) into DIR,\n"
@@ -912,6 +935,8 @@ const struct command cmd_generate = {
                 "      --lock-timeout S wait at most S seconds for DIR's lock (default: the\n"
                 "                       config's lock_timeout, 60; 0: do not wait), then\n"
                 "                       exit 1 naming its holder\n"
+                "      --jobs N         scan with N threads at once (default: the config's\n"
+                "                       scan.jobs, else one a CPU); the output is the same\n"
                 "\n"
                 "Writes are atomic and the run holds a lock on DIR. Files cudamod did not\n"
                 "write are never touched; generated files edited by hand are left alone\n"
