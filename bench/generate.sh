@@ -33,6 +33,9 @@
 #          cudamod generate --check -o OUT ROOT
 #        and prints the table of means and the generate/scan ratios (goal:
 #        generate within 2x of the scan alone, at 1000 installs);
+#     2b. counts the system calls (strace -c -f) of find, the scan, generate
+#        into an empty directory and into an up-to-date one, and prints
+#        `generate -v`'s split of its time (scan, plan, render, write);
 #     3. real Lmod: the demo installs (CUDA 11.8 and 12.9, cuDNN 8.9.7 and
 #        9.7.1, NCCL 2.21.5), generated as a hierarchical Lua tree, against
 #        a minimal hand-written Lua tree (written below, in this script)
@@ -66,6 +69,8 @@
 #   not /usr/share/lmod/lmod/init/bash). Exit status: 0 done, 1 a check
 #   failed, 2 usage or missing tools.
 set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 usage() {
         echo "usage: bench/generate.sh [--builddir DIR] [--sizes \"N...\"] [--runs N] [--no-lmod] [--keep]"
@@ -229,6 +234,23 @@ if len(sizes) > 1:
         print("growth %-22s %d -> %d installs: x%.1f wall, x%.1f CPU time for x%.0f installs"
               % (c, a, b, wall(b, c) / wall(a, c), cpu(b, c) / cpu(a, c), b / a))
 PY
+
+# --- 2b. system calls and the time split -------------------------------------------
+echo
+echo "== system calls (strace -c -f, failing in parentheses) and generate -v's time split"
+for n in $sizes; do
+        root=$work/n$n/root up=$work/n$n/up fresh=$work/n$n/fresh
+        rm -rf "$fresh"
+        echo "-- $n installs"
+        bench_syscalls "find=find $root" "scan --json=$cudamod scan --json $root" \
+                "generate (fresh OUT)=$cudamod generate -o $fresh $root" \
+                "generate (up to date)=$cudamod generate -o $up $root"
+        rm -rf "$fresh"
+        printf 'fresh OUT:   '
+        "$cudamod" -v generate -o "$fresh" "$root" 2>&1 >/dev/null | sed -n 's/^cudamod: time: //p'
+        printf 'up to date:  '
+        "$cudamod" -v generate -o "$up" "$root" 2>&1 >/dev/null | sed -n 's/^cudamod: time: //p'
+done
 
 # --- 3. real Lmod ----------------------------------------------------------------
 if [ "$lmod" = 1 ]; then

@@ -69,3 +69,42 @@ for k, v in env.items():
     print(f"{k}={v}")
 ' "$work"
 }
+
+# bench_syscalls NAME=COMMAND...: the system calls of each command, counted
+# once with strace -c -f (deterministic, so one run), as a markdown table
+# by call (failing calls in parentheses) with the totals. Each argument is
+# "label=command line" (split on spaces). Skipped without strace.
+bench_syscalls() {
+        local arg label cmd i=0 files=()
+        if ! command -v strace >/dev/null; then
+                echo "(no strace: system calls not counted)"
+                return 0
+        fi
+        for arg; do
+                label=${arg%%=*} cmd=${arg#*=}
+                # shellcheck disable=SC2086
+                strace -f -c -o "$work/syscalls.$i" $cmd >/dev/null 2>&1 || true
+                files+=("$label" "$work/syscalls.$i")
+                i=$((i + 1))
+        done
+        python3 - "${files[@]}" <<'PY'
+import sys
+args = sys.argv[1:]
+labels, counts = args[0::2], []
+for f in args[1::2]:
+    c = {}
+    for line in open(f):
+        p = line.split()
+        if len(p) >= 5 and p[0][0].isdigit():
+            c[p[-1]] = (int(p[3]), int(p[4]) if len(p) == 6 else 0)
+    counts.append(c)
+names = sorted({k for c in counts for k in c} - {"total"}, key=lambda k: -sum(c.get(k, (0, 0))[0] for c in counts))
+print("| system call | " + " | ".join(labels) + " |")
+print("|---|" + "---:|" * len(labels))
+for k in names:
+    if sum(c.get(k, (0, 0))[0] for c in counts) < 50:
+        continue
+    print("| %s | " % k + " | ".join("%d (%d)" % c.get(k, (0, 0)) for c in counts) + " |")
+print("| **total** | " + " | ".join("**%d** (%d)" % c.get("total", (0, 0)) for c in counts) + " |")
+PY
+}

@@ -206,10 +206,13 @@ _cudamod()
     local opts='' args_opts='' positional=false
     local -a modulepath=()
     case $cmd in
-        scan) opts='--json' ;;
+        scan)
+            opts='--json --jobs'
+            args_opts='--jobs'
+            ;;
         generate)
-            opts='--output -o --format --layout --dry-run --check --prune --force --json --lock-timeout --rename'
-            args_opts='--output|-o|--format|--layout|--lock-timeout'
+            opts='--output -o --format --layout --dry-run --check --prune --force --json --lock-timeout --jobs --rename'
+            args_opts='--output|-o|--format|--layout|--lock-timeout|--jobs'
             ;;
         show)
             opts='--modulepath --trust-modulefiles --json'

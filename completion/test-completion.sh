@@ -146,7 +146,9 @@ expect 'cudamod generate --format=t' tcl
 expect 'cudamod generate --layout h' hierarchical
 expect 'cudamod generate --layout ' hierarchical flat
 expect 'cudamod doctor --' --modulepath --trust-modulefiles --json --build --help
-expect 'cudamod scan --' --json --help
+expect 'cudamod scan --' --json --jobs --help
+expect 'cudamod scan --jobs ' # a number: nothing to offer
+expect 'cudamod generate --jo' --jobs
 expect 'cudamod config --' --default --help
 expect_has 'cudamod validate --' --target --arch-list --launcher --modulepath --jobs --timeout \
     --driver-libdir --require-device --no-compile --no-strict-modes --strict --json
@@ -161,7 +163,7 @@ expect 'cudamod nosuchcommand ' # nothing for an unknown command
 # Options may follow positional arguments (getopt_long permutes them);
 # after '--' there are none.
 mkdir "$tmp/root"
-expect "cudamod scan $tmp/root --j" --json
+expect "cudamod scan $tmp/root --j" --jobs --json
 expect "cudamod generate -- --j"
 
 # ---- files and directories ----

@@ -1,6 +1,7 @@
 /* cmd-generate.c: `cudamod generate`: scan, plan, render, write. */
 #include <errno.h>
 #include <getopt.h>
+#include <time.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -515,6 +516,7 @@ static bool check_site(const struct plan *p, const struct config *cfg, const str
         struct site_name *names = xcalloc(p->n_modules + 1, sizeof(*names));
         struct site_options so = { .outdir = p->outdir, .names = names };
         struct site_report r = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
         bool ok = true;
 
         for (size_t i = 0; i < p->n_modules; i++) {
@@ -542,7 +544,15 @@ static bool check_site(const struct plan *p, const struct config *cfg, const str
         so.n_modulepath = mp.len;
         so.levels = (const char *const *)levels.items;
         so.n_levels = levels.len;
-        (void)site_check(rd->files, rd->n, &so, &r);
+        if (site_check(rd->files, rd->n, &so, &r, &d) < 0) {
+                /* What the tree holds is not known: nothing is written on
+                 * partial knowledge, --force or not. */
+                log_diag(&d);
+                log_error("cannot tell whether another tool's modulefiles lie where cudamod would write; "
+                          "nothing written");
+                free(names);
+                return false;
+        }
         if (r.foreign.len) {
                 _cleanup_free_ char *out = term_escape(p->outdir);
 
@@ -683,10 +693,20 @@ static int apply_args(struct config *cfg, const struct generate_args *a)
         return 0;
 }
 
+/* Milliseconds on the monotonic clock, for -v's time split. */
+static double now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static int run_generate(int argc, char **argv, const struct global_options *g)
 {
+        double t_start, t_scan = 0, t_plan = 0, t_render = 0;
         enum { OPT_FORMAT = 256, OPT_LAYOUT, OPT_DRY_RUN, OPT_CHECK, OPT_PRUNE, OPT_FORCE, OPT_JSON,
-               OPT_LOCK_TIMEOUT, OPT_RENAME };
+               OPT_LOCK_TIMEOUT, OPT_JOBS, OPT_RENAME };
         static const struct option options[] = {
                 { "output", required_argument, NULL, 'o' },
                 { "format", required_argument, NULL, OPT_FORMAT },
@@ -697,6 +717,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 { "force", no_argument, NULL, OPT_FORCE },
                 { "json", no_argument, NULL, OPT_JSON },
                 { "lock-timeout", required_argument, NULL, OPT_LOCK_TIMEOUT },
+                { "jobs", required_argument, NULL, OPT_JOBS },
                 { "rename", no_argument, NULL, OPT_RENAME },
                 { "help", no_argument, NULL, 'h' },
                 {},
@@ -752,6 +773,10 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         if (parse_lock_timeout(optarg, &a.lock_timeout) < 0)
                                 return EXIT_USAGE;
                         break;
+                case OPT_JOBS:
+                        if (parse_jobs(optarg, &so.jobs) < 0)
+                                return EXIT_USAGE;
+                        break;
                 case 'h':
                         command_print_help(&cmd_generate, stdout);
                         return 0;
@@ -797,8 +822,10 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 status = EXIT_FOUND_FAILURE;
                 goto out;
         }
+        t_start = now_ms();
         if (scan_with_progress(&so, &sr, g) < 0)
                 goto out;
+        t_scan = now_ms();
         if (a.prune && incomplete_scan(&sr)) {
                 status = EXIT_FOUND_FAILURE;
                 goto out;
@@ -844,6 +871,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         status = EXIT_USAGE;
                         goto out;
                 }
+                t_plan = now_ms();
                 strv_release(&warns);
                 for (size_t i = 0; i < sr.warnings.len; i++)
                         strv_add(&warns, sr.warnings.items[i]);
@@ -857,6 +885,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         status = EXIT_USAGE;
                         goto out;
                 }
+                t_render = now_ms();
                 warn_em_hierarchy(&cfg, g, &warns);
                 if (!check_site(&p, &cfg, &rd, &a, g, &warns))
                         goto out;
@@ -889,6 +918,9 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         goto out;
                 break;
         }
+        log_verbose(g, "time: scan %.1f ms (%u threads, %zu installs), plan %.1f ms, render %.1f ms, "
+                    "write %.1f ms (%zu files)", t_scan - t_start, so.jobs, sr.installs.len,
+                    t_plan - t_scan, t_render - t_plan, now_ms() - t_render, rd.n);
         report_held(&w, &sr, g);
         if (!a.dry_run && !a.check && rebuild_spider_cache(&p, &cfg, &w, g, &cache_dir) < 0)
                 cache_failed = true;
@@ -922,7 +954,7 @@ const struct command cmd_generate = {
         .summary = "write Lmod or Environment Modules modulefiles for what scan finds",
         .usage = "generate [-o DIR] [--format lua|tcl] [--layout hierarchical|flat]\n"
                  "                [--dry-run] [--check] [--prune] [--force] [--json]\n"
-                 "                [--lock-timeout S] [--rename] [ROOT...]",
+                 "                [--lock-timeout S] [--jobs N] [--rename] [ROOT...]",
         .help = "Scan ROOTs (default: the config's 'search', else the built-in roots), and\n"
                 "write one modulefile per install of the CUDA stack (cuda, cudnn, nccl,\n"
                 "cusparselt, cudss, nvshmem, magma) into DIR,\n"
@@ -946,6 +978,8 @@ const struct command cmd_generate = {
                 "      --lock-timeout S wait at most S seconds for DIR's lock (default: the\n"
                 "                       config's lock_timeout, 60; 0: do not wait), then\n"
                 "                       exit 1 naming its holder\n"
+                "      --jobs N         scan with N threads at once (default: the config's\n"
+                "                       scan.jobs, else one a CPU); the output is the same\n"
                 "      --rename         name every module afresh: without it, a name an earlier\n"
                 "                       run gave (DIR's index) stays with its install, and a\n"
                 "                       new install that would get it gets a suffix instead\n"

@@ -108,6 +108,7 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
 {
         static const struct option options[] = {
                 { "json", no_argument, NULL, 'j' },
+                { "jobs", required_argument, NULL, 'J' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -121,6 +122,10 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
                 switch (c) {
                 case 'j':
                         json = true;
+                        break;
+                case 'J':
+                        if (parse_jobs(optarg, &so.jobs) < 0)
+                                return EXIT_USAGE;
                         break;
                 case 'h':
                         command_print_help(&cmd_scan, stdout);
@@ -153,7 +158,7 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
 const struct command cmd_scan = {
         .name = "scan",
         .summary = "find the CUDA stack's installations (CUDA, cuDNN, NCCL, ...)",
-        .usage = "scan [--json] [ROOT...]",
+        .usage = "scan [--json] [--jobs N] [ROOT...]",
         .help = "Walk each ROOT (default: /usr/local, /opt, /usr/lib/cuda,\n"
                 "/usr/lib/nvidia-cuda-toolkit, the multiarch library directories,\n"
                 "/opt/nvidia/hpc_sdk) and report every installation of the CUDA stack\n"
@@ -165,6 +170,8 @@ const struct command cmd_scan = {
                 "\n"
                 "Options:\n"
                 "  --json    print one JSON document (format 1) instead of a table\n"
+                "  --jobs N  walk with N threads at once (default: the config's scan.jobs,\n"
+                "            else one a CPU); the report is the same for any N\n"
                 "\n"
                 "Unreadable directories and symlink loops are skipped with a warning on\n"
                 "stderr. The exit status is 0 when the scan ran, even when installations\n"

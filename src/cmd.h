@@ -66,7 +66,8 @@ void print_main_help(FILE *f, bool full);
  * printed and -EINVAL returned (the caller exits with EXIT_USAGE). */
 int load_config(const struct global_options *g, struct config *ret);
 /* Roots from the command line (argc > 0), else from the config's search;
- * the config's exclude and max_depth. */
+ * the config's exclude and max_depth; so->jobs when not set (--jobs): the
+ * config's scan.jobs, else default_jobs(). */
 void scan_options_from_config(struct scan_options *so, const struct config *cfg, int argc,
                               char **argv);
 /* scan_run with a progress line on a terminal and the warnings printed;
@@ -85,6 +86,11 @@ void json_dump_stdout(json_t *doc);
 
 /* Flush stdout and report a write error: our stdout is the product. */
 int finish_stdout(int status);
+
+/* One thread a CPU online (at least 1, at most CONFIG_SCAN_JOBS_MAX). */
+unsigned default_jobs(void);
+/* --jobs N: 1 to CONFIG_SCAN_JOBS_MAX. Prints the error. */
+int parse_jobs(const char *arg, unsigned *ret);
 
 /* --lock-timeout S: whole seconds from 0 (do not wait) to 86400, as
  * write_options.lock_timeout takes them (0 becomes -1). Prints the error

@@ -132,49 +132,69 @@ static const struct {
  * when it has three parts or more and the soname's major: CUPTI's file is
  * named by its year (libcupti.so.11.8 -> libcupti.so.2022.3.0), which is
  * no component version. One listing of the directory. */
+struct lib_names {
+        struct version soname[ELEMENTSOF(lib_components)];
+        struct version full[ELEMENTSOF(lib_components)];
+        char *full_name[ELEMENTSOF(lib_components)];
+};
+
+static int lib_name(const char *name, unsigned char type _unused_, void *ctx)
+{
+        struct lib_names *ln = ctx;
+
+        for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
+                struct version v;
+
+                if (soname_version_parse(name, lib_components[k].stem, &v) < 0)
+                        continue;
+                if (!ln->soname[k].count || v.count < ln->soname[k].count)
+                        ln->soname[k] = v;
+                if (v.count >= 3 && (!ln->full[k].count || version_compare(&v, &ln->full[k]) > 0)) {
+                        ln->full[k] = v;
+                        free(ln->full_name[k]);
+                        ln->full_name[k] = xstrdup(name);
+                }
+        }
+        return 0;
+}
+
 static void components_from_lib_dir(struct install *in, const char *lib_dir)
 {
-        _cleanup_close_ int fd = lib_dir ? open(lib_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-        struct version soname[ELEMENTSOF(lib_components)] = { { .count = 0 } };
-        struct version full[ELEMENTSOF(lib_components)] = { { .count = 0 } };
-        char *full_name[ELEMENTSOF(lib_components)] = { NULL };
-        int dfd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
-        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-        struct dirent *de;
-        size_t seen = 0;
+        struct lib_names ln = { .soname = { { .count = 0 } } };
+        struct strv names = { 0 };
+        _cleanup_close_ int fd = -1;
+        int r;
 
-        if (!d) {
-                if (dfd >= 0)
-                        close(dfd);
+        if (!lib_dir)
                 return;
-        }
-        /* Streamed, not listed: a directory far beyond a site's (the scan
-         * warns about those) costs no memory here, and at most
-         * WALK_MAX_ENTRIES names are looked at. */
-        while ((de = readdir(d)) && seen++ < WALK_MAX_ENTRIES)
-                for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
-                        struct version v;
+        /* A listing the detectors read already (the visit's cache) is not
+         * read again; other directories are streamed, not listed: one far
+         * beyond a site's (the scan warns about those) costs no memory
+         * here, and at most WALK_MAX_ENTRIES names are looked at. */
+        r = dir_list_cached(lib_dir, &names);
+        if (r == 0) {
+                for (size_t i = 0; i < names.len; i++)
+                        (void)lib_name(names.items[i], DT_UNKNOWN, &ln);
+                strv_release(&names);
+        } else if (r == -ENODATA || r == -E2BIG) {
+                fd = open(lib_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+                if (fd < 0)
+                        return;
+                (void)walk_read_fd(fd, WALK_MAX_ENTRIES, lib_name, &ln);
+        } else
+                return;
+        for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
+                _cleanup_free_ char *v = NULL, *path = NULL;
 
-                        if (soname_version_parse(de->d_name, lib_components[k].stem, &v) < 0)
-                                continue;
-                        if (!soname[k].count || v.count < soname[k].count)
-                                soname[k] = v;
-                        if (v.count >= 3 && (!full[k].count || version_compare(&v, &full[k]) > 0)) {
-                                full[k] = v;
-                                free(full_name[k]);
-                                full_name[k] = xstrdup(de->d_name);
+                if (ln.full[k].count && !in->components[lib_components[k].comp] &&
+                    ln.full[k].n[0] == ln.soname[k].n[0]) {
+                        path = path_join(lib_dir, ln.full_name[k]);
+                        if (detect_is_file(AT_FDCWD, path)) {
+                                v = version_to_string(&ln.full[k], 0);
+                                set_component(in, lib_components[k].comp, v);
                         }
                 }
-        closedir(d);
-        for (size_t k = 0; k < ELEMENTSOF(lib_components); k++) {
-                _cleanup_free_ char *v = NULL;
-
-                if (full[k].count && !in->components[lib_components[k].comp] &&
-                    full[k].n[0] == soname[k].n[0] && is_file_at(fd, full_name[k])) {
-                        v = version_to_string(&full[k], 0);
-                        set_component(in, lib_components[k].comp, v);
-                }
-                free(full_name[k]);
+                free(ln.full_name[k]);
         }
 }
 
@@ -198,7 +218,7 @@ static void add_dir_if(struct strv *v, int fd, const char *prefix, const char *r
 {
         _cleanup_free_ char *p = NULL;
 
-        if (!is_dir_at(fd, rel))
+        if (!detect_is_dir(fd, rel))
                 return;
         p = path_join(prefix, rel);
         if (!strv_contains(v, p))
@@ -243,7 +263,7 @@ static void hpc_sdk_math_libs(struct install *in, const struct walk_dir *dir, co
                 add_dir_if(&in->extra_lib_dirs, fd, math, ld.rel);
         if (triple) {
                 _cleanup_free_ char *inc = xasprintf("targets/%s/include", triple);
-                if (is_dir_at(fd, inc) && !is_symlink_at(fd, inc))
+                if (detect_is_dir(fd, inc) && !detect_is_symlink(fd, inc))
                         add_dir_if(&in->extra_include_dirs, fd, math, inc);
                 else
                         add_dir_if(&in->extra_include_dirs, fd, math, "include");
@@ -263,14 +283,14 @@ static char *choose_include(int fd, const char *triple)
         for (int pass = 0; pass < 2; pass++)
                 for (size_t i = 0; i < 2; i++) {
                         _cleanup_free_ char *h = NULL;
-                        if (!cands[i] || !is_dir_at(fd, cands[i]))
+                        if (!cands[i] || !detect_is_dir(fd, cands[i]))
                                 continue;
                         if (!fallback)
                                 fallback = cands[i];
-                        if (pass == 0 && is_symlink_at(fd, cands[i]))
+                        if (pass == 0 && detect_is_symlink(fd, cands[i]))
                                 continue;
                         h = path_join(cands[i], "cuda_runtime_api.h");
-                        if (is_file_at(fd, h))
+                        if (detect_is_file(fd, h))
                                 return xstrdup(cands[i]);
                 }
         return fallback ? xstrdup(fallback) : NULL;
@@ -295,10 +315,10 @@ static void detect_cu12_wheels(const struct walk_dir *dir, struct install_list *
         } else
                 install_add_problem(in, "missing-library", "no libcudart.so.* in '%s/cuda_runtime/lib'",
                                     dir->path);
-        in->include_dir = is_dir_at(dir->fd, "cuda_runtime/include")
+        in->include_dir = detect_is_dir(dir->fd, "cuda_runtime/include")
                                   ? path_join(dir->path, "cuda_runtime/include")
                                   : NULL;
-        if (is_dir_at(dir->fd, "cuda_nvcc/bin"))
+        if (detect_is_dir(dir->fd, "cuda_nvcc/bin"))
                 in->bin_dir = path_join(dir->path, "cuda_nvcc/bin");
         for (const char *const *c = cu12_wheel_dirs; *c; c++) {
                 _cleanup_free_ char *lib = xasprintf("%s/lib", *c);
@@ -369,16 +389,16 @@ static void detect_system(const struct walk_dir *dir, const char *usr, const cha
         usr_fd = open(usr, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (usr_fd >= 0) {
                 _cleanup_free_ char *tinc = triple ? xasprintf("include/%s", triple) : NULL;
-                if (is_file_at(usr_fd, "include/cuda_runtime_api.h"))
+                if (detect_is_file(usr_fd, "include/cuda_runtime_api.h"))
                         in->include_dir = path_join(usr, "include");
-                else if (tinc && is_dir_at(usr_fd, tinc)) {
+                else if (tinc && detect_is_dir(usr_fd, tinc)) {
                         _cleanup_free_ char *h = path_join(tinc, "cuda_runtime_api.h");
-                        if (is_file_at(usr_fd, h))
+                        if (detect_is_file(usr_fd, h))
                                 in->include_dir = path_join(usr, tinc);
                 }
                 if (in->include_dir)
                         header = header_version(in, usr_fd, usr, in->include_dir + strlen(usr) + 1);
-                if (is_file_at(usr_fd, "bin/nvcc"))
+                if (detect_is_file(usr_fd, "bin/nvcc"))
                         in->bin_dir = path_join(usr, "bin");
                 nvcc_strings(in, usr_fd, usr, "lib/nvidia-cuda-toolkit/bin", &nvcc_release);
         }
@@ -583,7 +603,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
                         libdir_warn_too_big(dir);
                 has_cudart = r >= 0;
         }
-        has_nvcc = is_file_at(dir->fd, "bin/nvcc");
+        has_nvcc = detect_is_file(dir->fd, "bin/nvcc");
         has_version_file = walk_dir_find(dir, "version.json") || walk_dir_find(dir, "version.txt");
         include_rel = choose_include(dir->fd, ld.triple);
         if (!ld.triple) {
@@ -598,7 +618,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         }
         if (include_rel) {
                 _cleanup_free_ char *h = path_join(include_rel, "cuda_runtime_api.h");
-                has_header = is_file_at(dir->fd, h);
+                has_header = detect_is_file(dir->fd, h);
         } else
                 has_header = false;
         if (!has_cudart && !(has_nvcc && (has_version_file || has_header)) &&
@@ -643,7 +663,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
                 in->include_dir = path_join(dir->path, include_rel);
         else
                 install_add_problem(in, "missing-headers", "no cuda_runtime_api.h in '%s'", dir->path);
-        if (is_dir_at(dir->fd, "bin"))
+        if (detect_is_dir(dir->fd, "bin"))
                 in->bin_dir = path_join(dir->path, "bin");
 
         add_dir_if(&in->extra_lib_dirs, dir->fd, dir->path, "extras/CUPTI/lib64");
@@ -748,7 +768,7 @@ static void detect_cuda(const struct walk_dir *dir, struct install_list *l,
                  * alias; the path is one when a link led here
                  * (/usr/local/cuda -> /usr/lib/cuda). */
                 strv_add(&in->trees, dir->realpath);
-                if (is_symlink_at(AT_FDCWD, dir->path))
+                if (detect_is_symlink(AT_FDCWD, dir->path))
                         strv_add(&in->aliases, dir->path);
                 nvcc_strings(in, dir->fd, dir->path, "bin", &rel);
                 if (rel.count)

@@ -45,7 +45,7 @@ static int magma_lib_find(int fd, char **ret_rel, const char **ret_file)
                         for (size_t i = 0; i < dirs.len && r < 0; i++) {
                                 _cleanup_free_ char *rel = path_join(dirs.items[i], files[f]);
 
-                                if (is_symlink_at(fd, dirs.items[i]) != (pass == 1) || !is_file_at(fd, rel))
+                                if (detect_is_symlink(fd, dirs.items[i]) != (pass == 1) || !detect_is_file(fd, rel))
                                         continue;
                                 *ret_rel = xstrdup(dirs.items[i]);
                                 *ret_file = files[f];
@@ -62,7 +62,7 @@ static char *magma_include(int fd, const char *rel)
         for (const char *const *h = magma_headers; *h; h++) {
                 _cleanup_free_ char *file = path_join(rel, *h);
 
-                if (is_file_at(fd, file))
+                if (detect_is_file(fd, file))
                         return xstrdup(rel);
         }
         return NULL;
@@ -108,7 +108,7 @@ static unsigned long cuda_prefix_major(int fd, const char *realpath)
         libdir_release(&ld);
         if (major)
                 return major;
-        if (!cuda && !is_file_at(fd, "bin/nvcc") && !is_file_at(fd, "version.json"))
+        if (!cuda && !detect_is_file(fd, "bin/nvcc") && !detect_is_file(fd, "version.json"))
                 return 0;
         if (name_hint_parse("cuda", path_basename(realpath), NULL, &h) >= 0 && h.version.count)
                 return h.version.n[0];
@@ -175,7 +175,7 @@ static struct install *magma_install(int fd, const char *path, const char *realp
         unsigned long needed = 0, own_cuda, enclosing_major = 0;
         enum layout layout;
 
-        if (!is_dir_at(fd, "include") || magma_lib_find(fd, &lib_rel, &file) < 0)
+        if (!detect_is_dir(fd, "include") || magma_lib_find(fd, &lib_rel, &file) < 0)
                 return NULL;
         file_rel = path_join(lib_rel, file);
         own_cuda = cuda_prefix_major(fd, realpath);
@@ -198,7 +198,7 @@ static struct install *magma_install(int fd, const char *path, const char *realp
                 _cleanup_free_ char *dir = path_dirname(lib_rel);
                 _cleanup_free_ char *inc = path_join(dir, "include");
 
-                if (!is_symlink_at(fd, inc))
+                if (!detect_is_symlink(fd, inc))
                         include_rel = magma_include(fd, inc);
         }
         if (!include_rel)
@@ -322,7 +322,7 @@ static unsigned long magma_module_cuda_major(const struct strv *own)
 {
         for (size_t i = 0; i < own->len; i++) {
                 _cleanup_free_ char *path = path_join(own->items[i], "libmagma.so");
-                unsigned long major = is_file_at(AT_FDCWD, path) ? needed_cuda_major(AT_FDCWD, path, NULL) : 0;
+                unsigned long major = detect_is_file(AT_FDCWD, path) ? needed_cuda_major(AT_FDCWD, path, NULL) : 0;
 
                 if (major)
                         return major;

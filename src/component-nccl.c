@@ -80,7 +80,7 @@ static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
                 f.layout = LAYOUT_HPC_SDK;
         in = library_install_new(&component_nccl, dir, &f, nccl_headers);
         /* ncclras (2.25+) and friends; a CUDA prefix's bin is CUDA's. */
-        if (!f.usr && f.layout != LAYOUT_MERGED && is_file_at(dir->fd, "bin/ncclras"))
+        if (!f.usr && f.layout != LAYOUT_MERGED && detect_is_file(dir->fd, "bin/ncclras"))
                 in->bin_dir = path_join(dir->path, "bin");
         lib_rel = path_join(f.ld.rel, f.ld.soname_file);
         (void)nccl_elf_versions(dir->fd, lib_rel, &elf_nccl, &elf_cuda);

@@ -71,7 +71,7 @@ static int deb_find(const struct walk_dir *dir, struct library_find *ret, unsign
                 _cleanup_free_ char *inc = xasprintf("include/nvshmem_%lu", major);
                 _cleanup_free_ char *h = path_join(inc, "nvshmem.h");
 
-                if (is_file_at(f.usr_fd, h))
+                if (detect_is_file(f.usr_fd, h))
                         f.include_rel = TAKE_PTR(inc);
         }
         *ret = f;
@@ -166,7 +166,7 @@ static void detect_nvshmem(const struct walk_dir *dir, struct install_list *l,
                 f.layout = LAYOUT_HPC_SDK;
         in = library_install_new(&component_nvshmem, dir, &f, nvshmem_headers);
         /* nvshmem-info, nvshmrun; a CUDA prefix's bin is CUDA's. */
-        if (!f.usr && f.layout != LAYOUT_MERGED && is_file_at(dir->fd, "bin/nvshmem-info"))
+        if (!f.usr && f.layout != LAYOUT_MERGED && detect_is_file(dir->fd, "bin/nvshmem-info"))
                 in->bin_dir = path_join(dir->path, "bin");
         if (f.include_rel) {
                 _cleanup_free_ char *h = path_join(f.include_rel, nvshmem_version_headers[0]);
@@ -223,7 +223,7 @@ static void detect_nvshmem(const struct walk_dir *dir, struct install_list *l,
          * libnvshmem3-cuda-N without libnvshmem3-static-cuda-N) still runs
          * torch. */
         device = path_join(f.ld.rel, "libnvshmem_device.a");
-        if (!is_file_at(dir->fd, device))
+        if (!detect_is_file(dir->fd, device))
                 install_add_problem(in, "missing-device-library",
                                     "no libnvshmem_device.a in '%s': PyTorch's build cannot use this NVSHMEM (it needs libnvshmem_host, libnvshmem_device.a and nvshmem.h), running against it works",
                                     in->lib_dir);

@@ -432,6 +432,12 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_uint(e, c->lock_timeout);
         emit_modulerc(e, c);
         emit_site(e, c);
+
+        emit_key(e, "scan");
+        emit_collection(e, YAML_MAPPING_START_EVENT);
+        emit_key(e, "jobs");
+        emit_uint(e, c->scan_jobs);
+        emit_collection(e, YAML_MAPPING_END_EVENT);
         emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 

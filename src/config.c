@@ -81,6 +81,7 @@ enum top_key {
         KEY_FAMILY,
         KEY_MODULEPATH,
         KEY_LMOD,
+        KEY_SCAN,
         KEY_ARCH,
         _KEY_MAX,
 };
@@ -106,6 +107,7 @@ static const char *const top_keys[_KEY_MAX + 1] = {
         [KEY_FAMILY] = "family",
         [KEY_MODULEPATH] = "modulepath",
         [KEY_LMOD] = "lmod",
+        [KEY_SCAN] = "scan",
         [KEY_ARCH] = "arch",
 };
 
@@ -686,6 +688,25 @@ static int parse_validate(struct parser *p, struct config *c)
         return r;
 }
 
+static const char *const scan_keys[] = { "jobs", NULL };
+
+/* scan: jobs (0: one a CPU). */
+static int parse_scan(struct parser *p, struct config *c)
+{
+        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        int r;
+
+        r = map_begin(p, &it, scan_keys);
+        if (r < 0)
+                return r;
+        while ((r = map_next(p, &it)) > 0) {
+                r = get_uint(p, 0, CONFIG_SCAN_JOBS_MAX, &c->scan_jobs);
+                if (r < 0)
+                        return r;
+        }
+        return r;
+}
+
 static int parse_pytorch(struct parser *p, struct config *c)
 {
         _cleanup_(map_iter_release) struct map_iter it = { 0 };
@@ -936,6 +957,8 @@ static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
                 return config_parse_modulepath(p, c);
         case KEY_LMOD:
                 return config_parse_lmod(p, c);
+        case KEY_SCAN:
+                return parse_scan(p, c);
         case _KEY_MAX:
                 break;
         }

@@ -170,7 +170,14 @@ struct config {
                 char *dir;       /* or NULL */
                 char *timestamp; /* or NULL */
         } spider_cache;
+
+        /* scan.jobs: threads walking at once; 0 (the default): one a CPU.
+         * --jobs overrides it. */
+        unsigned scan_jobs;
 };
+
+/* The most threads scan.jobs and --jobs take (walk.h's WALK_MAX_JOBS). */
+#define CONFIG_SCAN_JOBS_MAX 256
 
 /* The modulerc entry of a component's version, or NULL. */
 const struct config_version_rc *config_version_rc(const struct config *c, unsigned component,

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "detect.h"
@@ -38,44 +39,379 @@ static bool known_too_large(const struct stat *st)
         return false;
 }
 
+/* What one visit has learned of its directory: the listings read (by the
+ * path relative to the directory) and the stats made. The detectors of one
+ * directory look at the same few paths (lib64, targets/<triple>/lib,
+ * bin/nvcc, include/...): each is listed or looked up once, a name is
+ * looked up in a listing already read instead of probed, and a name a
+ * listing lacks is known absent without a system call. Per thread, for the
+ * visit of the thread's walk. */
+struct dc_dir {
+        char *rel; /* normalised: no "." components, no trailing '/'; "" for the directory */
+        int err;   /* 0, or the -errno of the listing (-E2BIG: too large) */
+        struct walk_entry *e;
+        size_t n;
+};
+
+struct dc_stat {
+        char *rel;
+        bool follow;
+        int err;
+        mode_t mode;
+};
+
+struct detect_cache {
+        const struct walk_dir *dir;
+        size_t dir_path_len;
+        struct dc_dir *dirs;
+        size_t n_dirs, alloc_dirs;
+        struct dc_stat *stats;
+        size_t n_stats, alloc_stats;
+};
+
+static _Thread_local struct detect_cache *cache;
+
+void detect_cache_begin(const struct walk_dir *dir)
+{
+        struct detect_cache *c = xcalloc(1, sizeof(*c));
+
+        detect_cache_end();
+        c->dir = dir;
+        c->dir_path_len = strlen(dir->path);
+        cache = c;
+}
+
+void detect_cache_end(void)
+{
+        struct detect_cache *c = TAKE_PTR(cache);
+
+        if (!c)
+                return;
+        for (size_t i = 0; i < c->n_dirs; i++) {
+                free(c->dirs[i].rel);
+                walk_entries_free(c->dirs[i].e, c->dirs[i].n);
+        }
+        for (size_t i = 0; i < c->n_stats; i++)
+                free(c->stats[i].rel);
+        free(c->dirs);
+        free(c->stats);
+        free(c);
+}
+
+/* rel of dirfd as the cache's key, newly allocated; NULL when the cache
+ * cannot answer for it (another directory, "..", an absolute path not
+ * below the visited one). */
+static char *cache_key(int dirfd, const char *rel)
+{
+        struct strbuf sb = STRBUF_INIT;
+        const char *p = rel;
+
+        if (!cache)
+                return NULL;
+        if (rel[0] == '/') {
+                const char *dp = cache->dir->path;
+                size_t n = cache->dir_path_len;
+
+                if (strncmp(rel, dp, n) != 0 || (rel[n] != '/' && rel[n] != '\0'))
+                        return NULL;
+                p = rel + n;
+        } else if (dirfd != cache->dir->fd)
+                return NULL;
+        while (*p) {
+                size_t len;
+
+                while (*p == '/')
+                        p++;
+                len = strcspn(p, "/");
+                if (len == 0)
+                        break;
+                if (len == 2 && p[0] == '.' && p[1] == '.') {
+                        strbuf_release(&sb);
+                        return NULL;
+                }
+                if (!(len == 1 && p[0] == '.')) {
+                        if (sb.len)
+                                strbuf_addch(&sb, '/');
+                        strbuf_add(&sb, p, len);
+                }
+                p += len;
+        }
+        return strbuf_detach(&sb);
+}
+
+static struct dc_dir *cache_dir_find(const char *key)
+{
+        for (size_t i = 0; i < cache->n_dirs; i++)
+                if (streq(cache->dirs[i].rel, key))
+                        return &cache->dirs[i];
+        return NULL;
+}
+
+static const struct walk_entry *entries_find(const struct walk_entry *e, size_t n, const char *name)
+{
+        struct walk_dir d = { .entries = (struct walk_entry *)e, .n_entries = n };
+
+        return walk_dir_find(&d, name);
+}
+
+/* What the listings read tell of key: 1 and its d_type when it is in its
+ * parent's listing, 0 when it is not there (or a component on the way is
+ * absent or no directory), -1 when they do not tell. */
+static int cache_lookup(const char *key, unsigned char *ret_type)
+{
+        const char *slash = strrchr(key, '/');
+        const struct walk_entry *e;
+        const char *base;
+
+        if (!*key) {
+                *ret_type = DT_DIR;
+                return 1;
+        }
+        if (!slash) {
+                e = walk_dir_find(cache->dir, key);
+                base = key;
+        } else {
+                _cleanup_free_ char *parent = xstrndup(key, (size_t)(slash - key));
+                struct dc_dir *d = cache_dir_find(parent);
+                unsigned char t;
+                int r;
+
+                base = slash + 1;
+                if (d && d->err == 0)
+                        e = entries_find(d->e, d->n, base);
+                else if (d && (d->err == -ENOENT || d->err == -ENOTDIR))
+                        return 0;
+                else {
+                        r = cache_lookup(parent, &t);
+                        if (r == 0 || (r == 1 && t != DT_DIR && t != DT_LNK && t != DT_UNKNOWN))
+                                return 0;
+                        return -1;
+                }
+        }
+        (void)base;
+        if (!e)
+                return 0;
+        *ret_type = e->type;
+        return 1;
+}
+
+/* fstatat(dirfd, rel) answered from the listings when they can (0 and the
+ * file type in *ret_mode, or -ENOENT), else made once a visit. */
+static int stat_type_at(int dirfd, const char *rel, bool follow, mode_t *ret_mode)
+{
+        _cleanup_free_ char *key = cache_key(dirfd, rel);
+        unsigned char t = DT_UNKNOWN;
+        struct stat st;
+        int r;
+
+        /* The visited directory itself named by its path: that may be a
+         * symlink, which its listing does not tell. */
+        if (key && !*key && !follow)
+                { free(key); key = NULL; }
+        if (key) {
+                r = cache_lookup(key, &t);
+                if (r == 0)
+                        return -ENOENT;
+                if (r == 1 && t != DT_UNKNOWN && (t != DT_LNK || !follow)) {
+                        *ret_mode = DTTOIF(t);
+                        return 0;
+                }
+                for (size_t i = 0; i < cache->n_stats; i++)
+                        if (cache->stats[i].follow == follow && streq(cache->stats[i].rel, key)) {
+                                *ret_mode = cache->stats[i].mode;
+                                return cache->stats[i].err;
+                        }
+        }
+        r = fstatat(dirfd, rel, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+        *ret_mode = r == 0 ? st.st_mode & S_IFMT : 0;
+        if (key) {
+                if (cache->n_stats == cache->alloc_stats) {
+                        cache->alloc_stats = cache->alloc_stats ? cache->alloc_stats * 2 : 16;
+                        cache->stats = xreallocarray(cache->stats, cache->alloc_stats, sizeof(*cache->stats));
+                }
+                cache->stats[cache->n_stats++] = (struct dc_stat){
+                        .rel = TAKE_PTR(key), .follow = follow, .err = r, .mode = *ret_mode,
+                };
+        }
+        return r;
+}
+
+bool detect_is_file(int dirfd, const char *rel)
+{
+        mode_t m;
+
+        return stat_type_at(dirfd, rel, true, &m) == 0 && S_ISREG(m);
+}
+
+bool detect_is_dir(int dirfd, const char *rel)
+{
+        mode_t m;
+
+        return stat_type_at(dirfd, rel, true, &m) == 0 && S_ISDIR(m);
+}
+
+bool detect_is_symlink(int dirfd, const char *rel)
+{
+        mode_t m;
+
+        return stat_type_at(dirfd, rel, false, &m) == 0 && S_ISLNK(m);
+}
+
+bool detect_absent(int dirfd, const char *rel)
+{
+        _cleanup_free_ char *key = cache_key(dirfd, rel);
+        unsigned char t;
+
+        return key && cache_lookup(key, &t) == 0;
+}
+
+/* Read the directory fd (walk_read_entries), once for a directory known
+ * to be too large: one buffer of entries before the fstat that says so. */
+struct too_large_check {
+        int fd;
+        bool checked, stated, known;
+        struct stat st;
+        size_t n;
+        struct walk_entry *e;
+        size_t alloc;
+};
+
+static int list_one(const char *name, unsigned char type, void *ctx)
+{
+        struct too_large_check *c = ctx;
+
+        /* A directory of more than one getdents64 buffer may be one
+         * known too large: an fstat then, not for the small ones. */
+        if (c->n == 512 && !c->checked) {
+                c->checked = true;
+                c->stated = fstat(c->fd, &c->st) == 0;
+                if (c->stated && known_too_large(&c->st)) {
+                        c->known = true;
+                        return -E2BIG;
+                }
+        }
+        if (c->n == c->alloc) {
+                c->alloc = c->alloc ? c->alloc * 2 : 32;
+                c->e = xreallocarray(c->e, c->alloc, sizeof(*c->e));
+        }
+        c->e[c->n].name = xstrdup(name);
+        c->e[c->n].type = type;
+        c->n++;
+        return 0;
+}
+
+static int entry_name_cmp(const void *a, const void *b)
+{
+        return strcmp(((const struct walk_entry *)a)->name, ((const struct walk_entry *)b)->name);
+}
+
+static int list_fd(int fd, struct walk_entry **ret, size_t *ret_n)
+{
+        struct too_large_check c = { .fd = fd };
+        int r = walk_read_fd(fd, WALK_MAX_ENTRIES, list_one, &c);
+
+        if (r == -E2BIG && !c.known) {
+                if (!c.checked)
+                        c.stated = fstat(fd, &c.st) == 0;
+                if (c.stated)
+                        too_large[n_too_large++ % TOO_LARGE_MEMO] = (struct too_large){
+                                .dev = c.st.st_dev, .ino = c.st.st_ino, .ctime = c.st.st_ctim };
+        }
+        if (r < 0) {
+                walk_entries_free(c.e, c.n);
+                return r;
+        }
+        if (c.n > 1)
+                qsort(c.e, c.n, sizeof(*c.e), entry_name_cmp);
+        *ret = c.e;
+        *ret_n = c.n;
+        return 0;
+}
+
+/* The listing of dirfd/rel: from the cache when it has it (or the walk's
+ * own for the directory itself); NULL and *ret_err when it is not
+ * cached and could not be read. */
+static const struct dc_dir *cached_listing(int dirfd, const char *rel, int *ret_err)
+{
+        _cleanup_free_ char *key = cache_key(dirfd, rel);
+        struct dc_dir *d;
+        unsigned char t;
+        int fd;
+
+        if (!key)
+                return NULL;
+        d = cache_dir_find(key);
+        if (d)
+                return d;
+        if (cache->n_dirs == cache->alloc_dirs) {
+                cache->alloc_dirs = cache->alloc_dirs ? cache->alloc_dirs * 2 : 8;
+                cache->dirs = xreallocarray(cache->dirs, cache->alloc_dirs, sizeof(*cache->dirs));
+        }
+        d = &cache->dirs[cache->n_dirs];
+        *d = (struct dc_dir){ .rel = TAKE_PTR(key) };
+        if (!*d->rel) {
+                /* The directory itself: the walk read it. */
+                d->e = xreallocarray(NULL, cache->dir->n_entries ? cache->dir->n_entries : 1, sizeof(*d->e));
+                for (size_t i = 0; i < cache->dir->n_entries; i++)
+                        d->e[i] = (struct walk_entry){ .name = xstrdup(cache->dir->entries[i].name),
+                                                       .type = cache->dir->entries[i].type };
+                d->n = cache->dir->n_entries;
+        } else if (cache_lookup(d->rel, &t) == 0)
+                d->err = -ENOENT;
+        else if ((fd = openat(cache->dir->fd, d->rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK)) < 0)
+                d->err = -errno;
+        else {
+                d->err = list_fd(fd, &d->e, &d->n);
+                close(fd);
+        }
+        cache->n_dirs++;
+        *ret_err = d->err;
+        return d;
+}
+
+int dir_list_cached(const char *path, struct strv *ret)
+{
+        _cleanup_free_ char *key = cache_key(AT_FDCWD, path);
+        int err = 0;
+        const struct dc_dir *d;
+
+        if (!key)
+                return -ENODATA;
+        d = cached_listing(AT_FDCWD, path, &err);
+        if (!d || d->err < 0)
+                return d ? d->err : -ENODATA;
+        *ret = (struct strv){ 0 };
+        for (size_t i = 0; i < d->n; i++)
+                strv_add(ret, d->e[i].name);
+        return 0;
+}
+
 int dir_list(int dirfd, const char *rel, struct strv *ret)
 {
         struct strv v = { 0 };
-        struct dirent *de;
-        struct stat st;
-        bool stated;
-        DIR *d;
-        int fd;
+        struct walk_entry *e = NULL;
+        size_t n = 0;
+        int err = 0, fd, r;
+        const struct dc_dir *d = cached_listing(dirfd, rel, &err);
 
+        if (d) {
+                if (d->err < 0)
+                        return d->err;
+                for (size_t i = 0; i < d->n; i++)
+                        strv_add(&v, d->e[i].name);
+                *ret = v;
+                return 0;
+        }
         fd = openat(dirfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
-        stated = fstat(fd, &st) == 0;
-        if (stated && known_too_large(&st)) {
-                close(fd);
-                return -E2BIG;
-        }
-        d = fdopendir(fd);
-        if (!d) {
-                int r = -errno;
-                close(fd);
+        r = list_fd(fd, &e, &n);
+        close(fd);
+        if (r < 0)
                 return r;
-        }
-        while ((de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (v.len == WALK_MAX_ENTRIES) {
-                        strv_release(&v);
-                        closedir(d);
-                        if (stated)
-                                too_large[n_too_large++ % TOO_LARGE_MEMO] = (struct too_large){
-                                        .dev = st.st_dev, .ino = st.st_ino, .ctime = st.st_ctim };
-                        return -E2BIG;
-                }
-                strv_add(&v, de->d_name);
-        }
-        closedir(d);
-        strv_sort_uniq(&v);
+        for (size_t i = 0; i < n; i++)
+                strv_push(&v, TAKE_PTR(e[i].name));
+        free(e);
         *ret = v;
         return 0;
 }
@@ -92,17 +428,19 @@ void install_add_file_problem(struct install *in, int r, const struct diag *d)
 
 int check_regular_at(struct install *in, int dirfd, const char *dir_path, const char *rel)
 {
-        struct stat st;
+        mode_t mode;
+        int r;
 
         /* stat, never open: the type decides whether it is opened at all. */
-        if (fstatat(dirfd, rel, &st, 0) < 0)
-                return -errno;
-        if (S_ISREG(st.st_mode))
+        r = stat_type_at(dirfd, rel, true, &mode);
+        if (r < 0)
+                return r;
+        if (S_ISREG(mode))
                 return 0;
         if (in) {
                 _cleanup_free_ char *display = path_join(dir_path, rel);
                 install_add_problem(in, "not-regular-file", "'%s' is %s, not a regular file, not opened",
-                                    display, file_mode_describe(st.st_mode));
+                                    display, file_mode_describe(mode));
         }
         return -EINVAL;
 }
@@ -114,6 +452,8 @@ int read_head_at(int dirfd, const char *dir_path, const char *rel, size_t max, s
         _cleanup_diag_ struct diag d = DIAG_INIT;
         int r;
 
+        if (detect_absent(dirfd, rel))
+                return -ENOENT;
         r = file_read_regular_at(dirfd, rel, display, max, true, ret, &d);
         if (r < 0)
                 install_add_file_problem(in, r, &d);
@@ -132,34 +472,53 @@ void libdir_release(struct libdir *ld)
 int libdir_in(int prefix_fd, const char *rel, const char *stem, struct libdir *ret)
 {
         struct libdir ld = { 0 };
-        struct strv names = { 0 };
-        int r;
+        struct walk_entry *owned = NULL;
+        const struct walk_entry *e;
+        size_t n = 0;
+        int err = 0;
+        const struct dc_dir *d = cached_listing(prefix_fd, rel, &err);
 
-        r = dir_list(prefix_fd, rel, &names);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < names.len; i++) {
+        /* The visit's listing as it is, not copied: each detector looks
+         * for its libraries in the same few directories. */
+        if (d) {
+                if (d->err < 0)
+                        return d->err;
+                e = d->e;
+                n = d->n;
+        } else {
+                int fd = openat(prefix_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+                int r;
+
+                if (fd < 0)
+                        return -errno;
+                r = list_fd(fd, &owned, &n);
+                close(fd);
+                if (r < 0)
+                        return r;
+                e = owned;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const char *name = e[i].name;
                 struct version v;
-
                 _cleanup_free_ char *rel_file = NULL;
 
-                if (soname_version_parse(names.items[i], stem, &v) < 0)
+                if (!startswith(name, stem) || soname_version_parse(name, stem, &v) < 0)
                         continue;
                 /* A dangling link is no library. */
-                rel_file = path_join(rel, names.items[i]);
-                if (!is_file_at(prefix_fd, rel_file))
+                rel_file = path_join(rel, name);
+                if (e[i].type != DT_REG && !detect_is_file(prefix_fd, rel_file))
                         continue;
-                strv_add(&ld.files, names.items[i]);
+                strv_add(&ld.files, name);
                 /* The soname file has the fewest parts, the real file the most. */
                 if (!ld.soname.count || v.count < ld.soname.count) {
                         ld.soname = v;
                         free(ld.soname_file);
-                        ld.soname_file = xstrdup(names.items[i]);
+                        ld.soname_file = xstrdup(name);
                 }
                 if (v.count >= 3 && (!ld.full.count || version_compare(&v, &ld.full) > 0))
                         ld.full = v;
         }
-        strv_release(&names);
+        walk_entries_free(owned, owned ? n : 0);
         if (ld.files.len == 0) {
                 libdir_release(&ld);
                 return -ENOENT;
@@ -196,7 +555,7 @@ int find_lib_dir(int prefix_fd, const char *stem, struct libdir *ret)
                         too_big = k;
                 if (k < 0)
                         continue;
-                real = !is_symlink_at(prefix_fd, rels.items[i]);
+                real = !detect_is_symlink(prefix_fd, rels.items[i]);
                 if (best.rel && (best_real || !real)) {
                         libdir_release(&ld);
                         continue;
@@ -456,14 +815,14 @@ const char *const detect_conda_keep[] = { "envs", "lib", NULL };
 bool dir_holds_cuda(const struct walk_dir *dir, const struct libdir *ld)
 {
         return walk_dir_find(dir, "version.json") || walk_dir_find(dir, "version.txt") ||
-               is_file_at(dir->fd, "bin/nvcc") || libdir_has(ld, dir->fd, "libcudart");
+               detect_is_file(dir->fd, "bin/nvcc") || libdir_has(ld, dir->fd, "libcudart");
 }
 
 static bool has_any(int fd, const char *dir, const char *const *names)
 {
         for (; *names; names++) {
                 _cleanup_free_ char *rel = path_join(dir, *names);
-                if (is_file_at(fd, rel))
+                if (detect_is_file(fd, rel))
                         return true;
         }
         return false;
@@ -530,7 +889,7 @@ int library_find(const struct walk_dir *dir, const char *stem, const char *const
         /* In a CUDA prefix, the real directory behind include/. */
         if (f.ld.triple) {
                 _cleanup_free_ char *t = xasprintf("targets/%s/include", f.ld.triple);
-                if (!is_symlink_at(dir->fd, t) && has_any(dir->fd, t, headers))
+                if (!detect_is_symlink(dir->fd, t) && has_any(dir->fd, t, headers))
                         f.include_rel = TAKE_PTR(t);
         }
         if (!f.include_rel && has_any(dir->fd, "include", headers))

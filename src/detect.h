@@ -20,9 +20,28 @@
 #define DETECT_MAX_VERSION_FILE (1024 * 1024)
 #define DETECT_MAX_HEADER_HEAD (512 * 1024)
 
+/* The visit of one directory (scan.c calls these around the detectors):
+ * while it lasts, on the calling thread, the listings and lookups below of
+ * paths in dir (relative to dir->fd, or absolute below dir->path) are made
+ * once and answered from what is known: a name absent from a listing read
+ * is absent without a system call, a name listed as a regular file or a
+ * directory needs no stat. Other paths go to the system as before. */
+void detect_cache_begin(const struct walk_dir *dir);
+void detect_cache_end(void);
+/* is_file_at, is_dir_at and is_symlink_at (util-path.h) through the cache;
+ * detect_absent: the listings read tell that dirfd/rel is not there. */
+bool detect_is_file(int dirfd, const char *rel);
+bool detect_is_dir(int dirfd, const char *rel);
+bool detect_is_symlink(int dirfd, const char *rel);
+bool detect_absent(int dirfd, const char *rel);
+
 /* The sorted names in dirfd/rel (a directory), or -errno: -E2BIG for a
  * directory of more than WALK_MAX_ENTRIES entries, as the walk skips. */
 int dir_list(int dirfd, const char *rel, struct strv *ret);
+/* The names in path (absolute) from the visit's cache, listed now if the
+ * cache has not yet: -ENODATA when the cache cannot answer for path (no
+ * visit, or not below the visited directory), else dir_list's. */
+int dir_list_cached(const char *path, struct strv *ret);
 /* Read at most max bytes of dirfd/rel (the head of a longer file); dir_path
  * is dirfd's path, for messages (NULL: rel alone). Only a regular file is
  * opened (file_open_regular_at: a device or FIFO is never opened); with in,

@@ -10,6 +10,7 @@
  * 500 MB library costs what its headers and .rodata weigh. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -80,16 +81,18 @@ static const char *libelf_error(void)
         return m ? m : "unknown libelf error";
 }
 
+static void libelf_version(void)
+{
+        (void)elf_version(EV_CURRENT);
+}
+
 static void libelf_init(void)
 {
-        static bool done;
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-        /* elf_version() only records the version: calling it more than once
-         * from racing threads would be harmless, the flag merely saves work. */
-        if (!done) {
-                (void)elf_version(EV_CURRENT);
-                done = true;
-        }
+        /* Once for the process: the scan's threads open ELF files at once,
+         * and elf_version() sets libelf's own global. */
+        (void)pthread_once(&once, libelf_version);
 }
 
 /* An error r met reading f becomes -ESTALE when the file changed since it

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "install.h"
 #include "util-path.h"
@@ -46,6 +47,7 @@ void install_free(struct install *in)
         strv_release(&in->extra_lib_dirs);
         strv_release(&in->extra_include_dirs);
         strv_release(&in->present);
+        free(in->present_key);
         for (size_t i = 0; i < in->n_problems; i++) {
                 free(in->problems[i].code);
                 free(in->problems[i].message);
@@ -90,31 +92,67 @@ static const char *const derived_dirs[][2] = {
         { "prefix", "doc/man" },
 };
 
-static void present_add(struct install *in, const char *path, bool file)
+static bool present_stat(const char *path, bool file)
 {
-        if (path && (file ? is_file_at(AT_FDCWD, path) : is_dir_at(AT_FDCWD, path)))
+        return file ? is_file_at(AT_FDCWD, path) : is_dir_at(AT_FDCWD, path);
+}
+
+static void present_add(struct install *in, const char *path, bool file,
+                        bool (*exists)(const char *path, bool file))
+{
+        if (path && exists(path, file))
                 strv_add(&in->present, path);
 }
 
+char *install_present_key(const struct install *in)
+{
+        const char *dirs[] = { in->prefix, in->bin_dir, in->include_dir, in->lib_dir };
+        struct strbuf sb = STRBUF_INIT;
+
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                strbuf_addstr(&sb, dirs[i] ? dirs[i] : "");
+                strbuf_addch(&sb, '\n');
+        }
+        for (size_t i = 0; i < in->extra_lib_dirs.len; i++) {
+                strbuf_addstr(&sb, in->extra_lib_dirs.items[i]);
+                strbuf_addch(&sb, '\n');
+        }
+        strbuf_addch(&sb, '\1');
+        for (size_t i = 0; i < in->extra_include_dirs.len; i++) {
+                strbuf_addstr(&sb, in->extra_include_dirs.items[i]);
+                strbuf_addch(&sb, '\n');
+        }
+        return strbuf_detach(&sb);
+}
+
 void install_record_present(struct install *in)
+{
+        install_record_present_with(in, NULL);
+}
+
+void install_record_present_with(struct install *in, bool (*exists)(const char *path, bool file))
 {
         const char *dirs[] = { in->prefix, in->bin_dir, in->include_dir, in->lib_dir };
         const struct strv *lists[] = { &in->extra_lib_dirs, &in->extra_include_dirs };
         _cleanup_free_ char *nvcc = in->bin_dir ? path_join(in->bin_dir, "nvcc") : NULL;
 
+        if (!exists)
+                exists = present_stat;
         strv_release(&in->present);
+        free(in->present_key);
+        in->present_key = install_present_key(in);
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
-                present_add(in, dirs[i], false);
+                present_add(in, dirs[i], false, exists);
         for (size_t k = 0; k < ELEMENTSOF(lists); k++)
                 for (size_t i = 0; i < lists[k]->len; i++)
-                        present_add(in, lists[k]->items[i], false);
+                        present_add(in, lists[k]->items[i], false, exists);
         for (size_t i = 0; i < ELEMENTSOF(derived_dirs); i++) {
                 const char *base = streq(derived_dirs[i][0], "lib") ? in->lib_dir : in->prefix;
                 _cleanup_free_ char *p = base ? path_join(base, derived_dirs[i][1]) : NULL;
 
-                present_add(in, p, false);
+                present_add(in, p, false, exists);
         }
-        present_add(in, nvcc, true);
+        present_add(in, nvcc, true, exists);
         strv_sort_uniq(&in->present);
 }
 
@@ -135,12 +173,71 @@ void install_list_release(struct install_list *l)
         for (size_t i = 0; i < l->len; i++)
                 install_free(l->items[i]);
         free(l->items);
+        free(l->index);
         *l = (struct install_list){ 0 };
+}
+
+static size_t index_hash(const struct component *c, const char *realpath)
+{
+        uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uintptr_t)c;
+
+        for (const unsigned char *p = (const unsigned char *)realpath; *p; p++)
+                h = (h ^ *p) * 1099511628211ULL;
+        return (size_t)(h ^ (h >> 31));
+}
+
+/* Slots hold position + 1; 0 is empty. */
+static void index_put(struct install_list *l, size_t pos)
+{
+        const struct install *in = l->items[pos];
+        size_t mask = l->index_size - 1;
+
+        for (size_t i = index_hash(in->component, in->realpath) & mask;; i = (i + 1) & mask)
+                if (!l->index[i]) {
+                        l->index[i] = pos + 1;
+                        return;
+                }
+}
+
+static void index_rebuild(struct install_list *l, size_t size)
+{
+        free(l->index);
+        l->index_size = size;
+        l->index = xcalloc(size, sizeof(*l->index));
+        for (size_t i = 0; i < l->len; i++)
+                index_put(l, i);
+}
+
+void install_list_index_begin(struct install_list *l)
+{
+        size_t size = 1024;
+
+        while (size < l->len * 2)
+                size *= 2;
+        index_rebuild(l, size);
+}
+
+void install_list_index_end(struct install_list *l)
+{
+        free(l->index);
+        l->index = NULL;
+        l->index_size = 0;
 }
 
 struct install *install_list_find(const struct install_list *l, const struct component *c,
                                   const char *realpath)
 {
+        if (l->index_size) {
+                size_t mask = l->index_size - 1;
+
+                for (size_t i = index_hash(c, realpath) & mask; l->index[i]; i = (i + 1) & mask) {
+                        struct install *in = l->items[l->index[i] - 1];
+
+                        if (in->component == c && streq(in->realpath, realpath))
+                                return in;
+                }
+                return NULL;
+        }
         for (size_t i = 0; i < l->len; i++)
                 if (l->items[i]->component == c && streq(l->items[i]->realpath, realpath))
                         return l->items[i];
@@ -199,6 +296,12 @@ struct install *install_list_add(struct install_list *l, struct install *in)
                 l->items = xreallocarray(l->items, l->alloc, sizeof(*l->items));
         }
         l->items[l->len++] = in;
+        if (l->index_size) {
+                if (l->len * 2 > l->index_size)
+                        index_rebuild(l, l->index_size * 2);
+                else
+                        index_put(l, l->len - 1);
+        }
         return in;
 }
 

@@ -67,6 +67,9 @@ struct install {
          * never looks at the filesystem itself. Filled by
          * install_record_present at the end of the scan. */
         struct strv present;
+        /* The paths present was recorded from (install_present_key), or
+         * NULL: recorded again only when they changed. */
+        char *present_key;
 };
 
 struct install *install_new(const struct component *c, enum layout l);
@@ -76,6 +79,11 @@ bool install_has_problem(const struct install *in, const char *code);
 /* Record in in->present which of its paths are there (directories, and
  * bin/nvcc as a file); whether one is. */
 void install_record_present(struct install *in);
+/* The same with exists(path, file) telling whether a path is there (a
+ * directory, or with file a regular file); NULL: a stat each. */
+void install_record_present_with(struct install *in, bool (*exists)(const char *path, bool file));
+/* What install_record_present looks at, as one string (to be freed). */
+char *install_present_key(const struct install *in);
 bool install_path_present(const struct install *in, const char *path);
 
 /* The CUDA major the install targets (cuda: its own), or -1 when unknown. */
@@ -86,9 +94,17 @@ struct install_list {
         struct install **items;
         size_t len;
         size_t alloc;
+        /* Positions by component and realpath, while install_list_index_begin
+         * is in force: install_list_find in constant time. */
+        size_t *index;
+        size_t index_size; /* a power of two, or 0 */
 };
 
 void install_list_release(struct install_list *l);
+/* Index the list (the scan's: one find for every install it adds) until
+ * install_list_index_end; meanwhile only install_list_add may change it. */
+void install_list_index_begin(struct install_list *l);
+void install_list_index_end(struct install_list *l);
 struct install *install_list_find(const struct install_list *l, const struct component *c,
                                   const char *realpath);
 /* Add `in` (taking ownership). When an install with the same key is there,

@@ -203,6 +203,8 @@ void scan_options_from_config(struct scan_options *so, const struct config *cfg,
                 so->n_roots = cfg->search.len;
         }
         so->max_depth = cfg->max_depth;
+        if (!so->jobs)
+                so->jobs = cfg->scan_jobs ? cfg->scan_jobs : default_jobs();
         so->exclude = &cfg->exclude;
         so->exclude_installs = cfg->exclude_installs;
 }
@@ -293,6 +295,28 @@ void json_dump_stdout(json_t *doc)
                 log_error("cannot write the JSON document");
         putchar('\n');
         json_decref(doc);
+}
+
+unsigned default_jobs(void)
+{
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+        return n < 1 ? 1 : n > CONFIG_SCAN_JOBS_MAX ? CONFIG_SCAN_JOBS_MAX : (unsigned)n;
+}
+
+int parse_jobs(const char *arg, unsigned *ret)
+{
+        char *end;
+        long v;
+
+        errno = 0;
+        v = strtol(arg, &end, 10);
+        if (errno || end == arg || *end || v < 1 || v > CONFIG_SCAN_JOBS_MAX) {
+                log_error("--jobs takes a number of threads from 1 to %d, not '%s'", CONFIG_SCAN_JOBS_MAX, arg);
+                return -EINVAL;
+        }
+        *ret = (unsigned)v;
+        return 0;
 }
 
 int parse_lock_timeout(const char *arg, long *ret)

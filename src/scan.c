@@ -1,6 +1,10 @@
 /* scan.c: the walk, the detectors, and the finishing of their records. */
 #include <fnmatch.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include <fcntl.h>
 
 #include "detect.h"
 #include "scan.h"
@@ -18,20 +22,35 @@ const char *const scan_default_roots[] = {
         NULL,
 };
 
+/* What the threads of a parallel scan share. */
+struct scan_shared {
+        pthread_mutex_t lock;
+        size_t n_dirs;
+};
+
 struct scan_ctx {
         struct scan_result *result;
         const struct scan_options *opts;
-        size_t n_dirs;
+        struct scan_shared *shared;
 };
+
+static bool present_cached(const char *path, bool file)
+{
+        return file ? detect_is_file(AT_FDCWD, path) : detect_is_dir(AT_FDCWD, path);
+}
 
 static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void *userdata)
 {
         struct scan_ctx *ctx = userdata;
         struct scan_result *r = ctx->result;
+        size_t before = r->installs.len;
 
-        ctx->n_dirs++;
+        pthread_mutex_lock(&ctx->shared->lock);
+        ctx->shared->n_dirs++;
         if (ctx->opts->progress)
-                ctx->opts->progress(ctx->n_dirs, dir->path, ctx->opts->userdata);
+                ctx->opts->progress(ctx->shared->n_dirs, dir->path, ctx->opts->userdata);
+        pthread_mutex_unlock(&ctx->shared->lock);
+        detect_cache_begin(dir);
         FOREACH_COMPONENT(c) {
                 struct walk_verdict v = { 0 };
 
@@ -42,6 +61,12 @@ static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void 
                                 verdict->keep = v.keep;
                 }
         }
+        /* What of a new install's paths is there, while what the visit read
+         * of its directory can tell (most are below it): recorded again at
+         * the end only for an install whose paths changed since. */
+        for (size_t i = before; i < r->installs.len; i++)
+                install_record_present_with(r->installs.items[i], present_cached);
+        detect_cache_end();
         return 0;
 }
 
@@ -78,6 +103,39 @@ static void incomplete(const char *path, const char *realpath, const char *why, 
         r->gaps[r->n_gaps++] = (struct scan_gap){
                 .path = xstrdup(path), .realpath = xstrdup(realpath), .why = xstrdup(why),
         };
+}
+
+/* A subtree's own result, for a thread of a parallel walk. */
+static void *fork_ctx(void *userdata)
+{
+        struct scan_ctx *parent = userdata;
+        struct scan_ctx *ctx = xcalloc(1, sizeof(*ctx));
+
+        ctx->result = xcalloc(1, sizeof(*ctx->result));
+        install_list_index_begin(&ctx->result->installs);
+        ctx->opts = parent->opts;
+        ctx->shared = parent->shared;
+        return ctx;
+}
+
+/* A subtree's result added to the scan's, as if the walk had been serial:
+ * installs through install_list_add (which merges one met twice), the
+ * warnings and gaps not yet there, in order. */
+static void join_ctx(void *userdata, void *forked)
+{
+        struct scan_ctx *ctx = userdata, *sub = forked;
+        struct scan_result *r = ctx->result, *s = sub->result;
+
+        for (size_t i = 0; i < s->installs.len; i++)
+                install_list_add(&r->installs, s->installs.items[i]);
+        s->installs.len = 0;
+        for (size_t i = 0; i < s->warnings.len; i++)
+                warning(s->warnings.items[i], ctx);
+        for (size_t i = 0; i < s->n_gaps; i++)
+                incomplete(s->gaps[i].path, s->gaps[i].realpath, s->gaps[i].why, ctx);
+        scan_result_release(s);
+        free(s);
+        free(sub);
 }
 
 /* What no single directory could tell: a system install seen only through
@@ -139,72 +197,128 @@ static void drop_excluded(const struct scan_options *opts, struct install_list *
  * "current" tree) is that install. Same component and same real library
  * directory: the prefix whose library directory is not reached through a
  * link stays, the other becomes its alias. */
+struct lib_key {
+        dev_t dev;
+        ino_t ino;
+        size_t component;
+        size_t pos;
+};
+
+static int lib_key_cmp(const void *pa, const void *pb)
+{
+        const struct lib_key *a = pa, *b = pb;
+
+        if (a->dev != b->dev)
+                return a->dev < b->dev ? -1 : 1;
+        if (a->ino != b->ino)
+                return a->ino < b->ino ? -1 : 1;
+        if (a->component != b->component)
+                return a->component < b->component ? -1 : 1;
+        return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+static bool same_lib(const struct lib_key *a, const struct lib_key *b)
+{
+        return a->dev == b->dev && a->ino == b->ino && a->component == b->component;
+}
+
 static void merge_shared_lib_dirs(struct install_list *l)
 {
-        char **real = xcalloc(l->len ? l->len : 1, sizeof(char *));
-        size_t kept = 0;
+        struct lib_key *keys = xcalloc(l->len ? l->len : 1, sizeof(*keys));
+        size_t n_keys = 0, kept = 0;
 
-        for (size_t i = 0; i < l->len; i++)
-                real[i] = l->items[i]->lib_dir ? realpath(l->items[i]->lib_dir, NULL) : NULL;
+        /* The same directory is the same device and inode: one stat an
+         * install, a sort to bring those that share one together, and a
+         * realpath only for them. */
         for (size_t i = 0; i < l->len; i++) {
-                struct install *a = l->items[i];
+                struct stat st;
 
-                if (!a)
-                        continue;
-                for (size_t j = i + 1; j < l->len; j++) {
-                        struct install *b = l->items[j];
-                        struct install *keep, *drop;
-
-                        if (!b || !real[i] || !real[j] || b->component != a->component ||
-                            !streq(real[i], real[j]))
-                                continue;
-                        /* Keep the one whose lib_dir is already canonical. */
-                        if (streq(b->lib_dir, real[j]) && !streq(a->lib_dir, real[i])) {
-                                keep = b;
-                                drop = a;
-                                l->items[i] = b;
-                                free(real[i]);
-                                real[i] = TAKE_PTR(real[j]);
-                        } else {
-                                keep = a;
-                                drop = b;
-                        }
-                        l->items[j] = NULL;
-                        if (!strv_contains(&keep->aliases, drop->prefix))
-                                strv_add(&keep->aliases, drop->prefix);
-                        for (size_t k = 0; k < drop->aliases.len; k++)
-                                if (!strv_contains(&keep->aliases, drop->aliases.items[k]))
-                                        strv_add(&keep->aliases, drop->aliases.items[k]);
-                        install_free(drop);
-                        a = keep;
-                }
+                if (l->items[i]->lib_dir && stat(l->items[i]->lib_dir, &st) == 0 && S_ISDIR(st.st_mode))
+                        keys[n_keys++] = (struct lib_key){ .dev = st.st_dev, .ino = st.st_ino,
+                                                           .component = l->items[i]->component->index,
+                                                           .pos = i };
         }
-        for (size_t i = 0; i < l->len; i++) {
-                free(real[i]);
+        if (n_keys > 1)
+                qsort(keys, n_keys, sizeof(*keys), lib_key_cmp);
+        for (size_t g = 0; g < n_keys;) {
+                size_t end = g + 1;
+
+                while (end < n_keys && same_lib(&keys[g], &keys[end]))
+                        end++;
+                /* Within the group, in list order, as a pairwise pass would. */
+                for (size_t gi = g; gi < end; gi++) {
+                        size_t i = keys[gi].pos;
+                        struct install *a = l->items[i];
+
+                        if (!a)
+                                continue;
+                        for (size_t gj = gi + 1; gj < end; gj++) {
+                                size_t j = keys[gj].pos;
+                                struct install *b = l->items[j];
+                                struct install *keep, *drop;
+                                _cleanup_free_ char *real_b = NULL;
+
+                                if (!b)
+                                        continue;
+                                real_b = realpath(b->lib_dir, NULL);
+                                /* Keep the one whose lib_dir is already canonical. */
+                                if (real_b && streq(b->lib_dir, real_b)) {
+                                        _cleanup_free_ char *real_a = realpath(a->lib_dir, NULL);
+
+                                        if (real_a && !streq(a->lib_dir, real_a)) {
+                                                keep = b;
+                                                drop = a;
+                                                l->items[i] = b;
+                                        } else {
+                                                keep = a;
+                                                drop = b;
+                                        }
+                                } else {
+                                        keep = a;
+                                        drop = b;
+                                }
+                                l->items[j] = NULL;
+                                if (!strv_contains(&keep->aliases, drop->prefix))
+                                        strv_add(&keep->aliases, drop->prefix);
+                                for (size_t k = 0; k < drop->aliases.len; k++)
+                                        if (!strv_contains(&keep->aliases, drop->aliases.items[k]))
+                                                strv_add(&keep->aliases, drop->aliases.items[k]);
+                                install_free(drop);
+                                a = keep;
+                        }
+                }
+                g = end;
+        }
+        for (size_t i = 0; i < l->len; i++)
                 if (l->items[i])
                         l->items[kept++] = l->items[i];
-        }
         l->len = kept;
-        free(real);
+        free(keys);
 }
 
 int scan_run(const struct scan_options *opts, struct scan_result *ret, struct diag *d)
 {
         struct scan_result r = { 0 };
-        struct scan_ctx ctx = { .result = &r, .opts = opts };
+        struct scan_shared shared = { .lock = PTHREAD_MUTEX_INITIALIZER };
+        struct scan_ctx ctx = { .result = &r, .opts = opts, .shared = &shared };
         struct walk_options wo = {
                 .max_depth = opts->max_depth,
                 .exclude = opts->exclude,
                 .warn_missing_roots = opts->roots != NULL,
+                .jobs = opts->jobs,
         };
         static const struct walk_ops ops = {
                 .visit = visit, .alias = alias, .warning = warning, .incomplete = incomplete,
+                .fork = fork_ctx, .join = join_ctx,
         };
         const char *const *roots = opts->roots ? opts->roots : scan_default_roots;
         size_t n = opts->roots ? opts->n_roots : ELEMENTSOF(scan_default_roots) - 1;
         int err;
 
+        install_list_index_begin(&r.installs);
         err = walk_roots(roots, n, &wo, &ops, &ctx);
+        install_list_index_end(&r.installs);
+        pthread_mutex_destroy(&shared.lock);
         if (err < 0) {
                 scan_result_release(&r);
                 return diag_errorf(d, err, "scan failed: %s", strerror(-err));
@@ -212,8 +326,12 @@ int scan_run(const struct scan_options *opts, struct scan_result *ret, struct di
         merge_shared_lib_dirs(&r.installs);
         drop_excluded(opts, &r.installs);
         for (size_t i = 0; i < r.installs.len; i++) {
-                finalize(r.installs.items[i]);
-                install_record_present(r.installs.items[i]);
+                struct install *in = r.installs.items[i];
+                _cleanup_free_ char *key = install_present_key(in);
+
+                finalize(in);
+                if (!in->present_key || !streq(key, in->present_key))
+                        install_record_present(in);
         }
         install_list_sort(&r.installs);
         *ret = r;

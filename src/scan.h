@@ -23,6 +23,10 @@ struct scan_options {
          * far and the directory, for a progress display. */
         void (*progress)(size_t n_dirs, const char *path, void *userdata);
         void *userdata;
+        /* Threads walking the roots' subtrees at once (0, 1: one); the
+         * result is the same for any number. progress is then called
+         * from any of them, one at a time. */
+        unsigned jobs;
 };
 
 /* A place the scan could not read: a directory (or an entry of an

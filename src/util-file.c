@@ -59,7 +59,15 @@ int file_open_regular_at(int dirfd, const char *path, const char *display, int *
         /* Reopen the object checked, not whatever the name means now. */
         (void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
         fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0 && errno == ENOENT)
+        if (fd >= 0) {
+                /* /proc/self/fd/N of an O_PATH descriptor opens the object it
+                 * pins, never another: what was checked is what is open. */
+                if (ret_st)
+                        *ret_st = st;
+                *ret_fd = TAKE_FD(fd);
+                return 0;
+        }
+        if (errno == ENOENT)
                 /* No /proc: the name again; the fstat below still refuses a
                  * different object, after the fact. */
                 fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);

@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 
 #include "strbuf.h"
@@ -29,18 +31,83 @@ struct pending {
         unsigned depth;
 };
 
-struct walker {
-        const struct walk_options *opts;
-        const struct walk_ops *ops;
+/* A directory's descriptor shared with the tasks that open its children:
+ * closed when the last of them has. */
+struct shared_fd {
+        int fd;
+        int refs;
+};
+
+struct task;
+
+/* One part of a task's output, in walk order: what the callbacks were
+ * given (a userdata of ops->fork) or a subtree another task walked. */
+struct piece {
         void *userdata;
-        unsigned max_depth;
+        struct task *task;
+};
+
+/* A subtree to walk: the child name of parent, or (a root) fd opened. */
+struct task {
+        struct shared_fd *parent;
+        int fd;
+        char *name, *path, *realpath, *parent_realpath;
+        unsigned depth;
+        dev_t parent_dev;
+        struct piece *pieces;
+        size_t n_pieces, alloc_pieces;
+        struct task *next;
+};
+
+/* What the threads of one walk share, under lock. */
+struct walk_shared {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
         struct visited *table;
         size_t table_size; /* a power of two */
         size_t table_used;
         struct pending *pending;
         size_t n_pending, alloc_pending;
-        int stop; /* a negative errno from visit() */
+        int stop; /* a negative errno from visit() (atomic) */
+        unsigned jobs;
+        struct task *queue; /* tasks not started (a stack) */
+        size_t queued;
+        size_t outstanding; /* tasks queued or running */
+        bool shutdown;
 };
+
+/* One thread's walker. */
+struct walker {
+        const struct walk_options *opts;
+        const struct walk_ops *ops;
+        void *userdata; /* the walk's own */
+        unsigned max_depth;
+        struct walk_shared *sh;
+        struct task *task; /* the task this thread runs; NULL: the walk's own thread, serially */
+};
+
+static int stopped(const struct walker *w)
+{
+        return __atomic_load_n(&w->sh->stop, __ATOMIC_RELAXED);
+}
+
+/* The userdata the callbacks get now: the walk's own, or in a task the
+ * current segment of its output (a new one after a subtree handed on). */
+static void *ud(struct walker *w)
+{
+        struct task *t = w->task;
+
+        if (!t)
+                return w->userdata;
+        if (!t->n_pieces || t->pieces[t->n_pieces - 1].task) {
+                if (t->n_pieces == t->alloc_pieces) {
+                        t->alloc_pieces = t->alloc_pieces ? t->alloc_pieces * 2 : 4;
+                        t->pieces = xreallocarray(t->pieces, t->alloc_pieces, sizeof(*t->pieces));
+                }
+                t->pieces[t->n_pieces++] = (struct piece){ .userdata = w->ops->fork(w->userdata) };
+        }
+        return t->pieces[t->n_pieces - 1].userdata;
+}
 
 const struct walk_entry *walk_dir_find(const struct walk_dir *dir, const char *name)
 {
@@ -81,7 +148,7 @@ __attribute__((format(printf, 2, 0))) static void vwarn(struct walker *w, const 
         if (!w || !w->ops->warning)
                 return;
         strbuf_vaddf(&sb, fmt, ap);
-        w->ops->warning(sb.buf, w->userdata);
+        w->ops->warning(sb.buf, ud(w));
         strbuf_release(&sb);
 }
 
@@ -105,7 +172,7 @@ _printf_(5, 6) static void gap(struct walker *w, const char *path, const char *r
         vwarn(w, fmt, ap);
         va_end(ap);
         if (w->ops->incomplete)
-                w->ops->incomplete(path, realpath ? realpath : path, why, w->userdata);
+                w->ops->incomplete(path, realpath ? realpath : path, why, ud(w));
 }
 
 void walk_dir_warn(const struct walk_dir *dir, const char *fmt, ...)
@@ -124,7 +191,8 @@ static size_t hash_key(dev_t dev, ino_t ino)
         return (size_t)(h ^ (h >> 29));
 }
 
-static struct visited *visited_lookup(struct walker *w, dev_t dev, ino_t ino, bool insert)
+/* Under sh->lock. */
+static struct visited *visited_lookup(struct walk_shared *w, dev_t dev, ino_t ino, bool insert)
 {
         size_t i;
 
@@ -186,22 +254,106 @@ static int entry_cmp(const void *a, const void *b)
         return strcmp(((const struct walk_entry *)a)->name, ((const struct walk_entry *)b)->name);
 }
 
-static void entries_free(struct walk_entry *e, size_t n)
+void walk_entries_free(struct walk_entry *e, size_t n)
 {
         for (size_t i = 0; i < n; i++)
                 free(e[i].name);
         free(e);
 }
 
+/* The kernel's struct linux_dirent64. */
+struct dirent64_raw {
+        uint64_t d_ino;
+        int64_t d_off;
+        unsigned short d_reclen;
+        unsigned char d_type;
+        char d_name[];
+};
+
+int walk_read_fd(int fd, size_t max, int (*each)(const char *name, unsigned char type, void *ctx),
+                 void *ctx)
+{
+        /* As large as glibc's DIR buffer: a CUDA lib/ of 200 names is one
+         * call and the end of the directory another. */
+        _Alignas(8) char buf[32768];
+        size_t n = 0;
+
+        for (;;) {
+                long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got < 0)
+                        return -errno;
+                if (got == 0)
+                        return 0;
+                for (long off = 0; off < got;) {
+                        const struct dirent64_raw *de = (const struct dirent64_raw *)(buf + off);
+                        int r;
+
+                        off += de->d_reclen;
+                        if (de->d_name[0] == '.' &&
+                            (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+                                continue;
+                        if (n++ == max)
+                                return -E2BIG;
+                        r = each(de->d_name, de->d_type, ctx);
+                        if (r)
+                                return r;
+                }
+        }
+}
+
+struct entries_acc {
+        struct walk_entry *e;
+        size_t n, alloc;
+};
+
+static int entries_add(const char *name, unsigned char type, void *ctx)
+{
+        struct entries_acc *a = ctx;
+
+        if (a->n == a->alloc) {
+                a->alloc = a->alloc ? a->alloc * 2 : 32;
+                a->e = xreallocarray(a->e, a->alloc, sizeof(*a->e));
+        }
+        a->e[a->n].name = xstrdup(name);
+        a->e[a->n].type = type;
+        a->n++;
+        return 0;
+}
+
+int walk_read_entries(int fd, size_t max, struct walk_entry **ret, size_t *ret_n)
+{
+        struct entries_acc a = { 0 };
+        int r = walk_read_fd(fd, max, entries_add, &a);
+
+        if (r == -E2BIG) {
+                walk_entries_free(a.e, a.n);
+                *ret = NULL;
+                *ret_n = 0;
+                return r;
+        }
+        if (a.n > 1)
+                qsort(a.e, a.n, sizeof(*a.e), entry_cmp);
+        *ret = a.e;
+        *ret_n = a.n;
+        return r;
+}
+
 static void queue_symlink(struct walker *w, const char *path, unsigned depth)
 {
-        if (w->n_pending == w->alloc_pending) {
-                w->alloc_pending = w->alloc_pending ? w->alloc_pending * 2 : 64;
-                w->pending = xreallocarray(w->pending, w->alloc_pending, sizeof(*w->pending));
+        struct walk_shared *sh = w->sh;
+
+        pthread_mutex_lock(&sh->lock);
+        if (sh->n_pending == sh->alloc_pending) {
+                sh->alloc_pending = sh->alloc_pending ? sh->alloc_pending * 2 : 64;
+                sh->pending = xreallocarray(sh->pending, sh->alloc_pending, sizeof(*sh->pending));
         }
-        w->pending[w->n_pending++] = (struct pending){
+        sh->pending[sh->n_pending++] = (struct pending){
                 .path = xstrdup(path), .depth = depth
         };
+        pthread_mutex_unlock(&sh->lock);
 }
 
 static void walk_fd(struct walker *w, int fd, const char *path, const char *realpath,
@@ -237,25 +389,96 @@ static bool pseudo_filesystem(int fd)
         return false;
 }
 
-/* Open dir/name as a directory without following a symlink, and walk it. */
-static void walk_child(struct walker *w, int dirfd, const char *name, const char *path,
-                       const char *realpath, unsigned depth, dev_t parent_dev)
+/* Open dir/name as a directory without following a symlink; -1 when it
+ * is left out or cannot be (reported). */
+static int open_child(struct walker *w, int dirfd, const char *name, const char *child_path,
+                      const char *child_real)
 {
-        _cleanup_free_ char *child_path = path_join(path, name);
-        _cleanup_free_ char *child_real = path_join(realpath, name);
         int fd;
 
         if (excluded(w, child_path))
-                return;
+                return -1;
         fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) {
                 /* ENOENT/ENOTDIR/ELOOP: it changed under us; not worth a word. */
                 if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
                         gap(w, child_path, child_real, strerror(errno),
                             "cannot open directory '%s': %s, skipping", child_path, strerror(errno));
-                return;
         }
-        walk_fd(w, fd, child_path, child_real, realpath, depth, parent_dev);
+        return fd;
+}
+
+/* Open dir/name as a directory without following a symlink, and walk it. */
+static void walk_child(struct walker *w, int dirfd, const char *name, const char *path,
+                       const char *realpath, unsigned depth, dev_t parent_dev)
+{
+        _cleanup_free_ char *child_path = path_join(path, name);
+        _cleanup_free_ char *child_real = path_join(realpath, name);
+        int fd = open_child(w, dirfd, name, child_path, child_real);
+
+        if (fd >= 0)
+                walk_fd(w, fd, child_path, child_real, realpath, depth, parent_dev);
+}
+
+static void task_push(struct walk_shared *sh, struct task *t)
+{
+        pthread_mutex_lock(&sh->lock);
+        t->next = sh->queue;
+        sh->queue = t;
+        sh->queued++;
+        sh->outstanding++;
+        pthread_cond_signal(&sh->cond);
+        pthread_mutex_unlock(&sh->lock);
+}
+
+/* Whether a child directory is handed to another thread: in a parallel
+ * walk, while few tasks wait (more would only hold descriptors open). */
+static bool may_spawn(struct walker *w)
+{
+        struct walk_shared *sh = w->sh;
+        bool r;
+
+        if (!w->task || sh->jobs < 2)
+                return false;
+        pthread_mutex_lock(&sh->lock);
+        r = sh->queued < 4 * (size_t)sh->jobs;
+        pthread_mutex_unlock(&sh->lock);
+        return r;
+}
+
+/* Hand the walk of dir/name to another thread; its output is the next
+ * piece of this task's. */
+static void spawn_child(struct walker *w, struct shared_fd **sfd, int fd, const char *name,
+                        const char *path, const char *realpath, unsigned depth, dev_t parent_dev)
+{
+        struct task *cur = w->task;
+        struct task *t = xcalloc(1, sizeof(*t));
+
+        if (!*sfd) {
+                *sfd = xcalloc(1, sizeof(**sfd));
+                (*sfd)->fd = fd;
+                (*sfd)->refs = 1;
+        }
+        __atomic_add_fetch(&(*sfd)->refs, 1, __ATOMIC_RELAXED);
+        *t = (struct task){
+                .parent = *sfd, .fd = -1, .name = xstrdup(name), .path = path_join(path, name),
+                .realpath = path_join(realpath, name), .parent_realpath = xstrdup(realpath),
+                .depth = depth, .parent_dev = parent_dev,
+        };
+        if (cur->n_pieces == cur->alloc_pieces) {
+                cur->alloc_pieces = cur->alloc_pieces ? cur->alloc_pieces * 2 : 4;
+                cur->pieces = xreallocarray(cur->pieces, cur->alloc_pieces, sizeof(*cur->pieces));
+        }
+        cur->pieces[cur->n_pieces++] = (struct piece){ .task = t };
+        task_push(w->sh, t);
+}
+
+static void shared_fd_put(struct shared_fd *sfd)
+{
+        if (__atomic_sub_fetch(&sfd->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+                close(sfd->fd);
+                free(sfd);
+        }
 }
 
 /* A directory the visitor pruned is an install its detectors looked into:
@@ -302,15 +525,16 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
                     const char *parent_realpath, unsigned depth, dev_t parent_dev)
 {
         struct walk_entry *entries = NULL;
-        size_t n = 0, alloc = 0;
+        size_t n = 0;
         struct visited *v;
-        struct dirent *de;
         struct stat st;
         unsigned budget = w->max_depth - depth;
-        bool first;
-        DIR *d;
+        struct shared_fd *sfd = NULL;
+        const char *const *keep;
+        bool first, prune;
+        int r;
 
-        if (w->stop) {
+        if (stopped(w)) {
                 close(fd);
                 return;
         }
@@ -324,88 +548,78 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
                 close(fd);
                 return;
         }
-        v = visited_lookup(w, st.st_dev, st.st_ino, true);
+        pthread_mutex_lock(&w->sh->lock);
+        v = visited_lookup(w->sh, st.st_dev, st.st_ino, true);
         /* A directory walked before is walked again only with more depth left
          * than it had then (two roots overlapping), and never visited twice. */
         if (v->walked && budget <= v->budget) {
+                pthread_mutex_unlock(&w->sh->lock);
                 close(fd);
                 return;
         }
         first = !v->walked;
         v->walked = true;
         v->budget = budget;
+        prune = v->prune;
+        keep = v->keep;
+        pthread_mutex_unlock(&w->sh->lock);
 
-        d = fdopendir(fd);
-        if (!d) {
-                gap(w, path, realpath, strerror(errno), "cannot read directory '%s': %s, skipping",
-                    path, strerror(errno));
+        r = walk_read_entries(fd, WALK_MAX_ENTRIES, &entries, &n);
+        if (r == -E2BIG) {
+                _cleanup_free_ char *why = xasprintf("more than %d entries", WALK_MAX_ENTRIES);
+
+                gap(w, path, realpath, why,
+                    "cannot scan '%s': %s (no install directory holds that many; 'exclude:' "
+                    "in the config leaves it out), skipping", path, why);
                 close(fd);
                 return;
         }
-        errno = 0;
-        while ((de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (n == WALK_MAX_ENTRIES) {
-                        _cleanup_free_ char *why = xasprintf("more than %d entries", WALK_MAX_ENTRIES);
-
-                        gap(w, path, realpath, why,
-                            "cannot scan '%s': %s (no install directory holds that many; 'exclude:' "
-                            "in the config leaves it out), skipping", path, why);
-                        entries_free(entries, n);
-                        closedir(d);
-                        return;
-                }
-                if (n == alloc) {
-                        alloc = alloc ? alloc * 2 : 32;
-                        entries = xreallocarray(entries, alloc, sizeof(*entries));
-                }
-                entries[n].name = xstrdup(de->d_name);
-                entries[n].type = de->d_type;
-                n++;
-        }
-        if (errno != 0)
-                gap(w, path, realpath, strerror(errno),
-                    "cannot read directory '%s': %s, skipping the rest", path, strerror(errno));
-        if (n > 1)
-                qsort(entries, n, sizeof(*entries), entry_cmp);
+        if (r < 0)
+                gap(w, path, realpath, strerror(-r),
+                    "cannot read directory '%s': %s, skipping the rest", path, strerror(-r));
 
         if (first) {
                 struct walk_dir wd = {
-                        .fd = dirfd(d), .path = path, .realpath = realpath,
+                        .fd = fd, .path = path, .realpath = realpath,
                         .parent_realpath = parent_realpath, .depth = depth,
                         .entries = entries, .n_entries = n, .walker = w,
                 };
                 struct walk_verdict verdict = { 0 };
-                int r = w->ops->visit(&wd, &verdict, w->userdata);
-
+                r = w->ops->visit(&wd, &verdict, ud(w));
                 if (r < 0)
-                        w->stop = r;
-                v->prune = verdict.prune;
-                v->keep = verdict.keep;
-                if (v->prune && !w->stop)
-                        check_pruned(w, dirfd(d), path, realpath, entries, n, v->keep);
+                        __atomic_store_n(&w->sh->stop, r, __ATOMIC_RELAXED);
+                prune = verdict.prune;
+                keep = verdict.keep;
+                pthread_mutex_lock(&w->sh->lock);
+                v = visited_lookup(w->sh, st.st_dev, st.st_ino, false);
+                v->prune = prune;
+                v->keep = keep;
+                pthread_mutex_unlock(&w->sh->lock);
+                if (prune && !stopped(w))
+                        check_pruned(w, fd, path, realpath, entries, n, keep);
         }
 
-        for (size_t i = 0; i < n && !w->stop && depth < w->max_depth; i++) {
+        for (size_t i = 0; i < n && !stopped(w) && depth < w->max_depth; i++) {
                 const char *name = entries[i].name;
                 unsigned char type = entries[i].type;
 
-                if (v->prune && !kept(v->keep, name))
+                if (prune && !kept(keep, name))
                         continue;
                 if (type == DT_UNKNOWN) {
                         struct stat cst;
-                        if (fstatat(dirfd(d), name, &cst, AT_SYMLINK_NOFOLLOW) < 0)
+                        if (fstatat(fd, name, &cst, AT_SYMLINK_NOFOLLOW) < 0)
                                 continue;
                         type = S_ISDIR(cst.st_mode) ? DT_DIR : S_ISLNK(cst.st_mode) ? DT_LNK : DT_REG;
                 }
-                if (type == DT_DIR)
-                        walk_child(w, dirfd(d), name, path, realpath, depth + 1, st.st_dev);
+                if (type == DT_DIR && may_spawn(w))
+                        spawn_child(w, &sfd, fd, name, path, realpath, depth + 1, st.st_dev);
+                else if (type == DT_DIR)
+                        walk_child(w, fd, name, path, realpath, depth + 1, st.st_dev);
                 else if (type == DT_LNK) {
                         struct stat cst;
                         _cleanup_free_ char *child_path = path_join(path, name);
 
-                        if (fstatat(dirfd(d), name, &cst, 0) < 0) {
+                        if (fstatat(fd, name, &cst, 0) < 0) {
                                 if (errno == ELOOP)
                                         warn(w, "symlink loop at '%s', skipping", child_path);
                                 continue;
@@ -413,10 +627,39 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
                         if (S_ISDIR(cst.st_mode) && !excluded(w, child_path))
                                 queue_symlink(w, child_path, depth + 1);
                 }
-                v = visited_lookup(w, st.st_dev, st.st_ino, false);
         }
-        entries_free(entries, n);
-        closedir(d);
+        walk_entries_free(entries, n);
+        if (sfd)
+                shared_fd_put(sfd);
+        else
+                close(fd);
+}
+
+/* realpath(3) in three system calls, however deep the path: glibc's asks
+ * readlink of every component (a round trip each on a network
+ * filesystem). The kernel resolves path once into an O_PATH descriptor,
+ * and /proc/self/fd names what it resolved to. NULL and errno as realpath
+ * when path does not resolve; realpath itself without /proc. */
+static char *resolve_path(const char *path)
+{
+        char proc[sizeof("/proc/self/fd/") + 3 * sizeof(int)];
+        char buf[PATH_MAX];
+        ssize_t len;
+        int fd = open(path, O_PATH | O_CLOEXEC);
+
+        if (fd < 0)
+                return NULL;
+        (void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        len = readlink(proc, buf, sizeof(buf) - 1);
+        close(fd);
+        /* Not an absolute path: no /proc, or an object without one (a
+         * deleted directory reads "/x (deleted)", taken as it is by
+         * realpath's own answer below). */
+        if (len <= 0 || len >= (ssize_t)sizeof(buf) - 1 || buf[0] != '/' ||
+            (len > 10 && strcmp(buf + len - 10, " (deleted)") == 0))
+                return realpath(path, NULL);
+        buf[len] = '\0';
+        return xstrdup(buf);
 }
 
 /* Report every link of the symlink chain starting at path as an alias of
@@ -433,7 +676,7 @@ static int report_chain(struct walker *w, const char *path, const char *realpath
                 if (lstat(cur, &st) < 0 || !S_ISLNK(st.st_mode))
                         return 0;
                 if (w->ops->alias)
-                        w->ops->alias(realpath, cur, w->userdata);
+                        w->ops->alias(realpath, cur, ud(w));
                 len = readlink(cur, buf, sizeof(buf) - 1);
                 if (len < 0)
                         return 0;
@@ -468,7 +711,7 @@ static void follow_symlink(struct walker *w, const struct pending *p)
         struct stat st;
         int fd;
 
-        real = realpath(p->path, NULL);
+        real = resolve_path(p->path);
         if (!real) {
                 if (errno == ELOOP)
                         warn(w, "symlink loop at '%s', skipping", p->path);
@@ -478,10 +721,15 @@ static void follow_symlink(struct walker *w, const struct pending *p)
                             p->path, strerror(errno));
                 return;
         }
+        bool walked;
+
         if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
                 return;
-        v = visited_lookup(w, st.st_dev, st.st_ino, false);
-        if (v && v->walked) {
+        pthread_mutex_lock(&w->sh->lock);
+        v = visited_lookup(w->sh, st.st_dev, st.st_ino, false);
+        walked = v && v->walked;
+        pthread_mutex_unlock(&w->sh->lock);
+        if (walked) {
                 if (report_chain(w, p->path, real) < 0)
                         warn(w, "symlink loop at '%s', skipping", p->path);
                 return;
@@ -500,21 +748,123 @@ static void follow_symlink(struct walker *w, const struct pending *p)
                 warn(w, "symlink loop at '%s', skipping", p->path);
 }
 
+/* Run task t on this thread: its subtree, into its pieces. */
+static void task_run(struct walker *w, struct task *t)
+{
+        w->task = t;
+        if (t->fd >= 0)
+                walk_fd(w, TAKE_FD(t->fd), t->path, t->realpath, t->parent_realpath, t->depth, t->parent_dev);
+        else {
+                int fd = open_child(w, t->parent->fd, t->name, t->path, t->realpath);
+
+                shared_fd_put(TAKE_PTR(t->parent));
+                if (fd >= 0)
+                        walk_fd(w, fd, t->path, t->realpath, t->parent_realpath, t->depth, t->parent_dev);
+        }
+        w->task = NULL;
+}
+
+/* Take and run tasks until none is left (until_idle: return then; else
+ * wait for more, until shutdown). */
+static void work(struct walker *w, bool until_idle)
+{
+        struct walk_shared *sh = w->sh;
+
+        pthread_mutex_lock(&sh->lock);
+        for (;;) {
+                struct task *t;
+
+                while (!sh->queue && !sh->shutdown && !(until_idle && sh->outstanding == 0))
+                        pthread_cond_wait(&sh->cond, &sh->lock);
+                if (!sh->queue)
+                        break;
+                t = sh->queue;
+                sh->queue = t->next;
+                sh->queued--;
+                pthread_mutex_unlock(&sh->lock);
+                task_run(w, t);
+                pthread_mutex_lock(&sh->lock);
+                if (--sh->outstanding == 0)
+                        pthread_cond_broadcast(&sh->cond);
+        }
+        pthread_mutex_unlock(&sh->lock);
+}
+
+static void *worker_main(void *arg)
+{
+        struct walker w = *(struct walker *)arg;
+
+        work(&w, false);
+        return NULL;
+}
+
+/* Hand a finished task's output to the walk's userdata, in walk order. */
+static void task_join(struct walker *w, struct task *t)
+{
+        for (size_t i = 0; i < t->n_pieces; i++) {
+                if (t->pieces[i].task)
+                        task_join(w, t->pieces[i].task);
+                else
+                        w->ops->join(w->userdata, t->pieces[i].userdata);
+        }
+        if (t->parent)
+                shared_fd_put(t->parent);
+        if (t->fd >= 0)
+                close(t->fd);
+        free(t->pieces);
+        free(t->name);
+        free(t->path);
+        free(t->realpath);
+        free(t->parent_realpath);
+        free(t);
+}
+
+/* Walk the open root fd: serially, or as a task the threads share. */
+static void walk_root(struct walker *w, int fd, const char *root, const char *real)
+{
+        struct task *t;
+
+        if (w->sh->jobs < 2) {
+                walk_fd(w, fd, root, real, NULL, 0, 0);
+                return;
+        }
+        t = xcalloc(1, sizeof(*t));
+        *t = (struct task){ .fd = fd, .path = xstrdup(root), .realpath = xstrdup(real) };
+        task_push(w->sh, t);
+        work(w, true);
+        task_join(w, t);
+}
+
 int walk_roots(const char *const *roots, size_t n_roots, const struct walk_options *opts,
                const struct walk_ops *ops, void *userdata)
 {
+        struct walk_shared sh = {
+                .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+                .jobs = ops->fork && ops->join && opts->jobs > 1 ? opts->jobs : 1,
+        };
         struct walker w = {
-                .opts = opts, .ops = ops, .userdata = userdata,
+                .opts = opts, .ops = ops, .userdata = userdata, .sh = &sh,
                 .max_depth = opts->max_depth ? opts->max_depth : WALK_DEFAULT_MAX_DEPTH,
         };
+        pthread_t *threads = NULL;
+        size_t n_threads = 0;
 
         if (w.max_depth > WALK_MAX_DEPTH_LIMIT)
                 w.max_depth = WALK_MAX_DEPTH_LIMIT;
+        if (sh.jobs > WALK_MAX_JOBS)
+                sh.jobs = WALK_MAX_JOBS;
+        if (sh.jobs > 1) {
+                threads = xcalloc(sh.jobs - 1, sizeof(*threads));
+                for (unsigned i = 0; i + 1 < sh.jobs; i++)
+                        if (pthread_create(&threads[n_threads], NULL, worker_main, &w) == 0)
+                                n_threads++;
+                /* No thread at all: the walk's own does every task. */
+        }
 
-        for (size_t i = 0; i < n_roots && !w.stop; i++) {
+        for (size_t i = 0; i < n_roots && !stopped(&w); i++) {
                 /* Reported paths are absolute, as the user spelled them. */
                 _cleanup_free_ char *root = path_absolute(roots[i]);
-                _cleanup_free_ char *real = realpath(root, NULL);
+                _cleanup_free_ char *real = resolve_path(root);
                 int fd;
 
                 /* A root that failed is a gap (a missing default root is
@@ -534,29 +884,43 @@ int walk_roots(const char *const *roots, size_t n_roots, const struct walk_optio
                                     root, strerror(errno));
                         continue;
                 }
-                walk_fd(&w, fd, root, real, NULL, 0, 0);
+                walk_root(&w, fd, root, real);
                 /* A root given as a symlink makes its chain aliases too. */
                 report_chain(&w, root, real);
         }
 
-        /* Symlinks last, in rounds: each round may queue more. */
-        while (w.n_pending > 0 && !w.stop) {
-                struct pending *batch = w.pending;
-                size_t n = w.n_pending;
+        if (threads) {
+                pthread_mutex_lock(&sh.lock);
+                sh.shutdown = true;
+                pthread_cond_broadcast(&sh.cond);
+                pthread_mutex_unlock(&sh.lock);
+                for (size_t i = 0; i < n_threads; i++)
+                        pthread_join(threads[i], NULL);
+                free(threads);
+        }
 
-                w.pending = NULL;
-                w.n_pending = w.alloc_pending = 0;
+        /* Symlinks last, in rounds: each round may queue more. The rounds
+         * are walked by this thread alone: which of two links to one
+         * directory walks it and which is its alias depends on the order. */
+        while (sh.n_pending > 0 && !stopped(&w)) {
+                struct pending *batch = sh.pending;
+                size_t n = sh.n_pending;
+
+                sh.pending = NULL;
+                sh.n_pending = sh.alloc_pending = 0;
                 qsort(batch, n, sizeof(*batch), pending_cmp);
                 for (size_t i = 0; i < n; i++) {
-                        if (!w.stop)
+                        if (!stopped(&w))
                                 follow_symlink(&w, &batch[i]);
                         free(batch[i].path);
                 }
                 free(batch);
         }
-        for (size_t i = 0; i < w.n_pending; i++)
-                free(w.pending[i].path);
-        free(w.pending);
-        free(w.table);
-        return w.stop;
+        for (size_t i = 0; i < sh.n_pending; i++)
+                free(sh.pending[i].path);
+        free(sh.pending);
+        free(sh.table);
+        pthread_mutex_destroy(&sh.lock);
+        pthread_cond_destroy(&sh.cond);
+        return sh.stop;
 }

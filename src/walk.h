@@ -39,6 +39,7 @@
  * directory of millions (a scratch area, a mail spool) would cost about
  * 65 bytes an entry to list, for nothing. */
 #define WALK_MAX_ENTRIES 100000
+#define WALK_MAX_JOBS 256
 
 struct walker;
 
@@ -58,6 +59,19 @@ struct walk_dir {
         size_t n_entries;
         struct walker *walker;       /* for walk_dir_warn; may be NULL */
 };
+
+/* Read the directory fd (open, O_DIRECTORY) to its end with getdents64
+ * itself: no DIR stream, so no fstat and fcntl of its own. Calls each(name,
+ * d_type, ctx) for every entry but "." and "..", at most max of them; each
+ * returns 0, or non-zero to stop (returned). -E2BIG when the directory has
+ * more than max entries, -errno when a read failed (the entries before it
+ * were given). The offset of fd is left at the end. */
+int walk_read_fd(int fd, size_t max, int (*each)(const char *name, unsigned char type, void *ctx),
+                 void *ctx);
+/* The entries of fd, sorted by name (walk_read_fd's errors; with -errno of
+ * a failed read, the entries before it). */
+int walk_read_entries(int fd, size_t max, struct walk_entry **ret, size_t *ret_n);
+void walk_entries_free(struct walk_entry *e, size_t n);
 
 /* Look up an entry of dir by name (binary search); NULL when absent. */
 const struct walk_entry *walk_dir_find(const struct walk_dir *dir, const char *name);
@@ -86,12 +100,27 @@ struct walk_ops {
          * strerror's text or "more than N entries". Also reported to
          * warning. */
         void (*incomplete)(const char *path, const char *realpath, const char *why, void *userdata);
+        /* May be NULL (then the walk is serial). A parallel walk
+         * (walk_options.jobs > 1) hands each subtree it gives another
+         * thread a userdata of its own for the callbacks above, made by
+         * fork(userdata) on that thread, and once the whole root is
+         * walked gives each to join(userdata, forked) on the walk's
+         * thread, in the order of the serial walk: join adds what the
+         * callbacks recorded in forked to userdata, and frees it. The
+         * callbacks of different subtrees run at the same time; alias runs
+         * only on the walk's thread, with userdata. */
+        void *(*fork)(void *userdata);
+        void (*join)(void *userdata, void *forked);
 };
 
 struct walk_options {
         unsigned max_depth;          /* 0: WALK_DEFAULT_MAX_DEPTH */
         const struct strv *exclude;  /* fnmatch patterns on the walked path; may be NULL */
         bool warn_missing_roots;     /* a root that does not exist is a warning */
+        /* Threads walking the subtrees of a root at once (0, 1: the
+         * calling thread alone); at most WALK_MAX_JOBS. The symlinks to
+         * directories are followed serially after. */
+        unsigned jobs;
 };
 
 int walk_roots(const char *const *roots, size_t n_roots, const struct walk_options *opts,

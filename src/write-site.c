@@ -54,7 +54,22 @@ struct walker {
         bool any_file;        /* another tree: every file counts, cudamod's header too */
         size_t entries;
         struct strv *found;   /* relative paths of files not ours */
+        /* The output tree: a directory that cannot be read, or one entry
+         * too many, is an error (the first one here, negative errno in
+         * error), since what it holds is not known; other trees are looked
+         * at for warnings only. */
+        bool strict;
+        int error;
+        char *error_path;     /* relative, "" the top */
 };
+
+static void walk_failed(struct walker *w, int err, const char *rel)
+{
+        if (!w->strict || w->error || err == -ENOENT)
+                return;
+        w->error = err;
+        w->error_path = xstrdup(rel);
+}
 
 /* Every file below dir (rel: its path in the output tree, "" the top)
  * that cudamod did not write: not in the index, not with our header, and
@@ -65,22 +80,38 @@ static void walk_foreign(struct walker *w, int dirfd, const char *rel, unsigned 
         DIR *dir;
         struct dirent *de;
 
-        if (fd < 0)
+        if (fd < 0) {
+                walk_failed(w, -errno, rel);
                 return;
+        }
         dir = fdopendir(fd);
         if (!dir) {
+                walk_failed(w, -errno, rel);
                 close(fd);
                 return;
         }
-        while ((de = readdir(dir)) && w->entries++ < SITE_MAX_ENTRIES) {
+        for (;;) {
+                errno = 0;
+                de = readdir(dir);
+                if (!de) {
+                        if (errno)
+                                walk_failed(w, -errno, rel);
+                        break;
+                }
+                if (w->entries++ >= SITE_MAX_ENTRIES) {
+                        walk_failed(w, -E2BIG, rel);
+                        break;
+                }
                 _cleanup_free_ char *path = NULL;
                 struct stat st;
 
                 if (streq(de->d_name, ".") || streq(de->d_name, "..") || startswith(de->d_name, ".cudamod"))
                         continue;
-                if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue;
                 path = *rel ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
+                if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        walk_failed(w, -errno, path);
+                        continue;
+                }
                 if (S_ISDIR(st.st_mode)) {
                         _cleanup_close_ int sub = -1;
 
@@ -89,6 +120,8 @@ static void walk_foreign(struct walker *w, int dirfd, const char *rel, unsigned 
                         sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                         if (sub >= 0)
                                 walk_foreign(w, sub, path, depth + 1);
+                        else
+                                walk_failed(w, -errno, path);
                         continue;
                 }
                 if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
@@ -142,20 +175,6 @@ static bool foreign_conflicts(const char *d, const struct strv *module_dirs, con
 }
 
 /* The index's "files" (a new reference), or NULL. */
-static json_t *load_index_files(const char *outdir)
-{
-        _cleanup_free_ char *path = path_join(outdir, INDEX_NAME);
-        json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
-        json_t *files = json_incref(json_object_get(doc, "files"));
-
-        json_decref(doc);
-        if (files && !json_is_object(files)) {
-                json_decref(files);
-                return NULL;
-        }
-        return files;
-}
-
 static void add_unique(struct strv *v, char *owned)
 {
         if (strv_contains(v, owned))
@@ -167,22 +186,29 @@ static void add_unique(struct strv *v, char *owned)
 /* Whether dir (a directory) holds a file, at most depth levels down, that
  * cudamod did not write; its relative path in ret_example. */
 static bool holds_foreign(int parentfd, const char *name, json_t *index, const char *index_prefix,
-                          char **ret_example)
+                          char **ret_example, struct walker *failed)
 {
         _cleanup_(strv_release) struct strv found = { 0 };
         _cleanup_close_ int fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         _cleanup_free_ char *prefix = NULL;
-        struct walker w = { .found = &found };
+        struct walker w = { .found = &found, .strict = failed->strict };
 
-        if (fd < 0)
-                return false;
         /* Paths relative to the output tree, when the directory is in it. */
         prefix = index_prefix ? (*index_prefix ? xasprintf("%s/%s", index_prefix, name) : xstrdup(name)) : NULL;
+        if (fd < 0) {
+                walk_failed(failed, -errno, prefix ? prefix : name);
+                return false;
+        }
         w.index = prefix ? index : NULL;
         /* Another tree's modules shadow ours whoever wrote them (an older
          * cudamod tree too). */
         w.any_file = !prefix;
         walk_foreign(&w, fd, prefix ? prefix : name, SITE_MAX_DEPTH - 3);
+        if (w.error) {
+                walk_failed(failed, w.error, w.error_path);
+                free(w.error_path);
+                return false;
+        }
         if (!found.len)
                 return false;
         /* The same one each run, whatever readdir's order. */
@@ -196,7 +222,7 @@ static bool holds_foreign(int parentfd, const char *name, json_t *index, const c
  * of MODULEPATH picks); a name that differs only in case (EasyBuild's
  * CUDA) loads together with ours unless the config's family names it. */
 static void check_names_in(const char *mpdir, const char *level_rel, json_t *index,
-                           const struct site_options *o, struct site_report *r)
+                           const struct site_options *o, struct site_report *r, struct walker *failed)
 {
         _cleanup_close_ int fd = open(mpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_(strv_release) struct strv found = { 0 };
@@ -204,13 +230,21 @@ static void check_names_in(const char *mpdir, const char *level_rel, json_t *ind
         DIR *dir;
         struct dirent *de;
 
-        if (fd < 0)
+        /* A level of the output tree must be read (failed->strict); a
+         * directory of another tree that cannot be read gives no warning. */
+        failed->strict = level_rel != NULL;
+        if (fd < 0) {
+                walk_failed(failed, -errno, level_rel ? level_rel : mpdir);
                 return;
+        }
         dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (dfd < 0)
+        if (dfd < 0) {
+                walk_failed(failed, -errno, level_rel ? level_rel : mpdir);
                 return;
+        }
         dir = fdopendir(dfd);
         if (!dir) {
+                walk_failed(failed, -errno, level_rel ? level_rel : mpdir);
                 close(dfd);
                 return;
         }
@@ -228,7 +262,7 @@ static void check_names_in(const char *mpdir, const char *level_rel, json_t *ind
                                 if (!listed)
                                         continue;
                         }
-                        if (!holds_foreign(fd, de->d_name, index, level_rel, &example))
+                        if (!holds_foreign(fd, de->d_name, index, level_rel, &example, failed))
                                 continue;
                         for (size_t k = 0; k < n->n_conflicts; k++)
                                 listed = listed || streq(n->conflicts[k], de->d_name);
@@ -267,14 +301,34 @@ static const char *level_of(const char *outdir, const char *dir, const struct st
         return NULL;
 }
 
+/* The output tree could not be looked at fully (w->error at
+ * w->error_path, relative to it): the error, and nothing reported. */
+static int site_failed(const struct site_options *o, struct walker *w, json_t *index, struct site_report *r,
+                       struct diag *d)
+{
+        _cleanup_free_ char *path = *w->error_path ? path_join(o->outdir, w->error_path) : xstrdup(o->outdir);
+        int err = w->error;
+
+        free(w->error_path);
+        json_decref(index);
+        site_report_release(r);
+        if (err == -E2BIG)
+                return diag_set(d, err, path, 0, 0,
+                                "more than %d entries below the output directory: cannot tell whether another "
+                                "tool's modulefiles lie where cudamod writes",
+                                SITE_MAX_ENTRIES);
+        return diag_set(d, err, path, 0, 0, "cannot look for other tools' modulefiles in it: %s", strerror(-err));
+}
+
 int site_check(const struct gen_file *files, size_t n_files, const struct site_options *o,
-               struct site_report *ret)
+               struct site_report *ret, struct diag *d)
 {
         _cleanup_(strv_release) struct strv module_dirs = { 0 }, levels = { 0 }, found = { 0 }, checked = { 0 };
         _cleanup_(strv_release) struct strv ours = { 0 };
         _cleanup_close_ int outfd = -1;
         _cleanup_free_ char *outdir_real = NULL;
         struct site_report r = { 0 };
+        struct walker fail = { 0 };
         json_t *index = NULL;
 
         for (size_t i = 0; i < n_files; i++) {
@@ -290,13 +344,23 @@ int site_check(const struct gen_file *files, size_t n_files, const struct site_o
         for (size_t i = 0; i < o->n_levels; i++)
                 add_unique(&levels, xstrdup(o->levels[i]));
         outfd = open(o->outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (outfd < 0 && errno != ENOENT)
+                return diag_set(d, -errno, o->outdir, 0, 0, "cannot look for other tools' modulefiles in it: %s",
+                                strerror(errno));
         outdir_real = realpath(o->outdir, NULL);
         if (outfd >= 0) {
-                struct walker w = { .found = &found };
+                _cleanup_(strbuf_releasep) struct strbuf raw = { 0 };
+                struct walker w = { .found = &found, .strict = true };
+                int k;
 
-                index = load_index_files(o->outdir);
+                /* The index as write_tree reads it (bounded, no link). */
+                k = index_load(outfd, o->outdir, &index, &raw, d);
+                if (k < 0)
+                        return k;
                 w.index = index;
                 walk_foreign(&w, outfd, "", 0);
+                if (w.error)
+                        return site_failed(o, &w, index, &r, d);
                 /* The directories cudamod wrote into before (the index
                  * lists a file there): a file an admin added there since
                  * is left alone, as write_tree does, not refused. */
@@ -308,9 +372,9 @@ int site_check(const struct gen_file *files, size_t n_files, const struct site_o
                                 add_unique(&ours, rel_dirname(key));
                 }
                 for (size_t i = 0; i < found.len; i++) {
-                        _cleanup_free_ char *d = rel_dirname(found.items[i]);
+                        _cleanup_free_ char *dir = rel_dirname(found.items[i]);
 
-                        if (!strv_contains(&ours, d) && foreign_conflicts(d, &module_dirs, &levels))
+                        if (!strv_contains(&ours, dir) && foreign_conflicts(dir, &module_dirs, &levels))
                                 strv_add(&r.foreign, found.items[i]);
                 }
         }
@@ -331,7 +395,9 @@ int site_check(const struct gen_file *files, size_t n_files, const struct site_o
                  * MODULEPATH. */
                 if (outdir_real && streq(real, outdir_real) && !strv_contains(&levels, ""))
                         r.on_modulepath = true;
-                check_names_in(real, level, index, o, &r);
+                check_names_in(real, level, index, o, &r, &fail);
+                if (fail.error)
+                        return site_failed(o, &fail, index, &r, d);
         }
         json_decref(index);
         strv_sort_uniq(&r.foreign);

@@ -232,8 +232,12 @@ struct site_report {
         bool on_modulepath;
 };
 
+/* Returns 0, or a negative errno with d set when the output tree cannot be
+ * looked at fully (a directory or the index that cannot be read, more
+ * than 100,000 entries): what it holds is then not known, and generate
+ * refuses to write. Other trees that cannot be read give no warning. */
 int site_check(const struct gen_file *files, size_t n_files, const struct site_options *o,
-               struct site_report *ret);
+               struct site_report *ret, struct diag *d);
 void site_report_release(struct site_report *r);
 
 #endif

@@ -676,7 +676,7 @@ START_TEST(cli_help_and_version_exit_0)
         run_result_release(&r);
         run_cudamod(&r, (const char *const[]){ "help", "scan", NULL }, false);
         ck_assert_int_eq(r.status, 0);
-        ck_assert_ptr_eq(strstr(r.out, "usage: cudamod scan [--json] [ROOT...]\n"), r.out);
+        ck_assert_ptr_eq(strstr(r.out, "usage: cudamod scan [--json] [--jobs N] [ROOT...]\n"), r.out);
         run_result_release(&r);
         run_cudamod(&r, (const char *const[]){ "scan", "--help", NULL }, false);
         ck_assert_int_eq(r.status, 0);
