@@ -8,8 +8,6 @@
 #include "strbuf.h"
 #include "banned.h"
 
-#define WIDTH 80
-
 static json_t *string_or_null(const char *s)
 {
         return s ? json_string_lossy(s) : json_null();
@@ -53,37 +51,9 @@ static json_t *build_json(const struct build_report *r, const struct strv *mp)
                          findings, "notes", json_strv(&r->notes));
 }
 
-/* prefix, then text made terminal-safe, folded at spaces to WIDTH columns
- * (a `module load` line never: it is there to be pasted), the later lines
- * indented as far as prefix. */
 static void folded(const char *prefix, const char *text)
 {
-        _cleanup_free_ char *t = term_escape(text);
-        size_t indent = strlen(prefix), col = indent;
-        const char *p = t;
-        bool first = true;
-
-        fputs(prefix, stdout);
-        while (*p) {
-                size_t n = startswith(p, "module load ") ? strcspn(p, "(;,") : strcspn(p, " ");
-
-                while (n > 1 && p[n - 1] == ' ')
-                        n--;
-                if (!first && col + 1 + n > WIDTH) {
-                        printf("\n%*s", (int)indent, "");
-                        col = indent;
-                } else if (!first) {
-                        putchar(' ');
-                        col++;
-                }
-                fwrite(p, 1, n, stdout);
-                col += n;
-                p += n;
-                first = false;
-                while (*p == ' ')
-                        p++;
-        }
-        putchar('\n');
+        print_folded(prefix, strlen(prefix), text);
 }
 
 /* "PATH  (from)", or the hit's absence. */

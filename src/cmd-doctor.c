@@ -100,39 +100,6 @@ static json_t *report_json(const struct doctor_report *r, const struct strv *mp)
 
 /* --- text ---------------------------------------------------------------- */
 
-#define WIDTH 80
-
-/* prefix, then text made safe for a terminal, folded at spaces to WIDTH
- * columns, the later lines indented by indent. A `module load` line (up
- * to a ';') is never folded: it is there to be pasted. */
-static void print_folded(const char *prefix, size_t indent, const char *text)
-{
-        _cleanup_free_ char *t = term_escape(text);
-        size_t col = strlen(prefix);
-        const char *p = t;
-        bool first = true;
-
-        fputs(prefix, stdout);
-        while (*p) {
-                size_t n = startswith(p, "module load ") ? strcspn(p, ";") + (p[strcspn(p, ";")] == ';') : strcspn(p, " ");
-
-                if (!first && col + 1 + n > WIDTH) {
-                        printf("\n%*s", (int)indent, "");
-                        col = indent;
-                } else if (!first) {
-                        putchar(' ');
-                        col++;
-                }
-                fwrite(p, 1, n, stdout);
-                col += n;
-                p += n;
-                first = false;
-                while (*p == ' ')
-                        p++;
-        }
-        putchar('\n');
-}
-
 static void print_wrapped(const char *prefix, const char *text)
 {
         print_folded(prefix, strlen(prefix), text);

@@ -153,6 +153,46 @@ char *term_escape(const char *s)
         return strbuf_detach(&sb);
 }
 
+/* prefix, then text made safe for a terminal (term_escape), folded at
+ * spaces to 80 columns, the later lines indented by indent. A `module load`
+ * command (up to a ';' or ',', which it keeps, or a '(') is never folded:
+ * it is there to be pasted. */
+void print_folded(const char *prefix, size_t indent, const char *text)
+{
+        enum { WIDTH = 80 };
+        _cleanup_free_ char *t = term_escape(text);
+        size_t col = strlen(prefix);
+        const char *p = t;
+        bool first = true;
+
+        fputs(prefix, stdout);
+        while (*p) {
+                size_t n = strcspn(p, " ");
+
+                if (startswith(p, "module load ")) {
+                        n = strcspn(p, "(;,");
+                        if (p[n] == ';' || p[n] == ',')
+                                n++;
+                        while (n > 1 && p[n - 1] == ' ')
+                                n--;
+                }
+                if (!first && col + 1 + n > WIDTH) {
+                        printf("\n%*s", (int)indent, "");
+                        col = indent;
+                } else if (!first) {
+                        putchar(' ');
+                        col++;
+                }
+                fwrite(p, 1, n, stdout);
+                col += n;
+                p += n;
+                first = false;
+                while (*p == ' ')
+                        p++;
+        }
+        putchar('\n');
+}
+
 void print_main_help(FILE *f, bool full)
 {
         fputs("usage: cudamod [--config FILE] [-q|-v] [--color=auto|always|never] COMMAND [ARGS]\n", f);
