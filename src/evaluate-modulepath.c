@@ -219,31 +219,6 @@ static char *marked_version(const char *name, const char *target)
         return strchr(target, '/') ? NULL : xstrdup(target);
 }
 
-static char *default_from_modulerc_lua(const char *path, const char *name)
-{
-        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-        _cleanup_diag_ struct diag d = DIAG_INIT;
-        struct sandbox_options so = { .module_name = name, .mode = "load",
-                                      .environ = (const char *const[]){ NULL } };
-        struct sandbox_result r = { 0 };
-        char *ret = NULL;
-
-        if (file_read_regular_at(AT_FDCWD, path, NULL, MODULEFILE_MAX, false, &sb, &d) < 0 ||
-            sandbox_eval(sb.buf, sb.len, path, &so, &r, &d) < 0)
-                return NULL;
-        for (size_t i = 0; i < r.n_ops && !ret; i++) {
-                const struct sandbox_op *op = &r.ops[i];
-
-                if (op->kind != SANDBOX_MODULE_VERSION || op->args.len < 2)
-                        continue;
-                for (size_t k = 1; k < op->args.len && !ret; k++)
-                        if (streq(op->args.items[k], "default"))
-                                ret = marked_version(name, op->args.items[0]);
-        }
-        sandbox_result_release(&r);
-        return ret;
-}
-
 /* The words of one Tcl line, split at blanks, quotes stripped (enough for
  * `module-version X default` and `set ModulesVersion "X"`). */
 void tcl_words(const char *line, struct strv *ret)
@@ -267,60 +242,6 @@ void tcl_words(const char *line, struct strv *ret)
                 strv_push(ret, xstrndup(p, (size_t)(end - p)));
                 p = end;
         }
-}
-
-static char *default_from_tcl(const char *path, const char *name, bool version_file)
-{
-        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-        char *ret = NULL;
-
-        if (file_read_regular_at(AT_FDCWD, path, NULL, 1 << 20, false, &sb, NULL) < 0)
-                return NULL;
-        for (char *line = sb.buf; line && *line && !ret;) {
-                char *nl = strchr(line, '\n');
-                struct strv w = { 0 };
-
-                if (nl)
-                        *nl = '\0';
-                tcl_words(line, &w);
-                if (version_file && w.len == 3 && streq(w.items[0], "set") &&
-                    streq(w.items[1], "ModulesVersion"))
-                        ret = xstrdup(w.items[2]);
-                else if (!version_file && w.len >= 3 && streq(w.items[0], "module-version"))
-                        for (size_t k = 2; k < w.len && !ret; k++)
-                                if (streq(w.items[k], "default"))
-                                        ret = marked_version(name, w.items[1]);
-                strv_release(&w);
-                line = nl ? nl + 1 : NULL;
-        }
-        return ret;
-}
-
-/* The version dir/name marks as its default, in Lmod's order, or NULL. */
-char *dir_marked_default(const char *dir, const char *name)
-{
-        _cleanup_free_ char *ndir = xasprintf("%s/%s", dir, name);
-        _cleanup_free_ char *link = path_join(ndir, "default");
-        _cleanup_free_ char *rc_lua = path_join(ndir, ".modulerc.lua");
-        _cleanup_free_ char *rc = path_join(ndir, ".modulerc");
-        _cleanup_free_ char *ver = path_join(ndir, ".version");
-        char target[4096];
-        ssize_t n = readlink(link, target, sizeof(target) - 1);
-
-        if (n > 0) {
-                const char *base;
-
-                target[n] = '\0';
-                base = path_basename(target);
-                return endswith(base, ".lua") ? xstrndup(base, strlen(base) - 4) : xstrdup(base);
-        }
-        if (access(rc_lua, F_OK) == 0)
-                return default_from_modulerc_lua(rc_lua, name);
-        if (access(rc, F_OK) == 0)
-                return default_from_tcl(rc, name, false);
-        if (access(ver, F_OK) == 0)
-                return default_from_tcl(ver, name, true);
-        return NULL;
 }
 
 /* --- modulerc directives (Lmod's MRC) ----------------------------------- */
@@ -520,6 +441,18 @@ static void dir_modulerc(const char *dir, const char *name, struct modulerc *rc)
                 modulerc_read_tcl(rc_tcl, name, false, rc);
         else if (access(ver, F_OK) == 0)
                 modulerc_read_tcl(ver, name, true, rc);
+}
+
+/* The version dir/name marks as its default, in Lmod's order, or NULL. */
+char *dir_marked_default(const char *dir, const char *name)
+{
+        struct modulerc rc = { 0 };
+        char *ret;
+
+        dir_modulerc(dir, name, &rc);
+        ret = TAKE_PTR(rc.default_version);
+        modulerc_release(&rc);
+        return ret;
 }
 
 static bool is_regular(const char *path)
@@ -828,14 +761,7 @@ static int find_by_name(const struct strv *mp, const struct modulerc *global, co
                                 return 0;
                         continue;
                 }
-                if (global) {
-                        struct modulerc rc = { 0 };
-
-                        dir_modulerc(mp->items[i], name, &rc);
-                        v = TAKE_PTR(rc.default_version);
-                        modulerc_release(&rc);
-                } else
-                        v = dir_marked_default(mp->items[i], name);
+                v = dir_marked_default(mp->items[i], name);
                 if (v && modulefile_find_in_dir(mp->items[i], name, v, ret))
                         return 0;
         }
