@@ -717,7 +717,7 @@ static void put_le(struct strbuf *sb, size_t off, uint64_t v, size_t n)
         while (sb->len < off + n)
                 strbuf_addch(sb, '\0');
         for (size_t i = 0; i < n; i++)
-                sb->buf[off + i] = (char)(v >> (8 * i));
+                sb->buf[off + i] = i < 8 ? (char)(v >> (8 * i)) : 0; /* n may be past v's 8 bytes */
 }
 
 void fx_ldcache(const char *root, const char *rel, const char *sys)
