@@ -436,3 +436,255 @@ json_t *install_list_to_json(const struct install_list *l)
         json_set(o, "installs", a);
         return o;
 }
+
+/* The same document written straight into text: the scan's JSON without
+ * building jansson's tree of it (building, dumping and freeing that tree
+ * was 40 % of a 2,000-prefix scan's instructions). The text is what
+ * json_dumpf(JSON_INDENT(2)) writes of install_list_to_json's tree, byte
+ * for byte (tests/scan's goldens and tests/syscalls compare it): members
+ * in insertion order, "{}" and "[]" when empty, strings escaped as jansson
+ * escapes them ('"', '\\', \b \f \n \r \t, other controls as \u00XX in
+ * capitals; '/', DEL and non-ASCII as they are). */
+static void jw_newline(struct strbuf *sb, unsigned depth)
+{
+        static const char spaces[] = "                                ";
+
+        strbuf_addch(sb, '\n');
+        for (size_t n = (size_t)depth * 2; n > 0;) {
+                size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
+
+                strbuf_add(sb, spaces, k);
+                n -= k;
+        }
+}
+
+static void jw_escaped(struct strbuf *sb, const char *s, size_t len)
+{
+        static const char hex[] = "0123456789ABCDEF";
+        size_t run = 0;
+
+        strbuf_addch(sb, '"');
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)s[i];
+                char esc[7] = { '\\', 0 };
+                size_t n = 2;
+
+                if (c >= 0x20 && c != '"' && c != '\\')
+                        continue;
+                strbuf_add(sb, s + run, i - run);
+                run = i + 1;
+                switch (c) {
+                case '"': esc[1] = '"'; break;
+                case '\\': esc[1] = '\\'; break;
+                case '\b': esc[1] = 'b'; break;
+                case '\f': esc[1] = 'f'; break;
+                case '\n': esc[1] = 'n'; break;
+                case '\r': esc[1] = 'r'; break;
+                case '\t': esc[1] = 't'; break;
+                default:
+                        esc[1] = 'u';
+                        esc[2] = '0';
+                        esc[3] = '0';
+                        esc[4] = hex[c >> 4];
+                        esc[5] = hex[c & 15];
+                        n = 6;
+                }
+                strbuf_add(sb, esc, n);
+        }
+        strbuf_add(sb, s + run, len - run);
+        strbuf_addch(sb, '"');
+}
+
+/* A string as json_string_lossy makes it, or null. */
+static void jw_string(struct strbuf *sb, const char *s)
+{
+        _cleanup_free_ char *clean = NULL;
+
+        if (!s) {
+                strbuf_add(sb, "null", 4);
+                return;
+        }
+        if (!utf8_valid(s))
+                s = clean = utf8_sanitize(s);
+        jw_escaped(sb, s, strlen(s));
+}
+
+/* Opens member key of an object at depth (the object's own depth). */
+static void jw_key(struct strbuf *sb, size_t *n, unsigned depth, const char *key)
+{
+        if ((*n)++)
+                strbuf_addch(sb, ',');
+        jw_newline(sb, depth + 1);
+        jw_escaped(sb, key, strlen(key));
+        strbuf_add(sb, ": ", 2);
+}
+
+static void jw_close(struct strbuf *sb, size_t n, unsigned depth, char c)
+{
+        if (n)
+                jw_newline(sb, depth);
+        strbuf_addch(sb, c);
+}
+
+static void jw_value(struct strbuf *sb, json_t *v, unsigned depth);
+
+static void jw_members(struct strbuf *sb, size_t *n, json_t *o, unsigned depth)
+{
+        const char *key;
+        json_t *val;
+
+        json_object_foreach(o, key, val) {
+                jw_key(sb, n, depth, key);
+                jw_value(sb, val, depth + 1);
+        }
+}
+
+/* Any jansson value (the components' to_json members, "unread"). */
+static void jw_value(struct strbuf *sb, json_t *v, unsigned depth)
+{
+        size_t n = 0, i;
+        json_t *e;
+        char *text;
+
+        switch (json_typeof(v)) {
+        case JSON_OBJECT:
+                strbuf_addch(sb, '{');
+                jw_members(sb, &n, v, depth);
+                jw_close(sb, n, depth, '}');
+                break;
+        case JSON_ARRAY:
+                strbuf_addch(sb, '[');
+                json_array_foreach(v, i, e) {
+                        if (n++)
+                                strbuf_addch(sb, ',');
+                        jw_newline(sb, depth + 1);
+                        jw_value(sb, e, depth + 1);
+                }
+                jw_close(sb, n, depth, ']');
+                break;
+        case JSON_STRING:
+                jw_escaped(sb, json_string_value(v), json_string_length(v));
+                break;
+        case JSON_INTEGER:
+                strbuf_addf(sb, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+                break;
+        case JSON_TRUE:
+                strbuf_add(sb, "true", 4);
+                break;
+        case JSON_FALSE:
+                strbuf_add(sb, "false", 5);
+                break;
+        case JSON_NULL:
+                strbuf_add(sb, "null", 4);
+                break;
+        default:
+                /* A real: jansson's own formatting. */
+                text = json_dumps(v, JSON_ENCODE_ANY);
+                if (!text)
+                        die_oom();
+                strbuf_addstr(sb, text);
+                free(text);
+        }
+}
+
+static void jw_strv(struct strbuf *sb, const struct strv *v, unsigned depth)
+{
+        strbuf_addch(sb, '[');
+        for (size_t i = 0; i < v->len; i++) {
+                if (i)
+                        strbuf_addch(sb, ',');
+                jw_newline(sb, depth + 1);
+                jw_string(sb, v->items[i]);
+        }
+        jw_close(sb, v->len, depth, ']');
+}
+
+static void jw_install(struct strbuf *sb, const struct install *in, unsigned depth)
+{
+        long major = install_cuda_major(in);
+        _cleanup_free_ char *version = in->version.count ? version_to_string(&in->version, in->component->version_parts)
+                                                        : NULL;
+        size_t n = 0;
+
+        strbuf_addch(sb, '{');
+        jw_key(sb, &n, depth, "component");
+        jw_string(sb, in->component->name);
+        jw_key(sb, &n, depth, "version");
+        jw_string(sb, version);
+        if (in->component->to_json) {
+                json_t *o = json_object();
+
+                if (!o)
+                        die_oom();
+                in->component->to_json(in, o);
+                jw_members(sb, &n, o, depth);
+                json_decref(o);
+        }
+        jw_key(sb, &n, depth, "cuda_major");
+        if (major >= 0)
+                strbuf_addf(sb, "%ld", major);
+        else
+                strbuf_add(sb, "null", 4);
+        jw_key(sb, &n, depth, "arch");
+        jw_string(sb, in->arch);
+        jw_key(sb, &n, depth, "layout");
+        jw_string(sb, layout_to_string(in->layout));
+        jw_key(sb, &n, depth, "prefix");
+        jw_string(sb, in->prefix);
+        jw_key(sb, &n, depth, "realpath");
+        jw_string(sb, in->realpath);
+        jw_key(sb, &n, depth, "aliases");
+        jw_strv(sb, &in->aliases, depth + 1);
+        jw_key(sb, &n, depth, "bin_dir");
+        jw_string(sb, in->bin_dir);
+        jw_key(sb, &n, depth, "include_dir");
+        jw_string(sb, in->include_dir);
+        jw_key(sb, &n, depth, "lib_dir");
+        jw_string(sb, in->lib_dir);
+        jw_key(sb, &n, depth, "extra_lib_dirs");
+        jw_strv(sb, &in->extra_lib_dirs, depth + 1);
+        jw_key(sb, &n, depth, "extra_include_dirs");
+        jw_strv(sb, &in->extra_include_dirs, depth + 1);
+        jw_key(sb, &n, depth, "problems");
+        strbuf_addch(sb, '[');
+        for (size_t i = 0; i < in->n_problems; i++) {
+                size_t m = 0;
+
+                if (i)
+                        strbuf_addch(sb, ',');
+                jw_newline(sb, depth + 2);
+                strbuf_addch(sb, '{');
+                jw_key(sb, &m, depth + 2, "code");
+                jw_string(sb, in->problems[i].code);
+                jw_key(sb, &m, depth + 2, "message");
+                jw_string(sb, in->problems[i].message);
+                jw_close(sb, m, depth + 2, '}');
+        }
+        jw_close(sb, in->n_problems, depth + 1, ']');
+        jw_close(sb, n, depth, '}');
+}
+
+void install_list_write_json(struct strbuf *sb, const struct install_list *l, json_t *unread)
+{
+        size_t n = 0;
+
+        strbuf_addch(sb, '{');
+        jw_key(sb, &n, 0, "cudamod");
+        jw_string(sb, "scan");
+        jw_key(sb, &n, 0, "format");
+        strbuf_addch(sb, '1');
+        jw_key(sb, &n, 0, "installs");
+        strbuf_addch(sb, '[');
+        for (size_t i = 0; i < l->len; i++) {
+                if (i)
+                        strbuf_addch(sb, ',');
+                jw_newline(sb, 2);
+                jw_install(sb, l->items[i], 2);
+        }
+        jw_close(sb, l->len, 1, ']');
+        if (unread) {
+                jw_key(sb, &n, 0, "unread");
+                jw_value(sb, unread, 1);
+        }
+        jw_close(sb, n, 0, '}');
+}
