@@ -103,8 +103,8 @@ void detect_cache_end(void)
  * below the visited one). */
 static char *cache_key(int dirfd, const char *rel)
 {
-        struct strbuf sb = STRBUF_INIT;
         const char *p = rel;
+        char *key, *out;
 
         if (!cache)
                 return NULL;
@@ -117,26 +117,43 @@ static char *cache_key(int dirfd, const char *rel)
                 p = rel + n;
         } else if (dirfd != cache->dir->fd)
                 return NULL;
+        /* The components of p joined by one '/', without "." ones: at most
+         * as long as p, written in one allocation (a strbuf grown by each
+         * component was a tenth of the scan's instructions). */
+        key = out = xmalloc(strlen(p) + 1);
         while (*p) {
+                const char *c;
                 size_t len;
 
                 while (*p == '/')
                         p++;
-                len = strcspn(p, "/");
+                for (c = p; *c && *c != '/'; c++)
+                        ;
+                len = (size_t)(c - p);
                 if (len == 0)
                         break;
                 if (len == 2 && p[0] == '.' && p[1] == '.') {
-                        strbuf_release(&sb);
+                        free(key);
                         return NULL;
                 }
                 if (!(len == 1 && p[0] == '.')) {
-                        if (sb.len)
-                                strbuf_addch(&sb, '/');
-                        strbuf_add(&sb, p, len);
+                        if (out != key)
+                                *out++ = '/';
+                        memcpy(out, p, len);
+                        out += len;
                 }
-                p += len;
+                p = c;
         }
-        return strbuf_detach(&sb);
+        *out = '\0';
+        return key;
+}
+
+static struct dc_dir *cache_dir_findn(const char *key, size_t len)
+{
+        for (size_t i = 0; i < cache->n_dirs; i++)
+                if (strncmp(cache->dirs[i].rel, key, len) == 0 && cache->dirs[i].rel[len] == '\0')
+                        return &cache->dirs[i];
+        return NULL;
 }
 
 static struct dc_dir *cache_dir_find(const char *key)
@@ -171,8 +188,7 @@ static int cache_lookup(const char *key, unsigned char *ret_type)
                 e = walk_dir_find(cache->dir, key);
                 base = key;
         } else {
-                _cleanup_free_ char *parent = xstrndup(key, (size_t)(slash - key));
-                struct dc_dir *d = cache_dir_find(parent);
+                struct dc_dir *d = cache_dir_findn(key, (size_t)(slash - key));
                 unsigned char t;
                 int r;
 
@@ -182,6 +198,8 @@ static int cache_lookup(const char *key, unsigned char *ret_type)
                 else if (d && (d->err == -ENOENT || d->err == -ENOTDIR))
                         return 0;
                 else {
+                        _cleanup_free_ char *parent = xstrndup(key, (size_t)(slash - key));
+
                         r = cache_lookup(parent, &t);
                         if (r == 0 || (r == 1 && t != DT_DIR && t != DT_LNK && t != DT_UNKNOWN))
                                 return 0;
@@ -497,17 +515,31 @@ int libdir_in(int prefix_fd, const char *rel, const char *stem, struct libdir *r
                         return r;
                 e = owned;
         }
-        for (size_t i = 0; i < n; i++) {
+        /* The listing is sorted (strcmp): the names that start with stem
+         * are the run from the first not less than it. */
+        size_t lo = 0, hi = n, stem_len = strlen(stem);
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (strcmp(e[mid].name, stem) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        for (size_t i = lo; i < n && strncmp(e[i].name, stem, stem_len) == 0; i++) {
                 const char *name = e[i].name;
                 struct version v;
-                _cleanup_free_ char *rel_file = NULL;
 
-                if (!startswith(name, stem) || soname_version_parse(name, stem, &v) < 0)
+                if (soname_version_parse(name, stem, &v) < 0)
                         continue;
                 /* A dangling link is no library. */
-                rel_file = path_join(rel, name);
-                if (e[i].type != DT_REG && !detect_is_file(prefix_fd, rel_file))
-                        continue;
+                if (e[i].type != DT_REG) {
+                        _cleanup_free_ char *rel_file = path_join(rel, name);
+
+                        if (!detect_is_file(prefix_fd, rel_file))
+                                continue;
+                }
                 strv_add(&ld.files, name);
                 /* The soname file has the fewest parts, the real file the most. */
                 if (!ld.soname.count || v.count < ld.soname.count) {
