@@ -560,48 +560,50 @@ int libdir_in(int prefix_fd, const char *rel, const char *stem, struct libdir *r
         return 0;
 }
 
+/* One candidate of find_lib_dir: rel, and the triple of targets/TRIPLE/lib
+ * or NULL. */
+static void find_lib_dir_try(int prefix_fd, const char *rel, const char *triple, const char *stem,
+                             struct libdir *best, bool *best_real, int *r, int *too_big)
+{
+        struct libdir ld;
+        bool real;
+        int k = libdir_in(prefix_fd, rel, stem, &ld);
+
+        if (k == -E2BIG)
+                *too_big = k;
+        if (k < 0)
+                return;
+        real = !detect_is_symlink(prefix_fd, rel);
+        if (best->rel && (*best_real || !real)) {
+                libdir_release(&ld);
+                return;
+        }
+        libdir_release(best);
+        *best = ld;
+        *best_real = real;
+        if (triple)
+                best->triple = xstrdup(triple);
+        *r = 0;
+}
+
 int find_lib_dir(int prefix_fd, const char *stem, struct libdir *ret)
 {
-        struct strv triples = { 0 }, rels = { 0 }, triple_of = { 0 };
+        struct strv triples = { 0 };
         struct libdir best = { 0 };
         bool best_real = false;
         int r = -ENOENT, too_big = 0;
 
-        /* Candidates in order of preference when equally real. */
+        /* Candidates in order of preference when equally real:
+         * targets/TRIPLE/lib, lib64, lib. */
         if (dir_list(prefix_fd, "targets", &triples) >= 0)
                 for (size_t i = 0; i < triples.len; i++) {
-                        strv_push(&rels, xasprintf("targets/%s/lib", triples.items[i]));
-                        strv_add(&triple_of, triples.items[i]);
-                }
-        strv_add(&rels, "lib64");
-        strv_add(&triple_of, "");
-        strv_add(&rels, "lib");
-        strv_add(&triple_of, "");
+                        _cleanup_free_ char *rel = xasprintf("targets/%s/lib", triples.items[i]);
 
-        for (size_t i = 0; i < rels.len; i++) {
-                struct libdir ld;
-                bool real;
-                int k = libdir_in(prefix_fd, rels.items[i], stem, &ld);
-
-                if (k == -E2BIG)
-                        too_big = k;
-                if (k < 0)
-                        continue;
-                real = !detect_is_symlink(prefix_fd, rels.items[i]);
-                if (best.rel && (best_real || !real)) {
-                        libdir_release(&ld);
-                        continue;
+                        find_lib_dir_try(prefix_fd, rel, triples.items[i], stem, &best, &best_real, &r, &too_big);
                 }
-                libdir_release(&best);
-                best = ld;
-                best_real = real;
-                if (triple_of.items[i][0])
-                        best.triple = xstrdup(triple_of.items[i]);
-                r = 0;
-        }
+        find_lib_dir_try(prefix_fd, "lib64", NULL, stem, &best, &best_real, &r, &too_big);
+        find_lib_dir_try(prefix_fd, "lib", NULL, stem, &best, &best_real, &r, &too_big);
         strv_release(&triples);
-        strv_release(&rels);
-        strv_release(&triple_of);
         if (r == 0)
                 *ret = best;
         return r == 0 ? 0 : too_big ? too_big : r;

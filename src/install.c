@@ -447,13 +447,18 @@ json_t *install_list_to_json(const struct install_list *l)
  * capitals; '/', DEL and non-ASCII as they are). */
 static void jw_newline(struct strbuf *sb, unsigned depth)
 {
-        static const char spaces[] = "                                ";
+        static const char line[] = "\n                                ";
+        size_t n = (size_t)depth * 2;
 
+        if (n < sizeof(line) - 1) {
+                strbuf_add(sb, line, n + 1);
+                return;
+        }
         strbuf_addch(sb, '\n');
-        for (size_t n = (size_t)depth * 2; n > 0;) {
-                size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
+        for (; n > 0;) {
+                size_t k = n < sizeof(line) - 2 ? n : sizeof(line) - 2;
 
-                strbuf_add(sb, spaces, k);
+                strbuf_add(sb, line + 1, k);
                 n -= k;
         }
 }
@@ -517,6 +522,18 @@ static void jw_key(struct strbuf *sb, size_t *n, unsigned depth, const char *key
         jw_newline(sb, depth + 1);
         jw_escaped(sb, key, strlen(key));
         strbuf_add(sb, ": ", 2);
+}
+
+/* jw_key of a literal that needs no escape, quoted and ": " added at
+ * compile time. */
+#define JW_KEY(sb, n, depth, key) jw_key_literal(sb, n, depth, "\"" key "\": ", sizeof("\"" key "\": ") - 1)
+
+static void jw_key_literal(struct strbuf *sb, size_t *n, unsigned depth, const char *text, size_t len)
+{
+        if ((*n)++)
+                strbuf_addch(sb, ',');
+        jw_newline(sb, depth + 1);
+        strbuf_add(sb, text, len);
 }
 
 static void jw_close(struct strbuf *sb, size_t n, unsigned depth, char c)
@@ -607,9 +624,9 @@ static void jw_install(struct strbuf *sb, const struct install *in, unsigned dep
         size_t n = 0;
 
         strbuf_addch(sb, '{');
-        jw_key(sb, &n, depth, "component");
+        JW_KEY(sb, &n, depth, "component");
         jw_string(sb, in->component->name);
-        jw_key(sb, &n, depth, "version");
+        JW_KEY(sb, &n, depth, "version");
         jw_string(sb, version);
         if (in->component->to_json) {
                 json_t *o = json_object();
@@ -620,32 +637,32 @@ static void jw_install(struct strbuf *sb, const struct install *in, unsigned dep
                 jw_members(sb, &n, o, depth);
                 json_decref(o);
         }
-        jw_key(sb, &n, depth, "cuda_major");
+        JW_KEY(sb, &n, depth, "cuda_major");
         if (major >= 0)
                 strbuf_addf(sb, "%ld", major);
         else
                 strbuf_add(sb, "null", 4);
-        jw_key(sb, &n, depth, "arch");
+        JW_KEY(sb, &n, depth, "arch");
         jw_string(sb, in->arch);
-        jw_key(sb, &n, depth, "layout");
+        JW_KEY(sb, &n, depth, "layout");
         jw_string(sb, layout_to_string(in->layout));
-        jw_key(sb, &n, depth, "prefix");
+        JW_KEY(sb, &n, depth, "prefix");
         jw_string(sb, in->prefix);
-        jw_key(sb, &n, depth, "realpath");
+        JW_KEY(sb, &n, depth, "realpath");
         jw_string(sb, in->realpath);
-        jw_key(sb, &n, depth, "aliases");
+        JW_KEY(sb, &n, depth, "aliases");
         jw_strv(sb, &in->aliases, depth + 1);
-        jw_key(sb, &n, depth, "bin_dir");
+        JW_KEY(sb, &n, depth, "bin_dir");
         jw_string(sb, in->bin_dir);
-        jw_key(sb, &n, depth, "include_dir");
+        JW_KEY(sb, &n, depth, "include_dir");
         jw_string(sb, in->include_dir);
-        jw_key(sb, &n, depth, "lib_dir");
+        JW_KEY(sb, &n, depth, "lib_dir");
         jw_string(sb, in->lib_dir);
-        jw_key(sb, &n, depth, "extra_lib_dirs");
+        JW_KEY(sb, &n, depth, "extra_lib_dirs");
         jw_strv(sb, &in->extra_lib_dirs, depth + 1);
-        jw_key(sb, &n, depth, "extra_include_dirs");
+        JW_KEY(sb, &n, depth, "extra_include_dirs");
         jw_strv(sb, &in->extra_include_dirs, depth + 1);
-        jw_key(sb, &n, depth, "problems");
+        JW_KEY(sb, &n, depth, "problems");
         strbuf_addch(sb, '[');
         for (size_t i = 0; i < in->n_problems; i++) {
                 size_t m = 0;
@@ -654,9 +671,9 @@ static void jw_install(struct strbuf *sb, const struct install *in, unsigned dep
                         strbuf_addch(sb, ',');
                 jw_newline(sb, depth + 2);
                 strbuf_addch(sb, '{');
-                jw_key(sb, &m, depth + 2, "code");
+                JW_KEY(sb, &m, depth + 2, "code");
                 jw_string(sb, in->problems[i].code);
-                jw_key(sb, &m, depth + 2, "message");
+                JW_KEY(sb, &m, depth + 2, "message");
                 jw_string(sb, in->problems[i].message);
                 jw_close(sb, m, depth + 2, '}');
         }
@@ -669,11 +686,11 @@ void install_list_write_json(struct strbuf *sb, const struct install_list *l, js
         size_t n = 0;
 
         strbuf_addch(sb, '{');
-        jw_key(sb, &n, 0, "cudamod");
+        JW_KEY(sb, &n, 0, "cudamod");
         jw_string(sb, "scan");
-        jw_key(sb, &n, 0, "format");
+        JW_KEY(sb, &n, 0, "format");
         strbuf_addch(sb, '1');
-        jw_key(sb, &n, 0, "installs");
+        JW_KEY(sb, &n, 0, "installs");
         strbuf_addch(sb, '[');
         for (size_t i = 0; i < l->len; i++) {
                 if (i)
@@ -683,7 +700,7 @@ void install_list_write_json(struct strbuf *sb, const struct install_list *l, js
         }
         jw_close(sb, l->len, 1, ']');
         if (unread) {
-                jw_key(sb, &n, 0, "unread");
+                JW_KEY(sb, &n, 0, "unread");
                 jw_value(sb, unread, 1);
         }
         jw_close(sb, n, 0, '}');

@@ -754,6 +754,8 @@ START_TEST(scan_json_text_matches_jansson)
         ck_assert_int_eq(json_array_append_new(unread, json_pack("{s:s, s:s}", "path", "/q/\"x\"", "why", "a\tb")),
                          0);
         json_array_append_new(unread, json_pack("{s:i, s:b, s:n, s:[], s:{}}", "n", -3, "t", 1, "z", "e", "o"));
+        /* Deeper than the writer's line of spaces. */
+        json_array_append_new(unread, json_pack("[[[[[[[[[[[[[[[[[[[[{s:s}]]]]]]]]]]]]]]]]]]]]", "deep", "x"));
         doc = install_list_to_json(&l);
         json_object_set(doc, "unread", unread);
         want = json_dumps(doc, JSON_INDENT(2));
