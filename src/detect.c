@@ -101,10 +101,34 @@ void detect_cache_end(void)
 /* rel of dirfd as the cache's key, newly allocated; NULL when the cache
  * cannot answer for it (another directory, "..", an absolute path not
  * below the visited one). */
-static char *cache_key(int dirfd, const char *rel)
+/* A key in kb's buffer when it fits (no allocation: the detectors ask the
+ * cache some 100,000 times a 2,000-prefix scan), else allocated. */
+struct cache_keybuf {
+        char *key;
+        char buf[256];
+};
+
+static void cache_keybuf_release(struct cache_keybuf *kb)
+{
+        if (kb->key != kb->buf)
+                free(kb->key);
+        kb->key = NULL;
+}
+
+/* The key, owned by the caller. */
+static char *cache_keybuf_take(struct cache_keybuf *kb)
+{
+        char *k = kb->key == kb->buf ? xstrdup(kb->buf) : kb->key;
+
+        kb->key = NULL;
+        return k;
+}
+
+static char *cache_key_in(int dirfd, const char *rel, struct cache_keybuf *kb)
 {
         const char *p = rel;
         char *key, *out;
+        size_t plen;
 
         if (!cache)
                 return NULL;
@@ -118,9 +142,11 @@ static char *cache_key(int dirfd, const char *rel)
         } else if (dirfd != cache->dir->fd)
                 return NULL;
         /* The components of p joined by one '/', without "." ones: at most
-         * as long as p, written in one allocation (a strbuf grown by each
-         * component was a tenth of the scan's instructions). */
-        key = out = xmalloc(strlen(p) + 1);
+         * as long as p, written in one go (a strbuf grown by each component
+         * was a tenth of the scan's instructions). */
+        plen = strlen(p);
+        key = out = plen < sizeof(kb->buf) ? kb->buf : xmalloc(plen + 1);
+        kb->key = key;
         while (*p) {
                 const char *c;
                 size_t len;
@@ -133,7 +159,7 @@ static char *cache_key(int dirfd, const char *rel)
                 if (len == 0)
                         break;
                 if (len == 2 && p[0] == '.' && p[1] == '.') {
-                        free(key);
+                        cache_keybuf_release(kb);
                         return NULL;
                 }
                 if (!(len == 1 && p[0] == '.')) {
@@ -217,7 +243,8 @@ static int cache_lookup(const char *key, unsigned char *ret_type)
  * file type in *ret_mode, or -ENOENT), else made once a visit. */
 static int stat_type_at(int dirfd, const char *rel, bool follow, mode_t *ret_mode)
 {
-        _cleanup_free_ char *key = cache_key(dirfd, rel);
+        _cleanup_(cache_keybuf_release) struct cache_keybuf kb = { 0 };
+        char *key = cache_key_in(dirfd, rel, &kb);
         unsigned char t = DT_UNKNOWN;
         struct stat st;
         int r;
@@ -225,7 +252,7 @@ static int stat_type_at(int dirfd, const char *rel, bool follow, mode_t *ret_mod
         /* The visited directory itself named by its path: that may be a
          * symlink, which its listing does not tell. */
         if (key && !*key && !follow)
-                { free(key); key = NULL; }
+                key = NULL;
         if (key) {
                 r = cache_lookup(key, &t);
                 if (r == 0)
@@ -248,7 +275,7 @@ static int stat_type_at(int dirfd, const char *rel, bool follow, mode_t *ret_mod
                         cache->stats = xreallocarray(cache->stats, cache->alloc_stats, sizeof(*cache->stats));
                 }
                 cache->stats[cache->n_stats++] = (struct dc_stat){
-                        .rel = TAKE_PTR(key), .follow = follow, .err = r, .mode = *ret_mode,
+                        .rel = cache_keybuf_take(&kb), .follow = follow, .err = r, .mode = *ret_mode,
                 };
         }
         return r;
@@ -277,7 +304,8 @@ bool detect_is_symlink(int dirfd, const char *rel)
 
 bool detect_absent(int dirfd, const char *rel)
 {
-        _cleanup_free_ char *key = cache_key(dirfd, rel);
+        _cleanup_(cache_keybuf_release) struct cache_keybuf kb = { 0 };
+        char *key = cache_key_in(dirfd, rel, &kb);
         unsigned char t;
 
         return key && cache_lookup(key, &t) == 0;
@@ -351,7 +379,8 @@ static int list_fd(int fd, struct walk_entry **ret, size_t *ret_n)
  * cached and could not be read. */
 static const struct dc_dir *cached_listing(int dirfd, const char *rel, int *ret_err)
 {
-        _cleanup_free_ char *key = cache_key(dirfd, rel);
+        _cleanup_(cache_keybuf_release) struct cache_keybuf kb = { 0 };
+        char *key = cache_key_in(dirfd, rel, &kb);
         struct dc_dir *d;
         unsigned char t;
         int fd;
@@ -366,7 +395,7 @@ static const struct dc_dir *cached_listing(int dirfd, const char *rel, int *ret_
                 cache->dirs = xreallocarray(cache->dirs, cache->alloc_dirs, sizeof(*cache->dirs));
         }
         d = &cache->dirs[cache->n_dirs];
-        *d = (struct dc_dir){ .rel = TAKE_PTR(key) };
+        *d = (struct dc_dir){ .rel = cache_keybuf_take(&kb) };
         if (!*d->rel) {
                 /* The directory itself: the walk read it. */
                 d->e = xreallocarray(NULL, cache->dir->n_entries ? cache->dir->n_entries : 1, sizeof(*d->e));
@@ -389,7 +418,8 @@ static const struct dc_dir *cached_listing(int dirfd, const char *rel, int *ret_
 
 int dir_list_cached(const char *path, struct strv *ret)
 {
-        _cleanup_free_ char *key = cache_key(AT_FDCWD, path);
+        _cleanup_(cache_keybuf_release) struct cache_keybuf kb = { 0 };
+        char *key = cache_key_in(AT_FDCWD, path, &kb);
         int err = 0;
         const struct dc_dir *d;
 
