@@ -463,10 +463,12 @@ static void jw_newline(struct strbuf *sb, unsigned depth)
         }
 }
 
-static void jw_escaped(struct strbuf *sb, const char *s, size_t len)
+/* Returns whether s holds a byte above 0x7f. */
+static bool jw_escaped(struct strbuf *sb, const char *s, size_t len)
 {
         static const char hex[] = "0123456789ABCDEF";
         size_t run = 0;
+        unsigned char high = 0;
 
         strbuf_addch(sb, '"');
         for (size_t i = 0; i < len; i++) {
@@ -474,6 +476,7 @@ static void jw_escaped(struct strbuf *sb, const char *s, size_t len)
                 char esc[7] = { '\\', 0 };
                 size_t n = 2;
 
+                high |= c;
                 if (c >= 0x20 && c != '"' && c != '\\')
                         continue;
                 strbuf_add(sb, s + run, i - run);
@@ -498,20 +501,28 @@ static void jw_escaped(struct strbuf *sb, const char *s, size_t len)
         }
         strbuf_add(sb, s + run, len - run);
         strbuf_addch(sb, '"');
+        return high & 0x80;
 }
 
 /* A string as json_string_lossy makes it, or null. */
 static void jw_string(struct strbuf *sb, const char *s)
 {
         _cleanup_free_ char *clean = NULL;
+        size_t start;
 
         if (!s) {
                 strbuf_add(sb, "null", 4);
                 return;
         }
-        if (!utf8_valid(s))
-                s = clean = utf8_sanitize(s);
-        jw_escaped(sb, s, strlen(s));
+        /* ASCII is valid UTF-8: checked (and the string written again,
+         * sanitised) only when it holds another byte. */
+        start = sb->len;
+        if (!jw_escaped(sb, s, strlen(s)) || utf8_valid(s))
+                return;
+        sb->len = start;
+        sb->buf[start] = '\0';
+        clean = utf8_sanitize(s);
+        jw_escaped(sb, clean, strlen(clean));
 }
 
 /* Opens member key of an object at depth (the object's own depth). */
