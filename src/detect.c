@@ -197,12 +197,13 @@ static const struct walk_entry *entries_find(const struct walk_entry *e, size_t 
         return walk_dir_find(&d, name);
 }
 
-/* What the listings read tell of key: 1 and its d_type when it is in its
- * parent's listing, 0 when it is not there (or a component on the way is
- * absent or no directory), -1 when they do not tell. */
-static int cache_lookup(const char *key, unsigned char *ret_type)
+/* What the listings read tell of key (written to while it looks, and
+ * restored): 1 and its d_type when it is in its parent's listing, 0 when
+ * it is not there (or a component on the way is absent or no directory),
+ * -1 when they do not tell. */
+static int cache_lookup(char *key, unsigned char *ret_type)
 {
-        const char *slash = strrchr(key, '/');
+        char *slash = strrchr(key, '/');
         const struct walk_entry *e;
         const char *base;
 
@@ -224,9 +225,11 @@ static int cache_lookup(const char *key, unsigned char *ret_type)
                 else if (d && (d->err == -ENOENT || d->err == -ENOTDIR))
                         return 0;
                 else {
-                        _cleanup_free_ char *parent = xstrndup(key, (size_t)(slash - key));
-
-                        r = cache_lookup(parent, &t);
+                        /* The parent: key cut at its last '/' for the
+                         * lookup (no copy), then restored. */
+                        *slash = '\0';
+                        r = cache_lookup(key, &t);
+                        *slash = '/';
                         if (r == 0 || (r == 1 && t != DT_DIR && t != DT_LNK && t != DT_UNKNOWN))
                                 return 0;
                         return -1;
