@@ -720,8 +720,14 @@ static bool is_multiarch_triple(const char *name)
 
 char *system_prefix_of(const char *realpath, const char **ret_triple)
 {
-        _cleanup_free_ char *parent = path_dirname(realpath);
         const char *base = path_basename(realpath);
+        _cleanup_free_ char *parent = NULL;
+
+        /* Asked of every directory a library is looked for in: the name
+         * decides before a parent is made. */
+        if (!streq(base, "lib64") && !is_multiarch_triple(base))
+                return NULL;
+        parent = path_dirname(realpath);
 
         /* …/usr/lib/<triple> (Debian, Ubuntu) */
         if (is_multiarch_triple(base) && streq(path_basename(parent), "lib")) {
@@ -743,16 +749,20 @@ char *system_prefix_of(const char *realpath, const char **ret_triple)
 
 char *system_library_tree_of(const char *realpath, const char *stem, unsigned long *ret_major)
 {
-        _cleanup_free_ char *named = path_dirname(realpath);
-        _cleanup_free_ char *multiarch = path_dirname(named);
+        _cleanup_free_ char *named = NULL, *multiarch = NULL;
         struct version v;
         char *usr;
 
+        /* A one-number name (the major) first: asked of every directory a
+         * library is looked for in, most answer before a parent is made. */
+        if (version_parse(path_basename(realpath), &v) < 0 || v.count != 1)
+                return NULL;
+        named = path_dirname(realpath);
         /* Named after the library itself, so that no other directory of
          * …/usr/lib/<triple> is taken for one. */
-        if (!streq(path_basename(named), stem) || version_parse(path_basename(realpath), &v) < 0 ||
-            v.count != 1)
+        if (!streq(path_basename(named), stem))
                 return NULL;
+        multiarch = path_dirname(named);
         usr = system_prefix_of(multiarch, NULL);
         if (usr && ret_major)
                 *ret_major = v.n[0];
