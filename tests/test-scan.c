@@ -729,7 +729,8 @@ START_TEST(scan_json_text_matches_jansson)
 
                 ck_assert_int_eq(version_parse(k % 2 ? "12.4.1" : "9.1", &in->version), 0);
                 ck_assert_int_eq(version_parse("12.8.90", &in->release), 0);
-                ck_assert_int_eq(version_parse("12.6", &in->cuda_version), 0);
+                if (k % 4 != 3) /* else no CUDA major: null */
+                        ck_assert_int_eq(version_parse("12.6", &in->cuda_version), 0);
                 in->build = k % 2 ? xstrdup("26") : NULL;
                 in->components[0] = xstrdup("12.8.93");
                 in->static_only = k % 2;
