@@ -153,8 +153,7 @@ static char *cache_key_in(int dirfd, const char *rel, struct cache_keybuf *kb)
 
                 while (*p == '/')
                         p++;
-                for (c = p; *c && *c != '/'; c++)
-                        ;
+                c = strchrnul(p, '/');
                 len = (size_t)(c - p);
                 if (len == 0)
                         break;
