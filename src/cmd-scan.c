@@ -144,10 +144,15 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
                 return EXIT_FOUND_FAILURE;
         }
         if (json) {
-                json_t *o = install_list_to_json(&r.installs);
+                struct strbuf sb = STRBUF_INIT;
+                json_t *unread = gaps_to_json(&r);
 
-                json_object_set_new(o, "unread", gaps_to_json(&r));
-                json_dump_stdout(o);
+                install_list_write_json(&sb, &r.installs, unread);
+                json_decref(unread);
+                strbuf_addch(&sb, '\n');
+                if (fwrite(sb.buf, 1, sb.len, stdout) != sb.len)
+                        log_error("cannot write the JSON document");
+                strbuf_release(&sb);
         } else
                 print_table(&r.installs, g);
         scan_result_release(&r);

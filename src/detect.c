@@ -101,10 +101,34 @@ void detect_cache_end(void)
 /* rel of dirfd as the cache's key, newly allocated; NULL when the cache
  * cannot answer for it (another directory, "..", an absolute path not
  * below the visited one). */
-static char *cache_key(int dirfd, const char *rel)
+/* A key in kb's buffer when it fits (no allocation: the detectors ask the
+ * cache some 100,000 times a 2,000-prefix scan), else allocated. */
+struct cache_keybuf {
+        char *key;
+        char buf[256];
+};
+
+static void cache_keybuf_release(struct cache_keybuf *kb)
 {
-        struct strbuf sb = STRBUF_INIT;
+        if (kb->key != kb->buf)
+                free(kb->key);
+        kb->key = NULL;
+}
+
+/* The key, owned by the caller. */
+static char *cache_keybuf_take(struct cache_keybuf *kb)
+{
+        char *k = kb->key == kb->buf ? xstrdup(kb->buf) : kb->key;
+
+        kb->key = NULL;
+        return k;
+}
+
+static char *cache_key_in(int dirfd, const char *rel, struct cache_keybuf *kb)
+{
         const char *p = rel;
+        char *key, *out;
+        size_t plen;
 
         if (!cache)
                 return NULL;
@@ -117,26 +141,44 @@ static char *cache_key(int dirfd, const char *rel)
                 p = rel + n;
         } else if (dirfd != cache->dir->fd)
                 return NULL;
+        /* The components of p joined by one '/', without "." ones: at most
+         * as long as p, written in one go (a strbuf grown by each component
+         * was a tenth of the scan's instructions). */
+        plen = strlen(p);
+        key = out = plen < sizeof(kb->buf) ? kb->buf : xmalloc(plen + 1);
+        kb->key = key;
         while (*p) {
+                const char *c;
                 size_t len;
 
                 while (*p == '/')
                         p++;
-                len = strcspn(p, "/");
+                c = strchrnul(p, '/');
+                len = (size_t)(c - p);
                 if (len == 0)
                         break;
                 if (len == 2 && p[0] == '.' && p[1] == '.') {
-                        strbuf_release(&sb);
+                        cache_keybuf_release(kb);
                         return NULL;
                 }
                 if (!(len == 1 && p[0] == '.')) {
-                        if (sb.len)
-                                strbuf_addch(&sb, '/');
-                        strbuf_add(&sb, p, len);
+                        if (out != key)
+                                *out++ = '/';
+                        memcpy(out, p, len);
+                        out += len;
                 }
-                p += len;
+                p = c;
         }
-        return strbuf_detach(&sb);
+        *out = '\0';
+        return key;
+}
+
+static struct dc_dir *cache_dir_findn(const char *key, size_t len)
+{
+        for (size_t i = 0; i < cache->n_dirs; i++)
+                if (strncmp(cache->dirs[i].rel, key, len) == 0 && cache->dirs[i].rel[len] == '\0')
+                        return &cache->dirs[i];
+        return NULL;
 }
 
 static struct dc_dir *cache_dir_find(const char *key)
@@ -154,12 +196,13 @@ static const struct walk_entry *entries_find(const struct walk_entry *e, size_t 
         return walk_dir_find(&d, name);
 }
 
-/* What the listings read tell of key: 1 and its d_type when it is in its
- * parent's listing, 0 when it is not there (or a component on the way is
- * absent or no directory), -1 when they do not tell. */
-static int cache_lookup(const char *key, unsigned char *ret_type)
+/* What the listings read tell of key (written to while it looks, and
+ * restored): 1 and its d_type when it is in its parent's listing, 0 when
+ * it is not there (or a component on the way is absent or no directory),
+ * -1 when they do not tell. */
+static int cache_lookup(char *key, unsigned char *ret_type)
 {
-        const char *slash = strrchr(key, '/');
+        char *slash = strrchr(key, '/');
         const struct walk_entry *e;
         const char *base;
 
@@ -171,8 +214,7 @@ static int cache_lookup(const char *key, unsigned char *ret_type)
                 e = walk_dir_find(cache->dir, key);
                 base = key;
         } else {
-                _cleanup_free_ char *parent = xstrndup(key, (size_t)(slash - key));
-                struct dc_dir *d = cache_dir_find(parent);
+                struct dc_dir *d = cache_dir_findn(key, (size_t)(slash - key));
                 unsigned char t;
                 int r;
 
@@ -182,7 +224,11 @@ static int cache_lookup(const char *key, unsigned char *ret_type)
                 else if (d && (d->err == -ENOENT || d->err == -ENOTDIR))
                         return 0;
                 else {
-                        r = cache_lookup(parent, &t);
+                        /* The parent: key cut at its last '/' for the
+                         * lookup (no copy), then restored. */
+                        *slash = '\0';
+                        r = cache_lookup(key, &t);
+                        *slash = '/';
                         if (r == 0 || (r == 1 && t != DT_DIR && t != DT_LNK && t != DT_UNKNOWN))
                                 return 0;
                         return -1;
@@ -199,7 +245,8 @@ static int cache_lookup(const char *key, unsigned char *ret_type)
  * file type in *ret_mode, or -ENOENT), else made once a visit. */
 static int stat_type_at(int dirfd, const char *rel, bool follow, mode_t *ret_mode)
 {
-        _cleanup_free_ char *key = cache_key(dirfd, rel);
+        _cleanup_(cache_keybuf_release) struct cache_keybuf kb = { 0 };
+        char *key = cache_key_in(dirfd, rel, &kb);
         unsigned char t = DT_UNKNOWN;
         struct stat st;
         int r;
@@ -207,7 +254,7 @@ static int stat_type_at(int dirfd, const char *rel, bool follow, mode_t *ret_mod
         /* The visited directory itself named by its path: that may be a
          * symlink, which its listing does not tell. */
         if (key && !*key && !follow)
-                { free(key); key = NULL; }
+                key = NULL;
         if (key) {
                 r = cache_lookup(key, &t);
                 if (r == 0)
@@ -230,7 +277,7 @@ static int stat_type_at(int dirfd, const char *rel, bool follow, mode_t *ret_mod
                         cache->stats = xreallocarray(cache->stats, cache->alloc_stats, sizeof(*cache->stats));
                 }
                 cache->stats[cache->n_stats++] = (struct dc_stat){
-                        .rel = TAKE_PTR(key), .follow = follow, .err = r, .mode = *ret_mode,
+                        .rel = cache_keybuf_take(&kb), .follow = follow, .err = r, .mode = *ret_mode,
                 };
         }
         return r;
@@ -259,7 +306,8 @@ bool detect_is_symlink(int dirfd, const char *rel)
 
 bool detect_absent(int dirfd, const char *rel)
 {
-        _cleanup_free_ char *key = cache_key(dirfd, rel);
+        _cleanup_(cache_keybuf_release) struct cache_keybuf kb = { 0 };
+        char *key = cache_key_in(dirfd, rel, &kb);
         unsigned char t;
 
         return key && cache_lookup(key, &t) == 0;
@@ -333,7 +381,8 @@ static int list_fd(int fd, struct walk_entry **ret, size_t *ret_n)
  * cached and could not be read. */
 static const struct dc_dir *cached_listing(int dirfd, const char *rel, int *ret_err)
 {
-        _cleanup_free_ char *key = cache_key(dirfd, rel);
+        _cleanup_(cache_keybuf_release) struct cache_keybuf kb = { 0 };
+        char *key = cache_key_in(dirfd, rel, &kb);
         struct dc_dir *d;
         unsigned char t;
         int fd;
@@ -348,7 +397,7 @@ static const struct dc_dir *cached_listing(int dirfd, const char *rel, int *ret_
                 cache->dirs = xreallocarray(cache->dirs, cache->alloc_dirs, sizeof(*cache->dirs));
         }
         d = &cache->dirs[cache->n_dirs];
-        *d = (struct dc_dir){ .rel = TAKE_PTR(key) };
+        *d = (struct dc_dir){ .rel = cache_keybuf_take(&kb) };
         if (!*d->rel) {
                 /* The directory itself: the walk read it. */
                 d->e = xreallocarray(NULL, cache->dir->n_entries ? cache->dir->n_entries : 1, sizeof(*d->e));
@@ -371,7 +420,8 @@ static const struct dc_dir *cached_listing(int dirfd, const char *rel, int *ret_
 
 int dir_list_cached(const char *path, struct strv *ret)
 {
-        _cleanup_free_ char *key = cache_key(AT_FDCWD, path);
+        _cleanup_(cache_keybuf_release) struct cache_keybuf kb = { 0 };
+        char *key = cache_key_in(AT_FDCWD, path, &kb);
         int err = 0;
         const struct dc_dir *d;
 
@@ -497,17 +547,31 @@ int libdir_in(int prefix_fd, const char *rel, const char *stem, struct libdir *r
                         return r;
                 e = owned;
         }
-        for (size_t i = 0; i < n; i++) {
+        /* The listing is sorted (strcmp): the names that start with stem
+         * are the run from the first not less than it. */
+        size_t lo = 0, hi = n, stem_len = strlen(stem);
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (strcmp(e[mid].name, stem) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        for (size_t i = lo; i < n && strncmp(e[i].name, stem, stem_len) == 0; i++) {
                 const char *name = e[i].name;
                 struct version v;
-                _cleanup_free_ char *rel_file = NULL;
 
-                if (!startswith(name, stem) || soname_version_parse(name, stem, &v) < 0)
+                if (soname_version_parse(name, stem, &v) < 0)
                         continue;
                 /* A dangling link is no library. */
-                rel_file = path_join(rel, name);
-                if (e[i].type != DT_REG && !detect_is_file(prefix_fd, rel_file))
-                        continue;
+                if (e[i].type != DT_REG) {
+                        _cleanup_free_ char *rel_file = path_join(rel, name);
+
+                        if (!detect_is_file(prefix_fd, rel_file))
+                                continue;
+                }
                 strv_add(&ld.files, name);
                 /* The soname file has the fewest parts, the real file the most. */
                 if (!ld.soname.count || v.count < ld.soname.count) {
@@ -528,48 +592,50 @@ int libdir_in(int prefix_fd, const char *rel, const char *stem, struct libdir *r
         return 0;
 }
 
+/* One candidate of find_lib_dir: rel, and the triple of targets/TRIPLE/lib
+ * or NULL. */
+static void find_lib_dir_try(int prefix_fd, const char *rel, const char *triple, const char *stem,
+                             struct libdir *best, bool *best_real, int *r, int *too_big)
+{
+        struct libdir ld;
+        bool real;
+        int k = libdir_in(prefix_fd, rel, stem, &ld);
+
+        if (k == -E2BIG)
+                *too_big = k;
+        if (k < 0)
+                return;
+        real = !detect_is_symlink(prefix_fd, rel);
+        if (best->rel && (*best_real || !real)) {
+                libdir_release(&ld);
+                return;
+        }
+        libdir_release(best);
+        *best = ld;
+        *best_real = real;
+        if (triple)
+                best->triple = xstrdup(triple);
+        *r = 0;
+}
+
 int find_lib_dir(int prefix_fd, const char *stem, struct libdir *ret)
 {
-        struct strv triples = { 0 }, rels = { 0 }, triple_of = { 0 };
+        struct strv triples = { 0 };
         struct libdir best = { 0 };
         bool best_real = false;
         int r = -ENOENT, too_big = 0;
 
-        /* Candidates in order of preference when equally real. */
+        /* Candidates in order of preference when equally real:
+         * targets/TRIPLE/lib, lib64, lib. */
         if (dir_list(prefix_fd, "targets", &triples) >= 0)
                 for (size_t i = 0; i < triples.len; i++) {
-                        strv_push(&rels, xasprintf("targets/%s/lib", triples.items[i]));
-                        strv_add(&triple_of, triples.items[i]);
-                }
-        strv_add(&rels, "lib64");
-        strv_add(&triple_of, "");
-        strv_add(&rels, "lib");
-        strv_add(&triple_of, "");
+                        _cleanup_free_ char *rel = xasprintf("targets/%s/lib", triples.items[i]);
 
-        for (size_t i = 0; i < rels.len; i++) {
-                struct libdir ld;
-                bool real;
-                int k = libdir_in(prefix_fd, rels.items[i], stem, &ld);
-
-                if (k == -E2BIG)
-                        too_big = k;
-                if (k < 0)
-                        continue;
-                real = !detect_is_symlink(prefix_fd, rels.items[i]);
-                if (best.rel && (best_real || !real)) {
-                        libdir_release(&ld);
-                        continue;
+                        find_lib_dir_try(prefix_fd, rel, triples.items[i], stem, &best, &best_real, &r, &too_big);
                 }
-                libdir_release(&best);
-                best = ld;
-                best_real = real;
-                if (triple_of.items[i][0])
-                        best.triple = xstrdup(triple_of.items[i]);
-                r = 0;
-        }
+        find_lib_dir_try(prefix_fd, "lib64", NULL, stem, &best, &best_real, &r, &too_big);
+        find_lib_dir_try(prefix_fd, "lib", NULL, stem, &best, &best_real, &r, &too_big);
         strv_release(&triples);
-        strv_release(&rels);
-        strv_release(&triple_of);
         if (r == 0)
                 *ret = best;
         return r == 0 ? 0 : too_big ? too_big : r;
@@ -653,8 +719,14 @@ static bool is_multiarch_triple(const char *name)
 
 char *system_prefix_of(const char *realpath, const char **ret_triple)
 {
-        _cleanup_free_ char *parent = path_dirname(realpath);
         const char *base = path_basename(realpath);
+        _cleanup_free_ char *parent = NULL;
+
+        /* Asked of every directory a library is looked for in: the name
+         * decides before a parent is made. */
+        if (!streq(base, "lib64") && !is_multiarch_triple(base))
+                return NULL;
+        parent = path_dirname(realpath);
 
         /* …/usr/lib/<triple> (Debian, Ubuntu) */
         if (is_multiarch_triple(base) && streq(path_basename(parent), "lib")) {
@@ -676,16 +748,20 @@ char *system_prefix_of(const char *realpath, const char **ret_triple)
 
 char *system_library_tree_of(const char *realpath, const char *stem, unsigned long *ret_major)
 {
-        _cleanup_free_ char *named = path_dirname(realpath);
-        _cleanup_free_ char *multiarch = path_dirname(named);
+        _cleanup_free_ char *named = NULL, *multiarch = NULL;
         struct version v;
         char *usr;
 
+        /* A one-number name (the major) first: asked of every directory a
+         * library is looked for in, most answer before a parent is made. */
+        if (version_parse(path_basename(realpath), &v) < 0 || v.count != 1)
+                return NULL;
+        named = path_dirname(realpath);
         /* Named after the library itself, so that no other directory of
          * …/usr/lib/<triple> is taken for one. */
-        if (!streq(path_basename(named), stem) || version_parse(path_basename(realpath), &v) < 0 ||
-            v.count != 1)
+        if (!streq(path_basename(named), stem))
                 return NULL;
+        multiarch = path_dirname(named);
         usr = system_prefix_of(multiarch, NULL);
         if (usr && ret_major)
                 *ret_major = v.n[0];

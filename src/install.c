@@ -436,3 +436,311 @@ json_t *install_list_to_json(const struct install_list *l)
         json_set(o, "installs", a);
         return o;
 }
+
+/* The same document written straight into text: the scan's JSON without
+ * building jansson's tree of it (building, dumping and freeing that tree
+ * was 40 % of a 2,000-prefix scan's instructions). The text is what
+ * json_dumpf(JSON_INDENT(2)) writes of install_list_to_json's tree, byte
+ * for byte (tests/scan's goldens and tests/syscalls compare it): members
+ * in insertion order, "{}" and "[]" when empty, strings escaped as jansson
+ * escapes them ('"', '\\', \b \f \n \r \t, other controls as \u00XX in
+ * capitals; '/', DEL and non-ASCII as they are). */
+/* strbuf_add and strbuf_addch without a call while the buffer has room:
+ * the writer adds some 600,000 pieces at 2,000 prefixes. */
+static inline void jw_add(struct strbuf *sb, const char *p, size_t n)
+{
+        if (sb->alloc - sb->len > n) {
+                memcpy(sb->buf + sb->len, p, n);
+                sb->len += n;
+                sb->buf[sb->len] = '\0';
+        } else
+                strbuf_add(sb, p, n);
+}
+
+static inline void jw_ch(struct strbuf *sb, char c)
+{
+        if (sb->alloc - sb->len > 1) {
+                sb->buf[sb->len++] = c;
+                sb->buf[sb->len] = '\0';
+        } else
+                strbuf_addch(sb, c);
+}
+
+static void jw_newline(struct strbuf *sb, unsigned depth)
+{
+        static const char line[] = "\n                                ";
+        size_t n = (size_t)depth * 2;
+
+        if (n < sizeof(line) - 1) {
+                jw_add(sb, line, n + 1);
+                return;
+        }
+        jw_ch(sb, '\n');
+        for (; n > 0;) {
+                size_t k = n < sizeof(line) - 2 ? n : sizeof(line) - 2;
+
+                jw_add(sb, line + 1, k);
+                n -= k;
+        }
+}
+
+/* Returns whether s holds a byte above 0x7f. */
+static bool jw_escaped(struct strbuf *sb, const char *s, size_t len)
+{
+        static const char hex[] = "0123456789ABCDEF";
+        size_t run = 0;
+        unsigned char high = 0;
+
+        jw_ch(sb, '"');
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)s[i];
+                char esc[7] = { '\\', 0 };
+                size_t n = 2;
+
+                high |= c;
+                if (c >= 0x20 && c != '"' && c != '\\')
+                        continue;
+                jw_add(sb, s + run, i - run);
+                run = i + 1;
+                switch (c) {
+                case '"': esc[1] = '"'; break;
+                case '\\': esc[1] = '\\'; break;
+                case '\b': esc[1] = 'b'; break;
+                case '\f': esc[1] = 'f'; break;
+                case '\n': esc[1] = 'n'; break;
+                case '\r': esc[1] = 'r'; break;
+                case '\t': esc[1] = 't'; break;
+                default:
+                        esc[1] = 'u';
+                        esc[2] = '0';
+                        esc[3] = '0';
+                        esc[4] = hex[c >> 4];
+                        esc[5] = hex[c & 15];
+                        n = 6;
+                }
+                jw_add(sb, esc, n);
+        }
+        jw_add(sb, s + run, len - run);
+        jw_ch(sb, '"');
+        return high & 0x80;
+}
+
+/* A string as json_string_lossy makes it, or null. */
+static void jw_string(struct strbuf *sb, const char *s)
+{
+        _cleanup_free_ char *clean = NULL;
+        size_t start;
+
+        if (!s) {
+                jw_add(sb, "null", 4);
+                return;
+        }
+        /* ASCII is valid UTF-8: checked (and the string written again,
+         * sanitised) only when it holds another byte. */
+        start = sb->len;
+        if (!jw_escaped(sb, s, strlen(s)) || utf8_valid(s))
+                return;
+        sb->len = start;
+        sb->buf[start] = '\0';
+        clean = utf8_sanitize(s);
+        jw_escaped(sb, clean, strlen(clean));
+}
+
+/* Opens member key of an object at depth (the object's own depth). */
+static void jw_key(struct strbuf *sb, size_t *n, unsigned depth, const char *key)
+{
+        if ((*n)++)
+                jw_ch(sb, ',');
+        jw_newline(sb, depth + 1);
+        jw_escaped(sb, key, strlen(key));
+        jw_add(sb, ": ", 2);
+}
+
+/* jw_key of a literal that needs no escape, quoted and ": " added at
+ * compile time. */
+#define JW_KEY(sb, n, depth, key) jw_key_literal(sb, n, depth, "\"" key "\": ", sizeof("\"" key "\": ") - 1)
+
+static void jw_key_literal(struct strbuf *sb, size_t *n, unsigned depth, const char *text, size_t len)
+{
+        if ((*n)++)
+                jw_ch(sb, ',');
+        jw_newline(sb, depth + 1);
+        jw_add(sb, text, len);
+}
+
+static void jw_close(struct strbuf *sb, size_t n, unsigned depth, char c)
+{
+        if (n)
+                jw_newline(sb, depth);
+        jw_ch(sb, c);
+}
+
+static void jw_value(struct strbuf *sb, json_t *v, unsigned depth);
+
+static void jw_members(struct strbuf *sb, size_t *n, json_t *o, unsigned depth)
+{
+        const char *key;
+        json_t *val;
+
+        json_object_foreach(o, key, val) {
+                jw_key(sb, n, depth, key);
+                jw_value(sb, val, depth + 1);
+        }
+}
+
+/* Any jansson value (the components' to_json members, "unread"). */
+static void jw_value(struct strbuf *sb, json_t *v, unsigned depth)
+{
+        size_t n = 0, i;
+        json_t *e;
+        char *text;
+
+        switch (json_typeof(v)) {
+        case JSON_OBJECT:
+                jw_ch(sb, '{');
+                jw_members(sb, &n, v, depth);
+                jw_close(sb, n, depth, '}');
+                break;
+        case JSON_ARRAY:
+                jw_ch(sb, '[');
+                json_array_foreach(v, i, e) {
+                        if (n++)
+                                jw_ch(sb, ',');
+                        jw_newline(sb, depth + 1);
+                        jw_value(sb, e, depth + 1);
+                }
+                jw_close(sb, n, depth, ']');
+                break;
+        case JSON_STRING:
+                jw_escaped(sb, json_string_value(v), json_string_length(v));
+                break;
+        case JSON_INTEGER:
+                strbuf_addf(sb, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+                break;
+        case JSON_TRUE:
+                jw_add(sb, "true", 4);
+                break;
+        case JSON_FALSE:
+                jw_add(sb, "false", 5);
+                break;
+        case JSON_NULL:
+                jw_add(sb, "null", 4);
+                break;
+        default:
+                /* A real: jansson's own formatting. */
+                text = json_dumps(v, JSON_ENCODE_ANY);
+                if (!text)
+                        die_oom();
+                strbuf_addstr(sb, text);
+                free(text);
+        }
+}
+
+static void jw_strv(struct strbuf *sb, const struct strv *v, unsigned depth)
+{
+        jw_ch(sb, '[');
+        for (size_t i = 0; i < v->len; i++) {
+                if (i)
+                        jw_ch(sb, ',');
+                jw_newline(sb, depth + 1);
+                jw_string(sb, v->items[i]);
+        }
+        jw_close(sb, v->len, depth, ']');
+}
+
+static void jw_install(struct strbuf *sb, const struct install *in, unsigned depth)
+{
+        long major = install_cuda_major(in);
+        _cleanup_free_ char *version = in->version.count ? version_to_string(&in->version, in->component->version_parts)
+                                                        : NULL;
+        size_t n = 0;
+
+        jw_ch(sb, '{');
+        JW_KEY(sb, &n, depth, "component");
+        jw_string(sb, in->component->name);
+        JW_KEY(sb, &n, depth, "version");
+        jw_string(sb, version);
+        if (in->component->to_json) {
+                json_t *o = json_object();
+
+                if (!o)
+                        die_oom();
+                in->component->to_json(in, o);
+                jw_members(sb, &n, o, depth);
+                json_decref(o);
+        }
+        JW_KEY(sb, &n, depth, "cuda_major");
+        if (major >= 0) {
+                /* printf's "%ld", without its machinery. */
+                char digits[24], *d = digits + sizeof(digits);
+                unsigned long u = (unsigned long)major;
+
+                do
+                        *--d = (char)('0' + u % 10);
+                while ((u /= 10) != 0);
+                jw_add(sb, d, (size_t)(digits + sizeof(digits) - d));
+        } else
+                jw_add(sb, "null", 4);
+        JW_KEY(sb, &n, depth, "arch");
+        jw_string(sb, in->arch);
+        JW_KEY(sb, &n, depth, "layout");
+        jw_string(sb, layout_to_string(in->layout));
+        JW_KEY(sb, &n, depth, "prefix");
+        jw_string(sb, in->prefix);
+        JW_KEY(sb, &n, depth, "realpath");
+        jw_string(sb, in->realpath);
+        JW_KEY(sb, &n, depth, "aliases");
+        jw_strv(sb, &in->aliases, depth + 1);
+        JW_KEY(sb, &n, depth, "bin_dir");
+        jw_string(sb, in->bin_dir);
+        JW_KEY(sb, &n, depth, "include_dir");
+        jw_string(sb, in->include_dir);
+        JW_KEY(sb, &n, depth, "lib_dir");
+        jw_string(sb, in->lib_dir);
+        JW_KEY(sb, &n, depth, "extra_lib_dirs");
+        jw_strv(sb, &in->extra_lib_dirs, depth + 1);
+        JW_KEY(sb, &n, depth, "extra_include_dirs");
+        jw_strv(sb, &in->extra_include_dirs, depth + 1);
+        JW_KEY(sb, &n, depth, "problems");
+        jw_ch(sb, '[');
+        for (size_t i = 0; i < in->n_problems; i++) {
+                size_t m = 0;
+
+                if (i)
+                        jw_ch(sb, ',');
+                jw_newline(sb, depth + 2);
+                jw_ch(sb, '{');
+                JW_KEY(sb, &m, depth + 2, "code");
+                jw_string(sb, in->problems[i].code);
+                JW_KEY(sb, &m, depth + 2, "message");
+                jw_string(sb, in->problems[i].message);
+                jw_close(sb, m, depth + 2, '}');
+        }
+        jw_close(sb, in->n_problems, depth + 1, ']');
+        jw_close(sb, n, depth, '}');
+}
+
+void install_list_write_json(struct strbuf *sb, const struct install_list *l, json_t *unread)
+{
+        size_t n = 0;
+
+        jw_ch(sb, '{');
+        JW_KEY(sb, &n, 0, "cudamod");
+        jw_string(sb, "scan");
+        JW_KEY(sb, &n, 0, "format");
+        jw_ch(sb, '1');
+        JW_KEY(sb, &n, 0, "installs");
+        jw_ch(sb, '[');
+        for (size_t i = 0; i < l->len; i++) {
+                if (i)
+                        jw_ch(sb, ',');
+                jw_newline(sb, 2);
+                jw_install(sb, l->items[i], 2);
+        }
+        jw_close(sb, l->len, 1, ']');
+        if (unread) {
+                JW_KEY(sb, &n, 0, "unread");
+                jw_value(sb, unread, 1);
+        }
+        jw_close(sb, n, 0, '}');
+}

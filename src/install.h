@@ -128,5 +128,9 @@ void json_set(json_t *o, const char *key, json_t *value);
 /* The JSON object of DESIGN.md section 3 for one install / for a scan. */
 json_t *install_to_json(const struct install *in);
 json_t *install_list_to_json(const struct install_list *l);
+/* The text json_dumpf(JSON_INDENT(2)) writes of install_list_to_json(l)
+ * with "unread" (when not NULL) set on it, appended to sb. */
+struct strbuf;
+void install_list_write_json(struct strbuf *sb, const struct install_list *l, json_t *unread);
 
 #endif

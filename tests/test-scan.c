@@ -15,6 +15,7 @@
 #include "scanhelp.h"
 #include "layouts.h"
 #include "scan.h"
+#include "strbuf.h"
 #include "testutil.h"
 #include "util.h"
 #include "walk.h"
@@ -705,6 +706,81 @@ START_TEST(cli_write_error_on_stdout_is_reported)
 }
 END_TEST
 
+/* --json writes the document as text (install_list_write_json), not by
+ * dumping a jansson tree: the text must be what jansson writes of the
+ * tree install_list_to_json builds, for every component's members and for
+ * strings jansson escapes, non-UTF-8 bytes, nulls and empty lists. */
+START_TEST(scan_json_text_matches_jansson)
+{
+        static const char *const hostile[] = {
+                "/p/a\"b\\c/d\x01\x1f\x7f\t\n\r\b\f/e\xc3\xa9\xe2\x80\xa8",
+                "/p/bad\xff\xfe utf8",
+                "/p/plain",
+        };
+        struct install_list l = { 0 };
+        struct strbuf sb = STRBUF_INIT;
+        json_t *doc, *unread = json_array();
+        char *want;
+        size_t k = 0;
+
+        for (const struct component *const *c = component_table; c < component_table + N_COMPONENTS; c++, k++) {
+                struct install *in = install_new(*c, (enum layout)(k % _LAYOUT_MAX));
+                const char *h = hostile[k % 3];
+
+                ck_assert_int_eq(version_parse(k % 2 ? "12.4.1" : "9.1", &in->version), 0);
+                ck_assert_int_eq(version_parse("12.8.90", &in->release), 0);
+                if (k % 4 != 3) /* else no CUDA major: null */
+                        ck_assert_int_eq(version_parse("12.6", &in->cuda_version), 0);
+                in->build = k % 2 ? xstrdup("26") : NULL;
+                in->components[0] = xstrdup("12.8.93");
+                in->static_only = k % 2;
+                in->arch = k % 3 ? xstrdup("x86_64") : NULL;
+                in->prefix = xasprintf("%s/%zu", h, k);
+                in->realpath = xasprintf("%s/%zu/real", h, k);
+                if (k % 2) {
+                        strv_add(&in->aliases, h);
+                        strv_add(&in->aliases, "/p/alias");
+                        in->bin_dir = xasprintf("%s/bin", h);
+                        strv_add(&in->extra_include_dirs, h);
+                }
+                in->include_dir = xstrdup(h);
+                in->lib_dir = k % 3 ? xstrdup("/p/lib") : NULL;
+                strv_add(&in->extra_lib_dirs, "/p/lib64");
+                if (k % 2 == 0) {
+                        install_add_problem(in, "bad-\"code\"", "message with %s", h);
+                        install_add_problem(in, "second", "\\ and \x02");
+                }
+                install_list_add(&l, in);
+        }
+        ck_assert_int_eq(json_array_append_new(unread, json_pack("{s:s, s:s}", "path", "/q/\"x\"", "why", "a\tb")),
+                         0);
+        json_array_append_new(unread, json_pack("{s:i, s:b, s:n, s:[], s:{}}", "n", -3, "t", 1, "z", "e", "o"));
+        /* Deeper than the writer's line of spaces. */
+        json_array_append_new(unread, json_pack("[[[[[[[[[[[[[[[[[[[[{s:s}]]]]]]]]]]]]]]]]]]]]", "deep", "x"));
+        doc = install_list_to_json(&l);
+        json_object_set(doc, "unread", unread);
+        want = json_dumps(doc, JSON_INDENT(2));
+        install_list_write_json(&sb, &l, unread);
+        ck_assert_str_eq(sb.buf, want);
+
+        /* And an empty scan. */
+        install_list_release(&l);
+        free(want);
+        json_decref(doc);
+        strbuf_release(&sb);
+        json_array_clear(unread);
+        doc = install_list_to_json(&l);
+        json_object_set(doc, "unread", unread);
+        want = json_dumps(doc, JSON_INDENT(2));
+        install_list_write_json(&sb, &l, unread);
+        ck_assert_str_eq(sb.buf, want);
+        free(want);
+        json_decref(doc);
+        json_decref(unread);
+        strbuf_release(&sb);
+}
+END_TEST
+
 static Suite *scan_suite(void)
 {
         Suite *s = suite_create("scan");
@@ -718,6 +794,7 @@ static Suite *scan_suite(void)
         tcase_add_test(tc, scan_output_is_deterministic);
         tcase_add_test(tc, scan_leaves_out_the_installs_a_component_excludes);
         tcase_add_test(tc, scan_table_columns_fit_the_longest_component_name);
+        tcase_add_test(tc, scan_json_text_matches_jansson);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("cli");
