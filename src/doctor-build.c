@@ -714,6 +714,22 @@ static void toolkit_search(struct build *b, bool use_home, struct build_hit *ret
         }
 }
 
+/* An nvcc hit: "not found" and false without one, else its prefix (the
+ * directory above its bin/) and true. */
+static bool nvcc_found(struct build_component *c)
+{
+        _cleanup_free_ char *bin = NULL;
+
+        if (!c->library.path) {
+                hit_release(&c->library);
+                c->state = "not found";
+                return false;
+        }
+        bin = path_dirname(c->library.path);
+        c->prefix = path_dirname(bin);
+        return true;
+}
+
 static void toolkit_find(struct build *b)
 {
         struct build_component *c = &b->r->c[BUILD_TOOLKIT];
@@ -737,16 +753,8 @@ static void toolkit_find(struct build *b)
                                                        "toolkit: set CUDA_PATH too"));
                 hit_release(&newer);
         }
-        if (!c->library.path) {
-                hit_release(&c->library);
-                c->state = "not found";
+        if (!nvcc_found(c))
                 return;
-        }
-        {
-                _cleanup_free_ char *bin = path_dirname(c->library.path);
-
-                c->prefix = path_dirname(bin);
-        }
         b->root = xstrdup(c->prefix);
         b->top = nvcc_top(b, c->library.path);
         c->version = doctor_toolkit_version(c->prefix);
@@ -797,16 +805,8 @@ static void nvcc_find(struct build *b)
                                          .paths_from = "CUDA_PATH" },
                          NULL, &c->library);
         }
-        if (!c->library.path) {
-                hit_release(&c->library);
-                c->state = "not found";
+        if (!nvcc_found(c))
                 return;
-        }
-        {
-                _cleanup_free_ char *bin = path_dirname(c->library.path);
-
-                c->prefix = path_dirname(bin);
-        }
         c->version = doctor_toolkit_version(c->prefix);
         if (!c->version)
                 c->version = nvcc_version(b, c->library.path);
