@@ -67,9 +67,20 @@ struct detect_cache {
         size_t n_dirs, alloc_dirs;
         struct dc_stat *stats;
         size_t n_stats, alloc_stats;
+        /* The last dist-info directory read (the cuda, cudnn and nccl
+         * detectors each ask a wheel's site-packages): its key and what
+         * its METADATA files said, read once a visit. */
+        char *dist_key;
+        struct dist_infos dist;
 };
 
 static _Thread_local struct detect_cache *cache;
+
+static int cache_lookup(char *key, unsigned char *ret_type);
+
+/* The oracle of file_open_regular_at's one-open path: the visit's
+ * listings say dirfd/rel is a regular file itself (not a link to one). */
+static bool listed_regular(int dirfd, const char *rel);
 
 void detect_cache_begin(const struct walk_dir *dir)
 {
@@ -79,12 +90,16 @@ void detect_cache_begin(const struct walk_dir *dir)
         c->dir = dir;
         c->dir_path_len = strlen(dir->path);
         cache = c;
+        file_set_listed_regular(listed_regular);
+        elf_memo_begin(dir->fd);
 }
 
 void detect_cache_end(void)
 {
         struct detect_cache *c = TAKE_PTR(cache);
 
+        file_set_listed_regular(NULL);
+        elf_memo_end();
         if (!c)
                 return;
         for (size_t i = 0; i < c->n_dirs; i++) {
@@ -95,6 +110,8 @@ void detect_cache_end(void)
                 free(c->stats[i].rel);
         free(c->dirs);
         free(c->stats);
+        free(c->dist_key);
+        dist_infos_release(&c->dist);
         free(c);
 }
 
@@ -281,6 +298,15 @@ static int stat_type_at(int dirfd, const char *rel, bool follow, mode_t *ret_mod
                 };
         }
         return r;
+}
+
+static bool listed_regular(int dirfd, const char *rel)
+{
+        _cleanup_(cache_keybuf_release) struct cache_keybuf kb = { 0 };
+        char *key = cache_key_in(dirfd, rel, &kb);
+        unsigned char t;
+
+        return key && *key && cache_lookup(key, &t) == 1 && t == DT_REG;
 }
 
 bool detect_is_file(int dirfd, const char *rel)
@@ -798,13 +824,45 @@ static char *normalise_dist_name(const char *s)
         return strbuf_detach(&sb);
 }
 
+static void dist_infos_read_names(int dirfd, const char *rel, const struct strv *list,
+                                  struct dist_infos *ret);
+
+static void dist_infos_copy(const struct dist_infos *from, struct dist_infos *to)
+{
+        *to = (struct dist_infos){ 0 };
+        for (size_t i = 0; i < from->names.len; i++) {
+                strv_add(&to->names, from->names.items[i]);
+                strv_add(&to->versions, from->versions.items[i]);
+        }
+}
+
 void dist_infos_read(int dirfd, const char *rel, struct dist_infos *ret)
 {
+        _cleanup_(cache_keybuf_release) struct cache_keybuf kb = { 0 };
+        char *key = cache_key_in(dirfd, rel, &kb);
         struct strv names = { 0 };
 
-        *ret = (struct dist_infos){ 0 };
-        if (dir_list(dirfd, rel, &names) < 0)
+        if (key && cache->dist_key && streq(cache->dist_key, key)) {
+                dist_infos_copy(&cache->dist, ret);
                 return;
+        }
+        *ret = (struct dist_infos){ 0 };
+        if (dir_list(dirfd, rel, &names) >= 0)
+                dist_infos_read_names(dirfd, rel, &names, ret);
+        strv_release(&names);
+        if (key) {
+                free(cache->dist_key);
+                dist_infos_release(&cache->dist);
+                cache->dist_key = xstrdup(key);
+                dist_infos_copy(ret, &cache->dist);
+        }
+}
+
+static void dist_infos_read_names(int dirfd, const char *rel, const struct strv *list,
+                                  struct dist_infos *ret)
+{
+        const struct strv names = *list;
+
         for (size_t i = 0; i < names.len; i++) {
                 _cleanup_free_ char *meta = NULL, *name = NULL, *version = NULL;
                 struct strbuf sb = STRBUF_INIT;
@@ -819,7 +877,6 @@ void dist_infos_read(int dirfd, const char *rel, struct dist_infos *ret)
                 }
                 strbuf_release(&sb);
         }
-        strv_release(&names);
 }
 
 void dist_infos_release(struct dist_infos *di)

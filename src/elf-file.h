@@ -44,6 +44,14 @@ int elf_read_ident(int dirfd, const char *path, struct elf_info *ret);
 int elf_find_strings(int dirfd, const char *path, const char *prefix, struct strv *ret,
                      struct diag *d);
 
+/* Between elf_memo_begin and elf_memo_end (a visit of the detectors), the
+ * calling thread's reads of a small file (at most 64 KiB) by the same name
+ * are served from the one read made of it: read each file once. Only
+ * names relative to dirfd (the visit's directory, open throughout it) and
+ * absolute ones are kept; the files are taken not to change meanwhile. */
+void elf_memo_begin(int dirfd);
+void elf_memo_end(void);
+
 /* "x86_64", "aarch64", "ppc64le" for 62, 183, 21; NULL otherwise. */
 const char *elf_machine_to_arch(unsigned machine);
 /* The e_machine of a target triple directory name ("x86_64-linux",

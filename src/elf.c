@@ -4,7 +4,9 @@
  * (gelf_getehdr, gelf_getphdr, elf_getdata, elf_getdata_rawchunk), and every
  * string offset taken from the file is checked against its table here, so a
  * hostile file yields -EBADMSG instead of a crash. The file is never mapped:
- * libelf reads (pread) only the headers and the sections asked for, and
+ * a file of at most 64 KiB is read whole in one read and given to libelf as
+ * memory (elf_memory); of a bigger one libelf reads (pread) only the
+ * headers and the sections asked for, and
  * .rodata is searched in bounded chunks, so a library truncated while we
  * read it is an error ("changed while it was read"), not a SIGBUS, and a
  * 500 MB library costs what its headers and .rodata weigh. */
@@ -31,6 +33,10 @@
  * of the dynamic linking data (a real .dynstr is a few MiB). */
 #define FIND_STRINGS_CHUNK ((size_t)256 << 10)
 #define DYNAMIC_PART_MAX ((uint64_t)64 << 20)
+/* A file this small is read whole in one read and handed to libelf as
+ * memory: one system call instead of libelf's fcntl, fstat and a pread a
+ * header (a stub, libnvToolsExt, a small plugin). */
+#define ELF_SMALL_FILE ((uint64_t)64 << 10)
 
 /* An open ELF file: the descriptor, the libelf handle over it (reading
  * with pread, never mapping), the file size, which bounds everything we
@@ -39,17 +45,19 @@
 struct elf_file {
         int fd;
         Elf *elf;
+        char *image; /* the whole file, when it is small; else NULL */
         uint64_t size;
         GElf_Ehdr ehdr;
         struct stat st;
 };
 
-#define ELF_FILE_INIT { .fd = -1, .elf = NULL, .size = 0, .ehdr = { { 0 } }, .st = { 0 } }
+#define ELF_FILE_INIT { .fd = -1, .elf = NULL, .image = NULL, .size = 0, .ehdr = { { 0 } }, .st = { 0 } }
 
 static void elf_file_close(struct elf_file *f)
 {
         if (f->elf)
                 elf_end(f->elf);
+        free(f->image);
         if (f->fd >= 0)
                 close(f->fd);
         *f = (struct elf_file)ELF_FILE_INIT;
@@ -125,6 +133,110 @@ static int elf_file_check_headers(struct elf_file *f, const char *path, struct d
         return 0;
 }
 
+/* The small files read during a visit (elf_memo_begin .. elf_memo_end),
+ * by the name they were opened by: the detectors ask one library for its
+ * soname, its DT_NEEDED and its version strings, and the file is read once
+ * for all three. The entries are the thread's own. */
+#define ELF_MEMO_SLOTS 4
+
+struct elf_memo {
+        int dirfd;
+        char *path;
+        char *image;
+        uint64_t size;
+        struct stat st;
+};
+
+static _Thread_local struct elf_memo memo[ELF_MEMO_SLOTS];
+static _Thread_local unsigned memo_next;
+static _Thread_local bool memo_on;
+static _Thread_local int memo_dirfd;
+
+void elf_memo_begin(int dirfd)
+{
+        elf_memo_end();
+        memo_on = true;
+        memo_dirfd = dirfd;
+}
+
+/* Only names that mean one file for the whole visit: relative to the
+ * visit's own descriptor, or absolute (another descriptor's number may
+ * be closed and given to another directory meanwhile). */
+static bool memo_covers(int dirfd, const char *path)
+{
+        return memo_on && ((dirfd == memo_dirfd && path[0] != '/') ||
+                           (dirfd == AT_FDCWD && path[0] == '/'));
+}
+
+void elf_memo_end(void)
+{
+        for (size_t i = 0; i < ELF_MEMO_SLOTS; i++) {
+                free(memo[i].path);
+                free(memo[i].image);
+                memo[i] = (struct elf_memo){ .dirfd = -1 };
+        }
+        memo_next = 0;
+        memo_on = false;
+}
+
+static bool memo_take(int dirfd, const char *path, struct elf_file *f)
+{
+        if (!memo_covers(dirfd, path))
+                return false;
+        for (size_t i = 0; i < ELF_MEMO_SLOTS; i++)
+                if (memo[i].path && memo[i].dirfd == dirfd && streq(memo[i].path, path)) {
+                        f->image = xmalloc((size_t)memo[i].size + 1);
+                        memcpy(f->image, memo[i].image, (size_t)memo[i].size);
+                        f->size = memo[i].size;
+                        f->st = memo[i].st;
+                        return true;
+                }
+        return false;
+}
+
+static void memo_keep(int dirfd, const char *path, const struct elf_file *f)
+{
+        struct elf_memo *m;
+
+        if (!memo_covers(dirfd, path))
+                return;
+        m = &memo[memo_next++ % ELF_MEMO_SLOTS];
+        free(m->path);
+        free(m->image);
+        *m = (struct elf_memo){
+                .dirfd = dirfd, .path = xstrdup(path), .image = xmalloc((size_t)f->size + 1),
+                .size = f->size, .st = f->st,
+        };
+        memcpy(m->image, f->image, (size_t)f->size);
+}
+
+/* Read the whole of a small file into f->image; a file that came back
+ * shorter than its st_size changed while it was read: -ESTALE. */
+static int elf_file_read_image(struct elf_file *f, const char *path, struct diag *d)
+{
+        size_t got = 0;
+
+        /* The st_size bytes the open saw, no read for an EOF: what is
+         * appended later is not part of what was checked. */
+        f->image = xmalloc((size_t)f->size + 1);
+        while (got < (size_t)f->size) {
+                ssize_t n = read(f->fd, f->image + got, (size_t)f->size - got);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        int r = -errno;
+                        return diag_errorf(d, r, "cannot read '%s': %s", path, strerror(-r));
+                }
+                if (n == 0)
+                        break;
+                got += (size_t)n;
+        }
+        if (got != (size_t)f->size)
+                return diag_errorf(d, -ESTALE, "'%s' changed while it was read", path);
+        return 0;
+}
+
 /* Open dirfd/path and hand it to libelf. Anything that is not a regular
  * file starting with an ELF identification is -ENOEXEC; a device or FIFO
  * is never opened (file_open_regular_at). */
@@ -137,6 +249,11 @@ static int elf_file_open(int dirfd, const char *path, struct elf_file *ret, stru
 
         libelf_init();
 
+        if (memo_take(dirfd, path, &f)) {
+                memcpy(magic, f.image, f.size < SELFMAG ? (size_t)f.size : SELFMAG);
+                n = f.size < SELFMAG ? (ssize_t)f.size : SELFMAG;
+                goto have_magic;
+        }
         r = file_open_regular_at(dirfd, path, NULL, &f.fd, &f.st, d);
         if (r == -EINVAL)
                 return -ENOEXEC; /* diag: "'F' is a FIFO, not a regular file" */
@@ -146,20 +263,33 @@ static int elf_file_open(int dirfd, const char *path, struct elf_file *ret, stru
                 goto not_elf;
         f.size = (uint64_t)f.st.st_size;
 
-        do
-                n = pread(f.fd, magic, sizeof(magic), 0);
-        while (n < 0 && errno == EINTR);
-        if (n < 0) {
-                r = -errno;
-                elf_file_close(&f);
-                return diag_errorf(d, r, "cannot read '%s': %s", path, strerror(-r));
+        if (f.size <= ELF_SMALL_FILE) {
+                r = elf_file_read_image(&f, path, d);
+                if (r < 0) {
+                        elf_file_close(&f);
+                        return r;
+                }
+                memcpy(magic, f.image, SELFMAG);
+                n = SELFMAG;
+                memo_keep(dirfd, path, &f);
+        } else {
+                do
+                        n = pread(f.fd, magic, sizeof(magic), 0);
+                while (n < 0 && errno == EINTR);
+                if (n < 0) {
+                        r = -errno;
+                        elf_file_close(&f);
+                        return diag_errorf(d, r, "cannot read '%s': %s", path, strerror(-r));
+                }
         }
+have_magic:
         if ((size_t)n != sizeof(magic) || memcmp(magic, ELFMAG, SELFMAG) != 0)
                 goto not_elf;
 
         /* ELF_C_READ, not ELF_C_READ_MMAP: a mapping of a file that shrinks
-         * faults (SIGBUS) where a read just comes back short. */
-        f.elf = elf_begin(f.fd, ELF_C_READ, NULL);
+         * faults (SIGBUS) where a read just comes back short. A small file
+         * is libelf's as memory: our own copy, which nothing can shrink. */
+        f.elf = f.image ? elf_memory(f.image, (size_t)f.size) : elf_begin(f.fd, ELF_C_READ, NULL);
         if (!f.elf) {
                 r = malformed(d, path, "%s", libelf_error());
                 goto fail;
@@ -627,6 +757,10 @@ static int search_region(const struct elf_file *f, const char *path, uint64_t of
                 size_t got = 0;
                 ssize_t keep;
 
+                if (f->image) {
+                        memcpy(buf + carry, f->image + off + done, want);
+                        got = want;
+                }
                 while (got < want) {
                         ssize_t n = pread(f->fd, buf + carry + got, want - got,
                                           (off_t)(off + done + got));

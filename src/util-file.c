@@ -2,7 +2,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/openat2.h>
 
 #include "util-file.h"
 #include "banned.h"
@@ -29,6 +34,63 @@ const char *file_mode_describe(mode_t mode)
         }
 }
 
+static bool plain_open_ok;
+static _Thread_local file_listed_regular_fn *listed_regular;
+
+void file_set_listed_regular(file_listed_regular_fn *fn)
+{
+        listed_regular = fn;
+}
+
+static void plain_open_init(void)
+{
+        char c = 0;
+        int fd = open("/proc/sys/fs/protected_hardlinks", O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return;
+        plain_open_ok = read(fd, &c, 1) == 1 && c == '1';
+        close(fd);
+}
+
+/* The one-open path, for a name the caller's listing says is a regular
+ * file (not a link, not a device, not a FIFO). openat2 stays beneath dirfd
+ * and on its mount and follows no magic link, so it reaches an object of
+ * the tree's own filesystem. For that object to be a device after all, the
+ * entry must have been replaced since it was listed: by a device node,
+ * which only root can make (mknod needs CAP_MKNOD), or by a hard link,
+ * which fs.protected_hardlinks=1 grants only to a user who owns the node
+ * or may read and write it (so may open it anyway). Where that sysctl is
+ * not 1, every open takes the O_PATH path. The type is checked after the
+ * open, and a FIFO does not block under O_NONBLOCK. 1: *ret_fd is open;
+ * 0: take the O_PATH path (no oracle, a symlink out of dirfd, a mount
+ * crossed, no openat2, not a regular file after all); negative: the errno
+ * of a name that is gone or cannot be opened. */
+static int plain_open(int dirfd, const char *path, int *ret_fd, struct stat *ret_st)
+{
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        struct open_how how = {
+                .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+        };
+        _cleanup_close_ int fd = -1;
+
+        if (!listed_regular || path[0] == '/' || !listed_regular(dirfd, path))
+                return 0;
+        (void)pthread_once(&once, plain_open_init);
+        if (!plain_open_ok)
+                return 0;
+        fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        if (fd < 0)
+                return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? -errno : 0;
+        if (fstat(fd, ret_st) < 0)
+                return -errno;
+        if (!S_ISREG(ret_st->st_mode))
+                return 0; /* the O_PATH path says what it is */
+        *ret_fd = TAKE_FD(fd);
+        return 1;
+}
+
 int file_open_regular_at(int dirfd, const char *path, const char *display, int *ret_fd,
                          struct stat *ret_st, struct diag *d)
 {
@@ -39,6 +101,15 @@ int file_open_regular_at(int dirfd, const char *path, const char *display, int *
 
         if (!display)
                 display = path;
+        r = plain_open(dirfd, path, &fd, &st);
+        if (r > 0) {
+                if (ret_st)
+                        *ret_st = st;
+                *ret_fd = TAKE_FD(fd);
+                return 0;
+        }
+        if (r < 0)
+                return diag_errorf(d, r, "cannot open '%s': %s", display, strerror(-r));
         /* O_PATH resolves the name and pins the object without opening it:
          * no driver's open runs, no FIFO blocks. */
         pfd = openat(dirfd, path, O_PATH | O_CLOEXEC);
@@ -126,6 +197,12 @@ int file_read_regular_at(int dirfd, const char *path, const char *display, size_
                 if (n == 0)
                         break;
                 ret->len += (size_t)n;
+                /* All the bytes the stat promised, and fewer than max: no
+                 * read just to see the end (a file of st_size 0, as in
+                 * /proc, is read to its end). */
+                if (st.st_size > 0 && (uint64_t)st.st_size < (uint64_t)limit &&
+                    ret->len - start == (size_t)st.st_size)
+                        break;
         }
         if (!head && ret->len - start > max) {
                 ret->len = start;

@@ -7,7 +7,9 @@
  * installs need: lib64 -> targets/x86_64-linux/lib, libcudart.so ->
  * libcudart.so.12) is looked at through an O_PATH descriptor, which never
  * opens the object itself, and only a regular file is then opened for
- * reading. The descriptors returned are the caller's to close. */
+ * reading (a name a listing says is a regular file itself may take the
+ * one-open path below). The descriptors returned are the caller's to
+ * close. */
 #ifndef CUDAMOD_UTIL_FILE_H
 #define CUDAMOD_UTIL_FILE_H
 
@@ -32,6 +34,17 @@ const char *file_mode_describe(mode_t mode);
  * the check and the open, or the errno of the lookup or the open. */
 int file_open_regular_at(int dirfd, const char *path, const char *display, int *ret_fd,
                          struct stat *ret_st, struct diag *d);
+
+/* One open instead of two, for a file a listing says is regular: a
+ * thread's oracle, true when a directory listing the caller read says
+ * dirfd/rel (rel relative, dirfd a directory it listed below) names a
+ * regular file, not a link. With it, file_open_regular_at opens such a file
+ * with one openat2 that stays beneath dirfd and on its mount, then checks
+ * the type; everything else, and every open without an oracle (NULL, the
+ * default), takes the O_PATH path above. The detectors set it for a visit
+ * (detect_cache_begin). */
+typedef bool file_listed_regular_fn(int dirfd, const char *rel);
+void file_set_listed_regular(file_listed_regular_fn *fn);
 
 /* Read the regular file dirfd/path (opened as by file_open_regular_at)
  * into ret, which gets a NUL after the bytes. With head, only its first max

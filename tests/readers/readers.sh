@@ -45,14 +45,31 @@ if command -v strace >/dev/null 2>&1; then
         # LeakSanitizer cannot run under ptrace (the ASan build).
         ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
                 timeout 60 strace -f -qq -e trace=open,openat,openat2 -o "$work/strace.log" \
-                "$cudamod" scan --json "$root" >"$work/scan.json" 2>"$work/scan.err" ||
+                "$cudamod" scan --json "$sp" >"$work/scan.json" 2>"$work/scan.err" ||
                 fail "scan under strace: exit $?: $(cat "$work/scan.err")"
+        # The special install alone: the detectors open by names relative to
+        # its descriptor, which would not tell its files from another's.
         # Every open of these names (or of what they lead to) is an O_PATH one.
         opened=$(grep -E '"([^"]*/)?(version\.json|cuda\.h|nvcc|/dev/null)"' "$work/strace.log" |
                  grep -v 'O_PATH' || true)
         [ -z "$opened" ] || fail "special files opened for reading:
 $opened"
         grep -q 'O_PATH' "$work/strace.log" || fail "no O_PATH open in the trace: the check is not looking"
+        # Where fs.protected_hardlinks is 1, a file the listing says is
+        # regular (the other install's version.json) is opened once, beneath
+        # the install's descriptor (util-file.h's one-open path), not
+        # resolved by O_PATH first.
+        [ "$(cat /proc/sys/fs/protected_hardlinks 2>/dev/null)" = 1 ] || note "fs.protected_hardlinks is not 1: no one-open path to check"
+        [ "$(cat /proc/sys/fs/protected_hardlinks 2>/dev/null)" != 1 ] || {
+        ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+                timeout 60 strace -f -qq -e trace=open,openat,openat2 -o "$work/strace-reg.log" \
+                "$cudamod" scan --json "$root/cuda-12.4" >/dev/null 2>"$work/scan.err" ||
+                fail "scan under strace: exit $?: $(cat "$work/scan.err")"
+        grep -qE 'openat2\([0-9]+, "version\.json", \{flags=O_RDONLY\|O_NOCTTY\|O_NONBLOCK\|O_CLOEXEC, resolve=[A-Z_|]*RESOLVE_BENEATH' "$work/strace-reg.log" ||
+                fail "a regular version.json was not opened by the one-open path: $(grep -F version.json "$work/strace-reg.log")"
+        ! grep -F '"version.json"' "$work/strace-reg.log" | grep -q O_PATH ||
+                fail "a version.json listed as regular was resolved through O_PATH too"
+        }
 else
         note "no strace: the not-opened check is skipped"
         timeout 60 "$cudamod" scan --json "$root" >"$work/scan.json" 2>"$work/scan.err" ||

@@ -11,6 +11,7 @@
 #      - at most as many readlink calls of paths below the root as there are
 #        symlinks to directories there (a symlink followed is resolved with
 #        one readlink of /proc/self/fd, not one of each of its components),
+#      - no file opened twice (the detectors share one read of a library),
 #      - at most as many system calls in all as `find ROOT` on the same tree.
 #    The counts are deterministic: nothing here is timed.
 # 2. scan --json and generate with --jobs 1, 2 and 8 give byte-identical
@@ -107,6 +108,24 @@ PY
                 [ "$failing" -eq 0 ] ||
                         fail "$label: $failing failing openat calls for names the listing had:$(sed -n 2,6p "$work/$label.probes")"
                 grep -E "openat\([0-9]+, " "$work/$label.trace" | grep -c '= -1 ' >"$work/$label.allfailing" || true
+                # Each file is read once a scan: the detectors asking one
+                # library for its soname, its DT_NEEDED and its version
+                # strings share one read of it (elf.c's memo), and a
+                # visit's dist-info directory is read once for all its
+                # detectors. strace -y names the directory of each
+                # descriptor. Left: a wheel's METADATA is read once by each
+                # package directory of site-packages/nvidia visited.
+                ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+                        strace -f -qq -y -o "$work/$label.ytrace" -e trace=openat,openat2 \
+                        "$cudamod" scan --json --jobs 1 "$root" >/dev/null 2>&1 ||
+                        fail "scan of $label under strace -y failed"
+                grep -E 'O_PATH|openat2\(' "$work/$label.ytrace" | grep -v O_DIRECTORY |
+                        sed -E 's/^[0-9]+ +openat2?\(([^<,]*<([^>]*)>|AT_FDCWD), "([^"]*)".*/\2|\3/' |
+                        grep -v '\.dist-info/METADATA$' | sort | uniq -c | awk '$1 > 1' >"$work/$label.twice"
+                filereads=$(grep -cE 'O_PATH|openat2\(' "$work/$label.ytrace" || true)
+                [ "$filereads" -gt 20 ] || fail "$label: $filereads file opens: the once-check is not looking"
+                [ ! -s "$work/$label.twice" ] ||
+                        fail "$label: files opened more than once:$(head -n 5 "$work/$label.twice")"
                 dirfcntl=$(grep -cE 'fcntl\([0-9]+, (F_GETFL|F_SETFD|F_DUPFD)' "$work/$label.trace" || true)
                 [ "$dirfcntl" -eq 0 ] ||
                         fail "$label: $dirfcntl fcntl calls of a DIR stream:$(grep -E 'fcntl\([0-9]+, (F_GETFL|F_SETFD|F_DUPFD)' "$work/$label.trace" | head -n 3)"
