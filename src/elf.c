@@ -212,15 +212,15 @@ static void memo_keep(int dirfd, const char *path, const struct elf_file *f)
 
 /* Read the whole of a small file into f->image; a file that came back
  * shorter than its st_size changed while it was read: -ESTALE. */
-static int elf_file_read_image(struct elf_file *f, const char *path, struct diag *d)
+/* Read exactly len bytes at off: a read that comes back short (at the end
+ * of the file) means the file shrank since its stat: -ESTALE. */
+static int pread_exactly(int fd, char *buf, size_t len, uint64_t off, const char *path,
+                         struct diag *d)
 {
         size_t got = 0;
 
-        /* The st_size bytes the open saw, no read for an EOF: what is
-         * appended later is not part of what was checked. */
-        f->image = xmalloc((size_t)f->size + 1);
-        while (got < (size_t)f->size) {
-                ssize_t n = read(f->fd, f->image + got, (size_t)f->size - got);
+        while (got < len) {
+                ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
 
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -229,12 +229,18 @@ static int elf_file_read_image(struct elf_file *f, const char *path, struct diag
                         return diag_errorf(d, r, "cannot read '%s': %s", path, strerror(-r));
                 }
                 if (n == 0)
-                        break;
+                        return diag_errorf(d, -ESTALE, "'%s' changed while it was read", path);
                 got += (size_t)n;
         }
-        if (got != (size_t)f->size)
-                return diag_errorf(d, -ESTALE, "'%s' changed while it was read", path);
         return 0;
+}
+
+static int elf_file_read_image(struct elf_file *f, const char *path, struct diag *d)
+{
+        /* The st_size bytes the open saw, no read for an EOF: what is
+         * appended later is not part of what was checked. */
+        f->image = xmalloc((size_t)f->size + 1);
+        return pread_exactly(f->fd, f->image, (size_t)f->size, 0, path, d);
 }
 
 /* Open dirfd/path and hand it to libelf. Anything that is not a regular
@@ -754,26 +760,14 @@ static int search_region(const struct elf_file *f, const char *path, uint64_t of
         s->start_ok = true;
         while (done < size) {
                 size_t want = size - done < FIND_STRINGS_CHUNK ? (size_t)(size - done) : FIND_STRINGS_CHUNK;
-                size_t got = 0;
                 ssize_t keep;
 
-                if (f->image) {
+                if (f->image)
                         memcpy(buf + carry, f->image + off + done, want);
-                        got = want;
-                }
-                while (got < want) {
-                        ssize_t n = pread(f->fd, buf + carry + got, want - got,
-                                          (off_t)(off + done + got));
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n < 0) {
-                                int r = -errno;
-                                return diag_errorf(d, r, "cannot read '%s': %s", path, strerror(-r));
-                        }
-                        if (n == 0)
-                                return diag_errorf(d, -ESTALE, "'%s' changed while it was read",
-                                                   path);
-                        got += (size_t)n;
+                else {
+                        int r = pread_exactly(f->fd, buf + carry, want, off + done, path, d);
+                        if (r < 0)
+                                return r;
                 }
                 done += want;
                 keep = search_chunk(s, buf, carry + want, done == size);
