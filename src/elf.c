@@ -210,8 +210,6 @@ static void memo_keep(int dirfd, const char *path, const struct elf_file *f)
         memcpy(m->image, f->image, (size_t)f->size);
 }
 
-/* Read the whole of a small file into f->image; a file that came back
- * shorter than its st_size changed while it was read: -ESTALE. */
 /* Read exactly len bytes at off: a read that comes back short (at the end
  * of the file) means the file shrank since its stat: -ESTALE. */
 static int pread_exactly(int fd, char *buf, size_t len, uint64_t off, const char *path,
@@ -235,6 +233,8 @@ static int pread_exactly(int fd, char *buf, size_t len, uint64_t off, const char
         return 0;
 }
 
+/* Read the whole of a small file into f->image; a file that came back
+ * shorter than its st_size changed while it was read: -ESTALE. */
 static int elf_file_read_image(struct elf_file *f, const char *path, struct diag *d)
 {
         /* The st_size bytes the open saw, no read for an EOF: what is
