@@ -3,8 +3,8 @@
  * directory waits SLOWFS_US microseconds (default 200, a LAN round trip to
  * an NFS server) before it is made. Intercepted: open, openat, stat, lstat,
  * fstatat (and their 64 variants), readlink, access, faccessat, and
- * getdents64 made through syscall(3) (walk.c's). Calls on a
- * descriptor alone (fstat, read, close) are not delayed: a client answers
+ * getdents64 and openat2 made through syscall(3) (walk.c's and
+ * util-file.c's). Calls on a descriptor alone (fstat, read, close) are not delayed: a client answers
  * them from its caches.
  *
  * Each thread waits on its own: a program that has several threads
@@ -173,7 +173,7 @@ long syscall(long n, ...)
         for (int i = 0; i < 6; i++)
                 a[i] = va_arg(ap, long);
         va_end(ap);
-        if (n == SYS_getdents64)
+        if (n == SYS_getdents64 || n == SYS_openat2)
                 slow();
         return fn(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
