@@ -119,6 +119,80 @@ START_TEST(descriptor_is_the_file_checked)
 }
 END_TEST
 
+/* The one-open path: with an oracle that says every name is a regular
+ * file (a listing that is wrong, as after a race), each answer is still
+ * the O_PATH path's: a regular file and a link to one inside are read, a
+ * link to /dev/null (out of the directory: openat2 refuses it) and a FIFO
+ * are refused by type, a link out of the directory is followed as before.
+ * Absolute names never ask the oracle. */
+static unsigned oracle_calls;
+
+static bool oracle_all_regular(int dirfd, const char *rel)
+{
+        (void)dirfd;
+        (void)rel;
+        oracle_calls++;
+        return true;
+}
+
+START_TEST(listed_regular_gives_the_same_answers)
+{
+        static const struct {
+                const char *name;
+                int err;
+        } cases[] = {
+                { "real.json", 0 }, { "link.json", 0 }, { "out.json", 0 },
+                { "null", -EINVAL }, { "fifo", -EINVAL }, { "missing", -ENOENT },
+                { NULL, 0 },
+        };
+        _cleanup_free_ char *fifo = NULL;
+        _cleanup_free_ char *abs = path_join(root, "real.json");
+        _cleanup_free_ char *sub = path_join(root, "sub");
+        _cleanup_close_ int sub_fd = -1;
+
+        fx_mkdir(root, "sub");
+        fx_write(root, "real.json", "{}\n");
+        sub_fd = open(sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(sub_fd, 0);
+        fx_write(sub, "real.json", "{}\n");
+        fx_symlink(sub, "link.json", "real.json");
+        fx_symlink(sub, "out.json", "../real.json");
+        fx_symlink(sub, "null", "/dev/null");
+        fifo = path_join(sub, "fifo");
+        ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+
+        file_set_listed_regular(oracle_all_regular);
+        for (size_t i = 0; cases[i].name; i++) {
+                _cleanup_diag_ struct diag d = DIAG_INIT, d2 = DIAG_INIT;
+                struct strbuf sb = STRBUF_INIT, sb2 = STRBUF_INIT;
+                int r;
+
+                r = file_read_regular_at(sub_fd, cases[i].name, NULL, 16, false, &sb, &d);
+                ck_assert_msg(r == cases[i].err, "%s: %d, want %d", cases[i].name, r, cases[i].err);
+                file_set_listed_regular(NULL);
+                ck_assert_int_eq(file_read_regular_at(sub_fd, cases[i].name, NULL, 16, false, &sb2, &d2), r);
+                file_set_listed_regular(oracle_all_regular);
+                ck_assert_str_eq(sb.buf, sb2.buf);
+                if (r < 0)
+                        ck_assert_str_eq(d.message, d2.message);
+                strbuf_release(&sb);
+                strbuf_release(&sb2);
+        }
+        ck_assert_uint_gt(oracle_calls, 0);
+        oracle_calls = 0;
+        {
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                struct strbuf sb = STRBUF_INIT;
+
+                ck_assert_int_eq(file_read_regular_at(AT_FDCWD, abs, NULL, 16, false, &sb, &d), 0);
+                ck_assert_str_eq(sb.buf, "{}\n");
+                strbuf_release(&sb);
+        }
+        ck_assert_uint_eq(oracle_calls, 0);
+        file_set_listed_regular(NULL);
+}
+END_TEST
+
 static Suite *util_file_suite(void)
 {
         Suite *s = suite_create("util-file");
@@ -129,6 +203,7 @@ static Suite *util_file_suite(void)
         tcase_add_test(tc, size_limit_is_exact);
         tcase_add_test(tc, special_files_are_refused_by_type);
         tcase_add_test(tc, descriptor_is_the_file_checked);
+        tcase_add_test(tc, listed_regular_gives_the_same_answers);
         suite_add_tcase(s, tc);
         return s;
 }
