@@ -3,8 +3,8 @@
  * directory waits SLOWFS_US microseconds (default 200, a LAN round trip to
  * an NFS server) before it is made. Intercepted: open, openat, stat, lstat,
  * fstatat (and their 64 variants), readlink, access, faccessat, and
- * getdents64 and openat2 made through syscall(3) (walk.c's and
- * util-file.c's). Calls on a descriptor alone (fstat, read, close) are not delayed: a client answers
+ * getdents64 and openat2 made through syscall(3) (walk.c's getdents64;
+ * openat2 so that no lookup escapes). Calls on a descriptor alone (fstat, read, close) are not delayed: a client answers
  * them from its caches.
  *
  * Each thread waits on its own: a program that has several threads

@@ -39,8 +39,8 @@ int file_open_regular_at(int dirfd, const char *path, const char *display, int *
  * thread's oracle, true when a directory listing the caller read says
  * dirfd/rel (rel relative, dirfd a directory it listed below) names a
  * regular file, not a link. With it, file_open_regular_at opens such a file
- * with one openat2 that stays beneath dirfd and on its mount, then checks
- * the type; everything else, and every open without an oracle (NULL, the
+ * named by one component with one openat(O_NOFOLLOW) relative to dirfd,
+ * then checks the type; everything else, and every open without an oracle (NULL, the
  * default), takes the O_PATH path above. The detectors set it for a visit
  * (detect_cache_begin). */
 typedef bool file_listed_regular_fn(int dirfd, const char *rel);

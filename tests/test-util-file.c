@@ -122,7 +122,7 @@ END_TEST
 /* The one-open path: with an oracle that says every name is a regular
  * file (a listing that is wrong, as after a race), each answer is still
  * the O_PATH path's: a regular file and a link to one inside are read, a
- * link to /dev/null (out of the directory: openat2 refuses it) and a FIFO
+ * link to /dev/null (O_NOFOLLOW refuses it) and a FIFO
  * are refused by type, a link out of the directory is followed as before.
  * Absolute names never ask the oracle. */
 static unsigned oracle_calls;

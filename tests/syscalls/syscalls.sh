@@ -116,13 +116,13 @@ PY
                 # descriptor. Left: a wheel's METADATA is read once by each
                 # package directory of site-packages/nvidia visited.
                 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-                        strace -f -qq -y -o "$work/$label.ytrace" -e trace=openat,openat2 \
+                        strace -f -qq -y -o "$work/$label.ytrace" -e trace=openat \
                         "$cudamod" scan --json --jobs 1 "$root" >/dev/null 2>&1 ||
                         fail "scan of $label under strace -y failed"
-                grep -E 'O_PATH|openat2\(' "$work/$label.ytrace" | grep -v O_DIRECTORY |
-                        sed -E 's/^[0-9]+ +openat2?\(([^<,]*<([^>]*)>|AT_FDCWD), "([^"]*)".*/\2|\3/' |
+                grep -E 'O_PATH|O_NOFOLLOW' "$work/$label.ytrace" | grep -v O_DIRECTORY |
+                        sed -E 's/^[0-9]+ +openat\(([^<,]*<([^>]*)>|AT_FDCWD), "([^"]*)".*/\2|\3/' |
                         grep -v '\.dist-info/METADATA$' | sort | uniq -c | awk '$1 > 1' >"$work/$label.twice"
-                filereads=$(grep -cE 'O_PATH|openat2\(' "$work/$label.ytrace" || true)
+                filereads=$(grep -E 'O_PATH|O_NOFOLLOW' "$work/$label.ytrace" | grep -vc O_DIRECTORY || true)
                 [ "$filereads" -gt 20 ] || fail "$label: $filereads file opens: the once-check is not looking"
                 [ ! -s "$work/$label.twice" ] ||
                         fail "$label: files opened more than once:$(head -n 5 "$work/$label.twice")"
