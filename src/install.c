@@ -210,7 +210,11 @@ static void index_rebuild(struct install_list *l, size_t size)
 
 void install_list_index_begin(struct install_list *l)
 {
-        size_t size = 1024;
+        /* Small to start with: a parallel scan begins one index for each
+         * subtree it hands to a thread, most of which hold an install or
+         * none (1,024 slots each were 16 MiB at 2,000 prefixes). It doubles
+         * as installs are added. */
+        size_t size = 16;
 
         while (size < l->len * 2)
                 size *= 2;
