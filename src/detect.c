@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -51,7 +52,13 @@ struct dc_dir {
         int err;   /* 0, or the -errno of the listing (-E2BIG: too large) */
         struct walk_entry *e;
         size_t n;
+        int fd;          /* the directory listed, held for the visit; -1 when not */
+        char **targets;  /* by entry: what its symlink reads (listed_chain), NULL not yet */
 };
+
+/* Listed directories a visit holds open, beyond which a listing is read
+ * and closed as before (the detectors list a handful a visit). */
+#define DC_HELD_FDS 32
 
 struct dc_stat {
         char *rel;
@@ -72,15 +79,25 @@ struct detect_cache {
          * its METADATA files said, read once a visit. */
         char *dist_key;
         struct dist_infos dist;
+        /* What the symlinks of the visited directory itself read. */
+        char **dir_targets;
+        size_t n_dir_targets;
+        unsigned held_fds;
 };
 
 static _Thread_local struct detect_cache *cache;
 
 static int cache_lookup(char *key, unsigned char *ret_type);
 
-/* The oracle of file_open_regular_at's one-open path: the visit's
- * listings say dirfd/rel is a regular file itself (not a link to one). */
-static bool listed_regular(int dirfd, const char *rel);
+/* The oracle of file_open_regular_at's one-open path (util-file.h). */
+static int listed_regular(int dirfd, const char *rel, const char **ret_name);
+
+static void targets_free(char **targets, size_t n)
+{
+        for (size_t i = 0; targets && i < n; i++)
+                free(targets[i]);
+        free(targets);
+}
 
 void detect_cache_begin(const struct walk_dir *dir)
 {
@@ -104,8 +121,12 @@ void detect_cache_end(void)
                 return;
         for (size_t i = 0; i < c->n_dirs; i++) {
                 free(c->dirs[i].rel);
+                targets_free(c->dirs[i].targets, c->dirs[i].n);
                 walk_entries_free(c->dirs[i].e, c->dirs[i].n);
+                if (c->dirs[i].fd >= 0)
+                        close(c->dirs[i].fd);
         }
+        targets_free(c->dir_targets, c->n_dir_targets);
         for (size_t i = 0; i < c->n_stats; i++)
                 free(c->stats[i].rel);
         free(c->dirs);
@@ -258,6 +279,89 @@ static int cache_lookup(char *key, unsigned char *ret_type)
         return 1;
 }
 
+/* The listing of key's first len bytes ("" the visited directory) when it
+ * was read and its descriptor is held. */
+struct dc_listing {
+        const struct walk_entry *e;
+        size_t n;
+        int fd;
+        char ***targets;
+        size_t *n_targets;
+};
+
+static bool listing_of(const char *key, size_t len, struct dc_listing *ret)
+{
+        struct dc_dir *d;
+
+        if (len == 0) {
+                *ret = (struct dc_listing){ .e = cache->dir->entries, .n = cache->dir->n_entries,
+                                            .fd = cache->dir->fd, .targets = &cache->dir_targets,
+                                            .n_targets = &cache->n_dir_targets };
+                return true;
+        }
+        d = cache_dir_findn(key, len);
+        if (!d || d->err || d->fd < 0)
+                return false;
+        *ret = (struct dc_listing){ .e = d->e, .n = d->n, .fd = d->fd, .targets = &d->targets };
+        return true;
+}
+
+/* What the link e of listing l reads, read once a visit ("" when it cannot
+ * be read). */
+static const char *link_target(const struct dc_listing *l, const struct walk_entry *e)
+{
+        size_t i = (size_t)(e - l->e);
+        char buf[PATH_MAX];
+        ssize_t len;
+
+        if (!*l->targets) {
+                *l->targets = xcalloc(l->n ? l->n : 1, sizeof(char *));
+                if (l->n_targets)
+                        *l->n_targets = l->n;
+        }
+        if (!(*l->targets)[i]) {
+                len = readlinkat(l->fd, e->name, buf, sizeof(buf) - 1);
+                buf[len > 0 ? len : 0] = '\0';
+                (*l->targets)[i] = xstrdup(buf);
+        }
+        return (*l->targets)[i];
+}
+
+/* Where key leads within its directory's listing: a symlink whose target
+ * is a plain name is that name of the same listing, looked up there (a
+ * soname link, libcudart.so.12 -> libcudart.so.12.4.127). 1: the type of
+ * what it ends at (not a link), the listed directory's descriptor and its
+ * name there; 0: the chain ends at a name the listing lacks (it dangles);
+ * -1: the listings do not tell (not listed, a target with a '/', ".",
+ * "..", an unreadable link, DT_UNKNOWN, more than 8 links). */
+static int listed_chain(const char *key, unsigned char *ret_type, int *ret_fd, const char **ret_name)
+{
+        const char *slash = strrchr(key, '/');
+        const char *base = slash ? slash + 1 : key;
+        struct dc_listing l;
+
+        if (!*key || !listing_of(key, slash ? (size_t)(slash - key) : 0, &l))
+                return -1;
+        for (unsigned hops = 0; hops <= 8; hops++) {
+                const struct walk_entry *e = entries_find(l.e, l.n, base);
+
+                if (!e)
+                        return 0;
+                if (e->type == DT_UNKNOWN)
+                        return -1;
+                if (e->type != DT_LNK) {
+                        *ret_type = e->type;
+                        *ret_fd = l.fd;
+                        *ret_name = e->name;
+                        return 1;
+                }
+                base = link_target(&l, e);
+                if (!*base || strchr(base, '/') || streq(base, ".") || streq(base, ".."))
+                        return -1;
+        }
+        return -1;
+}
+
 /* fstatat(dirfd, rel) answered from the listings when they can (0 and the
  * file type in *ret_mode, or -ENOENT), else made once a visit. */
 static int stat_type_at(int dirfd, const char *rel, bool follow, mode_t *ret_mode)
@@ -280,13 +384,40 @@ static int stat_type_at(int dirfd, const char *rel, bool follow, mode_t *ret_mod
                         *ret_mode = DTTOIF(t);
                         return 0;
                 }
+                /* A directory the visit listed is one. */
+                if (follow && *key) {
+                        const struct dc_dir *d = cache_dir_find(key);
+
+                        if (d && d->err == 0) {
+                                *ret_mode = S_IFDIR;
+                                return 0;
+                        }
+                }
+                if (r == 1 && t == DT_LNK) {
+                        const char *name;
+                        int fd;
+
+                        r = listed_chain(key, &t, &fd, &name);
+                        if (r == 0)
+                                return -ENOENT; /* it dangles */
+                        if (r == 1) {
+                                *ret_mode = DTTOIF(t);
+                                return 0;
+                        }
+                }
                 for (size_t i = 0; i < cache->n_stats; i++)
                         if (cache->stats[i].follow == follow && streq(cache->stats[i].rel, key)) {
                                 *ret_mode = cache->stats[i].mode;
                                 return cache->stats[i].err;
                         }
         }
-        r = fstatat(dirfd, rel, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+        /* Below the visited directory: relative to its descriptor, a few
+         * components to look up rather than all of an absolute path. */
+        if (key && *key)
+                r = fstatat(cache->dir->fd, key, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+        else
+                r = fstatat(dirfd, rel, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+        r = r < 0 ? -errno : 0;
         *ret_mode = r == 0 ? st.st_mode & S_IFMT : 0;
         if (key) {
                 if (cache->n_stats == cache->alloc_stats) {
@@ -300,13 +431,34 @@ static int stat_type_at(int dirfd, const char *rel, bool follow, mode_t *ret_mod
         return r;
 }
 
-static bool listed_regular(int dirfd, const char *rel)
+/* The oracle: the listed directory's descriptor and the name in it of the
+ * regular file dirfd/rel is, or leads to by links within that directory. */
+static int listed_regular(int dirfd, const char *rel, const char **ret_name)
 {
         _cleanup_(cache_keybuf_release) struct cache_keybuf kb = { 0 };
         char *key = cache_key_in(dirfd, rel, &kb);
         unsigned char t;
+        int fd;
 
-        return key && *key && cache_lookup(key, &t) == 1 && t == DT_REG;
+        if (!key || listed_chain(key, &t, &fd, ret_name) != 1 || t != DT_REG)
+                return -1;
+        return fd;
+}
+
+int detect_stat(const char *path, struct stat *st)
+{
+        _cleanup_(cache_keybuf_release) struct cache_keybuf kb = { 0 };
+        char *key = path[0] == '/' ? cache_key_in(AT_FDCWD, path, &kb) : NULL;
+        const struct dc_dir *d = key && *key ? cache_dir_find(key) : NULL;
+        int r;
+
+        if (d && d->fd >= 0)
+                r = fstat(d->fd, st);
+        else if (key)
+                r = fstatat(cache->dir->fd, *key ? key : ".", st, 0);
+        else
+                r = stat(path, st);
+        return r < 0 ? -errno : 0;
 }
 
 bool detect_is_file(int dirfd, const char *rel)
@@ -423,7 +575,7 @@ static const struct dc_dir *cached_listing(int dirfd, const char *rel, int *ret_
                 cache->dirs = xreallocarray(cache->dirs, cache->alloc_dirs, sizeof(*cache->dirs));
         }
         d = &cache->dirs[cache->n_dirs];
-        *d = (struct dc_dir){ .rel = cache_keybuf_take(&kb) };
+        *d = (struct dc_dir){ .rel = cache_keybuf_take(&kb), .fd = -1 };
         if (!*d->rel) {
                 /* The directory itself: the walk read it. */
                 d->e = xreallocarray(NULL, cache->dir->n_entries ? cache->dir->n_entries : 1, sizeof(*d->e));
@@ -437,7 +589,13 @@ static const struct dc_dir *cached_listing(int dirfd, const char *rel, int *ret_
                 d->err = -errno;
         else {
                 d->err = list_fd(fd, &d->e, &d->n);
-                close(fd);
+                /* Held for the visit: a file the listing names is opened
+                 * relative to it (listed_regular). */
+                if (d->err == 0 && cache->held_fds < DC_HELD_FDS) {
+                        d->fd = fd;
+                        cache->held_fds++;
+                } else
+                        close(fd);
         }
         cache->n_dirs++;
         *ret_err = d->err;

@@ -51,31 +51,38 @@ static void plain_open_init(void)
         close(fd);
 }
 
-/* The one-open path, for a name the caller's listing of dirfd says is a
- * regular file (not a link, not a device, not a FIFO): one component, so
- * with O_NOFOLLOW the open reaches exactly the entry of the directory
- * dirfd holds. For that object to be a device after all, the entry must
- * have been replaced since it was listed: by a device node, which only
- * root can make (mknod needs CAP_MKNOD), or by a hard link, which
+/* The one-open path, for a name the caller's listings say is a regular
+ * file (not a link, not a device, not a FIFO), itself or at the end of
+ * links within its directory: the oracle gives that directory's
+ * descriptor and the file's name in it, one component, so with
+ * O_NOFOLLOW the open reaches exactly that entry of the directory the
+ * descriptor holds. For that object to be a device after all, the entry
+ * must have been replaced since it was listed: by a device node, which
+ * only root can make (mknod needs CAP_MKNOD), or by a hard link, which
  * fs.protected_hardlinks=1 grants only to a user who owns the node or may
  * read and write it (so may open it anyway). Where that sysctl is not 1,
  * every open takes the O_PATH path. The type is checked after the open,
  * and a FIFO does not block under O_NONBLOCK. (Not openat2 with
- * RESOLVE_BENEATH for deeper names: valgrind 3.19 does not know it.)
- * 1: *ret_fd is open; 0: take the O_PATH path (no oracle, a name with a
- * '/', a symlink now, not a regular file after all); negative: the errno
+ * RESOLVE_BENEATH: valgrind 3.19 does not know it.)
+ * 1: *ret_fd is open; 0: take the O_PATH path (no oracle, or it does not
+ * say, a symlink now, not a regular file after all); negative: the errno
  * of a name that is gone or cannot be opened. */
 static int plain_open(int dirfd, const char *path, int *ret_fd, struct stat *ret_st)
 {
         static pthread_once_t once = PTHREAD_ONCE_INIT;
         _cleanup_close_ int fd = -1;
+        const char *name = NULL;
+        int at;
 
-        if (!listed_regular || strchr(path, '/') || !listed_regular(dirfd, path))
+        if (!listed_regular || path[0] == '/')
                 return 0;
         (void)pthread_once(&once, plain_open_init);
         if (!plain_open_ok)
                 return 0;
-        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+        at = listed_regular(dirfd, path, &name);
+        if (at < 0 || !name || !*name || strchr(name, '/'))
+                return 0;
+        fd = openat(at, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
         if (fd < 0)
                 return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? -errno : 0;
         if (fstat(fd, ret_st) < 0)

@@ -36,14 +36,17 @@ int file_open_regular_at(int dirfd, const char *path, const char *display, int *
                          struct stat *ret_st, struct diag *d);
 
 /* One open instead of two, for a file a listing says is regular: a
- * thread's oracle, true when a directory listing the caller read says
- * dirfd/rel (rel relative, dirfd a directory it listed below) names a
- * regular file, not a link. With it, file_open_regular_at opens such a file
- * named by one component with one openat(O_NOFOLLOW) relative to dirfd,
- * then checks the type; everything else, and every open without an oracle (NULL, the
- * default), takes the O_PATH path above. The detectors set it for a visit
+ * thread's oracle, which, when the directory listings the caller read say
+ * that dirfd/rel (rel relative) is a regular file, or a symlink that leads
+ * to one by names of the same directory, returns a descriptor of that
+ * directory the caller holds and sets *ret_name to the regular file's name
+ * in it (one component); -1 when they do not say. With it,
+ * file_open_regular_at opens such a file with one openat(O_NOFOLLOW) of
+ * that name relative to that descriptor, then checks the type; everything
+ * else, and every open without an oracle (NULL, the default), takes the
+ * O_PATH path above. The detectors set it for a visit
  * (detect_cache_begin). */
-typedef bool file_listed_regular_fn(int dirfd, const char *rel);
+typedef int file_listed_regular_fn(int dirfd, const char *rel, const char **ret_name);
 void file_set_listed_regular(file_listed_regular_fn *fn);
 
 /* Read the regular file dirfd/path (opened as by file_open_regular_at)

@@ -69,6 +69,14 @@ $opened"
                 fail "a regular version.json was not opened by the one-open path: $(grep -F version.json "$work/strace-reg.log")"
         ! grep -F '"version.json"' "$work/strace-reg.log" | grep -q O_PATH ||
                 fail "a version.json listed as regular was resolved through O_PATH too"
+        # A soname link in a listed library directory: read with
+        # readlinkat, and the regular file it names beside it opened once
+        # with O_NOFOLLOW relative to that directory, never through O_PATH.
+        reg_real=$(readlink "$root/cuda-12.4/targets/x86_64-linux/lib/libcudart.so.12")
+        grep -qE "openat\([0-9]+, \"${reg_real//./\\.}\", O_RDONLY\|O_NOCTTY\|O_NONBLOCK\|O_NOFOLLOW\|O_CLOEXEC\) = [0-9]" "$work/strace-reg.log" ||
+                fail "the library libcudart.so.12 leads to ($reg_real) was not opened by the one-open path: $(grep -F libcudart "$work/strace-reg.log")"
+        ! grep -F 'libcudart' "$work/strace-reg.log" | grep -q O_PATH ||
+                fail "a libcudart listed beside its soname link was resolved through O_PATH: $(grep -F libcudart "$work/strace-reg.log" | grep O_PATH)"
         }
 else
         note "no strace: the not-opened check is skipped"
