@@ -8,6 +8,8 @@
 #ifndef CUDAMOD_DETECT_H
 #define CUDAMOD_DETECT_H
 
+#include <sys/stat.h>
+
 #include "diag.h"
 #include "install.h"
 #include "strbuf.h"
@@ -34,6 +36,11 @@ bool detect_is_file(int dirfd, const char *rel);
 bool detect_is_dir(int dirfd, const char *rel);
 bool detect_is_symlink(int dirfd, const char *rel);
 bool detect_absent(int dirfd, const char *rel);
+/* stat(path) (following links) of an absolute path, through what the
+ * visit holds: an fstat of a directory it listed, or a stat relative to
+ * its descriptor for a path below it (a lookup of a few components, not of
+ * every one from "/"); 0 or -errno. */
+int detect_stat(const char *path, struct stat *st);
 
 /* The sorted names in dirfd/rel (a directory), or -errno: -E2BIG for a
  * directory of more than WALK_MAX_ENTRIES entries, as the walk skips. */

@@ -44,6 +44,7 @@ void install_free(struct install *in)
         free(in->bin_dir);
         free(in->include_dir);
         free(in->lib_dir);
+        free(in->lib_id_path);
         strv_release(&in->extra_lib_dirs);
         strv_release(&in->extra_include_dirs);
         strv_release(&in->present);
@@ -276,6 +277,11 @@ static void install_merge(struct install *into, struct install *from)
         fill_str(&into->bin_dir, &from->bin_dir);
         fill_str(&into->include_dir, &from->include_dir);
         fill_str(&into->lib_dir, &from->lib_dir);
+        if (!into->lib_id_path && from->lib_id_path) {
+                into->lib_id_path = TAKE_PTR(from->lib_id_path);
+                into->lib_dev = from->lib_dev;
+                into->lib_ino = from->lib_ino;
+        }
         fill_strv(&into->extra_lib_dirs, &from->extra_lib_dirs);
         fill_strv(&into->extra_include_dirs, &from->extra_include_dirs);
         if (!streq(into->prefix, from->prefix) && !strv_contains(&into->aliases, from->prefix))

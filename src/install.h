@@ -53,6 +53,12 @@ struct install {
         char *bin_dir;
         char *include_dir;
         char *lib_dir;
+        /* The device and inode lib_id_path (lib_dir when it was taken)
+         * stats as, taken during the visit that found it (merging installs
+         * that share a library directory asks for them). */
+        char *lib_id_path;
+        dev_t lib_dev;
+        ino_t lib_ino;
         struct strv extra_lib_dirs;
         struct strv extra_include_dirs;
         /* Its library is only an archive (a static-only MAGMA, libmagma.a):

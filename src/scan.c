@@ -64,8 +64,20 @@ static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void 
         /* What of a new install's paths is there, while what the visit read
          * of its directory can tell (most are below it): recorded again at
          * the end only for an install whose paths changed since. */
-        for (size_t i = before; i < r->installs.len; i++)
-                install_record_present_with(r->installs.items[i], present_cached);
+        for (size_t i = before; i < r->installs.len; i++) {
+                struct install *in = r->installs.items[i];
+                struct stat st;
+
+                install_record_present_with(in, present_cached);
+                /* Its library directory's identity, for
+                 * merge_shared_lib_dirs: here, where the thread holds the
+                 * directory, not from "/" at the end of the walk. */
+                if (in->lib_dir && detect_stat(in->lib_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+                        in->lib_id_path = xstrdup(in->lib_dir);
+                        in->lib_dev = st.st_dev;
+                        in->lib_ino = st.st_ino;
+                }
+        }
         detect_cache_end();
         return 0;
 }
@@ -231,12 +243,18 @@ static void merge_shared_lib_dirs(struct install_list *l)
          * install, a sort to bring those that share one together, and a
          * realpath only for them. */
         for (size_t i = 0; i < l->len; i++) {
-                struct stat st;
+                const struct install *in = l->items[i];
+                struct stat st = { 0 };
 
-                if (l->items[i]->lib_dir && stat(l->items[i]->lib_dir, &st) == 0 && S_ISDIR(st.st_mode))
-                        keys[n_keys++] = (struct lib_key){ .dev = st.st_dev, .ino = st.st_ino,
-                                                           .component = l->items[i]->component->index,
-                                                           .pos = i };
+                if (!in->lib_dir)
+                        continue;
+                if (in->lib_id_path && streq(in->lib_id_path, in->lib_dir)) {
+                        st.st_dev = in->lib_dev;
+                        st.st_ino = in->lib_ino;
+                } else if (stat(in->lib_dir, &st) < 0 || !S_ISDIR(st.st_mode))
+                        continue;
+                keys[n_keys++] = (struct lib_key){ .dev = st.st_dev, .ino = st.st_ino,
+                                                   .component = in->component->index, .pos = i };
         }
         if (n_keys > 1)
                 qsort(keys, n_keys, sizeof(*keys), lib_key_cmp);
