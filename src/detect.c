@@ -321,7 +321,8 @@ static const char *link_target(const struct dc_listing *l, const struct walk_ent
         }
         if (!(*l->targets)[i]) {
                 len = readlinkat(l->fd, e->name, buf, sizeof(buf) - 1);
-                buf[len > 0 ? len : 0] = '\0';
+                /* Unreadable, or as long as the buffer (maybe cut): "". */
+                buf[len > 0 && len < (ssize_t)sizeof(buf) - 1 ? len : 0] = '\0';
                 (*l->targets)[i] = xstrdup(buf);
         }
         return (*l->targets)[i];
