@@ -12,32 +12,155 @@
 
 /* --- the environment ----------------------------------------------------- */
 
-void env_set(struct strv *env, const char *name, const char *value)
+/* The index is open addressing with linear probing over the variables'
+ * names (FNV-1a); a slot holds 1 + the variable's position in vars, 0 when
+ * empty, and the table is kept at most half full. */
+static size_t name_hash(const char *name, size_t n)
 {
-        size_t n = strlen(name);
-        char *item = xasprintf("%s=%s", name, value);
+        size_t h = 14695981039346656037ULL;
 
-        for (size_t i = 0; i < env->len; i++)
-                if (strncmp(env->items[i], name, n) == 0 && env->items[i][n] == '=') {
-                        free(env->items[i]);
-                        env->items[i] = item;
-                        return;
-                }
-        strv_push(env, item);
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ (unsigned char)name[i]) * 1099511628211ULL;
+        return h;
 }
 
-void env_unset(struct strv *env, const char *name)
+static size_t item_name_len(const char *item)
 {
-        size_t n = strlen(name);
+        return (size_t)(strchrnul(item, '=') - item);
+}
 
-        for (size_t i = 0; i < env->len; i++)
-                if (strncmp(env->items[i], name, n) == 0 && env->items[i][n] == '=') {
-                        free(env->items[i]);
-                        memmove(&env->items[i], &env->items[i + 1],
-                                (env->len - i) * sizeof(*env->items));
-                        env->len--;
-                        return;
+/* The slot of name (n bytes), or the empty one where it would go. */
+static size_t env_slot(const struct env *e, const char *name, size_t n)
+{
+        size_t mask = e->size - 1;
+
+        for (size_t i = name_hash(name, n) & mask;; i = (i + 1) & mask) {
+                const char *item;
+
+                if (!e->slots[i])
+                        return i;
+                item = e->vars.items[e->slots[i] - 1];
+                if (strncmp(item, name, n) == 0 && item[n] == '=')
+                        return i;
+        }
+}
+
+static void env_grow(struct env *e)
+{
+        if (2 * (e->vars.len + 1) <= e->size)
+                return;
+        free(e->slots);
+        e->size = e->size ? 2 * e->size : 64;
+        while (2 * (e->vars.len + 1) > e->size)
+                e->size *= 2;
+        e->slots = xcalloc(e->size, sizeof(*e->slots));
+        for (size_t p = 0; p < e->vars.len; p++) {
+                const char *item = e->vars.items[p];
+
+                e->slots[env_slot(e, item, item_name_len(item))] = p + 1;
+        }
+}
+
+void env_init(struct env *e, char *const *from)
+{
+        *e = (struct env){ 0 };
+        env_grow(e);
+        for (char *const *v = from; v && *v; v++) {
+                size_t n = item_name_len(*v), s;
+
+                if (!(*v)[n])
+                        continue;
+                s = env_slot(e, *v, n);
+                if (e->slots[s])
+                        continue;
+                strv_add(&e->vars, *v);
+                e->slots[s] = e->vars.len;
+                env_grow(e);
+        }
+}
+
+void env_release(struct env *e)
+{
+        strv_release(&e->vars);
+        free(e->slots);
+        *e = (struct env){ 0 };
+}
+
+struct strv env_take_vars(struct env *e)
+{
+        struct strv v = e->vars;
+
+        e->vars = (struct strv){ 0 };
+        env_release(e);
+        return v;
+}
+
+const char *env_lookup(const struct env *e, const char *name)
+{
+        size_t n = strlen(name), s;
+
+        if (!e->size)
+                return NULL;
+        s = env_slot(e, name, n);
+        return e->slots[s] ? e->vars.items[e->slots[s] - 1] + n + 1 : NULL;
+}
+
+void env_set(struct env *e, const char *name, const char *value)
+{
+        size_t n = strlen(name), s;
+        char *item = xasprintf("%s=%s", name, value);
+
+        env_grow(e);
+        s = env_slot(e, name, n);
+        if (e->slots[s]) {
+                free(e->vars.items[e->slots[s] - 1]);
+                e->vars.items[e->slots[s] - 1] = item;
+                return;
+        }
+        strv_push(&e->vars, item);
+        e->slots[s] = e->vars.len;
+}
+
+/* The variable leaves its slot (the ones after it in its probe run move
+ * back, so that no lookup stops early) and its position (the last
+ * variable takes it: the order of an environment means nothing). */
+void env_unset(struct env *e, const char *name)
+{
+        size_t n = strlen(name), mask = e->size - 1, s, p, last;
+
+        if (!e->size)
+                return;
+        s = env_slot(e, name, n);
+        if (!e->slots[s])
+                return;
+        p = e->slots[s] - 1;
+        for (size_t i = s, j = s;;) {
+                const char *item;
+                size_t home;
+
+                j = (j + 1) & mask;
+                if (!e->slots[j]) {
+                        e->slots[i] = 0;
+                        break;
                 }
+                item = e->vars.items[e->slots[j] - 1];
+                home = name_hash(item, item_name_len(item)) & mask;
+                /* The entry at j may fill the hole at i unless its home
+                 * lies cyclically in (i, j]. */
+                if (i <= j ? home <= i || home > j : home <= i && home > j) {
+                        e->slots[i] = e->slots[j];
+                        i = j;
+                }
+        }
+        free(e->vars.items[p]);
+        last = --e->vars.len;
+        if (p != last) {
+                const char *moved = e->vars.items[last];
+
+                e->vars.items[p] = e->vars.items[last];
+                e->slots[env_slot(e, moved, item_name_len(moved))] = p + 1;
+        }
+        e->vars.items[last] = NULL;
 }
 
 void env_copy(struct strv *to, char *const *from)
@@ -177,13 +300,13 @@ static void entries_release(struct entries *e)
  * result would be longer than ENV_ENTRY_MAX or hold more than max_entries
  * entries, its length and entries in *ret_len and *ret_entries. Linear in
  * the length of the variable and of value. */
-int path_apply(struct strv *env, const char *name, const char *value, char delim,
+int path_apply(struct env *env, const char *name, const char *value, char delim,
                enum path_how how, bool em, size_t max_entries, size_t *ret_len,
                size_t *ret_entries)
 {
         struct entries old = { 0 }, add = { 0 };
         struct str_set in_add, in_out;
-        const char *cur = env_get(env->items, name);
+        const char *cur = env_lookup(env, name);
         _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
         size_t n_out = 0;
         int r = 0;
@@ -307,11 +430,17 @@ static bool path_extension(const char *before, const char *after, struct strv *p
 void env_diff_compute(const struct strv *before, const struct strv *after, struct env_diff *ret)
 {
         struct env_diff r = { 0 };
+        struct env b, a;
+        size_t alloc = 0;
 
-        for (size_t i = 0; i < after->len; i++) {
-                const char *eq = strchr(after->items[i], '=');
-                _cleanup_free_ char *name = xstrndup(after->items[i], (size_t)(eq - after->items[i]));
-                const char *old = env_get(before->items, name);
+        /* Indexed by name, so that two environments of 10,000 variables
+         * (a load may set that many) compare in linear time. */
+        env_init(&b, before->items);
+        env_init(&a, after->items);
+        for (size_t i = 0; i < a.vars.len; i++) {
+                const char *eq = strchr(a.vars.items[i], '=');
+                _cleanup_free_ char *name = xstrndup(a.vars.items[i], (size_t)(eq - a.vars.items[i]));
+                const char *old = env_lookup(&b, name);
                 struct env_change c = { 0 };
 
                 if (env_is_bookkeeping(name) || (old && streq(old, eq + 1)))
@@ -321,22 +450,28 @@ void env_diff_compute(const struct strv *before, const struct strv *after, struc
                 c.old_value = old ? xstrdup(old) : NULL;
                 c.kind = old && path_extension(old, c.value, &c.prepended, &c.appended) ? ENV_PATH
                                                                                        : ENV_SET;
-                r.changes = xreallocarray(r.changes, r.n + 1, sizeof(*r.changes));
+                if (r.n == alloc)
+                        r.changes = xreallocarray(r.changes, alloc = alloc ? 2 * alloc : 16,
+                                                  sizeof(*r.changes));
                 r.changes[r.n++] = c;
         }
-        for (size_t i = 0; i < before->len; i++) {
-                const char *eq = strchr(before->items[i], '=');
-                _cleanup_free_ char *name = xstrndup(before->items[i], (size_t)(eq - before->items[i]));
+        for (size_t i = 0; i < b.vars.len; i++) {
+                const char *eq = strchr(b.vars.items[i], '=');
+                _cleanup_free_ char *name = xstrndup(b.vars.items[i], (size_t)(eq - b.vars.items[i]));
 
-                if (env_is_bookkeeping(name) || env_get(after->items, name))
+                if (env_is_bookkeeping(name) || env_lookup(&a, name))
                         continue;
-                r.changes = xreallocarray(r.changes, r.n + 1, sizeof(*r.changes));
+                if (r.n == alloc)
+                        r.changes = xreallocarray(r.changes, alloc = alloc ? 2 * alloc : 16,
+                                                  sizeof(*r.changes));
                 r.changes[r.n++] = (struct env_change){
                         .name = TAKE_PTR(name),
                         .kind = ENV_UNSET,
                         .old_value = xstrdup(eq + 1),
                 };
         }
+        env_release(&b);
+        env_release(&a);
         if (r.n)
                 qsort(r.changes, r.n, sizeof(*r.changes), compare_changes);
         *ret = r;

@@ -74,7 +74,7 @@ enum path_how { PATH_PREPEND, PATH_APPEND, PATH_REMOVE };
  * result would be longer than ENV_ENTRY_MAX or hold more than max_entries
  * entries, its length and entries in *ret_len and *ret_entries. em: with
  * Environment Modules' semantics, else Lmod's. */
-int path_apply(struct strv *env, const char *name, const char *value, char delim,
+int path_apply(struct env *env, const char *name, const char *value, char delim,
                enum path_how how, bool em, size_t max_entries, size_t *ret_len,
                size_t *ret_entries);
 

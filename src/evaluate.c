@@ -36,7 +36,7 @@
 
 struct loader {
         const struct evaluate_options *o;
-        struct strv env;
+        struct env env;
         struct strv start;       /* env when the load started */
         struct loaded_module *mods;
         size_t n_mods;
@@ -102,7 +102,7 @@ static void loaded_modules_free(struct loaded_module *m, size_t n)
 
 static void loader_release(struct loader *l)
 {
-        strv_release(&l->env);
+        env_release(&l->env);
         strv_release(&l->start);
         loaded_modules_free(l->mods, l->n_mods);
         strv_release(&l->families);
@@ -280,7 +280,7 @@ static int dep_find(struct loader *l, const struct dep_spec *s, const char *arg,
         _cleanup_(candidates_release) struct candidates c = { 0 };
         const struct modulefile *best;
 
-        modulepath_split(env_get(l->env.items, "MODULEPATH"), &mp);
+        modulepath_split(env_lookup(&l->env, "MODULEPATH"), &mp);
         if (l->tcl)
                 return em_find(&mp, s, arg, ret, d);
         if (!s->lo && !s->latest)
@@ -573,9 +573,9 @@ static int apply_op(struct loader *l, const struct modulefile *mf, const struct 
         }
 }
 
-static void path_var_append(struct strv *env, const char *name, const char *value)
+static void path_var_append(struct env *env, const char *name, const char *value)
 {
-        const char *cur = env_get(env->items, name);
+        const char *cur = env_lookup(env, name);
         _cleanup_free_ char *v = cur && *cur ? xasprintf("%s:%s", cur, value) : xstrdup(value);
 
         env_set(env, name, v);
@@ -602,7 +602,7 @@ static int strict_modes_check(const struct loader *l, const char *path, struct d
 
         if (!real)
                 return diag_errorf(d, -errno, "%s: %s", path, strerror(errno));
-        modulepath_split(env_get(l->env.items, "MODULEPATH"), &mp);
+        modulepath_split(env_lookup(&l->env, "MODULEPATH"), &mp);
         for (size_t i = 0; i < mp.len && !root; i++) {
                 char *dir = realpath(mp.items[i], NULL);
 
@@ -691,7 +691,7 @@ static const char *loader_getenv(void *userdata, const char *name)
 {
         const struct apply_ctx *c = userdata;
 
-        return env_get(c->l->env.items, name);
+        return env_lookup(&c->l->env, name);
 }
 
 static bool loader_isloaded(void *userdata, const char *spec)
@@ -774,7 +774,7 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
                 so.max_cpu_ms = (unsigned)((left + 999999) / 1000000);
         }
         before = l->n_evaluated++;
-        env_copy(&start_env, l->env.items);
+        env_copy(&start_env, l->env.vars.items);
         so.environ = (const char *const *)start_env.items;
         if (l->tcl)
                 r = tcl_safe_eval(mf,
@@ -831,7 +831,7 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
         strv_release(&l->before_last);
         l->before_last = l->last_done;
         l->last_done = (struct strv){ 0 };
-        env_copy(&l->last_done, l->env.items);
+        env_copy(&l->last_done, l->env.vars.items);
         return 0;
 }
 
@@ -845,11 +845,11 @@ void evaluation_release(struct evaluation *e)
         *e = (struct evaluation){ 0 };
 }
 
-void evaluate_start_env(const struct evaluate_options *o, struct strv *ret)
+static void start_env(const struct evaluate_options *o, struct env *ret)
 {
         extern char **environ;
 
-        env_copy(ret, o->environ ? o->environ : environ);
+        env_init(ret, o->environ ? o->environ : environ);
         if (o->modulepath) {
                 _cleanup_free_ char *joined = strv_join(o->modulepath, ":");
 
@@ -857,11 +857,19 @@ void evaluate_start_env(const struct evaluate_options *o, struct strv *ret)
         }
 }
 
+void evaluate_start_env(const struct evaluate_options *o, struct strv *ret)
+{
+        struct env e;
+
+        start_env(o, &e);
+        *ret = env_take_vars(&e);
+}
+
 /* A load of Tcl modulefiles in the safe interpreter: tclsh is found on
  * the PATH of the start environment (the caller's, never a module's). */
 static int tcl_begin(struct loader *l, struct diag *d)
 {
-        l->tclsh = tcl_find_interpreter(l->env.items);
+        l->tclsh = tcl_find_interpreter(l->env.vars.items);
         if (!l->tclsh)
                 return diag_errorf(d, -ENOEXEC,
                                    "Tcl modulefiles are evaluated in a Tcl safe interpreter, and "
@@ -883,21 +891,21 @@ int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n
         int r = 0;
 
         l.cpu_deadline_ns = thread_cpu_ns() + (long long)l.cpu_ms * 1000000;
-        evaluate_start_env(o, &l.env);
-        env_copy(&l.last_done, l.env.items);
-        env_copy(&l.start, l.env.items);
+        start_env(o, &l.env);
+        env_copy(&l.last_done, l.env.vars.items);
+        env_copy(&l.start, l.env.vars.items);
         for (size_t i = 0; i < n_specs && r >= 0; i++) {
                 _cleanup_(strv_release) struct strv mp = { 0 };
                 struct modulefile m = { 0 };
 
-                modulepath_split(env_get(l.env.items, "MODULEPATH"), &mp);
+                modulepath_split(env_lookup(&l.env, "MODULEPATH"), &mp);
                 r = modulepath_find_rc(&mp, l.start.items, specs[i], &m, d);
                 if (r >= 0 && !m.lua && i == 0) {
                         modulefile_release(&m);
                         /* The tool's files cannot be checked before it
                          * runs them: strict modes keep the safe way. */
                         if (o->trust_modulefiles && !o->strict_modes)
-                                return evaluate_tool(l.env.items, specs, n_specs, ret, d);
+                                return evaluate_tool(l.env.vars.items, specs, n_specs, ret, d);
                         r = tcl_begin(&l, d);
                         if (r < 0)
                                 return r;
@@ -929,11 +937,11 @@ int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n
         *ret = (struct evaluation){
                 .modules = TAKE_PTR(l.mods),
                 .n_modules = l.n_mods,
-                .env = l.env,
+                .env = env_take_vars(&l.env),
                 .env_before_last = l.before_last,
         };
         l.n_mods = 0;
-        l.env = l.before_last = (struct strv){ 0 };
+        l.before_last = (struct strv){ 0 };
         return 0;
 }
 

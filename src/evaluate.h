@@ -187,9 +187,25 @@ struct env_diff {
 void env_diff_compute(const struct strv *before, const struct strv *after, struct env_diff *ret);
 void env_diff_release(struct env_diff *d);
 
-/* Set or remove name in a "NAME=value" strv (env_get reads it). */
-void env_set(struct strv *env, const char *name, const char *value);
-void env_unset(struct strv *env, const char *name);
+/* A load's environment: the "NAME=value" variables a program would be
+ * started with, each name once, indexed by name, so that a lookup, a set
+ * and an unset cost the same with ten variables as with the 10,000 a
+ * load may set (open addressing; slots hold 1 + a position in vars). The
+ * order of vars is not kept across env_unset. */
+struct env {
+        struct strv vars;
+        size_t *slots;
+        size_t size; /* a power of two, more than twice vars.len */
+};
+/* A copy of the "NAME=value" items of from (NULL-terminated); of a name
+ * given twice the first is kept, as getenv(3) would find it. */
+void env_init(struct env *e, char *const *from);
+void env_release(struct env *e);
+/* The variables, e released. */
+struct strv env_take_vars(struct env *e);
+const char *env_lookup(const struct env *e, const char *name);
+void env_set(struct env *e, const char *name, const char *value);
+void env_unset(struct env *e, const char *name);
 
 /* What the last module of e itself puts on the path variable name: the
  * entries of its own prepend/append calls, else (a tool that did not tell)

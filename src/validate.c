@@ -160,10 +160,18 @@ void validate_module_init(struct validate_module *ret, const char *module, const
         ret->kind = module_kind_detect(f->name, &ret->own_libdirs);
         if (!ret->kind) {
                 _cleanup_(strv_release) struct strv set = { 0 };
+                struct env had;
 
-                for (size_t i = 0; i < e->env.len; i++)
-                        if (!strv_contains(&e->env_before_last, e->env.items[i]))
-                                strv_add(&set, e->env.items[i]);
+                env_init(&had, e->env_before_last.items);
+                for (size_t i = 0; i < e->env.len; i++) {
+                        const char *item = e->env.items[i], *eq = strchr(item, '=');
+                        _cleanup_free_ char *name = xstrndup(item, (size_t)(eq - item));
+                        const char *old = env_lookup(&had, name);
+
+                        if (!old || !streq(old, eq + 1))
+                                strv_add(&set, item);
+                }
+                env_release(&had);
                 validate_module_use_system_dirs(ret, &set, "");
         }
 }
@@ -313,15 +321,17 @@ void check_paths(const struct evaluation *e, struct check *ret)
         _cleanup_strbuf_ struct strbuf bad = STRBUF_INIT;
         enum check_status worst = CHECK_PASS;
         size_t n_dirs = 0;
+        struct env before; /* indexed: a module may set 10,000 variables */
 
         ret->id = "paths";
+        env_init(&before, e->env_before_last.items);
         for (size_t i = 0; i < e->env.len; i++) {
                 const char *item = e->env.items[i], *eq = strchr(item, '='), *value = eq + 1, *old;
                 _cleanup_free_ char *name = xstrndup(item, (size_t)(eq - item));
                 _cleanup_(strv_release) struct strv now = { 0 }, had = { 0 };
                 bool in_front = true;
 
-                old = env_get(e->env_before_last.items, name);
+                old = env_lookup(&before, name);
                 if (env_is_bookkeeping(name) || streq(name, "MODULEPATH") || (old && streq(old, value)))
                         continue;
                 if (!is_path_list(name, value)) {
@@ -347,6 +357,7 @@ void check_paths(const struct evaluation *e, struct check *ret)
                                 worst = CHECK_FAIL;
                 }
         }
+        env_release(&before);
         if (worst == CHECK_PASS)
                 check_set(ret, CHECK_PASS, "%zu directories added, all present", n_dirs);
         else

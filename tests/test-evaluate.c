@@ -442,6 +442,100 @@ START_TEST(load_checks_prereq_conflict_cycles_and_errors)
 }
 END_TEST
 
+/* The naive model: the first "NAME=" item of a strv. */
+static const char *model_get(const struct strv *m, const char *name)
+{
+        return env_get(m->items, name);
+}
+
+static void model_set(struct strv *m, const char *name, const char *value)
+{
+        size_t n = strlen(name);
+
+        for (size_t i = 0; i < m->len; i++)
+                if (strncmp(m->items[i], name, n) == 0 && m->items[i][n] == '=') {
+                        free(m->items[i]);
+                        m->items[i] = xasprintf("%s=%s", name, value);
+                        return;
+                }
+        strv_push(m, xasprintf("%s=%s", name, value));
+}
+
+static void model_unset(struct strv *m, const char *name)
+{
+        size_t n = strlen(name);
+
+        for (size_t i = 0; i < m->len; i++)
+                if (strncmp(m->items[i], name, n) == 0 && m->items[i][n] == '=') {
+                        free(m->items[i]);
+                        m->items[i] = m->items[--m->len];
+                        m->items[m->len] = NULL;
+                        return;
+                }
+}
+
+/* The index of a load's environment against a plain list searched item by
+ * item: 30,000 sets and unsets of 3,000 names (the table grows, and every
+ * unset moves the entries after it in its probe run back), then every
+ * name looked up, and the variables are the model's, each once. */
+START_TEST(env_index_agrees_with_a_list)
+{
+        const char *const start[] = { "A=1", "B=2", "A=shadowed", "NOEQUALS", "=empty-name", NULL };
+        struct strv model = { 0 }, sorted_env = { 0 }, sorted_model = { 0 };
+        struct env e;
+        unsigned seed = 1;
+
+        env_init(&e, (char *const *)start);
+        strv_add(&model, "A=1");
+        strv_add(&model, "B=2");
+        strv_add(&model, "=empty-name");
+        ck_assert_uint_eq(e.vars.len, 3);
+        ck_assert_str_eq(env_lookup(&e, "A"), "1");
+        ck_assert_ptr_null(env_lookup(&e, "NOEQUALS"));
+        for (int op = 0; op < 30000; op++) {
+                char name[16], value[16];
+
+                seed = seed * 1103515245u + 12345u;
+                snprintf(name, sizeof(name), "V%u", (seed >> 8) % 3000);
+                snprintf(value, sizeof(value), "%d", op);
+                if ((seed >> 4) % 3 == 0) {
+                        env_unset(&e, name);
+                        model_unset(&model, name);
+                } else {
+                        env_set(&e, name, value);
+                        model_set(&model, name, value);
+                }
+                ck_assert_ptr_null(e.vars.items[e.vars.len]);
+        }
+        ck_assert_uint_eq(e.vars.len, model.len);
+        for (unsigned i = 0; i < 3000; i++) {
+                char name[16];
+                const char *want, *got;
+
+                snprintf(name, sizeof(name), "V%u", i);
+                want = model_get(&model, name);
+                got = env_lookup(&e, name);
+                if (!want)
+                        ck_assert_msg(got == NULL, "%s: %s, not unset", name, got);
+                else
+                        ck_assert_msg(got && streq(got, want), "%s: %s, not %s", name, got, want);
+        }
+        for (size_t i = 0; i < e.vars.len; i++)
+                strv_add(&sorted_env, e.vars.items[i]);
+        for (size_t i = 0; i < model.len; i++)
+                strv_add(&sorted_model, model.items[i]);
+        strv_sort_uniq(&sorted_env);
+        strv_sort_uniq(&sorted_model);
+        ck_assert_uint_eq(sorted_env.len, e.vars.len);
+        for (size_t i = 0; i < sorted_model.len; i++)
+                ck_assert_str_eq(sorted_env.items[i], sorted_model.items[i]);
+        env_release(&e);
+        strv_release(&model);
+        strv_release(&sorted_env);
+        strv_release(&sorted_model);
+}
+END_TEST
+
 START_TEST(diff_classifies_changes)
 {
         struct strv before = { 0 }, after = { 0 };
@@ -525,6 +619,37 @@ START_TEST(show_prints_the_environment)
         ck_assert_int_eq(r.status, 2);
         ck_assert_ptr_nonnull(strstr(r.err, "module 'cudnn' not found"));
         ck_assert_str_eq(r.out, "");
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* A load just under the call cap: 6,000 variables set, every third one
+ * unset again, 2,000 paths put in front. It loads, and show prints each
+ * variable left as the calls left it. (Each call once cost a walk through
+ * every variable set before it: under valgrind this load ran past its
+ * CPU time limit.) */
+START_TEST(show_a_load_of_thousands_of_variables)
+{
+        char *root = fx_new();
+        struct run_result r = { 0 };
+
+        fx_write(root, "mp/many/1.lua",
+                 "for i = 1, 6000 do setenv('V' .. i, 'v' .. i) end\n"
+                 "for i = 3, 6000, 3 do unsetenv('V' .. i) end\n"
+                 "for i = 1, 2000 do prepend_path('P' .. i, '/p/' .. i) end\n");
+        show(&r, root, (const char *const[]){ "many", NULL }, false);
+        ck_assert_msg(r.status == 0, "show failed: %s", r.err);
+        for (int i = 1; i <= 6000; i++) {
+                char line[64];
+
+                snprintf(line, sizeof(line), "\n  V%-18d= v%d\n", i, i);
+                if (i % 3)
+                        ck_assert_msg(strstr(r.out, line) != NULL, "V%d missing", i);
+                else
+                        ck_assert_msg(strstr(r.out, line + 1) == NULL, "V%d not unset", i);
+        }
+        ck_assert_ptr_nonnull(strstr(r.out, "\n  P1999              = /p/1999\n"));
         run_result_release(&r);
         fx_free(root);
 }
@@ -1195,8 +1320,10 @@ int main(void)
         tcase_add_test(tc, load_resolves_dependencies_in_the_modulepath);
         tcase_add_test(tc, load_follows_the_hierarchy);
         tcase_add_test(tc, load_checks_prereq_conflict_cycles_and_errors);
+        tcase_add_test(tc, env_index_agrees_with_a_list);
         tcase_add_test(tc, diff_classifies_changes);
         tcase_add_test(tc, show_prints_the_environment);
+        tcase_add_test(tc, show_a_load_of_thousands_of_variables);
         tcase_add_loop_test(tc, show_refuses_hostile_modulefiles, 0, (int)ELEMENTSOF(hostile));
         tcase_add_test(tc, show_binary_chunk_is_refused);
         tcase_add_test(tc, show_refuses_modulefiles_over_1_mib);
