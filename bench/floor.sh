@@ -7,7 +7,10 @@
 # tree of issue 19: N install prefixes, 42,402 entries at 2,000) and
 #   1. counts the system calls of `cudamod scan --json --jobs 1 ROOT` and of
 #      `find ROOT` with strace -c -f (deterministic: run once each);
-#   2. times them warm with hyperfine (scan at --jobs 1, 2 and the CPUs);
+#   2. times them warm with hyperfine (scan at --jobs 1, 2 and the CPUs),
+#      then with bench/paired.py: find, scan at the default jobs and at
+#      --jobs 1 in interleaved rounds, each round's ratio to find (what a
+#      drifting machine leaves comparable);
 #   3. with --latency US (default 200; 0: skip): the same on a "slow
 #      filesystem": bench/slowfs.so (LD_PRELOAD, built by
 #      `ninja -C BUILD slowfs.so`) makes every name lookup and directory
@@ -106,6 +109,12 @@ for k, x in r.items():
     print("| %s | %.1f | %.1f | %.1f | %.1f | %.2fx |" % (k, x["mean"] * 1e3, x["stddev"] * 1e3, x["median"] * 1e3,
                                                      (x["user"] + x["system"]) * 1e3, x["mean"] / f))
 PY
+
+        # --- 2b. the same, interleaved: the ratio to find within each round
+        python3 "$src/bench/paired.py" --rounds "$((runs * 3))" \
+                "find=find $root" \
+                "scan=$cudamod scan --json $root" \
+                "scan --jobs 1=$cudamod scan --json --jobs 1 $root"
 
         # --- 3. a slow filesystem
         [ "$latency" -gt 0 ] || { rm -rf "$root"; continue; }
