@@ -99,7 +99,7 @@ const char *env_lookup(const struct env *e, const char *name)
 {
         size_t n = strlen(name), s;
 
-        if (!e->size)
+        if (!e->size || memchr(name, '=', n))
                 return NULL;
         s = env_slot(e, name, n);
         return e->slots[s] ? e->vars.items[e->slots[s] - 1] + n + 1 : NULL;
@@ -108,8 +108,14 @@ const char *env_lookup(const struct env *e, const char *name)
 void env_set(struct env *e, const char *name, const char *value)
 {
         size_t n = strlen(name), s;
-        char *item = xasprintf("%s=%s", name, value);
+        char *item;
 
+        /* The index is by what precedes the first '=' of an item: a name
+         * holding one would be filed where no lookup finds it. Callers
+         * refuse such names (the sandboxes, the config). */
+        if (memchr(name, '=', n))
+                return;
+        item = xasprintf("%s=%s", name, value);
         env_grow(e);
         s = env_slot(e, name, n);
         if (e->slots[s]) {
@@ -128,7 +134,7 @@ void env_unset(struct env *e, const char *name)
 {
         size_t n = strlen(name), mask = e->size - 1, s, p, last;
 
-        if (!e->size)
+        if (!e->size || memchr(name, '=', n))
                 return;
         s = env_slot(e, name, n);
         if (!e->slots[s])

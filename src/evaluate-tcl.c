@@ -519,7 +519,15 @@ static int records_parse(struct strbuf *out, const char *path, struct sandbox_re
                 else if (!record_to_op(&rec, &op))
                         err = diag_set(d, -EINVAL, path, rec.line, 0,
                                        "the Tcl evaluation wrote a malformed '%s' record", rec.kind);
-                else {
+                else if (op.name && strchr(op.name, '=')) {
+                        /* "A=B" set to "x" would be the entry "A=B=x",
+                         * variable A: refused, as the Lua sandbox does. */
+                        err = diag_set(d, -EINVAL, path, rec.line, 0,
+                                       "a variable name cannot hold '=' ('%s')", op.name);
+                        free(op.name);
+                        free(op.value);
+                        strv_release(&op.args);
+                } else {
                         r.ops = xreallocarray(r.ops, r.n_ops + 1, sizeof(*r.ops));
                         r.ops[r.n_ops++] = op;
                         r.bytes += (size_t)(nl - line);

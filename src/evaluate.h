@@ -204,6 +204,8 @@ void env_release(struct env *e);
 /* The variables, e released. */
 struct strv env_take_vars(struct env *e);
 const char *env_lookup(const struct env *e, const char *name);
+/* A name holding '=' names no variable: env_lookup gives NULL, env_set
+ * and env_unset do nothing (the sandboxes refuse such names first). */
 void env_set(struct env *e, const char *name, const char *value);
 void env_unset(struct env *e, const char *name);
 

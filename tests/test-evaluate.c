@@ -492,6 +492,17 @@ START_TEST(env_index_agrees_with_a_list)
         ck_assert_uint_eq(e.vars.len, 3);
         ck_assert_str_eq(env_lookup(&e, "A"), "1");
         ck_assert_ptr_null(env_lookup(&e, "NOEQUALS"));
+        /* A name holding '=' names no variable, and leaves the index whole:
+         * "A=B" filed under its whole name would be moved, on the unset of
+         * an earlier variable, to a slot no lookup of it reaches. */
+        env_set(&e, "X", "1");
+        env_set(&e, "A=B", "y");
+        env_unset(&e, "X");
+        env_set(&e, "A=B", "z");
+        env_unset(&e, "A=B");
+        ck_assert_ptr_null(env_lookup(&e, "A=B"));
+        ck_assert_str_eq(env_lookup(&e, "A"), "1");
+        ck_assert_uint_eq(e.vars.len, 3);
         for (int op = 0; op < 30000; op++) {
                 char name[16], value[16];
 
@@ -1197,6 +1208,25 @@ START_TEST(tcl_modulefile_cannot_run_anything)
 }
 END_TEST
 
+/* A Tcl name holding '=' ("A=B" set to "y" would be the entry "A=B=y",
+ * variable A) is refused at its line, as the Lua sandbox refuses it. Let
+ * through, this sequence left the load's index pointing past its last
+ * variable, and the second setenv crashed cudamod. */
+START_TEST(tcl_variable_name_cannot_hold_equals)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+
+        fx_write(root, "mp/eq/1", "#%Module\nsetenv X 1\nsetenv A=B y\nunsetenv X\nsetenv A=B z\n");
+        ck_assert_int_eq(load(root, "mp", NULL, (const char *const[]){ "eq/1", NULL }, &e, &d),
+                         -EINVAL);
+        ck_assert_msg(strstr(d.message, "a variable name cannot hold '=' ('A=B')"), "%s", d.message);
+        ck_assert_uint_eq(d.line, 3);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(tcl_endless_loop_ends)
 {
         char *root = fx_new();
@@ -1335,6 +1365,7 @@ int main(void)
         tcase_add_test(tc, tcl_environment_is_not_on_a_command_line);
         tcase_add_test(tc, tcl_prereq_loads_the_default_in_range);
         tcase_add_loop_test(tc, tcl_modulefile_cannot_run_anything, 0, (int)ELEMENTSOF(tcl_refused) - 1);
+        tcase_add_test(tc, tcl_variable_name_cannot_hold_equals);
         tcase_add_test(tc, tcl_endless_loop_ends);
         tcase_add_test(tc, tcl_without_tclsh_is_refused_naming_trust);
         tcase_add_test(tc, tcl_and_lua_do_not_mix);
