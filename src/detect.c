@@ -122,7 +122,7 @@ void detect_cache_end(void)
         for (size_t i = 0; i < c->n_dirs; i++) {
                 free(c->dirs[i].rel);
                 targets_free(c->dirs[i].targets, c->dirs[i].n);
-                walk_entries_free(c->dirs[i].e, c->dirs[i].n);
+                walk_entries_free(c->dirs[i].e);
                 if (c->dirs[i].fd >= 0)
                         close(c->dirs[i].fd);
         }
@@ -498,9 +498,7 @@ struct too_large_check {
         int fd;
         bool checked, stated, known;
         struct stat st;
-        size_t n;
-        struct walk_entry *e;
-        size_t alloc;
+        struct walk_entries_build b;
 };
 
 static int list_one(const char *name, unsigned char type, void *ctx)
@@ -509,7 +507,7 @@ static int list_one(const char *name, unsigned char type, void *ctx)
 
         /* A directory of more than one getdents64 buffer may be one
          * known too large: an fstat then, not for the small ones. */
-        if (c->n == 512 && !c->checked) {
+        if (c->b.n == 512 && !c->checked) {
                 c->checked = true;
                 c->stated = fstat(c->fd, &c->st) == 0;
                 if (c->stated && known_too_large(&c->st)) {
@@ -517,19 +515,8 @@ static int list_one(const char *name, unsigned char type, void *ctx)
                         return -E2BIG;
                 }
         }
-        if (c->n == c->alloc) {
-                c->alloc = c->alloc ? c->alloc * 2 : 32;
-                c->e = xreallocarray(c->e, c->alloc, sizeof(*c->e));
-        }
-        c->e[c->n].name = xstrdup(name);
-        c->e[c->n].type = type;
-        c->n++;
+        walk_entries_add(&c->b, name, type);
         return 0;
-}
-
-static int entry_name_cmp(const void *a, const void *b)
-{
-        return strcmp(((const struct walk_entry *)a)->name, ((const struct walk_entry *)b)->name);
 }
 
 static int list_fd(int fd, struct walk_entry **ret, size_t *ret_n)
@@ -544,15 +531,10 @@ static int list_fd(int fd, struct walk_entry **ret, size_t *ret_n)
                         too_large[n_too_large++ % TOO_LARGE_MEMO] = (struct too_large){
                                 .dev = c.st.st_dev, .ino = c.st.st_ino, .ctime = c.st.st_ctim };
         }
-        if (r < 0) {
-                walk_entries_free(c.e, c.n);
-                return r;
-        }
-        if (c.n > 1)
-                qsort(c.e, c.n, sizeof(*c.e), entry_name_cmp);
-        *ret = c.e;
-        *ret_n = c.n;
-        return 0;
+        if (r == 0)
+                *ret = walk_entries_finish(&c.b, ret_n);
+        walk_entries_build_release(&c.b);
+        return r;
 }
 
 /* The listing of dirfd/rel: from the cache when it has it (or the walk's
@@ -579,10 +561,7 @@ static const struct dc_dir *cached_listing(int dirfd, const char *rel, int *ret_
         *d = (struct dc_dir){ .rel = cache_keybuf_take(&kb), .fd = -1 };
         if (!*d->rel) {
                 /* The directory itself: the walk read it. */
-                d->e = xreallocarray(NULL, cache->dir->n_entries ? cache->dir->n_entries : 1, sizeof(*d->e));
-                for (size_t i = 0; i < cache->dir->n_entries; i++)
-                        d->e[i] = (struct walk_entry){ .name = xstrdup(cache->dir->entries[i].name),
-                                                       .type = cache->dir->entries[i].type };
+                d->e = walk_entries_copy(cache->dir->entries, cache->dir->n_entries);
                 d->n = cache->dir->n_entries;
         } else if (cache_lookup(d->rel, &t) == 0)
                 d->err = -ENOENT;
@@ -645,8 +624,8 @@ int dir_list(int dirfd, const char *rel, struct strv *ret)
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++)
-                strv_push(&v, TAKE_PTR(e[i].name));
-        free(e);
+                strv_add(&v, e[i].name);
+        walk_entries_free(e);
         *ret = v;
         return 0;
 }
@@ -767,7 +746,7 @@ int libdir_in(int prefix_fd, const char *rel, const char *stem, struct libdir *r
                 if (v.count >= 3 && (!ld.full.count || version_compare(&v, &ld.full) > 0))
                         ld.full = v;
         }
-        walk_entries_free(owned, owned ? n : 0);
+        walk_entries_free(owned);
         if (ld.files.len == 0) {
                 libdir_release(&ld);
                 return -ENOENT;

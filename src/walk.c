@@ -254,10 +254,70 @@ static int entry_cmp(const void *a, const void *b)
         return strcmp(((const struct walk_entry *)a)->name, ((const struct walk_entry *)b)->name);
 }
 
-void walk_entries_free(struct walk_entry *e, size_t n)
+void walk_entries_add(struct walk_entries_build *b, const char *name, unsigned char type)
 {
+        size_t len = strlen(name) + 2;
+
+        if (b->alloc - b->len < len) {
+                size_t want = b->alloc ? b->alloc : 4096;
+
+                while (want - b->len < len)
+                        want *= 2;
+                b->buf = xrealloc(b->buf, want);
+                b->alloc = want;
+        }
+        b->buf[b->len] = (char)type;
+        memcpy(b->buf + b->len + 1, name, len - 1);
+        b->len += len;
+        b->n++;
+}
+
+struct walk_entry *walk_entries_finish(struct walk_entries_build *b, size_t *ret_n)
+{
+        size_t n = b->n, off = 0, size;
+        struct walk_entry *e;
+        char *names;
+
+        *ret_n = n;
+        if (n == 0)
+                return NULL;
+        if (__builtin_mul_overflow(n, sizeof(*e), &size) || __builtin_add_overflow(size, b->len, &size))
+                size = SIZE_MAX; /* xmalloc's out of memory */
+        e = xmalloc(size);
+        names = (char *)(e + n);
+        memcpy(names, b->buf, b->len);
+        for (size_t i = 0; i < n; i++) {
+                e[i].type = (unsigned char)names[off];
+                e[i].name = names + off + 1;
+                off += strlen(e[i].name) + 2;
+        }
+        if (n > 1)
+                qsort(e, n, sizeof(*e), entry_cmp);
+        b->len = b->n = 0;
+        return e;
+}
+
+void walk_entries_build_release(struct walk_entries_build *b)
+{
+        free(b->buf);
+        *b = (struct walk_entries_build){ 0 };
+}
+
+struct walk_entry *walk_entries_copy(const struct walk_entry *e, size_t n)
+{
+        struct walk_entries_build b = { 0 };
+        struct walk_entry *copy;
+        size_t got;
+
         for (size_t i = 0; i < n; i++)
-                free(e[i].name);
+                walk_entries_add(&b, e[i].name, e[i].type);
+        copy = walk_entries_finish(&b, &got);
+        walk_entries_build_release(&b);
+        return copy;
+}
+
+void walk_entries_free(struct walk_entry *e)
+{
         free(e);
 }
 
@@ -304,40 +364,25 @@ int walk_read_fd(int fd, size_t max, int (*each)(const char *name, unsigned char
         }
 }
 
-struct entries_acc {
-        struct walk_entry *e;
-        size_t n, alloc;
-};
-
 static int entries_add(const char *name, unsigned char type, void *ctx)
 {
-        struct entries_acc *a = ctx;
-
-        if (a->n == a->alloc) {
-                a->alloc = a->alloc ? a->alloc * 2 : 32;
-                a->e = xreallocarray(a->e, a->alloc, sizeof(*a->e));
-        }
-        a->e[a->n].name = xstrdup(name);
-        a->e[a->n].type = type;
-        a->n++;
+        walk_entries_add(ctx, name, type);
         return 0;
 }
 
 int walk_read_entries(int fd, size_t max, struct walk_entry **ret, size_t *ret_n)
 {
-        struct entries_acc a = { 0 };
-        int r = walk_read_fd(fd, max, entries_add, &a);
+        struct walk_entries_build b = { 0 };
+        int r = walk_read_fd(fd, max, entries_add, &b);
 
         if (r == -E2BIG) {
-                walk_entries_free(a.e, a.n);
+                walk_entries_build_release(&b);
                 *ret = NULL;
                 *ret_n = 0;
                 return r;
         }
-        if (a.n > 1)
-                qsort(a.e, a.n, sizeof(*a.e), entry_cmp);
-        *ret = a.e;
-        *ret_n = a.n;
+        *ret = walk_entries_finish(&b, ret_n);
+        walk_entries_build_release(&b);
         return r;
 }
 
@@ -628,7 +673,7 @@ static void walk_fd(struct walker *w, int fd, const char *path, const char *real
                                 queue_symlink(w, child_path, depth + 1);
                 }
         }
-        walk_entries_free(entries, n);
+        walk_entries_free(entries);
         if (sfd)
                 shared_fd_put(sfd);
         else

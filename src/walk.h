@@ -71,7 +71,21 @@ int walk_read_fd(int fd, size_t max, int (*each)(const char *name, unsigned char
 /* The entries of fd, sorted by name (walk_read_fd's errors; with -errno of
  * a failed read, the entries before it). */
 int walk_read_entries(int fd, size_t max, struct walk_entry **ret, size_t *ret_n);
-void walk_entries_free(struct walk_entry *e, size_t n);
+
+/* A listing is one allocation: the entries, then their names (it was a
+ * malloc a name, a tenth of a scan's allocations). Gathered as read, in
+ * records that the finish copies once and sorts: */
+struct walk_entries_build {
+        char *buf; /* a type byte, the name, its NUL; one record after another */
+        size_t len, alloc, n;
+};
+void walk_entries_add(struct walk_entries_build *b, const char *name, unsigned char type);
+/* What b gathered, sorted by name (NULL when nothing); b is left empty. */
+struct walk_entry *walk_entries_finish(struct walk_entries_build *b, size_t *ret_n);
+void walk_entries_build_release(struct walk_entries_build *b);
+/* A copy of n entries, in the same one allocation. */
+struct walk_entry *walk_entries_copy(const struct walk_entry *e, size_t n);
+void walk_entries_free(struct walk_entry *e);
 
 /* Look up an entry of dir by name (binary search); NULL when absent. */
 const struct walk_entry *walk_dir_find(const struct walk_dir *dir, const char *name);

@@ -2,6 +2,7 @@
  * every layout fixture against its golden file, the table, hostile trees,
  * and the real CUDA 13.0 install when the machine has one. */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -781,6 +782,77 @@ START_TEST(scan_json_text_matches_jansson)
 }
 END_TEST
 
+/* A listing is one allocation of entries and names (walk.h): every name
+ * read comes back whole, with its d_type, sorted, over a directory whose
+ * names outgrow the gathering buffer many times (names of 5 to 255 bytes,
+ * every byte but '/' and NUL), and its copy is the same. */
+START_TEST(walk_listing_holds_every_name_sorted)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *dir = path_join(root, "d");
+        const size_t n_names = 3000;
+        char **names = xcalloc(n_names, sizeof(*names));
+        struct walk_entry *e = NULL, *copy;
+        size_t n = 0;
+        int fd, r;
+
+        fx_mkdir(root, "d");
+        for (size_t i = 0; i < n_names; i++) {
+                /* Five digits that keep the names apart, then bytes of
+                 * every value but '/' and NUL: 5 to 255 in all. */
+                size_t len = 5 + (i * 37) % 251;
+                char *name = xmalloc(len + 1);
+                _cleanup_free_ char *rel = NULL;
+
+                snprintf(name, 6, "%05zu", i);
+                for (size_t k = 5; k < len; k++) {
+                        name[k] = (char)(1 + (i * 7 + k * 13) % 255);
+                        if (name[k] == '/')
+                                name[k] = '_';
+                }
+                name[len] = '\0';
+                names[i] = name;
+                rel = xasprintf("d/%s", name);
+                if (i % 3 == 0)
+                        fx_mkdir(root, rel);
+                else if (i % 3 == 1)
+                        fx_write(root, rel, "");
+                else
+                        fx_symlink(root, rel, "nowhere");
+        }
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        r = walk_read_entries(fd, WALK_MAX_ENTRIES, &e, &n);
+        close(fd);
+        ck_assert_int_eq(r, 0);
+        ck_assert_uint_eq(n, n_names);
+        for (size_t i = 1; i < n; i++)
+                ck_assert_msg(strcmp(e[i - 1].name, e[i].name) < 0, "not sorted at %zu", i);
+        for (size_t i = 0; i < n_names; i++) {
+                struct walk_dir d = { .entries = e, .n_entries = n };
+                const struct walk_entry *f = walk_dir_find(&d, names[i]);
+                unsigned char want = i % 3 == 0 ? DT_DIR : i % 3 == 1 ? DT_REG : DT_LNK;
+
+                ck_assert_msg(f != NULL, "name %zu missing", i);
+                ck_assert_str_eq(f->name, names[i]);
+                if (f->type != DT_UNKNOWN)
+                        ck_assert_int_eq(f->type, want);
+        }
+        copy = walk_entries_copy(e, n);
+        for (size_t i = 0; i < n; i++) {
+                ck_assert_str_eq(copy[i].name, e[i].name);
+                ck_assert_int_eq(copy[i].type, e[i].type);
+        }
+        ck_assert_ptr_null(walk_entries_copy(e, 0));
+        walk_entries_free(copy);
+        walk_entries_free(e);
+        for (size_t i = 0; i < n_names; i++)
+                free(names[i]);
+        free(names);
+        fx_free(root);
+}
+END_TEST
+
 static Suite *scan_suite(void)
 {
         Suite *s = suite_create("scan");
@@ -815,6 +887,7 @@ static Suite *scan_suite(void)
         tcase_add_test(tc, scan_reports_broken_installs_as_problems);
         tcase_add_test(tc, scan_hostile_prefix_names);
         tcase_add_test(tc, scan_reports_special_files_without_reading_them);
+        tcase_add_test(tc, walk_listing_holds_every_name_sorted);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("bounds");
