@@ -755,7 +755,11 @@ static int search_region(const struct elf_file *f, const char *path, uint64_t of
         if (off > f->size || size > f->size - off)
                 return malformed(d, path, "a section (offset %" PRIu64 ", size %" PRIu64
                                  ") does not lie in the file", off, size);
-        buf = xmalloc(FIND_STRINGS_CHUNK + FIND_STRINGS_MAX_LEN);
+        /* As large as the region when it is smaller than a chunk (the
+         * .rodata of most files): a chunk's 256 KiB a search was an mmap
+         * and munmap, or a heap top grown and trimmed, with page faults
+         * each time. */
+        buf = xmalloc((size < FIND_STRINGS_CHUNK ? (size_t)size : FIND_STRINGS_CHUNK) + FIND_STRINGS_MAX_LEN);
         s->state = SEARCH_OUTSIDE;
         s->start_ok = true;
         while (done < size) {
