@@ -148,7 +148,7 @@ static struct version major_version(unsigned long major)
 static void detect_nvshmem(const struct walk_dir *dir, struct install_list *l,
                            struct walk_verdict *verdict)
 {
-        const char *hint_source, *cuda_source = NULL;
+        const char *hint_source, *cuda_source = "";
         _cleanup_free_ char *device = NULL;
         struct library_find f;
         struct name_hint hint;
