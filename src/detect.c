@@ -521,7 +521,7 @@ static int list_one(const char *name, unsigned char type, void *ctx)
 
 static int list_fd(int fd, struct walk_entry **ret, size_t *ret_n)
 {
-        struct too_large_check c = { .fd = fd };
+        struct too_large_check c = { .fd = fd, .b = WALK_ENTRIES_BUILD_INIT };
         int r = walk_read_fd(fd, WALK_MAX_ENTRIES, list_one, &c);
 
         if (r == -E2BIG && !c.known) {

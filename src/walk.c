@@ -256,36 +256,25 @@ static int entry_cmp(const void *a, const void *b)
 
 void walk_entries_add(struct walk_entries_build *b, const char *name, unsigned char type)
 {
-        size_t len = strlen(name) + 2;
-
-        if (b->alloc - b->len < len) {
-                size_t want = b->alloc ? b->alloc : 4096;
-
-                while (want - b->len < len)
-                        want *= 2;
-                b->buf = xrealloc(b->buf, want);
-                b->alloc = want;
-        }
-        b->buf[b->len] = (char)type;
-        memcpy(b->buf + b->len + 1, name, len - 1);
-        b->len += len;
+        strbuf_addch(&b->records, (char)type);
+        strbuf_add(&b->records, name, strlen(name) + 1);
         b->n++;
 }
 
 struct walk_entry *walk_entries_finish(struct walk_entries_build *b, size_t *ret_n)
 {
-        size_t n = b->n, off = 0, size;
+        size_t n = b->n, len = b->records.len, off = 0, size;
         struct walk_entry *e;
         char *names;
 
         *ret_n = n;
         if (n == 0)
                 return NULL;
-        if (__builtin_mul_overflow(n, sizeof(*e), &size) || __builtin_add_overflow(size, b->len, &size))
+        if (__builtin_mul_overflow(n, sizeof(*e), &size) || __builtin_add_overflow(size, len, &size))
                 size = SIZE_MAX; /* xmalloc's out of memory */
         e = xmalloc(size);
         names = (char *)(e + n);
-        memcpy(names, b->buf, b->len);
+        memcpy(names, b->records.buf, len);
         for (size_t i = 0; i < n; i++) {
                 e[i].type = (unsigned char)names[off];
                 e[i].name = names + off + 1;
@@ -293,19 +282,20 @@ struct walk_entry *walk_entries_finish(struct walk_entries_build *b, size_t *ret
         }
         if (n > 1)
                 qsort(e, n, sizeof(*e), entry_cmp);
-        b->len = b->n = 0;
+        strbuf_reset(&b->records);
+        b->n = 0;
         return e;
 }
 
 void walk_entries_build_release(struct walk_entries_build *b)
 {
-        free(b->buf);
-        *b = (struct walk_entries_build){ 0 };
+        strbuf_release(&b->records);
+        b->n = 0;
 }
 
 struct walk_entry *walk_entries_copy(const struct walk_entry *e, size_t n)
 {
-        struct walk_entries_build b = { 0 };
+        struct walk_entries_build b = WALK_ENTRIES_BUILD_INIT;
         struct walk_entry *copy;
         size_t got;
 
@@ -372,7 +362,7 @@ static int entries_add(const char *name, unsigned char type, void *ctx)
 
 int walk_read_entries(int fd, size_t max, struct walk_entry **ret, size_t *ret_n)
 {
-        struct walk_entries_build b = { 0 };
+        struct walk_entries_build b = WALK_ENTRIES_BUILD_INIT;
         int r = walk_read_fd(fd, max, entries_add, &b);
 
         if (r == -E2BIG) {

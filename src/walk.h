@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 
+#include "strbuf.h"
 #include "util.h"
 
 #define WALK_DEFAULT_MAX_DEPTH 8
@@ -73,12 +74,13 @@ int walk_read_fd(int fd, size_t max, int (*each)(const char *name, unsigned char
 int walk_read_entries(int fd, size_t max, struct walk_entry **ret, size_t *ret_n);
 
 /* A listing is one allocation: the entries, then their names (it was a
- * malloc a name, a tenth of a scan's allocations). Gathered as read, in
+ * malloc a name, 8% of a scan's allocations). Gathered as read, in
  * records that the finish copies once and sorts: */
 struct walk_entries_build {
-        char *buf; /* a type byte, the name, its NUL; one record after another */
-        size_t len, alloc, n;
+        struct strbuf records; /* a type byte, the name, its NUL; one after another */
+        size_t n;
 };
+#define WALK_ENTRIES_BUILD_INIT { .records = STRBUF_INIT }
 void walk_entries_add(struct walk_entries_build *b, const char *name, unsigned char type);
 /* What b gathered, sorted by name (NULL when nothing); b is left empty. */
 struct walk_entry *walk_entries_finish(struct walk_entries_build *b, size_t *ret_n);
