@@ -65,6 +65,53 @@ mt_finish() {
 
 lmod_init() { printf '%s' "${CUDAMOD_LMOD_INIT:-/usr/share/lmod/lmod/init/bash}"; }
 
+# Every Lmod the suite tests: Debian's (8.6 on bookworm, 8.7 on trixie) and
+# the Lmod 9.2 that bootstrap.sh builds from ../shared/vendor into
+# .cache/lmod-9.2 (CUDAMOD_LMOD9_PREFIX overrides).
+MT_LMOD_DEBIAN_INIT=/usr/share/lmod/lmod/init/bash
+lmod9_init() {
+        printf '%s/lmod/lmod/init/bash' "${CUDAMOD_LMOD9_PREFIX:-${CUDAMOD_SOURCE_ROOT:-$MT_LIB_DIR/../..}/.cache/lmod-9.2}"
+}
+lmod_hint() {
+        if [ "$1" = "$(lmod9_init)" ]; then
+                echo "./bootstrap.sh --deps-only builds it from ../shared/vendor into .cache/lmod-9.2"
+        else
+                echo "Debian package lmod"
+        fi
+}
+# lmod_version INIT: the release of the Lmod of that init/bash (8.6.19,
+# 9.2.9), read from its libexec/Version.lua (no Lmod run); status 1 when
+# there is none.
+lmod_version() {
+        local f line
+        f=$(dirname "$1")/../libexec/Version.lua
+        [ -r "$f" ] || return 1
+        while IFS= read -r line; do
+                if [[ $line =~ M\.tag\(\)[[:space:]]+return[[:space:]]+\"([0-9][0-9.]*)\" ]]; then
+                        printf '%s' "${BASH_REMATCH[1]}"
+                        return 0
+                fi
+        done <"$f"
+        return 1
+}
+# lmod_inits: one line per Lmod present, "VERSION<TAB>INIT" (INIT its
+# init/bash): CUDAMOD_LMOD_INIT when set, Debian's, and .cache/lmod-9.2's,
+# each once. For a test that runs the same thing under every Lmod:
+#   need lmods     # all of them (CI: a missing one fails)
+#   while IFS=$'\t' read -r v init; do CUDAMOD_LMOD_INIT=$init ...; done < <(lmod_inits)
+# (lmod_init, session and need lmod follow CUDAMOD_LMOD_INIT.)
+lmod_inits() {
+        local i r v seen=
+        for i in "${CUDAMOD_LMOD_INIT:-}" "$MT_LMOD_DEBIAN_INIT" "$(lmod9_init)"; do
+                [ -n "$i" ] && [ -r "$i" ] || continue
+                r=$(cd -P "$(dirname "$i")" && pwd)/$(basename "$i")
+                [[ $seen == *$'\n'"$r"$'\n'* ]] && continue
+                seen+=$'\n'"$r"$'\n'
+                v=$(lmod_version "$i") || v=unknown
+                printf '%s\t%s\n' "$v" "$i"
+        done
+}
+
 # modulecmd.tcl of Environment Modules: an unpacked package (bootstrap.sh
 # puts one under .cache/environment-modules; the multiarch directory in it is
 # not known in advance), else an installed one.
@@ -96,13 +143,19 @@ version_lt() {
         [ "$1" != "$2" ] && [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1)" = "$1" ]
 }
 
-# need TOOL...: lmod, em, luac. Skip (77) when one is missing, or fail
-# when CUDAMOD_REQUIRE_MODULE_TOOLS=1.
+# need TOOL...: lmod (the one of CUDAMOD_LMOD_INIT, else Debian's), lmods
+# (Debian's and Lmod 9.2, for a test that runs under each: lmod_inits), em,
+# luac. Skip (77) when one is missing, or fail when
+# CUDAMOD_REQUIRE_MODULE_TOOLS=1.
 need() {
         local t missing=()
         for t in "$@"; do
                 case $t in
-                lmod) [ -r "$(lmod_init)" ] || missing+=("Lmod ($(lmod_init); Debian package lmod)") ;;
+                lmod) [ -r "$(lmod_init)" ] || missing+=("Lmod ($(lmod_init); $(lmod_hint "$(lmod_init)"))") ;;
+                lmods)
+                        [ -r "$MT_LMOD_DEBIAN_INIT" ] || missing+=("Lmod ($MT_LMOD_DEBIAN_INIT; Debian package lmod)")
+                        [ -r "$(lmod9_init)" ] || missing+=("Lmod 9.2 ($(lmod9_init); $(lmod_hint "$(lmod9_init)"))")
+                        ;;
                 em)
                         em_modulecmd >/dev/null || missing+=("Environment Modules (modulecmd.tcl; ./bootstrap.sh --deps-only unpacks it into .cache/environment-modules)")
                         tclsh_path >/dev/null || missing+=("tclsh (Debian package tcl)")
