@@ -271,7 +271,7 @@ char *path_absolute(const char *path)
 }
 
 /* Length of the valid UTF-8 sequence at s, or 0 when it is not one. */
-static size_t utf8_seq_len(const unsigned char *s)
+size_t utf8_seq_len(const unsigned char *s)
 {
         unsigned char c = s[0];
         size_t n;

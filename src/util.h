@@ -127,6 +127,9 @@ char *path_absolute(const char *path);
 
 /* Whether s is valid UTF-8 (no overlongs, no surrogates). */
 bool utf8_valid(const char *s);
+/* The length of the valid UTF-8 sequence (no overlong form, no surrogate,
+ * at most U+10FFFF) that s starts with, or 0 when it starts none. */
+size_t utf8_seq_len(const unsigned char *s);
 /* A name the config accepts for a variable: letters, digits and '_', not
  * starting with a digit. */
 bool env_name_valid(const char *s);
