@@ -13,7 +13,8 @@ cd "$(dirname "$0")"
 
 packages=(meson ninja-build pkg-config gcc g++ libc6-dev libelf-dev libjansson-dev liblua5.4-dev
           libyaml-dev nettle-dev check valgrind binutils scdoc strace procps
-          lmod lua5.1 tcl python3 bash-completion)
+          lmod lua5.1 tcl python3 bash-completion
+          make lua5.3 liblua5.3-dev lua-posix lua-term tcl-dev bc)
 # g++: validate's build check compiles C++ for cuSPARSELt and NVSHMEM
 # (tests/test-validate-probe.c); strace: tests/readers checks what is opened;
 # procps: ps, pgrep, pkill for the Slurm and stress tests (a minimal system has none).
@@ -23,6 +24,11 @@ packages=(meson ninja-build pkg-config gcc g++ libc6-dev libelf-dev libjansson-d
 # (tests/modules); so is Environment Modules, which is unpacked, not
 # installed: see provide_environment_modules. python3 builds the big
 # synthetic trees of tests/stress and bench/.
+# make, lua5.3, liblua5.3-dev, lua-posix, lua-term, tcl-dev and bc build
+# Lmod 9.2 for the module-tool tests (see provide_lmod9): its configure
+# requires bc and luaposix, and liblua5.3-dev and tcl-dev are for its
+# tcl2lua.so (Lmod's fast Tcl reader, which Debian's Lmod uses too), built
+# against the Lua it runs with (lua5.3, as Debian's bookworm Lmod).
 
 # A real one-node Slurm for tests/slurm (with their dependencies, a few
 # small packages, 3.2 MB). Optional: where they cannot be installed, those
@@ -108,6 +114,68 @@ provide_environment_modules() {
         echo "bootstrap: Environment Modules unpacked: $(find "$em_prefix" -name modulecmd.tcl -type f | head -n 1)"
 }
 
+# Lmod 9.2 for tests/modules, beside Debian's Lmod (8.6 on bookworm, 8.7 on
+# trixie): no Debian release ships Lmod 9, so it is built from the tarball
+# in ../shared/vendor (see its README.md; sha256 checked; no network) into
+# .cache/lmod-9.2 (CUDAMOD_LMOD9_PREFIX), where tests/meson.build points the
+# lmod9 tests. A few seconds to half a minute; done once: skipped when a
+# build of the same tarball is there (.cudamod-built holds its sha256). The
+# prefix is written into Lmod's scripts, so it is built in place, and a
+# build that did not finish has no .cudamod-built and is done again. Lua
+# 5.3 runs it (liblua5.3-dev: its tcl2lua.so and lfs.so are built against
+# the same Lua). Without the tarball, or when it does not build, the lmod9
+# tests skip; with CUDAMOD_REQUIRE_MODULE_TOOLS=1 (CI) that is an error.
+lmod9_prefix="${CUDAMOD_LMOD9_PREFIX:-$PWD/.cache/lmod-9.2}"
+lmod9_tarball="${CUDAMOD_LMOD9_TARBALL:-../shared/vendor/Lmod-9.2.9-4-gd4d27f9c.tar.gz}"
+lmod9_sha256=741735afeafbc2d2442da77907a5568c08bcf2951f8c11682e1276885d05483b
+lmod9_unavailable() {
+        if [ "${CUDAMOD_REQUIRE_MODULE_TOOLS:-}" = 1 ]; then
+                echo "bootstrap: $*; CUDAMOD_REQUIRE_MODULE_TOOLS=1 needs Lmod 9.2" >&2
+                return 1
+        fi
+        echo "bootstrap: $*; the Lmod 9.2 tests (lmod9) will be skipped" >&2
+}
+provide_lmod9() {
+        local init="$lmod9_prefix/lmod/lmod/init/bash" tmp log dir version
+        if [ -r "$init" ] && [ "$(cat "$lmod9_prefix/.cudamod-built" 2>/dev/null)" = "$lmod9_sha256" ]; then
+                return 0
+        fi
+        if [ ! -r "$lmod9_tarball" ]; then
+                lmod9_unavailable "no $lmod9_tarball"
+                return
+        fi
+        if ! echo "$lmod9_sha256  $lmod9_tarball" | sha256sum -c --quiet - >/dev/null 2>&1; then
+                lmod9_unavailable "$lmod9_tarball: sha256 is not $lmod9_sha256"
+                return
+        fi
+        echo "bootstrap: building Lmod 9.2 from $lmod9_tarball into $lmod9_prefix"
+        rm -rf "$lmod9_prefix"
+        mkdir -p "$lmod9_prefix"
+        tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudamod-lmod9-XXXXXX")
+        log="$lmod9_prefix/build.log"
+        dir=$(basename "$lmod9_tarball" .tar.gz)
+        if ! { tar xzf "$lmod9_tarball" -C "$tmp" &&
+               (cd "$tmp/$dir" && ./configure --prefix="$lmod9_prefix" \
+                        --with-lua=/usr/bin/lua5.3 --with-luac=/usr/bin/luac5.3 \
+                        --with-lua_include=/usr/include/lua5.3 && make install); } >"$log" 2>&1; then
+                rm -rf "$tmp"
+                tail -n 20 "$log" >&2
+                lmod9_unavailable "Lmod 9.2 did not build (log: $log)"
+                return
+        fi
+        rm -rf "$tmp"
+        # It must run: `module --version` in a clean shell.
+        # shellcheck disable=SC2016
+        version=$(env -i HOME=/nonexistent PATH=/usr/bin:/bin bash --noprofile --norc -c \
+                '. "$1" && module --version' _ "$init" 2>&1 | sed -n 's/.*Version \([0-9][0-9.]*\).*/\1/p') || true
+        if [ "${version%.*}" != 9.2 ]; then
+                lmod9_unavailable "the Lmod built in $lmod9_prefix does not run (module --version: '$version')"
+                return
+        fi
+        echo "$lmod9_sha256" >"$lmod9_prefix/.cudamod-built"
+        echo "bootstrap: Lmod $version built: $init"
+}
+
 # The real NVIDIA packages of tests/real (CUDA 11.8 from bookworm's
 # non-free, CUDA 12.4 and NCCL 2.22.3 from trixie's non-free and contrib,
 # 2.6 GB, about 30 s here), downloaded once into .cache/real with a private
@@ -138,6 +206,7 @@ case "${1:-run}" in
 --deps-only)
         install_missing
         provide_environment_modules
+        provide_lmod9
         provide_real_cuda
         ;;
 run)
@@ -156,6 +225,7 @@ run)
 test)
         install_missing
         provide_environment_modules
+        provide_lmod9
         provide_real_cuda
         build
         # shellcheck disable=SC2086
