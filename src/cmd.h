@@ -15,6 +15,7 @@
 #include "config.h"
 #include "diag.h"
 #include "scan.h"
+#include "util-term.h"
 
 #define EXIT_FOUND_FAILURE 1
 #define EXIT_USAGE 2
@@ -105,9 +106,6 @@ struct lock_wait {
 };
 void log_lock_wait(const char *lock_path, const char *holder, bool by_cudamod, void *userdata);
 
-/* Terminal-safe form of a path or message: control characters and bytes
- * that are not UTF-8 are shown as C escapes (\n, \xff). */
-char *term_escape(const char *s);
 /* prefix, then text (terminal-safe) folded at spaces to 80 columns, the
  * later lines indented by indent; a `module load` command is never folded. */
 void print_folded(const char *prefix, size_t indent, const char *text);

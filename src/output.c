@@ -120,39 +120,6 @@ int finish_stdout(int status)
         return status;
 }
 
-char *term_escape(const char *s)
-{
-        struct strbuf sb = STRBUF_INIT;
-        const unsigned char *p = (const unsigned char *)s;
-
-        while (*p) {
-                if (*p == '\n')
-                        strbuf_addstr(&sb, "\\n");
-                else if (*p == '\t')
-                        strbuf_addstr(&sb, "\\t");
-                else if (*p < 0x20 || *p == 0x7f)
-                        strbuf_addf(&sb, "\\x%02x", *p);
-                else if (*p >= 0x80) {
-                        /* Keep valid UTF-8 sequences, escape the rest. */
-                        char one[5] = { 0 };
-                        size_t n = (*p >= 0xf0) ? 4 : (*p >= 0xe0) ? 3 : (*p >= 0xc0) ? 2 : 0;
-                        size_t k;
-
-                        for (k = 0; k < n && p[k]; k++)
-                                one[k] = (char)p[k];
-                        if (n && k == n && utf8_valid(one)) {
-                                strbuf_add(&sb, one, n);
-                                p += n;
-                                continue;
-                        }
-                        strbuf_addf(&sb, "\\x%02x", *p);
-                } else
-                        strbuf_addch(&sb, (char)*p);
-                p++;
-        }
-        return strbuf_detach(&sb);
-}
-
 /* prefix, then text made safe for a terminal (term_escape), folded at
  * spaces to 80 columns, the later lines indented by indent. A `module load`
  * command (up to a ';' or ',', which it keeps, or a '(') is never folded:
@@ -247,6 +214,8 @@ void scan_options_from_config(struct scan_options *so, const struct config *cfg,
                 so->jobs = cfg->scan_jobs ? cfg->scan_jobs : default_jobs();
         so->exclude = &cfg->exclude;
         so->exclude_installs = cfg->exclude_installs;
+        /* Also when the roots are given: one the config marks a mount is one. */
+        so->mounts = &cfg->search_mounts;
 }
 
 /* What users `module use` of the config's tree: its output, or in the

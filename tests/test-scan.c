@@ -592,6 +592,50 @@ START_TEST(scan_hostile_prefix_names)
 }
 END_TEST
 
+/* Whether s holds what a terminal acts on: a C0 control but the newline
+ * ending a line, DEL, a C1 control as UTF-8 (C2 80-9F), or a byte that is
+ * not valid UTF-8 (a raw 0x9b is CSI to an 8-bit terminal). */
+static bool acts_on_terminal(const char *s)
+{
+        const unsigned char *p = (const unsigned char *)s;
+
+        while (*p) {
+                size_t n = utf8_seq_len(p);
+
+                if (n == 0 || (*p < 0x20 && *p != '\n') || *p == 0x7f || (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f))
+                        return true;
+                p += n;
+        }
+        return false;
+}
+
+/* Install paths holding C1 controls (CSI U+009B and OSC U+009D in UTF-8,
+ * a raw 0x9b) reach neither stdout nor stderr of the table or the
+ * warnings raw: they are shown as \xc2\x9b, \x9b. */
+START_TEST(scan_c1_controls_never_reach_the_terminal)
+{
+        static const char *const names[] = {
+                "apps/csi\xc2\x9b" "31m-12.4", "apps/osc\xc2\x9d" "0;owned\xc2\x9c-12.4", "apps/raw\x9b" "2J-12.4", NULL,
+        };
+        char *root = fx_new();
+        struct run_result r = { 0 };
+        _cleanup_free_ char *apps = NULL;
+
+        for (const char *const *n = names; *n; n++)
+                fx_cuda_toolkit(root, *n, &(struct fx_cuda){ .version = "12.4", .release = "12.4.1",
+                                                            .cudart = "12.4.127", .nvcc = "12.4.131" });
+        apps = path_join(root, "apps");
+        run_cudamod(&r, (const char *const[]){ "--color=never", "scan", apps, NULL }, false);
+        ck_assert_msg(r.status == 0 || r.status == 1, "exit %d: %.2000s", r.status, r.err);
+        ck_assert_msg(!acts_on_terminal(r.out), "raw control on stdout: %s", r.out);
+        ck_assert_msg(!acts_on_terminal(r.err), "raw control on stderr: %s", r.err);
+        ck_assert_msg(strstr(r.out, "csi\\xc2\\x9b31m") || strstr(r.err, "csi\\xc2\\x9b31m"), "%s%s", r.out, r.err);
+        ck_assert_msg(strstr(r.out, "raw\\x9b2J") || strstr(r.err, "raw\\x9b2J"), "%s%s", r.out, r.err);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 /* The real CUDA 13.0 install of these machines: a toolkit assembled from
  * NVIDIA's wheels, with cuDNN 9.19.0 and NCCL 2.28.9 inside the prefix. */
 START_TEST(scan_real_cuda_13_install)
@@ -886,6 +930,7 @@ static Suite *scan_suite(void)
         tcase_add_test(tc, scan_result_records_what_it_could_not_read);
         tcase_add_test(tc, scan_reports_broken_installs_as_problems);
         tcase_add_test(tc, scan_hostile_prefix_names);
+        tcase_add_test(tc, scan_c1_controls_never_reach_the_terminal);
         tcase_add_test(tc, scan_reports_special_files_without_reading_them);
         tcase_add_test(tc, walk_listing_holds_every_name_sorted);
         suite_add_tcase(s, tc);
