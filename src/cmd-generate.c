@@ -440,6 +440,46 @@ static bool missing_root(const struct scan_options *so)
         return false;
 }
 
+/* Whether path is dir or lies below it (both canonical). */
+static bool path_within(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+
+        return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0' || streq(dir, "/"));
+}
+
+/* A root that is an empty directory while the index records modules from
+ * it is what a mount point whose filesystem is missing looks like: the
+ * scan did not read it (a gap: its modules are kept as they are, --prune
+ * refuses), with a warning naming the root and those modules. An index
+ * that cannot be read names nothing here (the run then stops on it). */
+static void unread_empty_roots(struct scan_result *sr, const char *outdir, const struct global_options *g)
+{
+        _cleanup_(index_names_release) struct index_names names = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+
+        if (!sr->n_empty_roots || index_names_read(outdir, &names, &d) < 0)
+                return;
+        for (size_t i = 0; i < sr->n_empty_roots; i++) {
+                const struct scan_root *root = &sr->empty_roots[i];
+                _cleanup_strbuf_ struct strbuf kept = STRBUF_INIT;
+                size_t n = 0;
+
+                for (size_t k = 0; k < names.n; k++)
+                        if (names.items[k].install && path_within(names.items[k].install, root->realpath))
+                                strbuf_addf(&kept, "%s'%s/%s'", n++ ? ", " : "", names.items[k].dir,
+                                            names.items[k].version);
+                if (n == 0)
+                        continue;
+                log_warning(g, "'%s' is an empty directory, but the index of '%s' records %zu module%s "
+                            "from it (%s): an unmounted mount point looks like that; not read, %s kept "
+                            "as %s", root->path, outdir, n, n == 1 ? "" : "s", kept.buf,
+                            n == 1 ? "it is" : "they are", n == 1 ? "it is" : "they are");
+                scan_result_add_gap(sr, root->path, root->realpath,
+                                    "an empty directory, but the index records modules from it");
+        }
+}
+
 /* After an incomplete scan the installs below what it could not read look
  * gone: --prune would remove their modules. Refused, naming each place (an
  * error, so that -q shows it too). */
@@ -453,8 +493,8 @@ static bool incomplete_scan(const struct scan_result *sr)
                 log_error("not pruning: the scan could not read '%s': %s", sr->gaps[i].path, sr->gaps[i].why);
         if (sr->n_gaps > SHOWN)
                 log_error("not pruning: and %zu more places the scan could not read", sr->n_gaps - SHOWN);
-        log_error("the modules of the installs there would look gone; make %s readable, or leave %s out "
-                  "with 'exclude:' in the config, then run --prune again",
+        log_error("the modules of the installs there would look gone; make %s readable (or mounted), or "
+                  "leave %s out with 'exclude:' in the config, then run --prune again",
                   sr->n_gaps == 1 ? "it" : "them", sr->n_gaps == 1 ? "it" : "them");
         return true;
 }
@@ -826,6 +866,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         if (scan_with_progress(&so, &sr, g) < 0)
                 goto out;
         t_scan = now_ms();
+        unread_empty_roots(&sr, outdir, g);
         if (a.prune && incomplete_scan(&sr)) {
                 status = EXIT_FOUND_FAILURE;
                 goto out;
@@ -969,8 +1010,9 @@ const struct command cmd_generate = {
                 "      --dry-run        print a unified diff of what would change; write nothing\n"
                 "      --check          write nothing; exit 1 when the tree is out of date\n"
                 "      --prune          remove generated files whose install is gone (refused\n"
-                "                       after an incomplete scan, and without --force when it\n"
-                "                       would remove more than half of the modules)\n"
+                "                       after an incomplete scan, an unmounted or empty root\n"
+                "                       included, and without --force when it would remove\n"
+                "                       more than half of the modules)\n"
                 "      --force          overwrite generated files that were edited by hand, and\n"
                 "                       write where another tool's modulefiles are (refused\n"
                 "                       otherwise: see SHARED TREES in cudamod(1))\n"

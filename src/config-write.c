@@ -297,6 +297,26 @@ static void emit_site(yaml_emitter_t *e, const struct config *c)
         emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 
+/* search: a root marked a mount as {path: DIR, mount: true}, the others
+ * as plain strings. */
+static void emit_search(yaml_emitter_t *e, const struct config *c)
+{
+        emit_collection(e, YAML_SEQUENCE_START_EVENT);
+        for (size_t i = 0; i < c->search.len; i++) {
+                if (!strv_contains(&c->search_mounts, c->search.items[i])) {
+                        emit_string(e, c->search.items[i]);
+                        continue;
+                }
+                emit_collection(e, YAML_MAPPING_START_EVENT);
+                emit_key(e, "path");
+                emit_string(e, c->search.items[i]);
+                emit_key(e, "mount");
+                emit_bool(e, true);
+                emit_collection(e, YAML_MAPPING_END_EVENT);
+        }
+        emit_collection(e, YAML_SEQUENCE_END_EVENT);
+}
+
 static void emit_config(yaml_emitter_t *e, const struct config *c)
 {
         emit_collection(e, YAML_MAPPING_START_EVENT);
@@ -307,7 +327,7 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_key(e, "layout");
         emit_string(e, module_layout_to_string(c->layout));
         emit_key(e, "search");
-        emit_strv(e, &c->search);
+        emit_search(e, c);
         emit_key(e, "exclude");
         emit_exclude(e, c);
         emit_key(e, "max_depth");

@@ -244,6 +244,7 @@ void config_release(struct config *c)
         free(c->file);
         free(c->output);
         strv_release(&c->search);
+        strv_release(&c->search_mounts);
         strv_release(&c->exclude);
         for (size_t i = 0; i < N_COMPONENTS; i++)
                 strv_release(&c->exclude_installs[i]);
@@ -286,6 +287,7 @@ static void config_copy(struct config *dst, const struct config *src)
         dst->file = xstrdup_or_null(src->file);
         dst->output = xstrdup_or_null(src->output);
         strv_copy(&dst->search, &src->search);
+        strv_copy(&dst->search_mounts, &src->search_mounts);
         strv_copy(&dst->exclude, &src->exclude);
         for (size_t i = 0; i < N_COMPONENTS; i++)
                 strv_copy(&dst->exclude_installs[i], &src->exclude_installs[i]);
@@ -688,6 +690,74 @@ static int parse_validate(struct parser *p, struct config *c)
         return r;
 }
 
+enum search_key { SEARCH_PATH, SEARCH_MOUNT };
+static const char *const search_keys[] = { "path", "mount", NULL };
+
+#define SEARCH_ENTRY "a path or {path: DIR, mount: true}"
+
+/* One root of search: a path, or {path: DIR, mount: BOOL}. */
+static int parse_search_entry(struct parser *p, struct config *c)
+{
+        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        _cleanup_free_ char *path = NULL;
+        yaml_mark_t start = p->event.start_mark;
+        bool mount = false;
+        const char *s;
+        int r;
+
+        if (p->event.type == YAML_SCALAR_EVENT) {
+                r = get_string(p, "a non-empty string", &s);
+                if (r >= 0 && !*s)
+                        r = expected(p, "a non-empty string");
+                if (r >= 0)
+                        strv_add(&c->search, s);
+                return r;
+        }
+        if (p->event.type != YAML_MAPPING_START_EVENT)
+                return expected(p, SEARCH_ENTRY);
+        r = map_begin(p, &it, search_keys);
+        if (r < 0)
+                return r;
+        while ((r = map_next(p, &it)) > 0) {
+                if (it.index == SEARCH_PATH) {
+                        r = get_string(p, "a non-empty path", &s);
+                        if (r >= 0 && !*s)
+                                r = expected(p, "a non-empty path");
+                        if (r >= 0)
+                                path = xstrdup(s);
+                } else
+                        r = get_bool(p, &mount);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        path_truncate(p, it.path_len);
+        if (!path)
+                return error_at(p, &start, "'%s': missing key 'path'", p->path.buf);
+        strv_add(&c->search, path);
+        if (mount && !strv_contains(&c->search_mounts, path))
+                strv_add(&c->search_mounts, path);
+        return 0;
+}
+
+/* search: the roots, replacing the default's (or an earlier load's). */
+static int parse_search(struct parser *p, struct config *c)
+{
+        struct seq_iter it;
+        int r;
+
+        r = seq_begin(p, &it, "a list of strings");
+        if (r < 0)
+                return r;
+        strv_release(&c->search);
+        strv_release(&c->search_mounts);
+        while ((r = seq_next(p, &it)) > 0)
+                if ((r = parse_search_entry(p, c)) < 0)
+                        return r;
+        return r;
+}
+
 static const char *const scan_keys[] = { "jobs", NULL };
 
 /* scan: jobs (0: one a CPU). */
@@ -923,7 +993,7 @@ static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
                         c->layout = module_layout_from_string(s);
                 return r;
         case KEY_SEARCH:
-                return parse_string_list(p, &c->search);
+                return parse_search(p, c);
         case KEY_EXCLUDE:
                 return parse_exclude(p, c);
         case KEY_MAX_DEPTH:

@@ -102,6 +102,10 @@ struct config {
         enum module_format format;
         enum module_layout layout;
         struct strv search;  /* empty: the built-in default roots */
+        /* The roots of search given as {path: DIR, mount: true}: each must
+         * be a mount point when scanned, else it is not read (its modules
+         * are kept, a warning). A subset of search, by path. */
+        struct strv search_mounts;
         struct strv exclude;
         /* exclude.<component>: fnmatch(3) patterns; an install of that
          * component whose prefix, real path or an alias matches gets no

@@ -104,17 +104,20 @@ static void warning(const char *message, void *userdata)
                 strv_add(&r->warnings, message);
 }
 
-static void incomplete(const char *path, const char *realpath, const char *why, void *userdata)
+void scan_result_add_gap(struct scan_result *r, const char *path, const char *realpath, const char *why)
 {
-        struct scan_result *r = ((struct scan_ctx *)userdata)->result;
-
         for (size_t i = 0; i < r->n_gaps; i++)
                 if (streq(r->gaps[i].path, path))
                         return;
         r->gaps = xreallocarray(r->gaps, r->n_gaps + 1, sizeof(*r->gaps));
         r->gaps[r->n_gaps++] = (struct scan_gap){
-                .path = xstrdup(path), .realpath = xstrdup(realpath), .why = xstrdup(why),
+                .path = xstrdup(path), .realpath = xstrdup(realpath ? realpath : path), .why = xstrdup(why),
         };
+}
+
+static void incomplete(const char *path, const char *realpath, const char *why, void *userdata)
+{
+        scan_result_add_gap(((struct scan_ctx *)userdata)->result, path, realpath, why);
 }
 
 /* A subtree's own result, for a thread of a parallel walk. */
@@ -314,6 +317,120 @@ static void merge_shared_lib_dirs(struct install_list *l)
         free(keys);
 }
 
+/* A field of /proc/self/mountinfo decoded in place: the kernel writes a
+ * space, tab, newline and backslash as an octal escape (\040 for a space). */
+static void mountinfo_unescape(char *s)
+{
+        char *o = s;
+
+        for (; *s; s++)
+                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+                    s[3] <= '7') {
+                        *o++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+                        s += 3;
+                } else
+                        *o++ = *s;
+        *o = '\0';
+}
+
+/* Whether the directory real (canonical) is a mount point: on another
+ * device than its parent, or named as one in /proc/self/mountinfo (a bind
+ * mount within one filesystem keeps the device). Anything that cannot
+ * be told is not one. */
+static bool mount_point(const char *real)
+{
+        _cleanup_free_ char *parent = NULL, *line = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        struct stat st, parent_st;
+        size_t cap = 0;
+
+        if (streq(real, "/"))
+                return true;
+        parent = path_dirname(real);
+        if (stat(real, &st) < 0 || stat(parent, &parent_st) < 0)
+                return false;
+        if (st.st_dev != parent_st.st_dev)
+                return true;
+        f = fopen("/proc/self/mountinfo", "re");
+        while (f && getline(&line, &cap, f) > 0) {
+                /* "36 35 98:0 /mnt1 /mnt2 rw,noatime ...": the fifth field. */
+                char *field = line;
+
+                for (int i = 0; i < 4 && field; i++)
+                        if ((field = strchr(field, ' ')))
+                                field++;
+                if (!field)
+                        continue;
+                field[strcspn(field, " \n")] = '\0';
+                mountinfo_unescape(field);
+                if (streq(field, real))
+                        return true;
+        }
+        return false;
+}
+
+static int seen_entry(const char *name, unsigned char type, void *ctx)
+{
+        (void)name;
+        (void)type;
+        *(bool *)ctx = true;
+        return 1;
+}
+
+/* Whether the directory path holds no entry (one that cannot be read is
+ * not empty: the walk reports it). */
+static bool empty_dir(const char *path)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+        bool any = false;
+
+        return fd >= 0 && walk_read_fd(fd, 1, seen_entry, &any) == 0 && !any;
+}
+
+static bool must_be_mount(const struct scan_options *opts, const char *abs)
+{
+        for (size_t i = 0; opts->mounts && i < opts->mounts->len; i++) {
+                _cleanup_free_ char *m = path_absolute(opts->mounts->items[i]);
+
+                if (streq(m, abs))
+                        return true;
+        }
+        return false;
+}
+
+/* The roots to walk, into walk: those marked a mount that are not one are
+ * gaps instead (with a warning), and the empty ones are recorded. */
+static void check_roots(const struct scan_options *opts, const char *const *roots, size_t n,
+                        struct scan_result *r, const char **walk, size_t *ret_n)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *abs = path_absolute(roots[i]);
+                _cleanup_free_ char *real = realpath(abs, NULL);
+
+                if (real && must_be_mount(opts, abs) && !mount_point(real)) {
+                        _cleanup_free_ char *msg = xasprintf(
+                                "'%s' is not a mount point, but the config's search says it is one "
+                                "(mount: true): is its filesystem mounted? skipping", abs);
+
+                        if (!strv_contains(&r->warnings, msg))
+                                strv_add(&r->warnings, msg);
+                        scan_result_add_gap(r, abs, real, "not a mount point (search: mount: true)");
+                        continue;
+                }
+                if (real && empty_dir(real)) {
+                        r->empty_roots = xreallocarray(r->empty_roots, r->n_empty_roots + 1,
+                                                       sizeof(*r->empty_roots));
+                        r->empty_roots[r->n_empty_roots++] = (struct scan_root){
+                                .path = xstrdup(abs), .realpath = xstrdup(real),
+                        };
+                }
+                walk[k++] = roots[i];
+        }
+        *ret_n = k;
+}
+
 int scan_run(const struct scan_options *opts, struct scan_result *ret, struct diag *d)
 {
         struct scan_result r = { 0 };
@@ -330,11 +447,13 @@ int scan_run(const struct scan_options *opts, struct scan_result *ret, struct di
                 .fork = fork_ctx, .join = join_ctx,
         };
         const char *const *roots = opts->roots ? opts->roots : scan_default_roots;
-        size_t n = opts->roots ? opts->n_roots : ELEMENTSOF(scan_default_roots) - 1;
+        size_t n = opts->roots ? opts->n_roots : ELEMENTSOF(scan_default_roots) - 1, n_walk;
+        _cleanup_free_ const char **walk = xcalloc(n + 1, sizeof(*walk));
         int err;
 
+        check_roots(opts, roots, n, &r, walk, &n_walk);
         install_list_index_begin(&r.installs);
-        err = walk_roots(roots, n, &wo, &ops, &ctx);
+        err = walk_roots(walk, n_walk, &wo, &ops, &ctx);
         install_list_index_end(&r.installs);
         pthread_mutex_destroy(&shared.lock);
         if (err < 0) {
@@ -368,4 +487,11 @@ void scan_result_release(struct scan_result *r)
         free(r->gaps);
         r->gaps = NULL;
         r->n_gaps = 0;
+        for (size_t i = 0; i < r->n_empty_roots; i++) {
+                free(r->empty_roots[i].path);
+                free(r->empty_roots[i].realpath);
+        }
+        free(r->empty_roots);
+        r->empty_roots = NULL;
+        r->n_empty_roots = 0;
 }

@@ -16,6 +16,11 @@ struct scan_options {
         size_t n_roots;
         unsigned max_depth;         /* 0: the default */
         const struct strv *exclude; /* may be NULL */
+        /* Roots that must be mount points (config search {mount: true}),
+         * matched by absolute path; may be NULL. One that is not a mount
+         * point when scanned is not walked (what its mount point's own
+         * directory holds is not the install tree) and is a gap. */
+        const struct strv *mounts;
         /* By component index (may be NULL): patterns of installs left out
          * after the walk (config exclude.<component>). */
         const struct strv *exclude_installs;
@@ -37,11 +42,23 @@ struct scan_gap {
         char *why;      /* "Permission denied", "more than 100000 entries" */
 };
 
+/* A root that is an empty directory. */
+struct scan_root {
+        char *path;     /* absolute, as given */
+        char *realpath; /* canonical */
+};
+
 struct scan_result {
         struct install_list installs;
         struct strv warnings;
         struct scan_gap *gaps; /* in the order met */
         size_t n_gaps;
+        /* The roots that are empty directories: an empty directory cannot
+         * be told from a mount point whose filesystem is missing, so the
+         * caller, who knows what was found there before, may call it a
+         * gap (scan_result_add_gap). In the order of the roots. */
+        struct scan_root *empty_roots;
+        size_t n_empty_roots;
 };
 
 /* Whether the scan read everything under its roots. */
@@ -51,6 +68,9 @@ static inline bool scan_complete(const struct scan_result *r)
 }
 
 int scan_run(const struct scan_options *opts, struct scan_result *ret, struct diag *d);
+/* Record that the scan missed what is at path (realpath: canonical, or
+ * NULL for path), unless a gap at path is already there. */
+void scan_result_add_gap(struct scan_result *r, const char *path, const char *realpath, const char *why);
 void scan_result_release(struct scan_result *r);
 
 #endif

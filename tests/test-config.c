@@ -186,6 +186,42 @@ END_TEST
 /* exclude: the list form is the walk's patterns; the mapping form has them
  * under "paths" and each component's install patterns under its name, and
  * writes back as it was read. */
+/* A root is a path, or {path: DIR, mount: BOOL}; the writer gives the
+ * marked ones back in the long form, in their place, and the rest as
+ * strings. */
+START_TEST(config_search_takes_paths_and_mount_roots)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *yaml = NULL;
+        struct config c, back;
+
+        load_ok(&c, "search:\n  - /a\n  - {path: /b, mount: true}\n  - {path: /c, mount: false}\n"
+                    "  - path: /d\n  - {mount: yes, path: /e}\n");
+        ck_assert_uint_eq(c.search.len, 5);
+        for (size_t i = 0; i < 5; i++) {
+                char want[] = { '/', (char)('a' + i), '\0' };
+                ck_assert_str_eq(c.search.items[i], want);
+        }
+        ck_assert_uint_eq(c.search_mounts.len, 2);
+        ck_assert_str_eq(c.search_mounts.items[0], "/b");
+        ck_assert_str_eq(c.search_mounts.items[1], "/e");
+        yaml = to_yaml(&c);
+        ck_assert_msg(strstr(yaml, "search:\n- /a\n- path: /b\n  mount: true\n- /c\n- /d\n- path: /e\n  mount: true\n"),
+                      "%s", yaml);
+        config_init_default(&back);
+        ck_assert_int_eq(load(&back, yaml, &d), 0);
+        ck_assert_uint_eq(back.search.len, 5);
+        ck_assert_uint_eq(back.search_mounts.len, 2);
+        ck_assert_str_eq(back.search_mounts.items[1], "/e");
+        /* A later load's list replaces both. */
+        ck_assert_int_eq(load(&back, "search: [/z]\n", &d), 0);
+        ck_assert_uint_eq(back.search.len, 1);
+        ck_assert_uint_eq(back.search_mounts.len, 0);
+        config_release(&back);
+        config_release(&c);
+}
+END_TEST
+
 START_TEST(config_exclude_takes_walk_and_component_patterns)
 {
         _cleanup_diag_ struct diag d = DIAG_INIT;
@@ -528,7 +564,19 @@ START_TEST(config_errors_report_position_and_key)
                 { "search map", "search: {a: b}\n", 0, 1, 9,
                   "'search': expected a list of strings, not a mapping" },
                 { "search item list", "search: [/a, [b]]\n", 0, 1, 14,
-                  "'search[1]': expected a non-empty string, not a list" },
+                  "'search[1]': expected a path or {path: DIR, mount: true}, not a list" },
+                { "search mount word", "search: [/a, {path: /b, mount: maybe}]\n", 0, 1, 32,
+                  "'search[1].mount': expected true or false, not 'maybe'" },
+                { "search mount typo", "search:\n  - path: /b\n    mout: true\n", 0, 3, 5,
+                  "unknown key 'search[0].mout'; did you mean 'search[0].mount'?" },
+                { "search mount no path", "search:\n  - /a\n  - {mount: true}\n", 0, 3, 5,
+                  "'search[1]': missing key 'path'" },
+                { "search mount empty path", "search: [{path: '', mount: true}]\n", 0, 1, 17,
+                  "'search[0].path': expected a non-empty path, not the string ''" },
+                { "search mount path list", "search: [{path: [/a]}]\n", 0, 1, 17,
+                  "'search[0].path': expected a non-empty path, not a list" },
+                { "search mount twice", "search: [{path: /a, mount: true, mount: false}]\n", 0, 1, 34,
+                  "duplicate key 'search[0].mount'" },
                 { "search item empty", "search:\n  - /a\n  - ''\n", 0, 3, 5,
                   "'search[1]': expected a non-empty string, not the string ''" },
                 { "exclude null item", "exclude: [a, ~]\n", 0, 1, 14,
@@ -1550,6 +1598,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, config_empty_mapping_means_defaults);
         tcase_add_test(tc, config_overlay_replaces_given_keys_only);
         tcase_add_test(tc, config_lists_replace_on_a_second_load);
+        tcase_add_test(tc, config_search_takes_paths_and_mount_roots);
         tcase_add_test(tc, config_exclude_takes_walk_and_component_patterns);
         tcase_add_test(tc, config_plain_version_is_its_source_text);
         tcase_add_test(tc, config_accepts_yaml11_booleans_in_any_case);

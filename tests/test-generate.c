@@ -884,6 +884,126 @@ START_TEST(generate_prune_refuses_after_an_incomplete_scan)
 }
 END_TEST
 
+#define DEMO_NCCL "nccl_2.21.5-1+cuda12.4_x86_64"
+
+/* A root that is an empty directory while the index records modules from
+ * it (a mount point whose filesystem is missing: the usual state) is not
+ * read: --prune refuses, exit 1, naming it, and a warning names the
+ * modules kept; without --prune they are kept too. An empty root the
+ * index records nothing from is only empty. */
+START_TEST(generate_prune_keeps_the_modules_of_an_empty_root)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *apps = path_join(root, "apps"), *empty = path_join(root, "empty");
+        _cleanup_free_ char *from = path_join(sw, DEMO_NCCL), *to = path_join(apps, DEMO_NCCL);
+        _cleanup_free_ char *away = path_join(root, DEMO_NCCL);
+        _cleanup_free_ char *nccl = path_join(out, "CUDA/12/nccl/2.21.5.lua");
+        _cleanup_free_ char *before = NULL, *after = NULL, *want = NULL, *kept = NULL;
+        struct run_result r = { 0 };
+
+        demo_build_core(root);
+        fx_mkdir(root, "apps");
+        fx_mkdir(root, "empty");
+        ck_assert_int_eq(rename(from, to), 0);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, apps, NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        run_result_release(&r);
+        ck_assert_int_eq(access(nccl, F_OK), 0);
+        before = snapshot(out);
+
+        /* Its mount is gone: apps is an empty directory. One of the five
+         * modules would go, fewer than half: only the root tells. */
+        ck_assert_int_eq(rename(to, away), 0);
+        run_cudamod(&r, (const char *const[]){ "generate", "--prune", "-o", out, sw, apps, NULL }, false);
+        ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+        want = xasprintf("not pruning: the scan could not read '%s': an empty directory, but the index "
+                         "records modules from it", apps);
+        ck_assert_msg(strstr(r.err, want), "%s", r.err);
+        kept = xasprintf("'%s' is an empty directory, but the index of '%s' records 1 module from it "
+                         "('CUDA/12/nccl/2.21.5'): an unmounted mount point looks like that; not read, it is "
+                         "kept as it is", apps, out);
+        ck_assert_msg(strstr(r.err, kept), "%s", r.err);
+        run_result_release(&r);
+        after = snapshot(out);
+        ck_assert_str_eq(after, before);
+        free(after);
+
+        /* Without --prune: kept, the same warning, exit 0. */
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, apps, NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.err, kept), "%s", r.err);
+        run_result_release(&r);
+        after = snapshot(out);
+        ck_assert_str_eq(after, before);
+
+        /* Mounted again, beside an empty root of which the index records
+         * nothing: a complete scan, nothing to prune, no warning. */
+        ck_assert_int_eq(rename(away, to), 0);
+        run_cudamod(&r, (const char *const[]){ "generate", "--prune", "-o", out, sw, apps, empty, NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        ck_assert_msg(!strstr(r.err, "empty directory"), "%s", r.err);
+        run_result_release(&r);
+        ck_assert_int_eq(access(nccl, F_OK), 0);
+        fx_free(root);
+}
+END_TEST
+
+/* A root the config marks a mount (search: [{path: DIR, mount: true}])
+ * that is not a mount point is not read, even when it holds files (the
+ * mount point's own directory may hold stale ones): its modules are kept,
+ * a warning says why, and --prune refuses. */
+START_TEST(generate_mount_root_that_is_not_mounted_is_not_read)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *plain = path_join(root, "plain.yaml"), *mount = path_join(root, "mount.yaml");
+        _cleanup_free_ char *cuda = path_join(out, "Core/cuda/12.9.lua");
+        _cleanup_free_ char *before = NULL, *after = NULL, *want = NULL, *text = NULL;
+        struct run_result r = { 0 };
+
+        demo_build_core(root);
+        text = xasprintf("search: ['%s']\n", sw);
+        fx_write(root, "plain.yaml", text);
+        free(text);
+        text = xasprintf("search:\n  - {path: '%s', mount: true}\n", sw);
+        fx_write(root, "mount.yaml", text);
+        run_cudamod(&r, (const char *const[]){ "--config", plain, "generate", "-o", out, NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        run_result_release(&r);
+        before = snapshot(out);
+
+        want = xasprintf("'%s' is not a mount point, but the config's search says it is one "
+                         "(mount: true): is its filesystem mounted? skipping", sw);
+        run_cudamod(&r, (const char *const[]){ "--config", mount, "generate", "--prune", "-o", out, NULL },
+                    false);
+        ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.err, want), "%s", r.err);
+        ck_assert_msg(strstr(r.err, "not pruning: the scan could not read '") &&
+                      strstr(r.err, "': not a mount point (search: mount: true)"), "%s", r.err);
+        run_result_release(&r);
+        after = snapshot(out);
+        ck_assert_str_eq(after, before);
+        free(after);
+
+        /* Without --prune: nothing is rewritten from what it holds, the
+         * modules are kept, exit 0. */
+        run_cudamod(&r, (const char *const[]){ "--config", mount, "generate", "-o", out, NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.err, want), "%s", r.err);
+        run_result_release(&r);
+        after = snapshot(out);
+        ck_assert_str_eq(after, before);
+        ck_assert_int_eq(access(cuda, F_OK), 0);
+
+        /* scan says so too, and lists it unread. */
+        run_cudamod(&r, (const char *const[]){ "--config", mount, "scan", "--json", NULL }, false);
+        ck_assert_msg(strstr(r.out, "not a mount point (search: mount: true)"), "%s", r.out);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 /* A prune that would remove more than half of the tree's modules is
  * refused with the count, and done with --force. */
 START_TEST(generate_prune_of_most_modules_needs_force)
@@ -1086,6 +1206,8 @@ int main(void)
         tcase_add_test(tc, generate_parses_every_file_before_writing_any);
         tcase_add_test(tc, generate_prune_refuses_when_a_named_root_is_missing);
         tcase_add_test(tc, generate_prune_refuses_after_an_incomplete_scan);
+        tcase_add_test(tc, generate_prune_keeps_the_modules_of_an_empty_root);
+        tcase_add_test(tc, generate_mount_root_that_is_not_mounted_is_not_read);
         tcase_add_test(tc, generate_prune_of_most_modules_needs_force);
         tcase_add_test(tc, generate_partly_unreadable_install_keeps_its_module_and_the_default);
         tcase_add_test(tc, generate_lock_file_is_private);
