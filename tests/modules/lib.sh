@@ -8,6 +8,8 @@
 # Optional:
 #   CUDAMOD_EM_PREFIX               another unpacked environment-modules (wins)
 #   CUDAMOD_LMOD_INIT               Lmod's init/bash (default: Debian's)
+#   CUDAMOD_LMOD9=1                 Lmod 9.2's instead (.cache/lmod-9.2, or
+#                                   CUDAMOD_LMOD9_PREFIX): the lmod9 tests
 #   CUDAMOD_REQUIRE_MODULE_TOOLS=1  a missing tool fails the test (CI) instead
 #                                   of skipping it (exit 77)
 #   CUDAMOD_KEEP_TMP=1              keep the scratch directory for inspection
@@ -79,6 +81,10 @@ lmod_hint() {
                 echo "Debian package lmod"
         fi
 }
+# The lmod9 tests (tests/meson.build: CUDAMOD_LMOD9=1) run under Lmod 9.2.
+if [ "${CUDAMOD_LMOD9:-}" = 1 ]; then
+        CUDAMOD_LMOD_INIT=$(lmod9_init)
+fi
 # lmod_version INIT: the release of the Lmod of that init/bash (8.6.19,
 # 9.2.9), read from its libexec/Version.lua (no Lmod run); status 1 when
 # there is none.

@@ -61,7 +61,7 @@ setenv("ISL_AFTER", tostring(isloaded("setx")))
 EOF
 
 mp=$t/Core:$t/Compiler/gcc/4.8
-# isFile's value for what is not a file is false in Lmod 8.6 and nil in 8.7
+# isFile's value for what is not a file is false in Lmod 8.6 and nil in 8.7 and 9.2
 # (and a link's is its real path): the modulefile above compares only
 # whether it holds, which both agree on and what a modulefile's `if` sees.
 lmod_version=$(bash -c 'source "$1" && module --version' _ "$(lmod_init)" 2>&1 | sed -n 's/.*Version \([0-9][0-9.]*\).*/\1/p' | head -1)
@@ -91,7 +91,7 @@ for c in "${cases[@]}"; do
         case $c in
         warn)
                 # Lmod prints the warning, with the environment changed all
-                # the same, and Lmod 8.6 exits 1 (8.7 exits 0): show succeeds
+                # the same, and Lmod 8.6 exits 1 (8.7 and 9.2 exit 0): show succeeds
                 # and reports it.
                 case $lmod_version in
                 8.6.*) want_lrc=1 ;;

@@ -98,22 +98,25 @@ EOS
                 [[ $s == *"$X_ROOT/sw/cuda-11.8"* ]] || fail "$layout: show $spec is not cuda/11.8: $s"
         done
         # Lmod reads the Tcl tree too: the directives it lacks are skipped.
-        if [ "$tool" = em ] && [ -r "$(lmod_init)" ]; then
-                session lmod "$sdir-lmod" "$mp" <<'EOS'
+        # Under every Lmod present (Debian's and Lmod 9.2).
+        [ "$tool" = em ] || continue
+        while IFS=$'\t' read -r lv linit; do
+                ld=$sdir-lmod-$lv
+                CUDAMOD_LMOD_INIT=$linit session lmod "$ld" "$mp" <<'EOS'
 step avail -t avail
 step load_def load cuda
 step purge0 purge
 step load_alias load cuda/latest
 EOS
-                rc_is "$sdir-lmod/avail" 0 || fail "$layout: Lmod fails on the Tcl modulerc: $(cat "$sdir-lmod/avail.out")"
-                env_value "$sdir-lmod/load_def.env" CUDA_HOME || true
-                [ "$VAL" = "$X_ROOT/sw/cuda-11.8" ] || fail "$layout: Lmod on the Tcl tree: module load cuda gives '$VAL'"
-                env_value "$sdir-lmod/load_alias.env" CUDA_HOME || true
-                [ "$VAL" = "$X_ROOT/sw/cuda-11.8" ] || fail "$layout: Lmod on the Tcl tree: cuda/latest gives '$VAL'"
-                if grep -q 'cuda/12\.9' "$sdir-lmod/avail.out"; then
-                        fail "$layout: Lmod lists the hidden cuda/12.9 of the Tcl tree"
+                rc_is "$ld/avail" 0 || fail "$layout: Lmod $lv fails on the Tcl modulerc: $(cat "$ld/avail.out")"
+                env_value "$ld/load_def.env" CUDA_HOME || true
+                [ "$VAL" = "$X_ROOT/sw/cuda-11.8" ] || fail "$layout: Lmod $lv on the Tcl tree: module load cuda gives '$VAL'"
+                env_value "$ld/load_alias.env" CUDA_HOME || true
+                [ "$VAL" = "$X_ROOT/sw/cuda-11.8" ] || fail "$layout: Lmod $lv on the Tcl tree: cuda/latest gives '$VAL'"
+                if grep -q 'cuda/12\.9' "$ld/avail.out"; then
+                        fail "$layout: Lmod $lv lists the hidden cuda/12.9 of the Tcl tree"
                 fi
-        fi
+        done < <(lmod_inits)
 done
 
 # Hostile values: refused with FILE:LINE:COL, nothing written.

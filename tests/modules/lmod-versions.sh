@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# tests/modules/lmod-versions.sh [FIXTURE...]
+#
+# The same modules under every Lmod the suite has (lmod_inits: Debian's 8.6
+# on bookworm or 8.7 on trixie, and Lmod 9.2 from .cache/lmod-9.2) and under
+# cudamod's own evaluator (`cudamod show`): for every fixture of
+# tests/modules/expect/ (the demo tree and every layout of mkfixture
+# --list), both layouts, the Lua tree and the Tcl tree (which Lmod reads
+# too), every module generated and the cuda+component combinations (the
+# cases of show-parity.sh), the environment after `module load` and after
+# `module unload` of the same modules (in reverse order) must be the same
+# under all three, variable by variable, MODULEPATH and the modules loaded
+# included (lmod-versions.py). One difference is a failure naming the
+# case, the variable and the three values.
+#
+# cudamod's column: show's environment after load; after unload, show's
+# changes undone (a variable set is unset again, path entries removed).
+# This is also Lmod's show parity (show-parity.sh lmod, which meson does
+# not run on its own): the same cases. Without Lmod 9.2 it compares show
+# with Debian's Lmod only, or fails with CUDAMOD_REQUIRE_MODULE_TOOLS=1.
+# Under valgrind, the demo fixture only.
+source "$(dirname "$0")/lib.sh"
+
+MT_SELF=lmod-versions
+need lmod
+# Lmod 9.2 too; without it (and not required) show against Debian's alone.
+if [ ! -r "$(lmod9_init)" ]; then
+        need lmods
+        say "no Lmod 9.2 ($(lmod9_init)): show against Debian's Lmod only"
+fi
+command -v python3 >/dev/null || { say "SKIP: python3 missing"; exit 77; }
+# show reads Tcl modulefiles in tclsh's safe interpreter, found on PATH.
+SHOW_PATH=/usr/bin:/bin
+tclsh_dir=$(dirname "$(tclsh_path || echo /usr/bin/tclsh)")
+case :$SHOW_PATH: in *:"$tclsh_dir":*) ;; *) SHOW_PATH+=:$tclsh_dir ;; esac
+
+mapfile -t lmods < <(lmod_inits)
+labels=()
+for l in "${lmods[@]}"; do labels+=("Lmod ${l%%$'\t'*}"); done
+say "comparing cudamod show with ${labels[*]}"
+
+if [ $# -gt 0 ]; then
+        fixtures=("$@")
+elif [ -n "${CUDAMOD_VALGRIND_LOGS:-}" ]; then
+        fixtures=(demo)
+else
+        mapfile -t fixtures < <(cd "$MT_LIB_DIR/expect" && ls *.txt | sed 's/\.txt$//')
+fi
+
+# modules_in DIR EXT: the module names (name/version) of one modulepath dir.
+modules_in() {
+        (cd "$1" 2>/dev/null && find . -mindepth 2 -maxdepth 2 \( -type f -o -type l \) \
+                ! -name '.*' -printf '%P\n' | sed "s/${2:-\$^}\$//" | sort)
+}
+
+manifest=$MT_TMP/manifest.tsv
+printf 'tools\t%s\n' "$(IFS=$'\t'; echo "${labels[*]}")" >"$manifest"
+n_cases=0
+
+# compare_cases LABEL MODULEPATH FORMAT CASE...: for every CASE (a
+# space-separated module list), show, then in one session per Lmod: load,
+# unload in reverse, and back to the start (the environment as it was,
+# restored by bash: Lmod keeps its state there, and a purge would cost an
+# Lmod run). Lmod's Tcl reader skips the prereq of a flat Tcl cuDNN or
+# NCCL (lmod-reads-tcl.sh): there the cuda that show loads for it comes
+# first in the case, as an Lmod user of the Tcl tree types it. The manifest lines
+# for lmod-versions.py.
+compare_cases() {
+        local label=$1 mp=$2 format=$3 i=0 c k init line rev m
+        shift 3
+        local sdir=$MT_TMP/s-$label cases=()
+        mkdir -p "$sdir"
+        for c in "$@"; do
+                read -r -a mods <<<"$c"
+                local j=$sdir/show$i.json rc
+                env -i HOME="$MT_TMP/home" PATH="$SHOW_PATH" TERM=dumb MODULEPATH="$mp" \
+                        "$CUDAMOD_BIN" show --json "${mods[@]}" >"$j" 2>"$j.err" && rc=0 || rc=$?
+                if [ "$format" = tcl ] && [ "$rc" = 0 ]; then
+                        c=$(python3 -c '
+import json, sys
+named = sys.argv[2].split()
+loaded = [m["module"] for m in json.load(open(sys.argv[1]))["modules"]]
+extra = [m for m in loaded if not any(m == n or m.startswith(n + "/") for n in named)]
+print(" ".join(extra + named))' "$j" "$c")
+                fi
+                cases+=("$c")
+                line="case"$'\t'"$label: $c"$'\t'"$j"$'\t'"$rc"
+                for k in "${!lmods[@]}"; do
+                        line+=$'\t'"$sdir/$k/base.env"$'\t'"$sdir/$k/load$i.rc"$'\t'"$sdir/$k/load$i.env"$'\t'"$sdir/$k/unload$i.env"
+                done
+                printf '%s\n' "$line" >>"$manifest"
+                n_cases=$((n_cases + 1))
+                i=$((i + 1))
+        done
+        for k in "${!lmods[@]}"; do
+                init=${lmods[k]#*$'\t'}
+                i=0
+                # shellcheck disable=SC2016 # expanded in the session
+                {
+                        echo 'snap base'
+                        echo 'mt_base=$(export -p)'
+                        for c in "${cases[@]}"; do
+                                read -r -a mods <<<"$c"
+                                rev=()
+                                for m in "${mods[@]}"; do rev=("$m" "${rev[@]}"); done
+                                printf 'step load%d load %s\n' "$i" "$c"
+                                printf 'step unload%d unload %s\n' "$i" "${rev[*]}"
+                                printf '%s\n' 'for mt_v in $(compgen -e); do unset "$mt_v"; done; eval "$mt_base"'
+                                i=$((i + 1))
+                        done
+                } | CUDAMOD_LMOD_INIT=$init session lmod "$sdir/$k" "$mp"
+        done
+}
+
+for fixture in "${fixtures[@]}"; do
+        X_ROOT=$MT_TMP/fx-$fixture
+        mkdir "$X_ROOT"
+        "$MKFIXTURE" "$fixture" "$X_ROOT" >"$MT_TMP/mkfixture.log" 2>&1 ||
+                { cat "$MT_TMP/mkfixture.log"; die "mkfixture $fixture failed"; }
+        read -r -a rel <<<"$("$MKFIXTURE" --list | awk -v f="$fixture" '$1 == f { $1 = ""; print }')"
+        roots=()
+        for r in "${rel[@]}"; do roots+=("$X_ROOT/$r"); done
+        for tool in lmod em; do
+                ext=$([ "$tool" = lmod ] && echo .lua || true)
+                for layout in hierarchical flat; do
+                        out=$MT_TMP/out-$fixture-$tool-$layout
+                        generate "$tool" "$layout" "$out" "${roots[@]}"
+                        cases=()
+                        if [ "$layout" = flat ]; then
+                                mp=$out
+                                mapfile -t all < <(modules_in "$out" "$ext")
+                                cases+=("${all[@]}")
+                                names=$(printf '%s\n' "${all[@]}" | cut -d/ -f1 | sort -u | tr '\n' ' ')
+                                [ -n "$names" ] && cases+=("$names")
+                        else
+                                mp=$out/Core
+                                mapfile -t core < <(modules_in "$out/Core" "$ext")
+                                cases+=("${core[@]}")
+                                for c in "${core[@]}"; do
+                                        [[ $c == cuda/* ]] || continue
+                                        major=${c#cuda/}
+                                        major=${major%%.*}
+                                        mapfile -t level < <(modules_in "$out/CUDA/$major" "$ext")
+                                        for m in "${level[@]}"; do cases+=("$c $m"); done
+                                        names=$(printf '%s\n' "${level[@]}" | cut -d/ -f1 | sort -u | tr '\n' ' ')
+                                        [ -n "$names" ] && cases+=("$c $names")
+                                done
+                        fi
+                        [ ${#cases[@]} -gt 0 ] || continue
+                        compare_cases "$fixture-$(tool_format "$tool")-$layout" "$mp" "$(tool_format "$tool")" "${cases[@]}"
+                done
+        done
+done
+
+if ! python3 "$MT_LIB_DIR/lmod-versions.py" "$manifest" >"$MT_TMP/diff.txt" 2>&1; then
+        fail "cudamod show, ${labels[*]} differ:"
+        sed 's/^/    /' "$MT_TMP/diff.txt"
+else
+        say "$(tail -n 1 "$MT_TMP/diff.txt")"
+fi
+want=100
+[ -z "${CUDAMOD_VALGRIND_LOGS:-}" ] && [ $# -eq 0 ] || want=4
+[ "$n_cases" -gt $want ] || fail "only $n_cases cases: the fixtures should give many more"
+mt_finish
