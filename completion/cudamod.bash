@@ -224,7 +224,7 @@ _cudamod()
             ;;
         validate)
             opts='--modulepath --jobs -j --target --launcher --timeout --driver-libdir
-                  --require-device --no-compile --no-strict-modes --strict --arch-list --json --lock-timeout'
+                  --require-device --no-compile --no-strict-modes --trust-modulefiles --strict --arch-list --json --lock-timeout'
             args_opts='--modulepath|--jobs|-j|--target|--launcher|--timeout|--driver-libdir|--lock-timeout'
             ;;
         config) opts='--default' ;;

@@ -151,7 +151,7 @@ expect 'cudamod scan --jobs ' # a number: nothing to offer
 expect 'cudamod generate --jo' --jobs
 expect 'cudamod config --' --default --help
 expect_has 'cudamod validate --' --target --arch-list --launcher --modulepath --jobs --timeout \
-    --driver-libdir --require-device --no-compile --no-strict-modes --strict --json
+    --driver-libdir --require-device --no-compile --no-strict-modes --trust-modulefiles --strict --json
 expect 'cudamod validate --jobs ' # a number: nothing to offer
 expect 'cudamod generate --lock' --lock-timeout
 expect 'cudamod generate --lock-timeout ' # seconds: nothing to offer

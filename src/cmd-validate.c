@@ -856,6 +856,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 { "arch-list", no_argument, NULL, 'A' },
                 { "no-compile", no_argument, NULL, 'n' },
                 { "no-strict-modes", no_argument, NULL, 'S' },
+                { "trust-modulefiles", no_argument, NULL, 'U' },
                 { "strict", no_argument, NULL, 's' },
                 { "json", no_argument, NULL, 'J' },
                 { "lock-timeout", required_argument, NULL, 'W' },
@@ -869,7 +870,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         _cleanup_(validate_run_release) struct validate_run v = { 0 };
         const char *launcher_str = NULL, *driver_libdir = NULL;
         bool json = false, require_device = false, no_compile = false, arch_list = false;
-        bool no_strict_modes = false, strict = false;
+        bool no_strict_modes = false, strict = false, trust = false;
         _cleanup_(json_decrefp) json_t *summary = NULL;
         bool failed;
         unsigned long jobs = 1, timeout = 0;
@@ -915,6 +916,9 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                         break;
                 case 'S':
                         no_strict_modes = true;
+                        break;
+                case 'U':
+                        trust = true;
                         break;
                 case 'J':
                         json = true;
@@ -963,6 +967,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 .compile = !no_compile && cfg.validate.compile,
                 .timeout = timeout ? (unsigned)timeout : cfg.validate.timeout,
                 .cc_path = getenv("PATH") && *getenv("PATH") ? getenv("PATH") : NULL,
+                .trust_modulefiles = trust,
         };
         evaluate_basic_env(&v.start_env);
         v.strict_modes = geteuid() == 0 && !no_strict_modes;
@@ -1033,7 +1038,8 @@ const struct command cmd_validate = {
         .summary = "prove that modules load, link and run (and query the GPUs)",
         .usage = "validate [--modulepath DIR] [-j N] [--target NAME... | --launcher CMD]\n"
                  "                [--timeout S] [--driver-libdir DIR] [--require-device]\n"
-                 "                [--no-compile] [--no-strict-modes] [--strict] [--arch-list]\n"
+                 "                [--no-compile] [--no-strict-modes] [--trust-modulefiles]\n"
+                 "                [--strict] [--arch-list]\n"
                  "                [--json]"
                  " [--lock-timeout S]\n"
                  "                [MODULE...]",
@@ -1079,6 +1085,12 @@ const struct command cmd_validate = {
                 "                       change (by default such a file, or a directory\n"
                 "                       above it in the modulepath, owned by another user\n"
                 "                       or writable by group or others, is refused)\n"
+                "  --trust-modulefiles  let the nvcc and cmake checks start what the module\n"
+                "                       names (its PATH's programs, CC, CXX, CUDACXX,\n"
+                "                       *_COMPILER_LAUNCHER, CMAKE_* programs), with its whole\n"
+                "                       environment; by default such a variable fails them,\n"
+                "                       and they start cmake, c++ and make from cudamod's\n"
+                "                       PATH with only the module's paths and CUDA variables\n"
                 "  --strict             a module of the CUDA stack that nothing could be\n"
                 "                       checked of (unchecked) fails too\n"
                 "  --arch-list          print only the TORCH_CUDA_ARCH_LIST of the GPUs seen\n"

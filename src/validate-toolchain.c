@@ -404,6 +404,78 @@ static void env_for_build(char *const *env, struct strv *ret)
                         strv_add(ret, *e);
 }
 
+/* Whether the nvcc and cmake checks pass on the module's variable name:
+ * what they check (where headers, libraries and the toolkit are; nvcc's
+ * own variables; CUDACXX, which validate_refused_toolchain_variable let
+ * through), never a variable that names a program to start. */
+static bool toolchain_keeps(const char *name)
+{
+        static const char *const kept[] = {
+                "HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "LANGUAGE", "TERM", "LD_LIBRARY_PATH",
+                "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "CMAKE_PREFIX_PATH",
+                "CMAKE_INCLUDE_PATH", "CMAKE_LIBRARY_PATH", "PKG_CONFIG_PATH", "CUDACXX", "CUDAHOSTCXX",
+                "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN", "CUDAARCHS", "TORCH_CUDA_ARCH_LIST",
+        };
+        static const char *const never[] = { "COMPILER_PATH", "CMAKE_PROGRAM_PATH", "GCONV_PATH" };
+        static const char *const suffixes[] = { "_HOME", "_ROOT", "_DIR", "_PATH" };
+
+        for (size_t i = 0; i < ELEMENTSOF(kept); i++)
+                if (streq(name, kept[i]))
+                        return true;
+        for (size_t i = 0; i < ELEMENTSOF(never); i++)
+                if (streq(name, never[i]))
+                        return false;
+        if (startswith(name, "LC_"))
+                return true;
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++)
+                if (endswith(name, suffixes[i]) && !startswith(name, "LD_"))
+                        return true;
+        return false;
+}
+
+/* The environment of the nvcc and cmake checks: the module's whole one
+ * (but PWD) with --trust-modulefiles; else the variables toolchain_keeps
+ * of it, and PATH cudamod's own (cc_path), then path_tail when not NULL. */
+static void toolchain_env(const struct validate_module *t, const struct validate_options *o, const char *path_tail,
+                          struct strv *ret)
+{
+        if (o->trust_modulefiles) {
+                env_for_build(t->env, ret);
+                return;
+        }
+        for (char *const *e = t->env; e && *e; e++) {
+                const char *eq = strchr(*e, '=');
+                _cleanup_free_ char *name = eq ? xstrndup(*e, (size_t)(eq - *e)) : NULL;
+
+                if (name && toolchain_keeps(name))
+                        strv_add(ret, *e);
+        }
+        {
+                _cleanup_free_ char *path = xasprintf("PATH=%s%s%s", o->cc_path ? o->cc_path : "/usr/bin:/bin",
+                                                      path_tail ? ":" : "", path_tail ? path_tail : "");
+
+                strv_add(ret, path);
+        }
+}
+
+/* Fail ret, saying why, and return true when the load sets a variable the
+ * nvcc and cmake checks refuse (validate_refused_toolchain_variable) and
+ * the modulefiles are not trusted. who: what would start the program. */
+static bool toolchain_refused(const struct validate_module *t, const struct validate_options *o, const char *who,
+                              struct check *ret)
+{
+        _cleanup_free_ char *name = o->trust_modulefiles ? NULL : validate_refused_toolchain_variable(t->env);
+
+        if (!name)
+                return false;
+        check_set(ret, CHECK_FAIL,
+                  "refused: the load sets %s='%s', which names a program (or CMake code) %s would start as the caller; "
+                  "validate starts only its own compiler and build tool, from its own PATH (give --trust-modulefiles "
+                  "to let the module choose)",
+                  name, env_get(t->env, name), who);
+        return true;
+}
+
 static bool dir_listed(const struct strv *dirs, const char *path)
 {
         _cleanup_free_ char *dir = path_dirname(path);
@@ -628,7 +700,9 @@ void check_nvcc(const struct validate_module *t, const struct validate_options *
                 check_set(ret, CHECK_SKIP, "the module's PATH has no executable nvcc");
                 return;
         }
-        env_for_build(t->env, &env);
+        if (toolchain_refused(t, o, "the nvcc check", ret))
+                return;
+        toolchain_env(t, o, NULL, &env);
         major = toolkit_major(t, nvcc);
 
         dir = validate_scratch_new("nvcc", ret);
@@ -657,6 +731,18 @@ void check_nvcc(const struct validate_module *t, const struct validate_options *
                         host = TAKE_PTR(shown);
                         from = "what 'nvcc --dryrun' runs";
                 }
+        }
+        if (host && !o->trust_modulefiles && streq(from, "gcc on nvcc's PATH")) {
+                /* A host compiler module's gcc ({module: gcc/11}) is on the
+                 * module's PATH, which validate does not start from. */
+                const char *mfrom = NULL;
+                int merr = 0;
+                _cleanup_free_ char *theirs = nvcc_host_compiler(nvcc, t->env, major, &mfrom, &merr);
+
+                if (theirs && !same_file(theirs, host))
+                        findings_add(&f, CHECK_WARN,
+                                     "the module's PATH gives nvcc the host compiler '%s', which validate does not start: it checked '%s' from its own PATH instead (give --trust-modulefiles to check the module's, or set host_compiler to a path in the site config)",
+                                     theirs, host);
         }
         if (!host)
                 findings_add(&f, CHECK_FAIL, "nvcc's host compiler (%s) is not found: %s", from,
@@ -792,7 +878,8 @@ static bool same_file(const char *a, const char *b)
 void check_cmake(const struct validate_module *t, const struct validate_options *o, struct check *ret)
 {
         unsigned timeout = o->timeout ? o->timeout : DEFAULT_TIMEOUT;
-        _cleanup_free_ char *cmake = NULL, *nvcc = NULL, *search = NULL, *build = NULL;
+        _cleanup_free_ char *cmake = NULL, *nvcc = NULL, *search = NULL, *build = NULL, *cxx = NULL, *make = NULL,
+                            *nvcc_dir = NULL;
         _cleanup_free_ char *compiler = NULL, *cver = NULL, *tver = NULL, *bindir = NULL, *cudart = NULL,
                             *hostc = NULL;
         _cleanup_(validate_scratch_removep) char *dir = NULL;
@@ -817,6 +904,8 @@ void check_cmake(const struct validate_module *t, const struct validate_options 
                 check_set(ret, CHECK_SKIP, "the module's PATH has no executable nvcc: CMake's enable_language(CUDA) needs one");
                 return;
         }
+        if (toolchain_refused(t, o, "the cmake check", ret))
+                return;
         /* cmake is looked up as the C compiler is: in cudamod's PATH (a
          * site's cmake module need not be loaded with the CUDA one). */
         search = xasprintf("PATH=%s", o->cc_path ? o->cc_path : "/usr/bin:/bin");
@@ -826,21 +915,44 @@ void check_cmake(const struct validate_module *t, const struct validate_options 
                           search + 5);
                 return;
         }
+        if (!o->trust_modulefiles) {
+                /* CMake's C++ compiler and build tool are cudamod's, named
+                 * on its command line: else CMake looks for them in each
+                 * CMAKE_PREFIX_PATH entry's bin first, the module's. */
+                cxx = process_find_program(o->cxx ? o->cxx : "c++", (char *[]){ search, NULL }, &err);
+                make = process_find_program("gmake", (char *[]){ search, NULL }, &err);
+                if (!make)
+                        make = process_find_program("make", (char *[]){ search, NULL }, &err);
+                if (!cxx || !make) {
+                        check_set(ret, CHECK_FAIL, "no %s in cudamod's PATH (%s): CMake needs one to configure a project; install one where validate runs",
+                                  !cxx ? "C++ compiler (c++)" : "build tool (gmake or make)", search + 5);
+                        return;
+                }
+        }
         dir = validate_scratch_new("cmake", ret);
         if (!dir || validate_scratch_write(dir, "CMakeLists.txt", cmake_project, ret) < 0) {
                 findings_release(&f);
                 return;
         }
         build = path_join(dir, "build");
-        /* The module's environment only, as for nvcc. */
-        for (char *const *e = t->env; e && *e; e++)
-                if (strchr(*e, '=') && !startswith(*e, "PWD=") && !startswith(*e, "OLDPWD="))
-                        strv_add(&env, *e);
+        /* What CMake finds nvcc by: CUDACXX, CMAKE_PREFIX_PATH, or PATH,
+         * where the module's nvcc comes after cudamod's directories. */
+        nvcc_dir = path_dirname(nvcc);
+        toolchain_env(t, o, nvcc_dir, &env);
         strv_add(&argv, cmake);
         strv_add(&argv, "-S");
         strv_add(&argv, dir);
         strv_add(&argv, "-B");
         strv_add(&argv, build);
+        if (cxx) {
+                _cleanup_free_ char *cxx_def = xasprintf("-DCMAKE_CXX_COMPILER=%s", cxx);
+                _cleanup_free_ char *make_def = xasprintf("-DCMAKE_MAKE_PROGRAM=%s", make);
+
+                strv_add(&argv, "-G");
+                strv_add(&argv, "Unix Makefiles");
+                strv_add(&argv, cxx_def);
+                strv_add(&argv, make_def);
+        }
         r = process_run(cmake, strv_exec_items(&argv), strv_exec_items(&env), dir, timeout, &c);
         if (r < 0 || c.exec_errno) {
                 check_set(ret, CHECK_FAIL, "'%s' could not be started: %s", cmake, strerror(r < 0 ? -r : c.exec_errno));

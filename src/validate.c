@@ -30,6 +30,65 @@ const char *validate_refused_variable(char *const *env, char *const *start)
         return NULL;
 }
 
+/* Whether CUDACXX in env is the toolkit's own nvcc under the CUDA_HOME
+ * the load sets, as cudamod writes it (bin/nvcc, or cuda_nvcc/bin/nvcc in
+ * a wheel layout): a plain path below it, named nvcc. */
+static bool cudacxx_is_the_toolkits(char *const *env)
+{
+        const char *cxx = env_get(env, "CUDACXX"), *home = env_get(env, "CUDA_HOME");
+        size_t n = home ? strlen(home) : 0;
+
+        while (n > 1 && home[n - 1] == '/')
+                n--;
+        if (!cxx || !home || home[0] != '/' || n < 2 || strncmp(cxx, home, n) != 0 || cxx[n] != '/')
+                return false;
+        return streq(path_basename(cxx), "nvcc") && !strstr(cxx + n, "/../") && !strstr(cxx + n, "/./") &&
+               !strstr(cxx + n, "//");
+}
+
+/* Whether an nvcc flags value passes options on to the host compiler or
+ * the linker, which can name programs (-B, -wrapper, -fplugin). */
+static bool nvcc_flags_forward(const char *v)
+{
+        static const char *const words[] = { "-Xcompiler", "--compiler-options", "-Xlinker", "--linker-options",
+                                             "-Xnvlink", "--nvlink-options", NULL };
+
+        for (size_t i = 0; words[i]; i++)
+                for (const char *p = strstr(v, words[i]); p; p = strstr(p + 1, words[i]))
+                        if (p == v || p[-1] == ' ' || p[-1] == '\t')
+                                return true;
+        return false;
+}
+
+char *validate_refused_toolchain_variable(char *const *env)
+{
+        static const char *const refused[] = {
+                "CC", "CXX", "CMAKE_MAKE_PROGRAM", "CMAKE_TOOLCHAIN_FILE", "CMAKE_PROJECT_INCLUDE",
+                "CMAKE_PROJECT_INCLUDE_BEFORE", "CMAKE_PROJECT_TOP_LEVEL_INCLUDES", "CMAKE_GENERATOR",
+                "CMAKE_CROSSCOMPILING_EMULATOR", "CMAKE_PROGRAM_PATH",
+        };
+
+        for (char *const *e = env; e && *e; e++) {
+                const char *eq = strchr(*e, '=');
+                _cleanup_free_ char *name = eq ? xstrndup(*e, (size_t)(eq - *e)) : NULL;
+
+                if (!name)
+                        continue;
+                for (size_t i = 0; i < ELEMENTSOF(refused); i++)
+                        if (streq(name, refused[i]))
+                                return TAKE_PTR(name);
+                if (endswith(name, "_COMPILER_LAUNCHER") || endswith(name, "_LINKER_LAUNCHER") ||
+                    (startswith(name, "CMAKE_") && endswith(name, "_COMPILER")))
+                        return TAKE_PTR(name);
+                if (streq(name, "CUDACXX") && !cudacxx_is_the_toolkits(env))
+                        return TAKE_PTR(name);
+                if ((streq(name, "NVCC_PREPEND_FLAGS") || streq(name, "NVCC_APPEND_FLAGS")) &&
+                    nvcc_flags_forward(eq + 1))
+                        return TAKE_PTR(name);
+        }
+        return NULL;
+}
+
 static const char *const check_status_names[_CHECK_STATUS_MAX] = {
         [CHECK_PASS] = "pass",
         [CHECK_WARN] = "warn",

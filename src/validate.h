@@ -77,6 +77,12 @@ struct validate_options {
          * `cc` of its own in front). NULL: /usr/bin:/bin. */
         const char *cc_path;
         const char *cmake;          /* cmake for the cmake check, looked up in cc_path; NULL: "cmake" */
+        /* The nvcc and cmake checks start what the module names (its PATH,
+         * CC, CXX, CUDACXX, launchers; validate_refused_toolchain_variable)
+         * with its whole environment; false: they refuse such a variable,
+         * and start cmake, its C++ compiler and build tool from cc_path with
+         * only the module's variables that they check. */
+        bool trust_modulefiles;
 };
 
 /* The variables a module may not set for validate, which starts the
@@ -90,6 +96,21 @@ struct validate_options {
  * run check is for. The first that env has with another value than in
  * start (what validate started the load from), or NULL. */
 const char *validate_refused_variable(char *const *env, char *const *start);
+
+/* The variables a module may not set for the nvcc and cmake checks, which
+ * start nvcc and CMake, and CMake a C++ compiler and a build tool, as the
+ * caller (root, from cron): a program named by CC, CXX, a
+ * CMAKE_<LANG>_COMPILER, a *_COMPILER_LAUNCHER or *_LINKER_LAUNCHER,
+ * CMAKE_MAKE_PROGRAM, CMAKE_GENERATOR, CMAKE_CROSSCOMPILING_EMULATOR, or
+ * searched in CMAKE_PROGRAM_PATH; CMake code in CMAKE_TOOLCHAIN_FILE or
+ * CMAKE_PROJECT_INCLUDE(_BEFORE) and CMAKE_PROJECT_TOP_LEVEL_INCLUDES;
+ * CUDACXX other than the toolkit's own nvcc under the load's CUDA_HOME
+ * (what cudamod writes); NVCC_PREPEND_FLAGS or NVCC_APPEND_FLAGS passing
+ * options on to the host compiler or linker (-Xcompiler, -Xlinker). A -ccbin
+ * there and CUDAHOSTCXX are allowed: the nvcc check asks that compiler which
+ * it is. The first such variable's name in env (free it), or NULL;
+ * validate_options.trust_modulefiles lets them through. */
+char *validate_refused_toolchain_variable(char *const *env);
 
 /* The module under test. Built by validate_module_init from a load (the
  * strings point into the evaluation, env into the caller's strv), or by

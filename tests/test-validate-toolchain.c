@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "strbuf.h"
@@ -165,17 +166,17 @@ static char *make_toolkit_reporting(long gcc_max, const char *cudart_dir, const 
         _cleanup_free_ char *lib = xasprintf("%s/cuda/lib64", root);
         _cleanup_free_ char *nvcc = xasprintf(
                 "#!/bin/sh\n"
-                "# --dryrun with FAKE_DRYRUN_HOST: print what a real nvcc whose\n"
+                "# --dryrun with FAKE_DRYRUN_HOST_DIR: print what a real nvcc whose\n"
                 "# profile puts that directory on PATH would run.\n"
-                "if [ \"$1\" = --dryrun ] && [ -n \"$FAKE_DRYRUN_HOST\" ]; then\n"
+                "if [ \"$1\" = --dryrun ] && [ -n \"$FAKE_DRYRUN_HOST_DIR\" ]; then\n"
                 "        echo \"#$ _HERE_=/x\" >&2\n"
-                "        echo \"#$ PATH=$FAKE_DRYRUN_HOST:$PATH\" >&2\n"
+                "        echo \"#$ PATH=$FAKE_DRYRUN_HOST_DIR:$PATH\" >&2\n"
                 "        echo \"#$ INCLUDES=\\\"-I/x\\\"  \" >&2\n"
                 "        echo \"#$ g++ -D__CUDA_ARCH_LIST__=520 -E -x c++ cudamod-nvcc.cu\" >&2\n"
                 "        exit 0\n"
                 "fi\n"
                 "out= cc=gcc\n"
-                "[ -n \"$FAKE_DRYRUN_HOST\" ] && cc=$FAKE_DRYRUN_HOST/g++\n"
+                "[ -n \"$FAKE_DRYRUN_HOST_DIR\" ] && cc=$FAKE_DRYRUN_HOST_DIR/g++\n"
                 "for a in $NVCC_PREPEND_FLAGS \"$@\"; do\n"
                 "        case $a in -ccbin=*) cc=${a#-ccbin=} ;; esac\n"
                 "done\n"
@@ -231,9 +232,12 @@ static void module_of(struct validate_module *m, struct strv *env, const char *r
         strv_push(&m->own_incdirs, xasprintf("%s/cuda/include", root));
 }
 
+/* check_nvcc on the module of module_of, validate's own PATH (cc_path)
+ * being root/hostbin:/usr/bin:/bin. */
 static void run_nvcc(const char *root, const char *const *extra, struct check *ret)
 {
-        struct validate_options o = { .compile = true, .timeout = 30 };
+        _cleanup_free_ char *cc_path = xasprintf("%s/hostbin:/usr/bin:/bin", root);
+        struct validate_options o = { .compile = true, .timeout = 30, .cc_path = cc_path };
         struct validate_module m;
         _cleanup_(strv_release) struct strv env = { 0 };
 
@@ -318,7 +322,7 @@ END_TEST
 START_TEST(nvcc_host_compiler_is_what_nvcc_dryrun_runs)
 {
         char *root = make_toolkit(11, NULL);
-        _cleanup_free_ char *dry = xasprintf("FAKE_DRYRUN_HOST=%s/gcc11/bin", root);
+        _cleanup_free_ char *dry = xasprintf("FAKE_DRYRUN_HOST_DIR=%s/gcc11/bin", root);
         _cleanup_free_ char *gxx = xasprintf("'%s/gcc11/bin/g++' (what 'nvcc --dryrun' runs) is GCC 11.3.0", root);
         struct check c;
 
@@ -458,18 +462,224 @@ START_TEST(cmake_check_without_a_build_tool_says_so)
         _cleanup_(strv_release) struct strv env = { 0 };
         struct check c = { 0 };
 
+        _cleanup_free_ char *cxx = xasprintf("%s/bin/c++", root);
+
         fx_write(root, "bin/cmake",
                  "#!/bin/sh\n"
                  "echo 'CMake Error: CMake was unable to find a build program corresponding to \"Unix Makefiles\".  "
                  "CMAKE_MAKE_PROGRAM is not set.  You probably need to select a different build tool.' >&2\n"
                  "exit 1\n");
         ck_assert_int_eq(chmod(cmake, 0755), 0);
+        fx_write(root, "bin/c++", "#!/bin/sh\nexit 1\n");
+        ck_assert_int_eq(chmod(cxx, 0755), 0);
         module_of(&m, &env, root, NULL);
+        /* validate names CMake's build tool itself: none in its PATH. */
+        check_cmake(&m, &o, &c);
+        ck_assert_int_eq(c.status, CHECK_FAIL);
+        assert_has(c.message, "no build tool (gmake or make) in cudamod's PATH");
+        check_release(&c);
+        /* Trusting the module, CMake looks for one and says it found none. */
+        o.trust_modulefiles = true;
         check_cmake(&m, &o, &c);
         ck_assert_int_eq(c.status, CHECK_FAIL);
         assert_has(c.message, "CMake found no build tool for its generator (make, or ninja with -G Ninja)");
         assert_has(c.message, "CMAKE_MAKE_PROGRAM is not set");
         check_release(&c);
+        m.env = NULL;
+        validate_module_release(&m);
+        fx_free(root);
+}
+END_TEST
+
+/* --- what the module may name for the nvcc and cmake checks ------------ */
+
+/* validate_refused_toolchain_variable: a compiler, launcher, build tool
+ * or CMake code the module names is refused; its paths, CUDA variables, a
+ * CUDACXX that is its own toolkit's nvcc and a -ccbin are not. */
+START_TEST(toolchain_variables_naming_programs_are_refused)
+{
+        static const struct {
+                const char *env[4];
+                const char *want;
+        } cases[] = {
+                { { "CC=/tmp/x/cc", NULL }, "CC" },
+                { { "CXX=/tmp/x/c++", NULL }, "CXX" },
+                { { "CXX=", NULL }, "CXX" },
+                { { "CMAKE_CXX_COMPILER_LAUNCHER=/tmp/x/l", NULL }, "CMAKE_CXX_COMPILER_LAUNCHER" },
+                { { "CMAKE_CUDA_COMPILER_LAUNCHER=ccache", NULL }, "CMAKE_CUDA_COMPILER_LAUNCHER" },
+                { { "CMAKE_C_LINKER_LAUNCHER=/tmp/x/l", NULL }, "CMAKE_C_LINKER_LAUNCHER" },
+                { { "CMAKE_CXX_COMPILER=/tmp/x/c++", NULL }, "CMAKE_CXX_COMPILER" },
+                { { "CMAKE_CUDA_HOST_COMPILER=/tmp/x/g++", NULL }, "CMAKE_CUDA_HOST_COMPILER" },
+                { { "CMAKE_MAKE_PROGRAM=/tmp/x/make", NULL }, "CMAKE_MAKE_PROGRAM" },
+                { { "CMAKE_TOOLCHAIN_FILE=/tmp/x/t.cmake", NULL }, "CMAKE_TOOLCHAIN_FILE" },
+                { { "CMAKE_PROJECT_INCLUDE=/tmp/x/i.cmake", NULL }, "CMAKE_PROJECT_INCLUDE" },
+                { { "CMAKE_PROJECT_TOP_LEVEL_INCLUDES=/tmp/x/i.cmake", NULL }, "CMAKE_PROJECT_TOP_LEVEL_INCLUDES" },
+                { { "CMAKE_GENERATOR=Ninja", NULL }, "CMAKE_GENERATOR" },
+                { { "CMAKE_PROGRAM_PATH=/tmp/x", NULL }, "CMAKE_PROGRAM_PATH" },
+                /* CUDACXX: only the toolkit's own nvcc under CUDA_HOME */
+                { { "CUDA_HOME=/opt/cuda", "CUDACXX=/opt/cuda/bin/nvcc", NULL }, NULL },
+                { { "CUDA_HOME=/opt/cuda/", "CUDACXX=/opt/cuda/bin/nvcc", NULL }, NULL },
+                { { "CUDA_HOME=/w/nvidia", "CUDACXX=/w/nvidia/cuda_nvcc/bin/nvcc", NULL }, NULL },
+                { { "CUDACXX=/opt/cuda/bin/nvcc", NULL }, "CUDACXX" },
+                { { "CUDA_HOME=/opt/cuda", "CUDACXX=/tmp/x/nvcc", NULL }, "CUDACXX" },
+                { { "CUDA_HOME=/opt/cuda", "CUDACXX=/opt/cuda-evil/bin/nvcc", NULL }, "CUDACXX" },
+                { { "CUDA_HOME=/opt/cuda", "CUDACXX=/opt/cuda/bin/../../../tmp/nvcc", NULL }, "CUDACXX" },
+                { { "CUDA_HOME=/opt/cuda", "CUDACXX=/opt/cuda/bin/c++", NULL }, "CUDACXX" },
+                { { "CUDA_HOME=cuda", "CUDACXX=cuda/bin/nvcc", NULL }, "CUDACXX" },
+                /* nvcc's flags: -ccbin is the host compiler check's; options
+                 * passed on to the host compiler or linker are refused */
+                { { "NVCC_PREPEND_FLAGS=-ccbin=/usr/bin/g++-11", NULL }, NULL },
+                { { "NVCC_APPEND_FLAGS=-allow-unsupported-compiler", NULL }, NULL },
+                { { "NVCC_APPEND_FLAGS=-O2 -Xcompiler -B/tmp/x", NULL }, "NVCC_APPEND_FLAGS" },
+                { { "NVCC_PREPEND_FLAGS=--compiler-options=-fplugin=/tmp/x.so", NULL }, "NVCC_PREPEND_FLAGS" },
+                { { "NVCC_PREPEND_FLAGS=-Xlinker=-plugin=/tmp/x.so", NULL }, "NVCC_PREPEND_FLAGS" },
+                /* what the checks are about */
+                { { "CUDAHOSTCXX=/usr/bin/g++-11", "CMAKE_PREFIX_PATH=/opt/cuda", "CPATH=/opt/cuda/include", NULL }, NULL },
+                { { "PATH=/tmp/x:/usr/bin", "LD_LIBRARY_PATH=/opt/cuda/lib64", "MY_CC=/tmp/x/cc", NULL }, NULL },
+                { { NULL }, NULL },
+                { { "END", NULL }, NULL },
+        };
+
+        for (size_t i = 0; !cases[i].env[0] || !streq(cases[i].env[0], "END"); i++) {
+                _cleanup_free_ char *got = validate_refused_toolchain_variable((char *const *)cases[i].env);
+
+                if (!cases[i].want)
+                        ck_assert_msg(!got, "case %zu: %s refused", i, got);
+                else
+                        ck_assert_msg(got && streq(got, cases[i].want), "case %zu: %s", i, got ? got : "nothing refused");
+        }
+}
+END_TEST
+
+/* Replace env's PATH entry with path (owned), in place: a module's env
+ * points at env's items. */
+static void set_path(struct strv *env, char *path)
+{
+        for (size_t i = 0; i < env->len; i++)
+                if (startswith(env->items[i], "PATH=")) {
+                        free(env->items[i]);
+                        env->items[i] = path;
+                        return;
+                }
+        ck_abort_msg("no PATH");
+}
+
+/* root/evil/bin: c++, CC, g++, gcc, make, gmake, ld and a launcher, each
+ * touching root/RAN-<name> and failing. */
+static void make_evil_bin(const char *root)
+{
+        static const char *const names[] = { "c++", "CC", "g++", "gcc", "make", "gmake", "ld", "launcher", NULL };
+
+        for (size_t i = 0; names[i]; i++) {
+                _cleanup_free_ char *rel = xasprintf("evil/bin/%s", names[i]);
+                _cleanup_free_ char *script = xasprintf("#!/bin/sh\ntouch '%s/RAN-%s'\nexit 1\n", root, names[i]);
+                _cleanup_free_ char *path = path_join(root, rel);
+
+                fx_write(root, rel, script);
+                ck_assert_int_eq(chmod(path, 0755), 0);
+        }
+}
+
+/* Which of make_evil_bin's programs ran: "RAN-c++ RAN-make ", or "". */
+static char *evil_ran(const char *root)
+{
+        static const char *const names[] = { "c++", "CC", "g++", "gcc", "make", "gmake", "ld", "launcher", NULL };
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+        for (size_t i = 0; names[i]; i++) {
+                _cleanup_free_ char *p = xasprintf("%s/RAN-%s", root, names[i]);
+
+                if (access(p, F_OK) == 0) {
+                        strbuf_addf(&sb, "RAN-%s ", names[i]);
+                        unlink(p);
+                }
+        }
+        return strbuf_detach(&sb);
+}
+
+/* A module that sets CXX or a launcher: both checks fail saying so and
+ * start nothing; trusted, they start what it says. */
+START_TEST(nvcc_and_cmake_refuse_a_compiler_or_launcher_the_module_names)
+{
+        char *root = make_toolkit(15, NULL);
+        _cleanup_free_ char *cc_path = xasprintf("%s/hostbin:/usr/bin:/bin", root);
+        _cleanup_free_ char *cxx = xasprintf("CXX=%s/evil/bin/c++", root);
+        _cleanup_free_ char *launcher = xasprintf("CMAKE_CXX_COMPILER_LAUNCHER=%s/evil/bin/launcher", root);
+        const char *const *sets[] = { (const char *const[]){ cxx, NULL }, (const char *const[]){ launcher, NULL }, NULL };
+        struct validate_options o = { .compile = true, .timeout = 30, .cc_path = cc_path };
+
+        make_evil_bin(root);
+        for (size_t i = 0; sets[i]; i++) {
+                struct validate_module m;
+                _cleanup_(strv_release) struct strv env = { 0 };
+                _cleanup_free_ char *want = xasprintf("refused: the load sets %.*s='%s/evil/bin/", (int)strcspn(sets[i][0], "="),
+                                                      sets[i][0], root);
+                struct check c = { 0 };
+
+                module_of(&m, &env, root, sets[i]);
+                o.trust_modulefiles = false;
+                check_nvcc(&m, &o, &c);
+                ck_assert_int_eq(c.status, CHECK_FAIL);
+                assert_has(c.message, want);
+                assert_has(c.message, "the nvcc check would start");
+                assert_has(c.message, "--trust-modulefiles");
+                check_release(&c);
+                check_cmake(&m, &o, &c);
+                ck_assert_int_eq(c.status, CHECK_FAIL);
+                assert_has(c.message, want);
+                assert_has(c.message, "the cmake check would start");
+                check_release(&c);
+                {
+                        _cleanup_free_ char *ran = evil_ran(root);
+
+                        ck_assert_msg(!*ran, "%s ran", ran);
+                }
+                o.trust_modulefiles = true;
+                check_nvcc(&m, &o, &c);
+                ck_assert_msg(!strstr(c.message ? c.message : "", "refused"), "%s", c.message);
+                check_release(&c);
+                m.env = NULL;
+                validate_module_release(&m);
+        }
+        fx_free(root);
+}
+END_TEST
+
+/* A gcc on the module's PATH (a host compiler module's) is not started:
+ * nvcc's default host compiler is validate's own gcc, and the check warns
+ * naming both; trusted, the module's is checked. */
+START_TEST(nvcc_check_starts_no_gcc_of_the_modules_path)
+{
+        char *root = make_toolkit(15, NULL);
+        _cleanup_free_ char *cc_path = xasprintf("%s/hostbin:/usr/bin:/bin", root);
+        _cleanup_free_ char *theirs = xasprintf("the module's PATH gives nvcc the host compiler '%s/evil/bin/gcc'", root);
+        _cleanup_free_ char *ours = xasprintf("'%s/hostbin/gcc' (gcc on nvcc's PATH) is GCC 12.2.0", root);
+        struct validate_options o = { .compile = true, .timeout = 30, .cc_path = cc_path };
+        struct validate_module m;
+        _cleanup_(strv_release) struct strv env = { 0 };
+        struct check c = { 0 };
+
+        make_evil_bin(root);
+        module_of(&m, &env, root, NULL);
+        set_path(&env, xasprintf("PATH=%s/cuda/bin:%s/evil/bin:/usr/bin:/bin", root, root));
+        check_nvcc(&m, &o, &c);
+        ck_assert_msg(c.status == CHECK_WARN, "%s", c.message);
+        assert_has(c.message, theirs);
+        assert_has(c.message, ours);
+        check_release(&c);
+        {
+                _cleanup_free_ char *ran = evil_ran(root);
+
+                ck_assert_msg(!*ran, "%s ran", ran);
+        }
+        o.trust_modulefiles = true;
+        check_nvcc(&m, &o, &c);
+        check_release(&c);
+        {
+                _cleanup_free_ char *ran = evil_ran(root);
+
+                ck_assert_msg(strstr(ran, "RAN-gcc"), "trusted, the module's gcc did not run: '%s'", ran);
+        }
         m.env = NULL;
         validate_module_release(&m);
         fx_free(root);
@@ -540,6 +750,7 @@ START_TEST(cmake_check_compares_files_not_spellings)
                 return;
         }
         strv_add(&env, "CUDACXX=/usr/local/cuda/bin/nvcc");
+        strv_add(&env, "CUDA_HOME=/usr/local/cuda");
         real_module(&m, &env);
         check_cmake(&m, &o, &c);
         ck_assert_msg(c.status == CHECK_PASS, "%s", c.message);
@@ -582,6 +793,51 @@ START_TEST(cmake_check_fails_when_cmake_finds_another_toolkit)
 }
 END_TEST
 
+/* CMake looks for its C++ compiler and build tool in each
+ * CMAKE_PREFIX_PATH entry's bin first, then PATH: with the module's
+ * putting c++, make, ld there, the cmake check starts none of them (it
+ * fails at the scripted nvcc, after CMake's C++ compiler checks);
+ * trusted, CMake starts them. */
+START_TEST(cmake_check_starts_no_program_of_the_modules_prefix_or_path)
+{
+        struct validate_options o = { .compile = true, .timeout = 60, .cc_path = "/usr/bin:/bin" };
+        struct validate_module m;
+        _cleanup_(strv_release) struct strv env = { 0 };
+        struct check c = { 0 };
+        char *root;
+
+        if (access("/usr/bin/cmake", X_OK) != 0 || access("/usr/bin/c++", X_OK) != 0) {
+                fprintf(stderr, "SKIP cmake_check_starts_no_program_of_the_modules_prefix_or_path: no cmake or c++\n");
+                return;
+        }
+        root = make_toolkit(15, NULL);
+        make_evil_bin(root);
+        strv_push(&env, xasprintf("CMAKE_PREFIX_PATH=%s/evil:%s/cuda", root, root));
+        module_of(&m, &env, root, NULL);
+        set_path(&env, xasprintf("PATH=%s/evil/bin:%s/cuda/bin:/usr/bin:/bin", root, root));
+        check_cmake(&m, &o, &c);
+        ck_assert_msg(c.status == CHECK_FAIL, "%s", c.message);
+        assert_has(c.message, "enable_language(CUDA)");
+        check_release(&c);
+        {
+                _cleanup_free_ char *ran = evil_ran(root);
+
+                ck_assert_msg(!*ran, "%s ran", ran);
+        }
+        o.trust_modulefiles = true;
+        check_cmake(&m, &o, &c);
+        check_release(&c);
+        {
+                _cleanup_free_ char *ran = evil_ran(root);
+
+                ck_assert_msg(*ran, "trusted, CMake started none of the module's programs");
+        }
+        m.env = NULL;
+        validate_module_release(&m);
+        fx_free(root);
+}
+END_TEST
+
 static Suite *toolchain_suite(void)
 {
         Suite *s = suite_create("validate-toolchain");
@@ -608,9 +864,13 @@ static Suite *toolchain_suite(void)
         tcase_add_test(tc, nvcc_check_skips_other_modules_and_a_module_without_nvcc);
         tcase_add_test(tc, cmake_check_skips_without_cmake);
         tcase_add_test(tc, cmake_check_without_a_build_tool_says_so);
+        tcase_add_test(tc, toolchain_variables_naming_programs_are_refused);
+        tcase_add_test(tc, nvcc_and_cmake_refuse_a_compiler_or_launcher_the_module_names);
+        tcase_add_test(tc, nvcc_check_starts_no_gcc_of_the_modules_path);
         tcase_add_test(tc, nvcc_and_cmake_pass_on_the_real_cuda_13_0);
         tcase_add_test(tc, cmake_check_compares_files_not_spellings);
         tcase_add_test(tc, cmake_check_fails_when_cmake_finds_another_toolkit);
+        tcase_add_test(tc, cmake_check_starts_no_program_of_the_modules_prefix_or_path);
         suite_add_tcase(s, tc);
         return s;
 }

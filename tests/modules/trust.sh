@@ -5,8 +5,11 @@
 #   with a message, and nothing happens; --trust-modulefiles has
 #   Environment Modules run it, as before.
 #   validate refuses a load that sets LD_PRELOAD (before anything starts
-#   with it), takes its compiler from its own PATH, not the module's, and
-#   as root refuses a group-writable modulefile unless --no-strict-modes.
+#   with it), takes its compiler from its own PATH, not the module's; its
+#   nvcc and cmake checks start no c++, make or launcher the module names
+#   (PATH, CXX, CMAKE_CXX_COMPILER_LAUNCHER; Lua and Tcl) unless
+#   --trust-modulefiles; and as root it refuses a group-writable modulefile
+#   unless --no-strict-modes.
 source "$(dirname "$0")/lib.sh"
 
 MT_SELF=trust
@@ -78,6 +81,83 @@ printf 'prepend_path("PATH", "%s/fakebin")\n' "$T" >>"$T/lua/cuda/12.9.lua"
 run_cudamod validate --modulepath "$T/lua" cuda/12.9 >"$T/cc.out" 2>&1 || true
 grep -q "build" "$T/cc.out" || fail "validate: no build check: $(cat "$T/cc.out")"
 [ -e "$T/FAKE-CC" ] && fail "validate's build check ran the module's cc"
+
+# --- validate's nvcc and cmake checks start only cudamod's programs ----------
+# (issue 30, finding 5). A cuda module, Lua (cudamod's Lmod sandbox) and Tcl
+# (the safe interpreter), whose PATH has an nvcc (the module's nvcc is what
+# these checks are about: a stub here) and a c++, CC, g++, gcc, make and
+# gmake that touch a marker, or that sets CXX or CMAKE_CXX_COMPILER_LAUNCHER
+# to one: validate starts none of them, and says which variable it refused;
+# --trust-modulefiles lets the module choose, as before.
+if command -v cmake >/dev/null; then
+        generate em flat "$T/tcl-fx" "$X_ROOT/sw"
+        cp "$T/tcl-fx/cuda/12.9" "$T/cuda-12.9.tcl.orig"
+        mkdir -p "$T/tc/nvccbin" "$T/tc/bin"
+        printf '#!/bin/sh\nexit 1\n' >"$T/tc/nvccbin/nvcc"
+        for p in c++ CC g++ gcc make gmake launcher; do
+                printf '#!/bin/sh\ntouch %s/RAN-%s\nexit 1\n' "$T/tc" "$p" >"$T/tc/bin/$p"
+        done
+        chmod 755 "$T/tc/nvccbin/nvcc" "$T/tc/bin"/*
+        # toolchain_module FORMAT SETTING: the cuda module with the stub
+        # nvcc and SETTING ("path", "CXX" or "CMAKE_CXX_COMPILER_LAUNCHER").
+        toolchain_module() {
+                local fmt=$1 what=$2 file orig
+                if [ "$fmt" = lua ]; then
+                        file=$T/lua/cuda/12.9.lua orig=$T/cuda-12.9.lua.orig
+                        cp "$orig" "$file"
+                        printf 'prepend_path("PATH", "%s")\n' "$T/tc/nvccbin" >>"$file"
+                        case $what in
+                        path) printf 'prepend_path("PATH", "%s")\n' "$T/tc/bin" >>"$file" ;;
+                        CXX) printf 'setenv("CXX", "%s")\n' "$T/tc/bin/c++" >>"$file" ;;
+                        *) printf 'setenv("%s", "%s")\n' "$what" "$T/tc/bin/launcher" >>"$file" ;;
+                        esac
+                else
+                        file=$T/tcl-fx/cuda/12.9 orig=$T/cuda-12.9.tcl.orig
+                        cp "$orig" "$file"
+                        printf 'prepend-path PATH %s\n' "$T/tc/nvccbin" >>"$file"
+                        case $what in
+                        path) printf 'prepend-path PATH %s\n' "$T/tc/bin" >>"$file" ;;
+                        CXX) printf 'setenv CXX %s\n' "$T/tc/bin/c++" >>"$file" ;;
+                        *) printf 'setenv %s %s\n' "$what" "$T/tc/bin/launcher" >>"$file" ;;
+                        esac
+                fi
+        }
+        # markers: the stubs that ran ("RAN-c++ RAN-make "), or nothing.
+        markers() {
+                local f
+                for f in "$T/tc"/RAN-*; do
+                        [ -e "$f" ] && printf '%s ' "${f##*/}"
+                done
+                return 0
+        }
+        for fmt in lua tcl; do
+                mp=$T/lua
+                [ "$fmt" = tcl ] && mp=$T/tcl-fx
+                for what in path CXX CMAKE_CXX_COMPILER_LAUNCHER; do
+                        toolchain_module "$fmt" "$what"
+                        rm -f "$T/tc"/RAN-*
+                        out=$T/tc/$fmt-$what.out
+                        run_cudamod validate --modulepath "$mp" cuda/12.9 >"$out" 2>&1 || true
+                        ran=$(markers)
+                        [ -z "$ran" ] || fail "validate ($fmt, $what) started the module's ${ran}: $(cat "$out")"
+                        grep -Eq "^ +cmake " "$out" || fail "validate ($fmt, $what): no cmake check: $(cat "$out")"
+                        if [ "$what" = path ]; then
+                                grep -q "refused" "$out" && fail "validate ($fmt, path) refused: $(cat "$out")"
+                        else
+                                grep -Eq "^ +cmake +fail +refused: the load sets $what='$T/tc/bin/" "$out" ||
+                                        fail "validate ($fmt, $what): the cmake check does not say it refused $what: $(cat "$out")"
+                        fi
+                        rm -f "$T/tc"/RAN-*
+                        run_cudamod validate --trust-modulefiles --modulepath "$mp" cuda/12.9 >"$out.trusted" 2>&1 || true
+                        ran=$(markers)
+                        [ -n "$ran" ] || fail "validate --trust-modulefiles ($fmt, $what) did not start what the module names: $(cat "$out.trusted")"
+                        grep -q "refused" "$out.trusted" && fail "validate --trust-modulefiles ($fmt, $what) refused: $(cat "$out.trusted")"
+                done
+        done
+        cp "$T/cuda-12.9.lua.orig" "$T/lua/cuda/12.9.lua"
+else
+        say "no cmake: validate's cmake check not tested"
+fi
 
 # As root: a modulefile others can change.
 if [ "$(id -u)" = 0 ]; then
