@@ -874,6 +874,9 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         for (size_t i = 0; i < sr.n_gaps; i++)
                 strv_add(&unseen, sr.gaps[i].realpath);
         detected_arch_list(&cfg, outdir, g);
+        if (!(cfg.output_mode & 0044))
+                log_warning(g, "output_mode is %04o: no user but the owner of '%s' can read, so load, its "
+                            "modules", cfg.output_mode, outdir);
         /* Names stay with their installs: those the index records are
          * given again, and to no one else, unless --rename. The index is
          * read without the lock; when another run changed it before this
@@ -886,6 +889,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         .prune = a.prune, .force = a.force, .diff_out = stdout,
                         .on_wait = log_lock_wait, .userdata = &lw, .lock_timeout = a.lock_timeout,
                         .unseen = (const char *const *)unseen.items, .n_unseen = unseen.len,
+                        .mode = (mode_t)cfg.output_mode,
                 };
                 struct saved_signals ss;
                 bool writes = !a.dry_run && !a.check, index_changed = false;

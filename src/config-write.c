@@ -450,6 +450,13 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_string(e, c->templates);
         emit_key(e, "lock_timeout");
         emit_uint(e, c->lock_timeout);
+        {
+                char mode[8];
+
+                snprintf(mode, sizeof(mode), "%04o", c->output_mode & 07777);
+                emit_key(e, "output_mode");
+                emit_string(e, mode);
+        }
         emit_modulerc(e, c);
         emit_site(e, c);
 

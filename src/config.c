@@ -76,6 +76,7 @@ enum top_key {
         KEY_VALIDATE,
         KEY_TEMPLATES,
         KEY_LOCK_TIMEOUT,
+        KEY_OUTPUT_MODE,
         KEY_MODULERC,
         /* config-site.c */
         KEY_FAMILY,
@@ -103,6 +104,7 @@ static const char *const top_keys[_KEY_MAX + 1] = {
         [KEY_VALIDATE] = "validate",
         [KEY_TEMPLATES] = "templates",
         [KEY_LOCK_TIMEOUT] = "lock_timeout",
+        [KEY_OUTPUT_MODE] = "output_mode",
         [KEY_MODULERC] = "modulerc",
         [KEY_FAMILY] = "family",
         [KEY_MODULEPATH] = "modulepath",
@@ -150,6 +152,7 @@ void config_init_default(struct config *c)
                 },
                 .templates = xstrdup(""),
                 .lock_timeout = 60,
+                .output_mode = 0644,
         };
         for (int i = 0; i < N_COMPONENTS; i++) {
                 c->defaults[i].kind = DEFAULT_LATEST;
@@ -964,6 +967,30 @@ static int parse_modulerc(struct parser *p, struct config *c)
 }
 /* --- end of modulerc --- */
 
+/* output_mode: the mode, in octal, of every file generate writes ("0644",
+ * 0640): read and write bits only, and the owner reads and writes. */
+static int parse_output_mode(struct parser *p, struct config *c)
+{
+        static const char what[] = "an octal file mode such as 0644 (read and write bits only, 0600 at least)";
+        unsigned v = 0;
+        const char *s;
+        int r = get_string(p, what, &s);
+
+        if (r < 0)
+                return r;
+        if (!*s || strlen(s) > 4)
+                return expected(p, what);
+        for (; *s; s++) {
+                if (*s < '0' || *s > '7')
+                        return expected(p, what);
+                v = v * 8 + (unsigned)(*s - '0');
+        }
+        if ((v & ~0666u) || (v & 0600) != 0600)
+                return expected(p, what);
+        c->output_mode = v;
+        return 0;
+}
+
 static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
 {
         const char *s;
@@ -1019,6 +1046,8 @@ static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
                 return set_string(p, &c->templates);
         case KEY_LOCK_TIMEOUT:
                 return get_uint(p, 0, TIMEOUT_MAX, &c->lock_timeout);
+        case KEY_OUTPUT_MODE:
+                return parse_output_mode(p, c);
         case KEY_MODULERC:
                 return parse_modulerc(p, c);
         case KEY_FAMILY:

@@ -151,6 +151,9 @@ struct config {
         /* Seconds generate and validate wait for an output directory's
          * lock; 0: not at all. --lock-timeout overrides it. */
         unsigned lock_timeout;
+        /* output_mode: the mode of every file generate writes (0644);
+         * directories get each read bit's search bit. Not the umask's. */
+        unsigned output_mode;
         /* modulerc.<component>.<version> (lmod-api), in file order. */
         struct config_version_rc *version_rcs;
         size_t n_version_rcs;

@@ -1,14 +1,11 @@
 /* write-atomic.c: the files below the output directory, each reached
  * through directory descriptors opened with O_NOFOLLOW (so a symlink
  * planted in the tree cannot redirect a write outside it), read to compare
- * with the new content, and written atomically: a temporary file in the
- * same directory, synced, renamed over the old one, the directory synced. */
+ * with the new content (the writing itself: util-write.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
-#include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "strbuf.h"
 #include "write.h"
@@ -20,19 +17,11 @@
  * what it wrote. */
 #define CURRENT_MAX ((size_t)16 * 1024 * 1024)
 
-/* Some filesystems cannot sync a directory; the rename stands. */
-int sync_dir(int dirfd)
-{
-        if (fsync(dirfd) < 0 && errno != EINVAL)
-                return -errno;
-        return 0;
-}
-
 /* The directory reldir ("" for the output directory itself) below outfd,
- * each component opened with O_NOFOLLOW and, with create, made (0755 less
- * the umask) when missing. -ENOENT without a diag when a component is
- * missing and create is off. */
-int open_dir(int outfd, const char *outdir, const char *reldir, bool create, int *ret_fd,
+ * each component opened with O_NOFOLLOW and, with create_mode, made with
+ * that mode (fchmod: not the umask's) when missing. -ENOENT without a
+ * diag when a component is missing and create_mode is 0. */
+int open_dir(int outfd, const char *outdir, const char *reldir, mode_t create_mode, int *ret_fd,
              struct diag *d)
 {
         _cleanup_close_ int fd = -1;
@@ -45,13 +34,16 @@ int open_dir(int outfd, const char *outdir, const char *reldir, bool create, int
         while (*c) {
                 char *e = strchrnul(c, '/');
                 bool last = *e == '\0';
+                bool create = create_mode != 0, made = false;
                 int next, err;
                 struct stat st;
 
                 *e = '\0';
                 next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (next < 0 && errno == ENOENT && create) {
-                        if (mkdirat(fd, c, 0755) < 0 && errno != EEXIST)
+                        if (mkdirat(fd, c, create_mode) == 0)
+                                made = true;
+                        else if (errno != EEXIST)
                                 return diag_set(d, -errno, outdir, 0, 0, "cannot create directory '%s': %s",
                                                 dir, strerror(errno));
                         /* Make the new entry durable before anything lands in it. */
@@ -63,6 +55,13 @@ int open_dir(int outfd, const char *outdir, const char *reldir, bool create, int
                                                 *parent ? parent : ".", dir, strerror(-err));
                         }
                         next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        /* The umask took bits away: the mode is the site's. */
+                        if (next >= 0 && made && fchmod(next, create_mode) < 0) {
+                                err = -errno;
+                                close(next);
+                                return diag_set(d, err, outdir, 0, 0, "cannot set the mode of directory '%s': %s",
+                                                dir, strerror(-err));
+                        }
                 }
                 if (next < 0) {
                         err = -errno;
@@ -90,13 +89,13 @@ int open_dir(int outfd, const char *outdir, const char *reldir, bool create, int
 }
 
 /* The directory holding rel; see open_dir. */
-int open_parent(int outfd, const char *outdir, const char *rel, bool create, int *ret_fd,
+int open_parent(int outfd, const char *outdir, const char *rel, mode_t create_mode, int *ret_fd,
                 struct diag *d)
 {
         const char *slash = strrchr(rel, '/');
         _cleanup_free_ char *dir = slash ? xstrndup(rel, (size_t)(slash - rel)) : xstrdup("");
 
-        return open_dir(outfd, outdir, dir, create, ret_fd, d);
+        return open_dir(outfd, outdir, dir, create_mode, ret_fd, d);
 }
 
 void parent_cache_release(struct parent_cache *c)
@@ -124,7 +123,7 @@ bool parent_cached(const struct parent_cache *c, const char *rel)
 /* The parent directory of rel (borrowed from the cache), or a negative
  * errno with d set. */
 int parent_get(struct parent_cache *c, int outfd, const char *outdir, const char *rel,
-               bool create, struct diag *d)
+               mode_t create_mode, struct diag *d)
 {
         size_t n = parent_len(rel);
         int fd, r;
@@ -132,7 +131,7 @@ int parent_get(struct parent_cache *c, int outfd, const char *outdir, const char
         if (parent_cached(c, rel))
                 return c->fd;
         parent_cache_release(c);
-        r = open_parent(outfd, outdir, rel, create, &fd, d);
+        r = open_parent(outfd, outdir, rel, create_mode, &fd, d);
         if (r < 0)
                 return r;
         c->dir = xstrndup(rel, n);
@@ -170,7 +169,7 @@ int read_current(int outfd, const char *outdir, const char *rel, enum current *r
         struct stat st;
         int r;
 
-        r = open_parent(outfd, outdir, rel, false, &dfd, d);
+        r = open_parent(outfd, outdir, rel, 0, &dfd, d);
         if (r == -ENOENT) {
                 *ret = CURRENT_ABSENT;
                 return 0;
@@ -223,102 +222,3 @@ int read_current(int outfd, const char *outdir, const char *rel, enum current *r
         return 0;
 }
 
-static void random_suffix(char out[7])
-{
-        static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-        static uint64_t counter;
-        unsigned char raw[6];
-
-        if (getrandom(raw, sizeof(raw), GRND_NONBLOCK) != (ssize_t)sizeof(raw)) {
-                struct timespec ts;
-                uint64_t x;
-
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-                x = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^
-                    ++counter * 0x9e3779b97f4a7c15ull;
-                for (size_t i = 0; i < sizeof(raw); i++) {
-                        x ^= x >> 33;
-                        x *= 0xff51afd7ed558ccdull;
-                        raw[i] = (unsigned char)(x >> 56);
-                }
-        }
-        for (size_t i = 0; i < sizeof(raw); i++)
-                out[i] = chars[raw[i] % (sizeof(chars) - 1)];
-        out[6] = '\0';
-}
-
-static int write_all(int fd, const char *data, size_t len)
-{
-        while (len > 0) {
-                ssize_t n = write(fd, data, len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                data += n;
-                len -= (size_t)n;
-        }
-        return 0;
-}
-
-/* Replace name in dirfd by data: a temporary file next to it, written,
- * given its mode, synced and renamed over it, then the directory synced.
- * Readers see the old file or the new one, never a part. */
-/* Write data to a new temporary file next to name (its name in ret_tmp),
- * mode set, not yet synced or renamed. */
-int write_temp(int dirfd, const char *name, const char *data, size_t len, mode_t mode,
-               char ret_tmp[static NAME_MAX + 1])
-{
-        /* Room for the prefix, '.', the suffix and the NUL. */
-        size_t keep = NAME_MAX - strlen(TMP_PREFIX) - 7;
-        _cleanup_close_ int fd = -1;
-        char tmp[NAME_MAX + 1];
-        int r = 0;
-
-        if (strlen(name) < keep)
-                keep = strlen(name);
-        for (int attempt = 0; attempt < 100; attempt++) {
-                char suffix[7];
-
-                random_suffix(suffix);
-                snprintf(tmp, sizeof(tmp), "%s%.*s.%s", TMP_PREFIX, (int)keep, name, suffix);
-                fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
-                            0600);
-                if (fd >= 0 || errno != EEXIST)
-                        break;
-        }
-        if (fd < 0)
-                return -errno;
-        r = write_all(fd, data, len);
-        if (r == 0 && fchmod(fd, mode) < 0)
-                r = -errno;
-        if (r == 0 && close(TAKE_FD(fd)) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void)unlinkat(dirfd, tmp, 0);
-                return r;
-        }
-        memcpy(ret_tmp, tmp, sizeof(tmp));
-        return 0;
-}
-
-/* One file alone (the index): temporary file, fsync, rename, directory
- * fsync. */
-int write_atomic(int dirfd, const char *name, const char *data, size_t len, mode_t mode)
-{
-        char tmp[NAME_MAX + 1];
-        _cleanup_close_ int fd = -1;
-        int r;
-
-        r = write_temp(dirfd, name, data, len, mode, tmp);
-        if (r < 0)
-                return r;
-        fd = openat(dirfd, tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0 || fsync(fd) < 0 || renameat(dirfd, tmp, dirfd, name) < 0) {
-                r = -errno;
-                (void)unlinkat(dirfd, tmp, 0);
-                return r;
-        }
-        return sync_dir(dirfd);
-}

@@ -213,12 +213,10 @@ int write_index_validation(const char *outdir, json_t *validation, const struct 
         _cleanup_(json_decrefp) json_t *files = NULL;
         _cleanup_strbuf_ struct strbuf raw = STRBUF_INIT, sb = STRBUF_INIT;
         struct write_options lo = o ? *o : (struct write_options){ 0 };
-        mode_t mask = umask(0);
         int r;
 
-        umask(mask);
         lo.outdir = outdir;
-        r = open_outdir(outdir, false, &outfd, d);
+        r = open_outdir(outdir, 0, &outfd, d);
         if (r < 0)
                 return r;
         r = take_lock(outfd, &lo, false, &lockfd, d);
@@ -233,7 +231,15 @@ int write_index_validation(const char *outdir, json_t *validation, const struct 
         index_dump(files, validation, &sb);
         if (sb.len == raw.len && memcmp(sb.buf, raw.buf, sb.len) == 0)
                 return 0;
-        r = write_atomic(outfd, INDEX_NAME, sb.buf, sb.len, 0644 & ~mask);
+        /* The mode generate gave it (the site's output_mode), unless o says. */
+        if (!lo.mode) {
+                struct stat st;
+
+                lo.mode = fstatat(outfd, INDEX_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)
+                                  ? (st.st_mode & 0666) | 0600
+                                  : FILE_MODE_DEFAULT;
+        }
+        r = write_atomic(outfd, INDEX_NAME, sb.buf, sb.len, lo.mode & 07777);
         if (r < 0) {
                 _cleanup_free_ char *path = path_join(outdir, INDEX_NAME);
                 return diag_errorf(d, r, "cannot write '%s': %s", path, strerror(-r));
@@ -248,7 +254,7 @@ int read_index_validation(const char *outdir, json_t **ret_validation, struct di
         _cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
         int r;
 
-        r = open_outdir(outdir, false, &outfd, d);
+        r = open_outdir(outdir, 0, &outfd, d);
         if (r < 0)
                 return r;
         r = index_load(outfd, outdir, &files, &raw, d);
@@ -275,7 +281,7 @@ int index_names_read(const char *outdir, struct index_names *ret, struct diag *d
         json_t *v;
         int r;
 
-        r = open_outdir(outdir, false, &outfd, d);
+        r = open_outdir(outdir, 0, &outfd, d);
         if (r == -ENOENT) {
                 /* No tree yet: no names given. */
                 *ret = n;

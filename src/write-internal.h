@@ -14,29 +14,29 @@
 #include <sys/types.h>
 
 #include "diag.h"
+#include "util-write.h"
 #include "write.h"
 
 struct strbuf;
 
 #define INDEX_NAME ".cudamod-index.json"
 #define LOCK_NAME ".cudamod.lock"
-#define TMP_PREFIX ".cudamod-tmp."
 
 /* Why rel cannot name a generated file, or NULL when it can (write.c). */
 const char *gen_path_problem(const char *rel);
 
 /* --- reaching and writing files (write-atomic.c) ----------------------- */
 
-/* Some filesystems cannot sync a directory; the rename stands. */
-int sync_dir(int dirfd);
+/* (Writing a file and syncing a directory: util-write.h.) */
 /* The directory reldir ("" for the output directory itself) below outfd,
- * each component opened with O_NOFOLLOW and, with create, made (0755 less
- * the umask) when missing. -ENOENT without a diag when a component is
- * missing and create is off. */
-int open_dir(int outfd, const char *outdir, const char *reldir, bool create, int *ret_fd,
+ * each component opened with O_NOFOLLOW and, with create_mode (0: none),
+ * made with that mode (set with fchmod: the umask does not narrow it)
+ * when missing. -ENOENT without a diag when a component is missing and
+ * create_mode is 0. */
+int open_dir(int outfd, const char *outdir, const char *reldir, mode_t create_mode, int *ret_fd,
              struct diag *d);
 /* The directory holding rel; see open_dir. */
-int open_parent(int outfd, const char *outdir, const char *rel, bool create, int *ret_fd,
+int open_parent(int outfd, const char *outdir, const char *rel, mode_t create_mode, int *ret_fd,
                 struct diag *d);
 
 /* The directory of the last file reached, kept open: the files come
@@ -56,7 +56,7 @@ bool parent_cached(const struct parent_cache *c, const char *rel);
 /* The parent directory of rel (borrowed from the cache), or a negative
  * errno with d set. */
 int parent_get(struct parent_cache *c, int outfd, const char *outdir, const char *rel,
-               bool create, struct diag *d);
+               mode_t create_mode, struct diag *d);
 
 /* Read fd to its end into sb; -EFBIG once it holds more than max. */
 int read_fd_upto(int fd, struct strbuf *sb, size_t max);
@@ -70,19 +70,13 @@ enum current {
 int read_current(int outfd, const char *outdir, const char *rel, enum current *ret,
                  struct strbuf *content, struct diag *d);
 
-/* Write data to a new temporary file next to name (its name in ret_tmp),
- * mode set, not yet synced or renamed. */
-int write_temp(int dirfd, const char *name, const char *data, size_t len, mode_t mode,
-               char ret_tmp[static NAME_MAX + 1]);
-/* One file alone (the index): temporary file, fsync, rename, directory
- * fsync. */
-int write_atomic(int dirfd, const char *name, const char *data, size_t len, mode_t mode);
-
 /* --- the output directory (write-outdir.c) ----------------------------- */
 
-/* The output directory, created unless create is off; -ENOENT without a
- * diag when it is missing and create is off. */
-int open_outdir(const char *outdir, bool create, int *ret_fd, struct diag *d);
+/* The output directory, created with create_mode (0: not created), and
+ * reached through no symlink another user could have planted
+ * (dir_open_trusted); -ENOENT without a diag when it is missing and
+ * create_mode is 0. */
+int open_outdir(const char *outdir, mode_t create_mode, int *ret_fd, struct diag *d);
 /* Whether o's interrupted flag is set: stop at the next file. */
 bool write_interrupted(const struct write_options *o);
 /* Hold the lock for the run (its descriptor in *ret_fd; -1 when a run

@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
+#include <stdint.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -41,8 +43,9 @@ static int not_directory_error(const char *outdir, struct diag *d)
         return diag_errorf(d, -ENOTDIR, "'%s' exists and is not a directory", bad ? bad : outdir);
 }
 
-/* mkdir -p outdir (0755 less the umask). */
-static int create_outdir(const char *outdir, struct diag *d)
+/* mkdir -p outdir, each directory made given mode (fchmod: the umask
+ * does not narrow it). */
+static int create_outdir(const char *outdir, mode_t mode, struct diag *d)
 {
         _cleanup_free_ char *p = xstrdup(outdir);
 
@@ -50,7 +53,13 @@ static int create_outdir(const char *outdir, struct diag *d)
                 if (*s == '/' || *s == '\0') {
                         char saved = *s;
                         *s = '\0';
-                        if (mkdir(p, 0755) < 0) {
+                        if (mkdir(p, mode) == 0) {
+                                _cleanup_close_ int fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                                if (fd < 0 || fchmod(fd, mode) < 0)
+                                        return diag_errorf(d, -errno, "cannot set the mode of '%s': %s", p,
+                                                           strerror(errno));
+                        } else {
                                 struct stat st;
                                 if (errno == ENOTDIR)
                                         return not_directory_error(outdir, d);
@@ -67,14 +76,17 @@ static int create_outdir(const char *outdir, struct diag *d)
         }
 }
 
-/* The output directory, created unless create is off; -ENOENT without a
- * diag when it is missing and create is off. */
-int open_outdir(const char *outdir, bool create, int *ret_fd, struct diag *d)
+/* The output directory, created with create_mode (0: not created), and
+ * reached through no symlink another user could have planted
+ * (dir_open_trusted); -ENOENT without a diag when it is missing and
+ * create_mode is 0. */
+int open_outdir(const char *outdir, mode_t create_mode, int *ret_fd, struct diag *d)
 {
+        bool create = create_mode != 0;
         int fd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
         if (fd < 0 && errno == ENOENT && create) {
-                int r = create_outdir(outdir, d);
+                int r = create_outdir(outdir, create_mode, d);
                 if (r < 0)
                         return r;
                 fd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -86,6 +98,17 @@ int open_outdir(const char *outdir, bool create, int *ret_fd, struct diag *d)
                         return -ENOENT;
                 return diag_errorf(d, -errno, "cannot open output directory '%s': %s", outdir,
                                    strerror(errno));
+        }
+        /* Reached again one component at a time, and that descriptor used:
+         * a symlink on the way that another user could have planted (in a
+         * directory they may write) would have root write where they
+         * chose. */
+        if (outdir[0] == '/') {
+                _cleanup_close_ int opened = fd;
+                int r = dir_open_trusted(outdir, 0, &fd, d);
+
+                if (r < 0)
+                        return r;
         }
         *ret_fd = fd;
         return 0;
@@ -270,14 +293,52 @@ static int wait_lock(int fd, const char *lock_path, const struct write_options *
                            timeout);
 }
 
-/* Hold the lock for the run. A run that writes nothing does not create the
- * lock file, so it takes no lock when there is none yet, nor when it may
- * not open it read-write (it is another user's: what it reads is still
- * each file whole). */
+/* A user's name for messages: "'nobody' (uid 65534)", or "uid N". */
+static char *user_label(uid_t uid)
+{
+        struct passwd pw, *res = NULL;
+        char buf[4096];
+
+        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_name && *res->pw_name) {
+                _cleanup_free_ char *name = xstrdup(res->pw_name);
+
+                printable(name);
+                return xasprintf("'%s' (uid %ld)", name, (long)uid);
+        }
+        return xasprintf("uid %ld", (long)uid);
+}
+
+/* Why the lock file (st) is not one to use, or NULL: it must be a regular
+ * file of the caller's, one link, that nobody else may write. Another
+ * user's file, one they may write, or a link to some other file would let
+ * them hold every run off (a shared flock is enough), or have ours fchmod
+ * a file of their choice. */
+static char *lock_file_problem(const struct stat *st)
+{
+        if (!S_ISREG(st->st_mode))
+                return xasprintf("is %s, not a regular file", file_kind(st->st_mode));
+        if (st->st_uid != geteuid()) {
+                _cleanup_free_ char *owner = user_label(st->st_uid), *me = user_label(geteuid());
+                return xasprintf("belongs to %s, not to %s who runs cudamod", owner, me);
+        }
+        if (st->st_nlink != 1)
+                return xasprintf("has %ju links (another name for it is elsewhere)", (uintmax_t)st->st_nlink);
+        if (st->st_mode & 022)
+                return xasprintf("is mode %04o: others may write it", (unsigned)(st->st_mode & 07777));
+        return NULL;
+}
+
+/* Hold the lock for the run. The lock file is the caller's: made O_EXCL
+ * when missing, and one that another user owns or may write, or that is
+ * not a plain file, is refused, named with its owner, never removed (the
+ * admin looks first). A run that writes nothing does not create the lock
+ * file, so it takes no lock when there is none yet, nor when it may not
+ * use it (another user's: what it reads is still each file whole). */
 int take_lock(int outfd, const struct write_options *o, bool readonly, int *ret_fd,
               struct diag *d)
 {
         _cleanup_free_ char *lock_path = path_join(o->outdir, LOCK_NAME);
+        _cleanup_free_ char *problem = NULL;
         _cleanup_close_ int fd = -1;
         struct stat st;
         int r;
@@ -285,8 +346,17 @@ int take_lock(int outfd, const struct write_options *o, bool readonly, int *ret_
         /* Read-write: flock is granted on any descriptor, so one a reader
          * may open would let every user who can read the tree hold it.
          * O_NONBLOCK: a FIFO in its place must not hang the open. */
-        fd = openat(outfd, LOCK_NAME,
-                    O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (readonly ? 0 : O_CREAT), 0600);
+        for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
+                fd = openat(outfd, LOCK_NAME, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                if (fd >= 0 || errno != ENOENT || readonly)
+                        break;
+                /* Ours from the start: another's made in between is EEXIST,
+                 * opened above again and judged. */
+                fd = openat(outfd, LOCK_NAME, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+                            O_CLOEXEC, 0600);
+                if (fd < 0 && errno != EEXIST)
+                        break;
+        }
         if (fd < 0) {
                 int err = errno;
 
@@ -297,22 +367,31 @@ int take_lock(int outfd, const struct write_options *o, bool readonly, int *ret_
                 if ((err == ELOOP || err == EISDIR) && fstatat(outfd, LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
                         return diag_errorf(d, -err, "lock file '%s' is %s, not a regular file; remove it", lock_path,
                                            file_kind(st.st_mode));
-                if (err == EACCES && fstatat(outfd, LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                if (err == EACCES && fstatat(outfd, LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                        _cleanup_free_ char *owner = user_label(st.st_uid);
                         return diag_errorf(d, -err,
-                                           "cannot open lock file '%s' read-write: %s (it belongs to uid %ld, "
+                                           "cannot open lock file '%s' read-write: %s (it belongs to %s, "
                                            "mode %04o): run cudamod as its owner", lock_path, strerror(err),
-                                           (long)st.st_uid, (unsigned)(st.st_mode & 07777));
+                                           owner, (unsigned)(st.st_mode & 07777));
+                }
                 return diag_errorf(d, -err, "cannot %s lock file '%s': %s",
                                    err == EACCES || err == EROFS ? "create" : "open", lock_path, strerror(err));
         }
         if (fstat(fd, &st) < 0)
                 return diag_errorf(d, -errno, "cannot stat lock file '%s': %s", lock_path, strerror(errno));
-        if (!S_ISREG(st.st_mode))
-                return diag_errorf(d, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL,
-                                   "lock file '%s' is %s, not a regular file; remove it", lock_path,
-                                   file_kind(st.st_mode));
+        problem = lock_file_problem(&st);
+        if (problem && readonly && S_ISREG(st.st_mode)) {
+                /* Reading needs no lock; the run that writes says why. */
+                *ret_fd = -1;
+                return 0;
+        }
+        if (problem)
+                return diag_errorf(d, S_ISDIR(st.st_mode) ? -EISDIR : S_ISREG(st.st_mode) ? -EPERM : -EINVAL,
+                                   "lock file '%s' %s; refusing to use it (whoever may write it can hold every "
+                                   "run off): remove it, and let only the owner of '%s' write there", lock_path,
+                                   problem, o->outdir);
         /* One an earlier version made 0644, or anyone's umask: ours, so ours to close. */
-        if ((st.st_mode & 07777 & ~(mode_t)0600) && st.st_uid == geteuid() && fchmod(fd, 0600) < 0)
+        if ((st.st_mode & 07777 & ~(mode_t)0600) && fchmod(fd, 0600) < 0)
                 return diag_errorf(d, -errno, "cannot make lock file '%s' mode 0600: %s", lock_path,
                                    strerror(errno));
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -338,7 +417,7 @@ void remove_temp_files_in(int outfd, const char *outdir, const char *reldir)
         struct dirent *de;
         int dfd;
 
-        if (open_dir(outfd, outdir, reldir, false, &fd, NULL) < 0)
+        if (open_dir(outfd, outdir, reldir, 0, &fd, NULL) < 0)
                 return;
         dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         if (dfd < 0)

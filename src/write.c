@@ -438,7 +438,7 @@ static int remove_empty_dirs(int outfd, const char *outdir, struct strv *dirs, s
                 const char *dir = all.items[i];
                 int k;
 
-                k = open_parent(outfd, outdir, dir, false, &pfd, r == 0 ? d : NULL);
+                k = open_parent(outfd, outdir, dir, 0, &pfd, r == 0 ? d : NULL);
                 if (k == -ENOENT)
                         continue;
                 if (k < 0) {
@@ -483,7 +483,7 @@ static int remove_one(int outfd, const char *outdir, const struct action *a, jso
         _cleanup_close_ int dfd = -1;
         int r;
 
-        r = open_parent(outfd, outdir, a->path, false, &dfd, d);
+        r = open_parent(outfd, outdir, a->path, 0, &dfd, d);
         if (r == -ENOENT) {
                 index_action(index, a);
                 return 0;
@@ -520,7 +520,7 @@ static int parent_sync(const struct parent_cache *c, const char *outdir, struct 
 static int staged_parent_get(struct parent_cache *c, int outfd, const char *outdir, const char *rel,
                              struct diag *d)
 {
-        int r = parent_get(c, outfd, outdir, rel, false, d);
+        int r = parent_get(c, outfd, outdir, rel, 0, d);
 
         if (r == -ENOENT) {
                 _cleanup_free_ char *dir = xstrndup(rel, parent_len(rel));
@@ -567,7 +567,7 @@ static int actions_apply(const struct actions *p, int outfd, const struct write_
                         r = interrupted_error(d);
                         break;
                 }
-                r = dfd = parent_get(&pc, outfd, outdir, a->path, true, d);
+                r = dfd = parent_get(&pc, outfd, outdir, a->path, dir_mode_for(file_mode), d);
                 if (r < 0)
                         break;
                 r = write_temp(dfd, path_basename(a->path), a->gen->content, a->gen->len, file_mode, tmp[i]);
@@ -628,7 +628,7 @@ static int actions_apply(const struct actions *p, int outfd, const struct write_
                 }
                 if (r < 0) {
                         /* Nothing of a failed run is put in place. */
-                        dfd = parent_get(&pc, outfd, outdir, a->path, false, NULL);
+                        dfd = parent_get(&pc, outfd, outdir, a->path, 0, NULL);
                         if (dfd >= 0)
                                 (void)unlinkat(dfd, tmp[i], 0);
                         continue;
@@ -636,7 +636,7 @@ static int actions_apply(const struct actions *p, int outfd, const struct write_
                 r = dfd = staged_parent_get(&pc, outfd, outdir, a->path, d);
                 if (r < 0) {
                         /* Once more, only to remove the temporary file. */
-                        dfd = parent_get(&pc, outfd, outdir, a->path, false, NULL);
+                        dfd = parent_get(&pc, outfd, outdir, a->path, 0, NULL);
                         if (dfd >= 0)
                                 (void)unlinkat(dfd, tmp[i], 0);
                         continue;
@@ -682,7 +682,7 @@ int write_tree(const struct gen_file *files, size_t n_files, const struct write_
         _cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
         struct actions p = { 0 };
         struct write_result res = { 0 };
-        mode_t mask, file_mode;
+        mode_t file_mode = o->mode ? o->mode & 07777 : FILE_MODE_DEFAULT;
         int r;
 
         if (!o->outdir || !*o->outdir)
@@ -690,11 +690,7 @@ int write_tree(const struct gen_file *files, size_t n_files, const struct write_
         r = validate_files(files, n_files, d);
         if (r < 0)
                 return r;
-        mask = umask(0);
-        umask(mask);
-        file_mode = 0644 & ~mask;
-
-        r = open_outdir(o->outdir, !readonly, &outfd, d);
+        r = open_outdir(o->outdir, readonly ? 0 : dir_mode_for(file_mode), &outfd, d);
         if (r < 0 && !(r == -ENOENT && readonly))
                 return r;
         if (outfd >= 0) {

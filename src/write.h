@@ -26,7 +26,8 @@
  *     made durable, renamed over the target, the directory synced; the
  *     syncs are batched: one syncfs for all temporary files, one fsync per
  *     directory), mode 0644 and directories 0755
- *     less the umask, through directory file descriptors opened with
+ *     (or o->mode), whatever the umask, each created O_EXCL|O_NOFOLLOW
+ *     under a random name, through directory file descriptors opened with
  *     O_NOFOLLOW below the output directory, so nothing is ever written
  *     outside it;
  *   - holds an exclusive lock (flock on OUT/.cudamod.lock) for the whole run,
@@ -125,6 +126,10 @@ struct write_options {
          * set true. */
         const char *planned_index_sha;
         bool *index_changed;
+        /* The mode of every file written, the index too (0: 0644); a
+         * directory made for them gets each read bit with its search bit
+         * (0755). Set with fchmod: the umask plays no part. */
+        mode_t mode;
 };
 
 #define WRITE_LOCK_TIMEOUT 60

@@ -75,6 +75,7 @@ START_TEST(config_default_has_documented_values)
         ck_assert_uint_eq(c.exclude.len, 0);
         ck_assert_uint_eq(c.max_depth, 8);
         ck_assert_uint_eq(c.lock_timeout, 60);
+        ck_assert_uint_eq(c.output_mode, 0644);
         for (int i = 0; i < N_COMPONENTS; i++) {
                 ck_assert_int_eq(c.defaults[i].kind, DEFAULT_LATEST);
                 ck_assert_ptr_null(c.defaults[i].version);
@@ -528,6 +529,14 @@ START_TEST(config_errors_report_position_and_key)
                   "'validate.timeout': expected an integer from 1 to 86400, not '86401'" },
                 { "lock timeout range", "lock_timeout: 86401\n", 0, 1, 15,
                   "'lock_timeout': expected an integer from 0 to 86400, not '86401'" },
+                { "output mode executable", "output_mode: 0755\n", 0, 1, 14,
+                  "'output_mode': expected an octal file mode such as 0644 (read and write bits only, 0600 at "
+                  "least), not '0755'" },
+                { "output mode owner cannot write", "output_mode: \"0444\"\n", 0, 1, 14,
+                  "expected an octal file mode such as 0644" },
+                { "output mode setuid", "output_mode: 4644\n", 0, 1, 14, "not '4644'" },
+                { "output mode decimal", "output_mode: 0648\n", 0, 1, 14, "not '0648'" },
+                { "output mode long", "output_mode: 00644\n", 0, 1, 14, "not '00644'" },
                 /* family, modulepath, lmod (config-site.c) */
                 { "family not a list", "family: {cuda: CUDA}\n", 0, 1, 16,
                   "'family.cuda': expected a list of module names, not 'CUDA'" },
@@ -1400,6 +1409,26 @@ START_TEST(config_to_yaml_keeps_strings_strings)
 }
 END_TEST
 
+/* output_mode: octal, quoted or not, and back the same. */
+START_TEST(config_output_mode_loads_and_round_trips)
+{
+        _cleanup_free_ char *yaml = NULL;
+        struct config c, back;
+
+        load_ok(&c, "output_mode: 0640\n");
+        ck_assert_uint_eq(c.output_mode, 0640);
+        yaml = to_yaml(&c);
+        ck_assert_msg(strstr(yaml, "output_mode: '0640'") || strstr(yaml, "output_mode: \"0640\""), "%s", yaml);
+        load_ok(&back, yaml);
+        ck_assert_uint_eq(back.output_mode, 0640);
+        config_release(&back);
+        config_release(&c);
+        load_ok(&c, "output_mode: \"600\"\n");
+        ck_assert_uint_eq(c.output_mode, 0600);
+        config_release(&c);
+}
+END_TEST
+
 START_TEST(config_site_keys_load_and_round_trip)
 {
         _cleanup_free_ char *yaml = NULL;
@@ -1447,7 +1476,7 @@ START_TEST(config_to_yaml_writes_every_key_in_design_order)
         static const char *const keys[] = {
                 "output:", "format:", "layout:", "search:", "exclude:", "max_depth:", "defaults:",
                 "naming:", "ld_library_path:", "stubs_on_library_path:", "env:", "pytorch:",
-                "host_compiler:", "validate:", "templates:", "lock_timeout:", "family:", "modulepath:", "lmod:",
+                "host_compiler:", "validate:", "templates:", "lock_timeout:", "output_mode:", "family:", "modulepath:", "lmod:",
                 NULL,
         };
         _cleanup_free_ char *yaml = NULL;
@@ -1643,6 +1672,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, config_to_yaml_writes_every_key_in_design_order);
         tcase_add_test(tc, config_to_yaml_groups_env_ops_by_kind_in_first_seen_order);
         tcase_add_test(tc, config_site_keys_load_and_round_trip);
+        tcase_add_test(tc, config_output_mode_loads_and_round_trips);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("command");

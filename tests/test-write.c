@@ -201,7 +201,7 @@ START_TEST(write_creates_files_into_empty_dir)
 }
 END_TEST
 
-static void check_modes(mode_t mask, mode_t file_mode, mode_t dir_mode)
+static void check_modes(mode_t mask, mode_t mode, mode_t file_mode, mode_t dir_mode)
 {
         char *root = fx_new();
         _cleanup_free_ char *out = path_join(root, "out/deep");
@@ -209,7 +209,7 @@ static void check_modes(mode_t mask, mode_t file_mode, mode_t dir_mode)
         mode_t old = umask(mask);
         struct stat st;
 
-        write_ok(base, N_BASE, &(struct write_options){ .outdir = out }, &res);
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = out, .mode = mode }, &res);
         umask(old);
         st = stat_of(out, "Core/cuda/12.4.lua");
         ck_assert_int_eq(st.st_mode & 07777, file_mode);
@@ -291,15 +291,26 @@ START_TEST(write_index_keeps_names_and_refuses_a_stale_plan)
 }
 END_TEST
 
-START_TEST(write_modes_follow_umask_022)
+START_TEST(write_modes_are_0644_and_0755_under_umask_022)
 {
-        check_modes(022, 0644, 0755);
+        check_modes(022, 0, 0644, 0755);
 }
 END_TEST
 
-START_TEST(write_modes_follow_umask_077)
+/* Root's cron under a hardened umask: the modes are still what users
+ * need to load the modules, not 0600 and 0700. */
+START_TEST(write_modes_are_0644_and_0755_under_umask_077)
 {
-        check_modes(077, 0600, 0700);
+        check_modes(077, 0, 0644, 0755);
+}
+END_TEST
+
+/* The site's output_mode: files that mode, directories each read bit's
+ * search bit, whatever the umask. */
+START_TEST(write_modes_follow_the_configured_mode)
+{
+        check_modes(077, 0640, 0640, 0750);
+        check_modes(0, 0600, 0600, 0700);
 }
 END_TEST
 
@@ -1009,6 +1020,37 @@ START_TEST(write_unwritable_outdir_is_an_error)
 }
 END_TEST
 
+/* An output directory reached through a symlink in a directory others
+ * may write (not sticky) is refused: they could have made it, and root
+ * would write where it points. One of the caller's, in a directory of
+ * theirs, is followed. */
+START_TEST(write_outdir_through_a_planted_symlink_is_refused)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *pub = path_join(root, "pub"), *victim = path_join(root, "victim");
+        _cleanup_free_ char *out = path_join(root, "pub/out"), *linked = path_join(root, "linked");
+        struct write_result res;
+        struct diag d = DIAG_INIT;
+
+        fx_mkdir(root, "victim");
+        fx_mkdir(root, "pub");
+        ck_assert_int_eq(chmod(pub, 0777), 0);
+        fx_symlink(root, "pub/out", victim);
+        ck_assert_int_eq(do_write(base, N_BASE, &(struct write_options){ .outdir = out }, &res, &d), -ELOOP);
+        ck_assert_msg(strstr(d.message, "/pub/out' is a symlink another user could have made or replaced"),
+                      "%s", d.message);
+        diag_release(&d);
+        ck_assert(!exists(victim, "Core"));
+        ck_assert(!exists(victim, ".cudamod.lock"));
+        ck_assert(!exists(victim, ".cudamod-index.json"));
+        fx_symlink(root, "linked", "victim");
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = linked }, &res);
+        write_result_release(&res);
+        ck_assert(exists(victim, "Core/cuda/12.4.lua"));
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(write_uncreatable_outdir_is_an_error)
 {
         char *root = fx_new();
@@ -1248,23 +1290,90 @@ static mode_t mode_of(const char *path)
 }
 
 /* The lock file is created 0600 (whatever the umask lets through), and
- * one of ours with a wider mode is tightened, also by a check. */
+ * one of ours readable by others is tightened, also by a check; one that
+ * others may write (they could hold it open), or that has another name
+ * elsewhere, is refused by a write and left as it is. */
 START_TEST(write_lock_file_is_private)
 {
         char *root = fx_new();
         _cleanup_free_ char *out = path_join(root, "out");
         _cleanup_free_ char *lock = path_join(out, ".cudamod.lock");
+        _cleanup_free_ char *other = path_join(root, "other");
         struct write_result res;
+        struct diag d = DIAG_INIT;
         mode_t mask = umask(0);
 
         write_ok(base, N_BASE, &(struct write_options){ .outdir = out }, &res);
         write_result_release(&res);
         umask(mask);
         ck_assert_uint_eq(mode_of(lock), 0600);
-        ck_assert_int_eq(chmod(lock, 0666), 0);
+        ck_assert_int_eq(chmod(lock, 0644), 0);
         write_ok(base, N_BASE, &(struct write_options){ .outdir = out, .check = true }, &res);
         write_result_release(&res);
         ck_assert_uint_eq(mode_of(lock), 0600);
+        ck_assert_int_eq(chmod(lock, 0666), 0);
+        ck_assert_int_eq(do_write(base, N_BASE, &(struct write_options){ .outdir = out, .lock_timeout = -1 }, &res, &d),
+                         -EPERM);
+        ck_assert_msg(strstr(d.message, "/out/.cudamod.lock' is mode 0666: others may write it; refusing to use it") &&
+                      strstr(d.message, "remove it"), "%s", d.message);
+        diag_release(&d);
+        ck_assert_uint_eq(mode_of(lock), 0666);
+        /* A check reads without it. */
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = out, .check = true }, &res);
+        write_result_release(&res);
+        ck_assert_int_eq(chmod(lock, 0600), 0);
+        ck_assert_int_eq(link(lock, other), 0);
+        ck_assert_int_eq(do_write(base, N_BASE, &(struct write_options){ .outdir = out, .lock_timeout = -1 }, &res, &d),
+                         -EPERM);
+        ck_assert_msg(strstr(d.message, "has 2 links"), "%s", d.message);
+        diag_release(&d);
+        fx_free(root);
+}
+END_TEST
+
+/* A lock file another user made in an output directory they may write
+ * (a shared flock on it would hold root's runs off for ever) is refused
+ * at once, its owner named, and never removed; the caller's own lock
+ * file is made O_EXCL when missing. Needs root (chown). */
+START_TEST(write_lock_file_of_another_owner_is_refused)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "out");
+        _cleanup_free_ char *lock = path_join(out, ".cudamod.lock");
+        struct write_result res;
+        struct diag d = DIAG_INIT;
+        struct stat st;
+        int fd;
+
+        if (!can_drop_privileges()) {
+                fx_free(root);
+                return;
+        }
+        fx_mkdir(root, "out");
+        fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert_int_eq(chown(lock, 65534, 65534), 0);
+        ck_assert_int_eq(do_write(base, N_BASE, &(struct write_options){ .outdir = out, .lock_timeout = 5 }, &res, &d),
+                         -EPERM);
+        ck_assert_msg(strstr(d.message, "/out/.cudamod.lock' belongs to ") && strstr(d.message, "(uid 65534), not to ") &&
+                      strstr(d.message, "(uid 0) who runs cudamod; refusing to use it") &&
+                      strstr(d.message, "remove it"), "%s", d.message);
+        diag_release(&d);
+        /* Left for the admin to look at; nothing written. */
+        ck_assert_int_eq(lstat(lock, &st), 0);
+        ck_assert_uint_eq(st.st_uid, 65534);
+        ck_assert(!exists(out, "Core"));
+        /* A check reads without it. */
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = out, .check = true, .lock_timeout = -1 }, &res);
+        write_result_release(&res);
+        /* Removed, the next run makes its own. */
+        ck_assert_int_eq(unlink(lock), 0);
+        write_ok(base, N_BASE, &(struct write_options){ .outdir = out }, &res);
+        write_result_release(&res);
+        ck_assert_int_eq(lstat(lock, &st), 0);
+        ck_assert_uint_eq(st.st_uid, geteuid());
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
         fx_free(root);
 }
 END_TEST
@@ -1977,8 +2086,9 @@ int main(void)
         tcase_add_test(tc, site_check_fails_when_the_output_tree_cannot_be_read);
         tcase_add_test(tc, site_check_allows_a_site_module_beside_ours_in_core_and_warns);
         tcase_add_test(tc, site_check_warns_about_the_same_name_elsewhere_and_an_output_on_modulepath);
-        tcase_add_test(tc, write_modes_follow_umask_022);
-        tcase_add_test(tc, write_modes_follow_umask_077);
+        tcase_add_test(tc, write_modes_are_0644_and_0755_under_umask_022);
+        tcase_add_test(tc, write_modes_are_0644_and_0755_under_umask_077);
+        tcase_add_test(tc, write_modes_follow_the_configured_mode);
         tcase_add_test(tc, write_rerun_unchanged_touches_nothing);
         tcase_add_test(tc, write_update_renames_over_only_the_changed_file);
         tcase_add_test(tc, write_hand_edited_file_is_skipped_and_reported);
@@ -1998,6 +2108,7 @@ int main(void)
         tcase_add_test(tc, write_removes_leftover_temp_files);
         tcase_add_test(tc, write_refuses_invalid_paths);
         tcase_add_test(tc, write_refuses_symlinked_component);
+        tcase_add_test(tc, write_outdir_through_a_planted_symlink_is_refused);
         tcase_add_test(tc, write_component_that_is_a_file_is_an_error);
         tcase_add_test(tc, write_outdir_that_is_a_file_is_an_error);
         tcase_add_test(tc, write_unwritable_outdir_is_an_error);
@@ -2007,6 +2118,7 @@ int main(void)
         tcase_add_test(tc, write_waits_for_the_lock);
         tcase_add_test(tc, write_lock_timeout_names_the_holder);
         tcase_add_test(tc, write_lock_file_is_private);
+        tcase_add_test(tc, write_lock_file_of_another_owner_is_refused);
         tcase_add_test(tc, write_lock_of_another_user_cannot_be_held);
         tcase_add_test(tc, write_index_bytes_are_deterministic);
         tcase_add_test(tc, write_index_validation_is_kept_by_later_writes);
