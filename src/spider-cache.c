@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "spider-cache.h"
 #include "strbuf.h"
 #include "util.h"
+#include "util-write.h"
 #include "banned.h"
 
 enum {
@@ -188,40 +190,67 @@ int spider_cache_from_lmodrc(const char *tool, struct spider_cache *ret, struct 
                            "in %s%s, or LMOD_RC)", libexec ? libexec : "", libexec ? "/../init/lmodrc.lua" : "");
 }
 
-/* Remove dir and the files in it (one level: what the tool made). */
-static void remove_dir(const char *dir)
+/* Remove the directory name in parentfd and the files in it (one level:
+ * what the tool made), by descriptor: its path could lead elsewhere now. */
+static void remove_dir_at(int parentfd, const char *name)
 {
-        DIR *d = opendir(dir);
+        int fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
         struct dirent *de;
 
+        if (fd >= 0 && !d)
+                close(fd);
         if (d) {
                 while ((de = readdir(d)))
-                        if (!streq(de->d_name, ".") && !streq(de->d_name, "..")) {
-                                _cleanup_free_ char *p = path_join(dir, de->d_name);
-                                (void)unlink(p);
-                        }
+                        if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                                (void)unlinkat(dirfd(d), de->d_name, 0);
                 closedir(d);
         }
-        (void)rmdir(dir);
+        (void)unlinkat(parentfd, name, AT_REMOVEDIR);
 }
 
-/* Make directory path and its parents. */
-static int mkdir_p(const char *path)
+/* A new directory .BASE.cudamod-tmp.XXXXXX in parentfd, mode 0700: its
+ * name in ret_name, an open descriptor of it in *ret_fd. */
+static int make_temp_dir(int parentfd, const char *base, char ret_name[static NAME_MAX + 1], int *ret_fd)
 {
-        _cleanup_free_ char *p = xstrdup(path);
+        int keep = (int)(strlen(base) < 200 ? strlen(base) : 200);
 
-        for (char *s = p + 1;; s++) {
-                if (*s == '/' || !*s) {
-                        char saved = *s;
+        for (int attempt = 0; attempt < 100; attempt++) {
+                char suffix[7];
+                int fd;
 
-                        *s = '\0';
-                        if (mkdir(p, 0755) < 0 && errno != EEXIST)
-                                return -errno;
-                        *s = saved;
+                random_suffix(suffix);
+                snprintf(ret_name, NAME_MAX + 1, ".%.*s.cudamod-tmp.%s", keep, base, suffix);
+                if (mkdirat(parentfd, ret_name, 0700) < 0) {
+                        if (errno == EEXIST)
+                                continue;
+                        return -errno;
                 }
-                if (!*s)
-                        return 0;
+                fd = openat(parentfd, ret_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0) {
+                        int r = -errno;
+                        (void)unlinkat(parentfd, ret_name, AT_REMOVEDIR);
+                        return r;
+                }
+                *ret_fd = fd;
+                return 0;
         }
+        return -EEXIST;
+}
+
+/* Give the file name in dirfd, a regular file the tool made there, the
+ * mode users need to read it (the umask of root's cron may be 077).
+ * Returns 0 when it is a regular file now of that mode, else -errno. */
+static int chmod_made(int dirfd, const char *name, mode_t mode)
+{
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        struct stat st;
+
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        return fchmod(fd, mode) < 0 ? -errno : 0;
 }
 
 int spider_cache_rebuild(const char *tool, const struct spider_cache *c, const char *const *modulepath,
@@ -229,9 +258,11 @@ int spider_cache_rebuild(const char *tool, const struct spider_cache *c, const c
 {
         _cleanup_free_ char *parent = path_dirname(c->dir);
         _cleanup_free_ char *base = xstrdup(path_basename(c->dir));
-        _cleanup_free_ char *tmpl = xasprintf("%s/.%s.cudamod-tmp.XXXXXX", parent, base);
-        _cleanup_free_ char *ts_tmp = NULL, *ts_dir = NULL, *ts_base = NULL, *ts_new = NULL, *ending = NULL;
-        _cleanup_strbuf_ struct strbuf mp = STRBUF_INIT;
+        _cleanup_free_ char *tmpl = NULL;
+        _cleanup_free_ char *ts_tmp = NULL, *ts_dir = NULL, *ts_base = NULL, *ending = NULL;
+        _cleanup_strbuf_ struct strbuf mp = STRBUF_INIT, ts = STRBUF_INIT;
+        _cleanup_close_ int cachefd = -1, parentfd = -1, tmpfd = -1, tsfd = -1;
+        char tmpname[NAME_MAX + 1];
         struct child ch = { 0 };
         char *argv[8];
         DIR *dir;
@@ -240,12 +271,20 @@ int spider_cache_rebuild(const char *tool, const struct spider_cache *c, const c
 
         for (size_t i = 0; i < n_modulepath; i++)
                 strbuf_addf(&mp, "%s%s", i ? ":" : "", modulepath[i]);
-        r = mkdir_p(c->dir);
+        /* Every directory by descriptor, none through a symlink another
+         * user could have planted; every file made O_EXCL in a directory
+         * of our own, or renamed over its name (util-write.h). */
+        r = dir_open_trusted(c->dir, DIR_MODE_DEFAULT, &cachefd, d);
         if (r < 0)
-                return diag_errorf(d, r, "cannot create the spider cache directory '%s': %s", c->dir, strerror(-r));
-        if (!mkdtemp(tmpl))
-                return diag_errorf(d, -errno, "cannot make a temporary directory beside '%s': %s", c->dir,
-                                   strerror(errno));
+                return r;
+        r = dir_open_trusted(parent, 0, &parentfd, d);
+        if (r < 0)
+                return r;
+        r = make_temp_dir(parentfd, base, tmpname, &tmpfd);
+        if (r < 0)
+                return diag_errorf(d, r, "cannot make a temporary directory beside '%s': %s", c->dir,
+                                   strerror(-r));
+        tmpl = path_join(parent, tmpname);
         ts_tmp = path_join(tmpl, "timestamp");
         argv[0] = (char *)tool;
         argv[1] = (char *)"-d";
@@ -256,7 +295,7 @@ int spider_cache_rebuild(const char *tool, const struct spider_cache *c, const c
         argv[6] = NULL;
         r = process_run(tool, argv, NULL, NULL, REBUILD_TIMEOUT, &ch);
         if (r < 0) {
-                remove_dir(tmpl);
+                remove_dir_at(parentfd, tmpname);
                 return diag_errorf(d, r, "cannot run '%s': %s", tool, strerror(-r));
         }
         if (!child_succeeded(&ch)) {
@@ -275,50 +314,55 @@ int spider_cache_rebuild(const char *tool, const struct spider_cache *c, const c
                 r = diag_errorf(d, -EIO, "the spider cache '%s' was not rebuilt: '%s' %s%s%s", c->dir, tool, ending,
                                 *err ? ": " : "", err);
                 child_release(&ch);
-                remove_dir(tmpl);
+                remove_dir_at(parentfd, tmpname);
                 return r;
         }
         child_release(&ch);
-        /* The cache files, each by one rename, then the timestamp. */
-        dir = opendir(tmpl);
+        /* The cache files, each readable by users and put in place by one
+         * rename into the directory opened above, then the timestamp. */
+        r = fcntl(tmpfd, F_DUPFD_CLOEXEC, 3);
+        dir = r >= 0 ? fdopendir(r) : NULL;
         if (!dir) {
                 r = diag_errorf(d, -errno, "cannot read '%s': %s", tmpl, strerror(errno));
-                remove_dir(tmpl);
+                remove_dir_at(parentfd, tmpname);
                 return r;
         }
         while ((de = readdir(dir))) {
-                _cleanup_free_ char *from = NULL, *to = NULL;
-
                 if (de->d_name[0] == '.' || streq(de->d_name, "timestamp") || strstr(de->d_name, ".old."))
                         continue;
-                from = path_join(tmpl, de->d_name);
-                to = path_join(c->dir, de->d_name);
-                if (rename(from, to) < 0) {
-                        r = diag_errorf(d, -errno, "cannot put '%s' in place: %s", to, strerror(errno));
+                r = chmod_made(tmpfd, de->d_name, FILE_MODE_DEFAULT);
+                if (r == -EINVAL)
+                        continue;
+                if (r >= 0 && renameat(tmpfd, de->d_name, cachefd, de->d_name) < 0)
+                        r = -errno;
+                if (r < 0) {
+                        _cleanup_free_ char *to = path_join(c->dir, de->d_name);
+                        r = diag_errorf(d, r, "cannot put '%s' in place: %s", to, strerror(-r));
                         closedir(dir);
-                        remove_dir(tmpl);
+                        remove_dir_at(parentfd, tmpname);
                         return r;
                 }
         }
         closedir(dir);
         ts_dir = path_dirname(c->timestamp);
         ts_base = xstrdup(path_basename(c->timestamp));
-        r = mkdir_p(ts_dir);
-        if (r >= 0) {
-                ts_new = xasprintf("%s/.%s.cudamod-tmp", ts_dir, ts_base);
-                /* Another file system than the cache: a fresh file there. */
-                if (rename(ts_tmp, ts_new) < 0) {
-                        int fd = open(ts_new, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-                        if (fd < 0)
-                                r = -errno;
-                        else
-                                close(fd);
-                }
-                if (r >= 0 && rename(ts_new, c->timestamp) < 0)
-                        r = -errno;
+        r = dir_open_trusted(ts_dir, DIR_MODE_DEFAULT, &tsfd, d);
+        if (r < 0) {
+                remove_dir_at(parentfd, tmpname);
+                return r;
         }
-        remove_dir(tmpl);
+        /* The tool's timestamp, renamed over the old one; on another file
+         * system than the cache, the same bytes written there anew (a
+         * random name made O_EXCL, renamed over it: nothing anyone put at
+         * a name there is opened). */
+        r = chmod_made(tmpfd, "timestamp", FILE_MODE_DEFAULT);
+        if (r < 0 || renameat(tmpfd, "timestamp", tsfd, ts_base) < 0) {
+                if (r == 0)
+                        (void)strbuf_read_fileat(&ts, tmpfd, "timestamp", 1 << 16);
+                r = write_atomic(tsfd, ts_base, ts.buf, ts.len, FILE_MODE_DEFAULT);
+        } else
+                r = sync_dir(tsfd);
+        remove_dir_at(parentfd, tmpname);
         if (r < 0)
                 return diag_errorf(d, r, "the spider cache is in '%s', but its timestamp '%s' could not be "
                                    "written: %s", c->dir, c->timestamp, strerror(-r));

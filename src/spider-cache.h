@@ -6,8 +6,13 @@
  * The cache is built by Lmod's own update_lmod_system_cache_files into a
  * temporary directory beside the cache directory, and each file it made is
  * then renamed into the cache directory, the timestamp file last: a user's
- * Lmod reads the old cache or the new one, never half of one. Nothing here
- * prints; a failure fills d (the tool's exit status and stderr). */
+ * Lmod reads the old cache or the new one, never half of one. Every
+ * directory is reached by descriptor through no symlink another user could
+ * have planted (dir_open_trusted), the files are made 0644 and directories
+ * 0755 whatever the umask, and a timestamp on another file system is
+ * written anew under a random name and renamed over the old one
+ * (util-write.h). Nothing here prints; a failure fills d (the tool's exit
+ * status and stderr). */
 #ifndef CUDAMOD_SPIDER_CACHE_H
 #define CUDAMOD_SPIDER_CACHE_H
 
