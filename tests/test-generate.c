@@ -1126,6 +1126,63 @@ START_TEST(generate_lock_file_is_private)
 }
 END_TEST
 
+/* Every regular file and directory below dir has the mode files (or
+ * directories) must have; the lock file is 0600. */
+static int want_file_mode, want_dir_mode;
+static int check_mode_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)ftw;
+        if (flag == FTW_D)
+                ck_assert_msg((int)(st->st_mode & 07777) == want_dir_mode, "%s: %04o", path,
+                              (unsigned)(st->st_mode & 07777));
+        else if (S_ISREG(st->st_mode) && !strstr(path, "/.cudamod.lock"))
+                ck_assert_msg((int)(st->st_mode & 07777) == want_file_mode, "%s: %04o", path,
+                              (unsigned)(st->st_mode & 07777));
+        return 0;
+}
+
+/* Root's cron under umask 077: generate still writes 0644 files and 0755
+ * directories (users load the modules); output_mode "0640" gives 0640 and
+ * 0750; one no other user can read is written with a warning. */
+START_TEST(generate_modes_do_not_follow_the_umask)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *out2 = path_join(root, "mf2"), *out3 = path_join(root, "mf3");
+        _cleanup_free_ char *cfg = path_join(root, "site.yaml"), *cfg3 = path_join(root, "private.yaml");
+        struct run_result r = { 0 };
+        mode_t old;
+
+        demo_build(root);
+        fx_write(root, "site.yaml", "output_mode: \"0640\"\n");
+        fx_write(root, "private.yaml", "output_mode: \"0600\"\n");
+        old = umask(077);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", "-o", out2, sw, NULL }, false);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_ptr_null(strstr(r.err, "output_mode"));
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "--config", cfg3, "generate", "-o", out3, sw, NULL }, false);
+        umask(old);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(strstr(r.err, "output_mode is 0600: no user but the owner of '") &&
+                      strstr(r.err, "can read, so load, its modules"), "%s", r.err);
+        run_result_release(&r);
+        want_file_mode = 0644;
+        want_dir_mode = 0755;
+        ck_assert_int_eq(nftw(out, check_mode_entry, 16, FTW_PHYS), 0);
+        want_file_mode = 0640;
+        want_dir_mode = 0750;
+        ck_assert_int_eq(nftw(out2, check_mode_entry, 16, FTW_PHYS), 0);
+        want_file_mode = 0600;
+        want_dir_mode = 0700;
+        ck_assert_int_eq(nftw(out3, check_mode_entry, 16, FTW_PHYS), 0);
+        fx_free(root);
+}
+END_TEST
+
 /* A held lock: generate, --check and --dry-run wait --lock-timeout
  * seconds, saying who holds it (not "another cudamod run": it is not one),
  * then exit 1 with the holder's PID, having written nothing. */
@@ -1211,6 +1268,7 @@ int main(void)
         tcase_add_test(tc, generate_prune_of_most_modules_needs_force);
         tcase_add_test(tc, generate_partly_unreadable_install_keeps_its_module_and_the_default);
         tcase_add_test(tc, generate_lock_file_is_private);
+        tcase_add_test(tc, generate_modes_do_not_follow_the_umask);
         tcase_add_test(tc, generate_lock_timeout_names_the_holder);
         tcase_add_test(tc, scan_reads_search_and_exclude_from_the_config);
         suite_add_tcase(s, tc);
