@@ -468,6 +468,16 @@ static bool toolchain_refused(const struct validate_module *t, const struct vali
 
         if (!name)
                 return false;
+        if (streq(name, "CUDACXX")) {
+                const char *home = env_get(t->env, "CUDA_HOME");
+
+                check_set(ret, CHECK_FAIL,
+                          "refused: the load sets CUDACXX='%s', which is not an nvcc of the module's toolkit (below CUDA_HOME%s%s%s): "
+                          "%s would start it as the caller; remove it from the site config's env, or give --trust-modulefiles "
+                          "to let the module choose",
+                          env_get(t->env, name), home ? " '" : ", which it does not set", home ? home : "", home ? "'" : "", who);
+                return true;
+        }
         check_set(ret, CHECK_FAIL,
                   "refused: the load sets %s='%s', which names a program (or CMake code) %s would start as the caller; "
                   "validate starts only its own compiler and build tool, from its own PATH (give --trust-modulefiles "

@@ -105,12 +105,13 @@ if [ -n "$p118" ] && [ -x "$p118/bin/nvcc" ]; then
                         "cudaGetDeviceCount returned 35 cudaErrorInsufficientDriver" "$p118/lib64/libcudart.so.11.0"
                 [ $have_cmake = 0 ] || expect cuda118-gcc11 cmake pass "CUDAToolkit 11.8" "host compiler '/usr/bin/g++-11'"
                 # A CUDACXX left pointing at /usr/local/cuda (13.0 here):
-                # CMake builds with that toolkit, not the module's.
+                # CMake would build with that toolkit, not the module's: the
+                # nvcc and cmake checks refuse it, naming it.
                 if [ $have_cmake = 1 ] && [ -x /usr/local/cuda/bin/nvcc ]; then
                         printf 'host_compiler:\n  "11": /usr/bin/g++-11\nenv: { cuda: { setenv: { CUDACXX: /usr/local/cuda/bin/nvcc } } }\n' \
                                 >"$tmp/stale.yaml"
                         validate_one cuda118-stale "$tmp/stale.yaml" "$p118"
-                        expect cuda118-stale cmake fail "CMake's CUDA compiler is '/usr/local/cuda/bin/nvcc', not the module's nvcc '$p118/bin/nvcc'"
+                        expect cuda118-stale cmake fail "refused: the load sets CUDACXX='/usr/local/cuda/bin/nvcc', which is not an nvcc of the module's toolkit (below CUDA_HOME '$p118')"
                 fi
         else
                 say "no /usr/bin/g++-11: the host_compiler pass on CUDA 11.8 skipped"
