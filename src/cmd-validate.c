@@ -460,8 +460,12 @@ static void print_targets(const struct validate_run *v, json_t *summary)
                                (long long)json_integer_value(json_object_get(d, "memory_mib")));
                 }
         }
-        if (list)
-                printf("TORCH_CUDA_ARCH_LIST for the GPUs seen: %s\n", list);
+        if (list) {
+                /* Compute capabilities are what a GPU node's probe said. */
+                _cleanup_free_ char *safe = term_escape(list);
+
+                printf("TORCH_CUDA_ARCH_LIST for the GPUs seen: %s\n", safe);
+        }
 }
 
 static void print_report(const struct validate_run *v, json_t *summary, const struct global_options *g)
@@ -1017,7 +1021,11 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                                   v.n_targets == 1 ? "the target" : "any target");
                         return finish_stdout(EXIT_FOUND_FAILURE);
                 }
-                printf("%s\n", list);
+                {
+                        _cleanup_free_ char *safe = term_escape(list);
+
+                        printf("%s\n", safe);
+                }
                 return finish_stdout(0);
         }
         if (json) {
