@@ -116,7 +116,7 @@ static struct render_ctx *module_context(const struct module_plan *m, const stru
         render_ctx_set_bool(ctx, "property_gpu", true);
         render_ctx_set(ctx, "modulepath", m->modulepath ? m->modulepath : "");
         /* config modulerc (lmod-api): the message a load prints. */
-        render_ctx_set(ctx, "deprecated", m->deprecated ? m->deprecated : "");
+        render_ctx_set_text(ctx, "deprecated", m->deprecated ? m->deprecated : "");
         render_ctx_set_list(ctx, "whatis");
         for (size_t i = 0; i < m->whatis.len; i++)
                 render_ctx_set(render_ctx_add_item(ctx, "whatis"), "line", m->whatis.items[i]);
@@ -647,10 +647,10 @@ static bool check_site(const struct plan *p, const struct config *cfg, const str
 static int rebuild_spider_cache(const struct plan *p, const struct config *cfg, const struct write_result *w,
                                 const struct global_options *g, char **ret_dir)
 {
-        _cleanup_(strv_release) struct strv mp = { 0 };
+        _cleanup_(strv_release) struct strv mp = { 0 }, site_mp = { 0 };
         _cleanup_(spider_cache_release) struct spider_cache sc = { 0 };
         _cleanup_diag_ struct diag d = DIAG_INIT;
-        _cleanup_free_ char *tool = NULL, *top = NULL;
+        _cleanup_free_ char *tool = NULL, *top = NULL, *why = NULL;
 
         *ret_dir = NULL;
         if (!config_spider_cache_enabled(cfg) ||
@@ -670,7 +670,26 @@ static int rebuild_spider_cache(const struct plan *p, const struct config *cfg, 
                 log_error("%s; the modules are written, the spider cache is not rebuilt", d.message);
                 return -1;
         }
-        site_modulepath(cfg, &mp);
+        /* The spider evaluates every modulefile it finds with Lmod's full
+         * Lua, as this process: only directories nobody else can change
+         * (spider-cache.h, doc/guide.md "Threat model"). cudamod's own tree
+         * is walked whole: its hierarchy's levels are beside Core. */
+        if ((why = spider_cache_foreign(p->outdir))) {
+                log_error("lmod.spider_cache: %s: Lmod's spider would run what another user chose; the modules "
+                          "are written, the spider cache is not rebuilt", why);
+                return -1;
+        }
+        site_modulepath(cfg, &site_mp);
+        for (size_t i = 0; i < site_mp.len; i++) {
+                _cleanup_free_ char *bad = spider_cache_foreign(site_mp.items[i]);
+
+                if (bad)
+                        log_warning(g, "lmod.spider_cache: '%s' is left out of the spider cache: %s, and Lmod's "
+                                    "spider would run its modulefiles as %s", site_mp.items[i], bad,
+                                    geteuid() == 0 ? "root" : "you");
+                else
+                        strv_add(&mp, site_mp.items[i]);
+        }
         top = p->layout == MODULE_LAYOUT_HIERARCHICAL ? path_join(p->outdir, "Core") : xstrdup(p->outdir);
         if (!strv_contains(&mp, top))
                 strv_add(&mp, top);
@@ -777,6 +796,7 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         _cleanup_(index_names_release) struct index_names given = { 0 };
         _cleanup_free_ struct plan_given *given_plan = NULL;
         char *cache_dir = NULL;
+        const char *why;
         bool cache_failed = false;
         int c, status = EXIT_FOUND_FAILURE;
 
@@ -835,18 +855,22 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         if (!a.lock_timeout)
                 a.lock_timeout = cfg.lock_timeout ? (long)cfg.lock_timeout : -1;
         outdir = path_absolute(cfg.output);
-        if (strchr(outdir, ':') || path_has_control_char(outdir)) {
-                /* Users put it on MODULEPATH, and the hierarchy's levels too;
-                 * a newline would reach the shell raw (see plan.c). */
-                log_error("the output directory '%s' holds %s, which MODULEPATH cannot carry", outdir,
-                          strchr(outdir, ':') ? "':'" : "a control character");
+        if (strchr(outdir, ':')) {
+                /* Users put it on MODULEPATH, and the hierarchy's levels too. */
+                log_error("the output directory '%s' holds ':', which MODULEPATH cannot carry", outdir);
                 status = EXIT_USAGE;
                 goto out;
         }
-        if (cfg.format == FORMAT_TCL && !utf8_valid(outdir)) {
+        if ((why = written_value_problem(outdir, WRITTEN_WORD, NULL))) {
+                /* The hierarchy's modules put its levels on MODULEPATH. */
+                log_error("the output directory '%s' holds %s", outdir, why);
+                status = EXIT_USAGE;
+                goto out;
+        }
+        if (cfg.format == FORMAT_TCL && !ascii_only(outdir)) {
                 /* The hierarchy's Tcl modulefiles put it on MODULEPATH. */
-                log_error("the output directory '%s' is not valid UTF-8, which Environment Modules "
-                          "would change into other bytes in a UTF-8 locale", outdir);
+                log_error("the output directory '%s' holds a byte that is not ASCII, which Lmod reading "
+                          "a Tcl modulefile turns into other bytes", outdir);
                 status = EXIT_USAGE;
                 goto out;
         }
@@ -900,6 +924,9 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                         log_diag(&d);
                         goto out;
                 }
+                if (given.ignored)
+                        log_warning(g, "the index '%s/.cudamod-index.json' is not trusted for module names: %s; "
+                                    "names are given anew", outdir, given.ignored);
                 if (!a.rename) {
                         given_plan = xcalloc(given.n + 1, sizeof(*given_plan));
                         for (size_t i = 0; i < given.n; i++)

@@ -103,9 +103,6 @@ int parse_string_list(struct parser *p, struct strv *list);
 
 /* config-naming.c: module names and versions, and the `naming` and
  * `arch` keys. */
-bool module_version_char(char c);
-/* What a module version may be: [A-Za-z0-9._+-]+, not starting with '.'. */
-bool module_version_valid(const char *s);
 void naming_init_default(struct config *c);
 int parse_naming(struct parser *p, struct config *c);
 int parse_arch(struct parser *p, struct config *c);

@@ -21,21 +21,6 @@
 #define LEVEL_CUDA_DEFAULT "CUDA/{cuda_major}"
 #define NAME_DEFAULT "{name}"
 
-bool module_version_char(char c)
-{
-        return ascii_isalpha(c) || ascii_isdigit(c) || c == '.' || c == '_' || c == '+' || c == '-';
-}
-
-bool module_version_valid(const char *s)
-{
-        if (!*s || *s == '.')
-                return false;
-        for (; *s; s++)
-                if (!module_version_char(*s))
-                        return false;
-        return true;
-}
-
 /* ---- expansion ---- */
 
 static const char *const kind_what[] = {

@@ -12,6 +12,7 @@
 #include "config-internal.h"
 #include "strbuf.h"
 #include "util.h"
+#include "util-path.h"
 #include "version.h"
 #include "banned.h"
 
@@ -374,17 +375,17 @@ static int parse_default(struct parser *p, struct default_spec *spec)
 }
 
 
-/* A value that a module may hold: Lmod 8.6 and Environment Modules 5.2
- * write a newline in a value raw into the shell code they print (so the
- * rest would run as a command), and a path variable cannot carry ':'. */
+/* A value that a module may hold: what every reader of a modulefile takes
+ * as data (written_value_problem: no control character, quote, backslash,
+ * '$', '`' or ']'), and a path variable cannot carry ':'. */
 static int env_value_check(struct parser *p, enum env_op_kind kind, const char *s)
 {
-        for (const unsigned char *c = (const unsigned char *)s; *c; c++)
-                if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
-                        return error_at(p, &p->event.start_mark,
-                                        "'%s': a value must not hold a control character (a "
-                                        "newline, …): the module tools pass it to the shell unquoted",
-                                        p->path.buf);
+        size_t at;
+        const char *why = written_value_problem(s, WRITTEN_WORD, &at);
+
+        if (why)
+                return error_at(p, &p->event.start_mark, "'%s': the value holds %s (byte %zu)", p->path.buf,
+                                why, at + 1);
         if (kind != ENV_OP_SETENV && strchr(s, ':'))
                 return error_at(p, &p->event.start_mark,
                                 "'%s': '%s' holds ':'; give each directory as a list item",
@@ -479,10 +480,12 @@ static int host_compiler_path_check(struct parser *p, const char *s)
 {
         struct stat st;
 
-        for (const unsigned char *c = (const unsigned char *)s; *c; c++)
-                if (*c < 0x20 || *c == 0x7f)
-                        return error_at(p, &p->event.start_mark,
-                                        "'%s': a host compiler path must not hold a control character", p->path.buf);
+        size_t at;
+        const char *why = written_value_problem(s, WRITTEN_WORD, &at);
+
+        if (why)
+                return error_at(p, &p->event.start_mark, "'%s': the host compiler path holds %s (byte %zu)",
+                                p->path.buf, why, at + 1);
         if (s[0] != '/')
                 return error_at(p, &p->event.start_mark,
                                 "'%s': '%s' is not an absolute path: give the compiler's full path (/usr/bin/g++-11)",
@@ -859,8 +862,10 @@ static int parse_per_component(struct parser *p, struct config *c, enum top_key 
 /* --- modulerc.<component>.<version> (lmod-api) ---
  * Each version key, alias and tag is a module version's characters
  * ([A-Za-z0-9._+-], not starting with '.'), so none can close a quote or
- * a bracket of the modulerc it goes into; the message is one line without
- * control characters (it is written quoted, byte for byte). */
+ * a bracket of the modulerc it goes into; the message is one line of text
+ * that every reader keeps as data (written_value_problem: no control
+ * character and no ']', which Lmod's tcl2lua would end its long string
+ * with); it is written quoted, byte for byte. */
 static const char *const version_rc_keys[] = { "hide", "aliases", "tags", "deprecated", NULL };
 
 static int parse_name_list(struct parser *p, const char *what, const char *version, struct strv *list)
@@ -893,7 +898,8 @@ static int parse_version_rc(struct parser *p, struct config_version_rc *v)
 
         r = map_begin(p, &it, version_rc_keys);
         while (r >= 0 && (r = map_next(p, &it)) > 0) {
-                const char *s;
+                const char *s, *why;
+                size_t at;
 
                 switch (it.index) {
                 case 0:
@@ -909,12 +915,12 @@ static int parse_version_rc(struct parser *p, struct config_version_rc *v)
                         r = get_string(p, "a message", &s);
                         if (r < 0)
                                 break;
-                        for (const char *c = s; *c; c++)
-                                if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                                        return error_at(p, &p->event.start_mark,
-                                                        "'%s': a message on one line, without control "
-                                                        "characters",
-                                                        p->path.buf);
+                        if (strchr(s, '\n'))
+                                return error_at(p, &p->event.start_mark, "'%s': a message on one line",
+                                                p->path.buf);
+                        if ((why = written_value_problem(s, WRITTEN_TEXT, &at)))
+                                return error_at(p, &p->event.start_mark, "'%s': the message holds %s (byte %zu)",
+                                                p->path.buf, why, at + 1);
                         if (!*s)
                                 return expected(p, "a message");
                         free(v->deprecated);

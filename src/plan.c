@@ -125,50 +125,56 @@ static void ops_site(struct opset *s, const struct env_ops *extra)
                 opset_push(s, extra->items[i].kind, extra->items[i].name, extra->items[i].value);
 }
 
-/* Why a path cannot go into a module, or NULL: ':' separates entries of
- * path variables; and Lmod 8.6 and Environment Modules 5.2 both write a
- * newline in a value raw into the shell code they print, where it ends the
- * command and the rest of the name runs as code (tests/modules/hostile.sh),
- * so control characters are refused however well we escape them. */
-static const char *path_problem(const char *path, enum module_format format)
+/* Why a path cannot go into a module, or NULL (allocated): ':' separates
+ * entries of path variables; and what some reader of a modulefile would
+ * take as code (written_value_problem: control characters, quotes,
+ * backslashes, '$', '`', ']'), whatever the format: a Lua tree's values
+ * reach Lmod's spider cache and the shells, a Tcl tree's also Lmod's
+ * tcl2lua (doc/guide.md "Threat model", tests/modules/consumers.sh). */
+static char *path_problem(const char *path, enum module_format format)
 {
+        const char *why;
+
         /* The scan reaches it relative to a directory it holds open; no
          * program can by its name (open, stat, the loader, a shell: each
          * fails with ENAMETOOLONG), and neither can the checks below, which
          * would leave out every directory and keep only the root variables. */
         if (strlen(path) >= PATH_MAX)
-                return "is longer than the 4095 bytes Linux accepts in a path name (PATH_MAX): no "
-                       "program could open anything under it, nor can cudamod check what is there";
+                return xstrdup("is longer than the 4095 bytes Linux accepts in a path name (PATH_MAX): no "
+                               "program could open anything under it, nor can cudamod check what is there");
         if (strchr(path, ':'))
-                return "holds ':', which a path variable cannot carry";
-        if (path_has_control_char(path))
-                return "holds a control character (a newline, …), which Lmod and Environment "
-                       "Modules would pass to the shell unquoted";
+                return xstrdup("holds ':', which a path variable cannot carry");
+        if ((why = written_value_problem(path, WRITTEN_WORD, NULL)))
+                return xasprintf("holds %s", why);
         /* Lua strings are bytes, and the Lua literal escapes every byte. A
-         * Tcl string holds characters: Environment Modules decodes the
-         * modulefile in the locale's encoding and encodes the value back,
-         * so in a UTF-8 locale a byte that is not UTF-8 comes back as two
-         * (tests/fuzz/fuzz-escape.c checks both with tclsh). */
-        if (format == FORMAT_TCL && !utf8_valid(path))
-                return "is not valid UTF-8, which Environment Modules would change into other "
-                       "bytes in a UTF-8 locale";
+         * Tcl string holds characters: Lmod's tcl2lua (8.6 and 9.2, in any
+         * locale) reads the modulefile as ISO 8859-1 and writes UTF-8, so
+         * every byte >= 0x80 comes back as two; Environment Modules decodes
+         * it in the locale's encoding, so in a UTF-8 locale a byte that is
+         * not UTF-8 does (tests/modules/consumers.sh, fuzz-escape.c). */
+        if (format == FORMAT_TCL && !ascii_only(path))
+                return xstrdup("holds a byte that is not ASCII, which Lmod reading a Tcl modulefile turns "
+                               "into other bytes (a Lua tree carries it)");
         return NULL;
 }
 
+/* "'PATH' holds …" for the first path of in that cannot go into a
+ * module, or NULL. */
 static char *unusable_path(const struct install *in, enum module_format format)
 {
-        const char *paths[] = { in->prefix, in->bin_dir, in->include_dir, in->lib_dir };
+        const char *paths[] = { in->prefix, in->realpath, in->bin_dir, in->include_dir, in->lib_dir };
         const struct strv *lists[] = { &in->extra_lib_dirs, &in->extra_include_dirs };
-        const char *why;
+        const char *bad = NULL;
+        _cleanup_free_ char *why = NULL;
 
-        for (size_t i = 0; i < ELEMENTSOF(paths); i++)
+        for (size_t i = 0; !why && i < ELEMENTSOF(paths); i++)
                 if (paths[i] && (why = path_problem(paths[i], format)))
-                        return xasprintf("'%s' %s", paths[i], why);
+                        bad = paths[i];
         for (size_t k = 0; k < ELEMENTSOF(lists); k++)
-                for (size_t i = 0; i < lists[k]->len; i++)
+                for (size_t i = 0; !why && i < lists[k]->len; i++)
                         if ((why = path_problem(lists[k]->items[i], format)))
-                                return xasprintf("'%s' %s", lists[k]->items[i], why);
-        return NULL;
+                                bad = lists[k]->items[i];
+        return why ? xasprintf("'%s' %s", bad, why) : NULL;
 }
 
 /* The most precise version known: CUDA release, cuDNN with its build. */

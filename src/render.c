@@ -18,6 +18,7 @@
 #include "util-file.h"
 #include "strbuf.h"
 #include "util.h"
+#include "util-path.h"
 #include "banned.h"
 
 #define MAX_SECTION_DEPTH 32
@@ -239,47 +240,63 @@ static void escape_comment(struct strbuf *out, const char *s)
                 strbuf_addch(out, *p < 0x20 || *p >= 0x7f || strchr("\\\"'$[]{}", *p) ? '?' : (char)*p);
 }
 
-/* ---- the gate ---- */
-
-/* The first byte of s no modulefile may carry, or NULL: a control
- * character but the tab (and the newline in text). */
-static const char *forbidden_byte(const char *s, bool text)
+void render_escape(enum module_format lang, bool comment, const char *s, struct strbuf *out)
 {
-        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-                if ((*p < 0x20 && *p != '\t' && !(text && *p == '\n')) || *p == 0x7f)
-                        return (const char *)p;
-        return NULL;
+        if (comment)
+                escape_comment(out, s);
+        else if (lang == FORMAT_LUA)
+                escape_lua(out, s);
+        else
+                escape_tcl(out, s);
 }
 
-static int gate_error(const struct render_entry *e, const char *bad, const char *name,
+/* ---- the gate ---- */
+
+/* What no modulefile may carry, whatever reads it (util-path.h: control
+ * characters, ']', and in words also quotes, backslashes, '$' and '`'),
+ * and in a Tcl one no byte >= 0x80, which Lmod's tcl2lua reads as ISO
+ * 8859-1 and writes back as UTF-8: the reason, with *ret_at the offending
+ * byte, or NULL. */
+static const char *forbidden(const char *s, bool text, enum module_format lang, size_t *ret_at)
+{
+        const char *why = written_value_problem(s, text ? WRITTEN_TEXT : WRITTEN_WORD, ret_at);
+
+        if (!why && lang == FORMAT_TCL)
+                for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+                        if (*p >= 0x80) {
+                                *ret_at = (size_t)((const char *)p - s);
+                                return "a byte that is not ASCII, which Lmod reading a Tcl modulefile turns "
+                                       "into other bytes";
+                        }
+        return why;
+}
+
+static int gate_error(const struct render_entry *e, const char *why, size_t at, const char *name,
                       struct diag *d)
 {
-        static const char why[] = "the module tools write it raw into the shell code they print, "
-                                  "where it would run as a command";
-        unsigned byte = (unsigned char)*bad;
-        size_t at = (size_t)(bad - e->str);
+        unsigned byte = (unsigned char)e->str[at];
 
         if (e->origin)
-                return diag_set(d, -EINVAL, NULL, 0, 0,
-                                "%s: the value holds a control character (\\x%02x at byte %zu): %s",
-                                e->origin, byte, at + 1, why);
-        return diag_set(d, -EINVAL, name, 0, 0,
-                        "the value of '%s' holds a control character (\\x%02x at byte %zu): %s",
-                        e->key, byte, at + 1, why);
+                return diag_set(d, -EINVAL, NULL, 0, 0, "%s: the value holds %s (\\x%02x at byte %zu)",
+                                e->origin, why, byte, at + 1);
+        return diag_set(d, -EINVAL, name, 0, 0, "the value of '%s' holds %s (\\x%02x at byte %zu)", e->key,
+                        why, byte, at + 1);
 }
 
 /* Every string value of c and its items; with_origin: only those that
  * name where they came from (so that a value that also went into another,
  * such as an op into the help text, is reported by its own origin). */
-static int gate_ctx(const struct render_ctx *c, bool with_origin, const char *name, struct diag *d)
+static int gate_ctx(const struct render_ctx *c, enum module_format lang, bool with_origin, const char *name,
+                    struct diag *d)
 {
         for (size_t i = 0; i < c->n; i++) {
                 const struct render_entry *e = &c->entries[i];
-                const char *bad;
+                const char *why;
+                size_t at;
 
                 if (e->kind == VALUE_LIST) {
                         for (size_t k = 0; k < e->n_items; k++) {
-                                int r = gate_ctx(e->items[k], with_origin, name, d);
+                                int r = gate_ctx(e->items[k], lang, with_origin, name, d);
                                 if (r < 0)
                                         return r;
                         }
@@ -287,9 +304,9 @@ static int gate_ctx(const struct render_ctx *c, bool with_origin, const char *na
                 }
                 if (e->kind != VALUE_STRING || (with_origin && !e->origin))
                         continue;
-                bad = forbidden_byte(e->str, e->text);
-                if (bad)
-                        return gate_error(e, bad, name, d);
+                why = forbidden(e->str, e->text, lang, &at);
+                if (why)
+                        return gate_error(e, why, at, name, d);
         }
         return 0;
 }
@@ -607,12 +624,7 @@ static int render_nodes(struct renderer *r, size_t from, size_t to)
                         e = renderer_lookup(r, n);
                         if (!e || e->kind != VALUE_STRING)
                                 return node_error(r, n, "a string", e);
-                        if (n->kind == NODE_COMMENT_TEXT)
-                                escape_comment(r->out, e->str);
-                        else if (r->lang == FORMAT_LUA)
-                                escape_lua(r->out, e->str);
-                        else
-                                escape_tcl(r->out, e->str);
+                        render_escape(r->lang, n->kind == NODE_COMMENT_TEXT, e->str, r->out);
                         break;
                 case NODE_SECTION:
                 case NODE_INVERTED:
@@ -644,9 +656,9 @@ int render(const char *tmpl, size_t len, const char *name, enum module_format la
         /* The template's own errors first, then the gate over every value. */
         ret = parse(&p);
         if (ret >= 0 && ctx)
-                ret = gate_ctx(ctx, true, name, d);
+                ret = gate_ctx(ctx, lang, true, name, d);
         if (ret >= 0 && ctx)
-                ret = gate_ctx(ctx, false, name, d);
+                ret = gate_ctx(ctx, lang, false, name, d);
         if (ret >= 0) {
                 r.nodes = p.nodes;
                 r.stack[r.depth++] = ctx ? ctx : &empty;

@@ -26,13 +26,16 @@
  * the wrong kind ({{list}}) is an error at TEMPLATE:LINE:COL.
  *
  * The gate: before anything is rendered, every string value of the context
- * tree is checked, whatever the template uses, and a value holding a
- * control character (a byte < 0x20 but the tab, or 0x7f; a text value set
- * with render_ctx_set_text may also hold newlines) is an error naming the
- * value's origin ("site.yaml:4:19: 'pytorch.cuda_arch_list'") when the
- * caller gave one, else the template and the key. Lmod and Environment
- * Modules write such a byte raw into the shell code they print, where it
- * would run as a command; no escaping in the modulefile prevents that.
+ * tree is checked, whatever the template uses, and a value that some
+ * reader of the modulefile would take as code (written_value_problem in
+ * util-path.h: a control character, ']', and but in a text value set with
+ * render_ctx_set_text also '"', '\\', '$' and '`'; a text may hold
+ * newlines) is an error naming the value's origin ("site.yaml:4:19:
+ * 'pytorch.cuda_arch_list'") when the caller gave one, else the template
+ * and the key. No escaping in the modulefile prevents those: Lmod and
+ * Environment Modules write a newline raw into the shell code they print,
+ * and Lmod's tcl2lua copies a Tcl modulefile's values raw into the Lua
+ * code it runs (doc/guide.md "Threat model").
  *
  * A render_ctx owns its keys, values and child contexts; render_ctx_free
  * frees the whole tree. Setting a key again replaces its value. */
@@ -55,7 +58,8 @@ void render_ctx_set(struct render_ctx *c, const char *key, const char *value);
  * 'dotted.key'" or "'FILE': key" (origin may be NULL: unknown). */
 void render_ctx_set_from(struct render_ctx *c, const char *key, const char *value,
                          const char *origin);
-/* Text for people (help): newlines allowed, other control bytes not. */
+/* Text for people (help, messages): newlines, quotes, backslashes, '$'
+ * and '`' allowed; other control bytes and ']' not. */
 void render_ctx_set_text(struct render_ctx *c, const char *key, const char *value);
 void render_ctx_set_bool(struct render_ctx *c, const char *key, bool value);
 /* Make `key` a list (empty when never added to) without adding an item. */
@@ -69,6 +73,11 @@ struct render_ctx *render_ctx_add_item(struct render_ctx *c, const char *key);
  * partial text the caller must discard). */
 int render(const char *tmpl, size_t len, const char *name, enum module_format lang,
            const struct render_ctx *ctx, struct strbuf *out, struct diag *d);
+
+/* What {{key}} (or, comment, {{%key}}) renders s to in lang, appended to
+ * out, without the gate: the escapers hold for every byte string on their
+ * own (tests/fuzz/fuzz-escape.c checks that). */
+void render_escape(enum module_format lang, bool comment, const char *s, struct strbuf *out);
 
 /* Whether text (len bytes), a rendered modulefile of format lang, parses:
  * Lua is loaded (compiled, not run) by the embedded Lua in text mode; Tcl

@@ -8,6 +8,7 @@
 
 #include "detect.h"
 #include "scan.h"
+#include "util-path.h"
 #include "banned.h"
 
 const char *const scan_default_roots[] = {
@@ -153,6 +154,23 @@ static void join_ctx(void *userdata, void *forked)
         free(sub);
 }
 
+/* A path some reader of a modulefile would take as code: no module can
+ * carry it (plan.c leaves the install out; doc/guide.md "Threat model"). */
+static void flag_unsafe_path(struct install *in)
+{
+        const char *paths[] = { in->prefix, in->realpath, in->lib_dir, in->include_dir, in->bin_dir };
+
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                const char *why = paths[i] ? written_value_problem(paths[i], WRITTEN_WORD, NULL) : NULL;
+
+                if (why) {
+                        install_add_problem(in, "unsafe-path", "'%s' holds %s: the install gets no module",
+                                            paths[i], why);
+                        return;
+                }
+        }
+}
+
 /* What no single directory could tell: a system install seen only through
  * its toolkit trees, and paths that JSON cannot carry byte for byte. */
 static void finalize(struct install *in)
@@ -166,6 +184,7 @@ static void finalize(struct install *in)
         if (!utf8_valid(in->prefix) || !utf8_valid(in->realpath))
                 install_add_problem(in, "non-utf8-path",
                                     "the path is not valid UTF-8; JSON shows each invalid byte as U+FFFD");
+        flag_unsafe_path(in);
 }
 
 static bool path_matches(const struct strv *patterns, const char *path)

@@ -368,3 +368,91 @@ int spider_cache_rebuild(const char *tool, const struct spider_cache *c, const c
                                    "written: %s", c->dir, c->timestamp, strerror(-r));
         return 0;
 }
+
+/* ---- what the spider may evaluate ---- */
+
+enum {
+        TRUST_MAX_DEPTH = 32,
+        TRUST_MAX_ENTRIES = 200000,
+};
+
+/* Why st is one another user than root and the caller can change, or NULL. */
+static char *foreign_stat(const struct stat *st)
+{
+        if (st->st_uid != 0 && st->st_uid != geteuid())
+                return xasprintf("owned by uid %u", (unsigned)st->st_uid);
+        if (!S_ISLNK(st->st_mode) && (st->st_mode & (S_IWGRP | S_IWOTH)))
+                return xasprintf("writable by %s (mode %04o)", st->st_mode & S_IWOTH ? "others" : "its group",
+                                 (unsigned)(st->st_mode & 07777));
+        return NULL;
+}
+
+/* The first entry below the directory dirfd (named path) that is foreign,
+ * as Lmod's spider walks it: symlinks followed, to files and directories. */
+static char *foreign_below(int dirfd, const char *path, unsigned depth, size_t *budget)
+{
+        int fd = dup(dirfd);
+        DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+        struct dirent *de;
+        char *why = NULL;
+
+        if (!dir) {
+                if (fd >= 0)
+                        close(fd);
+                return xasprintf("'%s' cannot be read: %s", path, strerror(errno));
+        }
+        while (!why && (de = readdir(dir))) {
+                _cleanup_free_ char *child = NULL, *bad = NULL;
+                struct stat st;
+                int sub;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                child = path_join(path, de->d_name);
+                if (*budget == 0) {
+                        why = xasprintf("'%s' holds more than %d entries, more than cudamod checks", path,
+                                        TRUST_MAX_ENTRIES);
+                        break;
+                }
+                (*budget)--;
+                /* A dangling link, or gone: the spider cannot read it either. */
+                if (fstatat(dirfd, de->d_name, &st, 0) < 0)
+                        continue;
+                if ((bad = foreign_stat(&st))) {
+                        why = xasprintf("'%s' is %s", child, bad);
+                        break;
+                }
+                if (!S_ISDIR(st.st_mode))
+                        continue;
+                if (depth >= TRUST_MAX_DEPTH) {
+                        why = xasprintf("'%s' is more than %d levels deep (a symlink loop?)", child,
+                                        TRUST_MAX_DEPTH);
+                        break;
+                }
+                sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOCTTY | O_CLOEXEC);
+                if (sub < 0)
+                        continue;
+                why = foreign_below(sub, child, depth + 1, budget);
+                close(sub);
+        }
+        closedir(dir);
+        return why;
+}
+
+char *spider_cache_foreign(const char *dir)
+{
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOCTTY | O_CLOEXEC);
+        size_t budget = TRUST_MAX_ENTRIES;
+        struct stat st;
+        char *bad;
+
+        /* Missing or not a directory: the spider reads nothing there. */
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return NULL;
+        if ((bad = foreign_stat(&st))) {
+                char *why = xasprintf("'%s' is %s", dir, bad);
+                free(bad);
+                return why;
+        }
+        return foreign_below(fd, dir, 0, &budget);
+}

@@ -39,6 +39,16 @@ char *spider_cache_find_tool(void);
  * limit). -ENOENT with d set when none names a cache. */
 int spider_cache_from_lmodrc(const char *tool, struct spider_cache *ret, struct diag *d);
 
+/* Whether Lmod's spider, run by this process (root from cron), would
+ * evaluate something another user chose under dir: NULL when every file
+ * and directory there (dir itself included, symlinks followed as the
+ * spider follows them) is owned by root or the caller and not writable by
+ * group or others (the StrictModes rule of validate); else why, naming the
+ * first one (allocated). A modulefile is Lua or Tcl that Lmod runs with its
+ * full library (os.execute), so generate leaves such a directory out of
+ * the rebuild with a warning, never runs it. Missing: NULL. */
+char *spider_cache_foreign(const char *dir);
+
 /* Build the cache of the directories in modulepath with tool, then put it
  * in place (see above). */
 int spider_cache_rebuild(const char *tool, const struct spider_cache *c, const char *const *modulepath,

@@ -60,3 +60,41 @@ bool path_has_control_char(const char *s)
                         return true;
         return false;
 }
+
+const char *written_value_problem(const char *s, enum written_kind kind, size_t *ret_at)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        const char *why = NULL;
+        size_t n = 1;
+
+        for (; *p; p += n) {
+                n = *p >= 0x80 ? utf8_seq_len(p) : 1;
+                if ((*p < 0x20 && !(kind == WRITTEN_TEXT && (*p == '\t' || *p == '\n'))) || *p == 0x7f)
+                        why = "a control character, which Lmod and Environment Modules write raw into the "
+                              "shell code they print";
+                /* U+0080-U+009F as UTF-8, or a byte 0x80-0x9f outside any
+                 * UTF-8 sequence (a C1 control in an 8-bit terminal). */
+                else if ((n == 2 && p[0] == 0xc2 && p[1] <= 0x9f) || (n == 0 && *p <= 0x9f))
+                        why = "a C1 control character (U+0080-U+009F), which terminals act on";
+                else if (*p == ']')
+                        why = "']', which closes the Lua long strings that Lmod's tcl2lua and spider cache "
+                              "put values in";
+                else if (kind == WRITTEN_WORD && *p == '"')
+                        why = "'\"', which Lmod's tcl2lua and RC2lua copy raw into a Lua string of the code "
+                              "they run";
+                else if (kind == WRITTEN_WORD && *p == '\\')
+                        why = "'\\', which Lmod's tcl2lua and RC2lua copy raw into a Lua string of the code "
+                              "they run";
+                else if (kind == WRITTEN_WORD && *p == '$')
+                        why = "'$', which a shell expands where a value reaches it in double quotes";
+                else if (kind == WRITTEN_WORD && *p == '`')
+                        why = "'`', which a shell runs where a value reaches it in double quotes";
+                if (why)
+                        break;
+                if (n == 0)
+                        n = 1;
+        }
+        if (why && ret_at)
+                *ret_at = (size_t)((const char *)p - s);
+        return why;
+}

@@ -25,4 +25,23 @@ bool path_is_system_dir(const char *dir);
  * value cannot go into a module (see path_problem in plan.c). */
 bool path_has_control_char(const char *s);
 
+/* What a value may hold to be written into a modulefile, whatever reads it
+ * (doc/guide.md "Threat model"): a word (a path, a name, an environment
+ * value) or a text for people (a message, help, whatis). */
+enum written_kind {
+        WRITTEN_WORD,
+        WRITTEN_TEXT,
+};
+
+/* Why s cannot be written into a modulefile for some program that reads
+ * one, or NULL; *ret_at (may be NULL) gets the offending byte's offset.
+ * Refused everywhere: control characters (C0, but the tab and the newline
+ * in a text: Lmod's tcl2lua fails on a tab in a path; DEL; C1, U+0080-
+ * U+009F as UTF-8 or a lone byte 0x80-0x9f) and ']', which closes the
+ * Lua long strings that Lmod's tcl2lua and its spider cache put values
+ * in. Refused in words also: '"' and '\', which tcl2lua and RC2lua copy
+ * raw into the Lua strings of the code they hand to Lmod, and '$' and '`',
+ * which a shell expands where a value reaches it in double quotes. */
+const char *written_value_problem(const char *s, enum written_kind kind, size_t *ret_at);
+
 #endif

@@ -270,6 +270,29 @@ char *path_absolute(const char *path)
         return out;
 }
 
+bool ascii_only(const char *s)
+{
+        for (; *s; s++)
+                if ((unsigned char)*s >= 0x80)
+                        return false;
+        return true;
+}
+
+bool module_version_char(char c)
+{
+        return ascii_isalpha(c) || ascii_isdigit(c) || c == '.' || c == '_' || c == '+' || c == '-';
+}
+
+bool module_version_valid(const char *s)
+{
+        if (!*s || *s == '.')
+                return false;
+        for (; *s; s++)
+                if (!module_version_char(*s))
+                        return false;
+        return true;
+}
+
 /* Length of the valid UTF-8 sequence at s, or 0 when it is not one. */
 size_t utf8_seq_len(const unsigned char *s)
 {

@@ -125,6 +125,15 @@ char *path_dirname(const char *path);
  * slashes removed; newly allocated. */
 char *path_absolute(const char *path);
 
+/* The naming grammar: what a module version, and each part of a module
+ * name, may be made of: [A-Za-z0-9._+-]+, not starting with '.'. Nothing
+ * in it can close a quote or bracket of any module tool's language. */
+bool module_version_char(char c);
+bool module_version_valid(const char *s);
+
+/* Whether every byte of s is ASCII (< 0x80). */
+bool ascii_only(const char *s);
+
 /* Whether s is valid UTF-8 (no overlongs, no surrogates). */
 bool utf8_valid(const char *s);
 /* The length of the valid UTF-8 sequence (no overlong form, no surrogate,

@@ -11,6 +11,7 @@
 
 #include "build-config.h"
 #include "strbuf.h"
+#include "util-path.h"
 #include "write.h"
 #include "write-internal.h"
 #include "banned.h"
@@ -271,6 +272,41 @@ static char *json_strdup(json_t *obj, const char *key)
         return s ? xstrdup(s) : NULL;
 }
 
+static void index_name_release(struct index_name *n)
+{
+        free(n->dir);
+        free(n->version);
+        free(n->install);
+        free(n->identity);
+        free(n->base);
+}
+
+/* Why one entry of the index cannot be trusted, or NULL (allocated). */
+static char *index_name_problem(const char *key, const char *module, json_t *v)
+{
+        static const char *const fields[] = { "install", "identity", "base" };
+        _cleanup_free_ char *parts = module ? xstrdup(module) : NULL;
+        const char *why;
+
+        if (!parts)
+                return NULL;
+        for (char *part = parts, *next; part; part = next) {
+                next = strchr(part, '/');
+                if (next)
+                        *next++ = '\0';
+                if (!module_version_valid(part))
+                        return xasprintf("'%s': the module name '%s' is not made of letters, digits and . _ + - "
+                                         "(a part starting with '.' or empty)", key, module);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                const char *s = json_string_value(json_object_get(v, fields[i]));
+
+                if (s && (why = written_value_problem(s, i == 0 ? WRITTEN_WORD : WRITTEN_TEXT, NULL)))
+                        return xasprintf("'%s': its %s holds %s", key, fields[i], why);
+        }
+        return NULL;
+}
+
 int index_names_read(const char *outdir, struct index_names *ret, struct diag *d)
 {
         _cleanup_close_ int outfd = -1;
@@ -300,6 +336,14 @@ int index_names_read(const char *outdir, struct index_names *ret, struct diag *d
                 const char *slash = module ? strrchr(module, '/') : NULL;
                 const char *dir_end = strrchr(key, '/');
 
+                n.ignored = index_name_problem(key, module, v);
+                if (n.ignored) {
+                        /* None is trusted: the names start over. */
+                        for (size_t i = 0; i < n.n; i++)
+                                index_name_release(&n.items[i]);
+                        n.n = 0;
+                        break;
+                }
                 if (!slash || !slash[1] || !dir_end)
                         continue;
                 n.items[n.n++] = (struct index_name){
@@ -316,13 +360,9 @@ int index_names_read(const char *outdir, struct index_names *ret, struct diag *d
 
 void index_names_release(struct index_names *n)
 {
-        for (size_t i = 0; i < n->n; i++) {
-                free(n->items[i].dir);
-                free(n->items[i].version);
-                free(n->items[i].install);
-                free(n->items[i].identity);
-                free(n->items[i].base);
-        }
+        for (size_t i = 0; i < n->n; i++)
+                index_name_release(&n->items[i]);
         free(n->items);
+        free(n->ignored);
         *n = (struct index_names){ 0 };
 }

@@ -167,7 +167,11 @@ int read_index_validation(const char *outdir, json_t **ret_validation, struct di
  * directory ("CUDA/11/cudnn"), version ("8.9.7", from its module name),
  * install (real path), identity and base (NULL in an older index); and
  * the sha256 of the index ("" when there is none, or no outdir), for
- * write_options planned_index_sha. Read without the lock. */
+ * write_options planned_index_sha. Every field is checked as config is:
+ * the module name by the naming grammar (module_version_valid for each
+ * part), the install by the path rules (written_value_problem), identity
+ * and base likewise; when one fails, no name is returned and ignored says
+ * why. Read without the lock. */
 struct index_name {
         char *dir;
         char *version;
@@ -180,6 +184,10 @@ struct index_names {
         struct index_name *items;
         size_t n;
         char sha[65];
+        /* Why the index's names were all ignored (an entry that does not
+         * pass the naming grammar or the path rules: the index is input,
+         * and one bad entry means none is trusted), or NULL. */
+        char *ignored;
 };
 
 int index_names_read(const char *outdir, struct index_names *ret, struct diag *d);

@@ -14,9 +14,13 @@
  *     why generate refuses such paths (plan.c, path_problem).
  *
  * The comment form ({{%v}}) must stay on one line and hold no backslash.
- * The value is set as text (newlines allowed): the renderer's gate refuses
- * every other control character but the tab before any escaping, and that
- * it does so, for exactly those, is checked here too. */
+ * The escapers are called alone (render_escape), for every byte string:
+ * they must hold on their own. The renderer's gate, in front of them,
+ * refuses what some reader of a modulefile would take as code
+ * (written_value_problem: control characters but, in a text, the tab and
+ * the newline; ']'; and in a word also '"', '\\', '$', '`'; in Tcl any
+ * byte >= 0x80); that it refuses exactly those, as a text and as a word,
+ * is checked here too. */
 #include <errno.h>
 #include <lauxlib.h>
 #include <lua.h>
@@ -29,6 +33,7 @@
 
 #include "render.h"
 #include "util.h"
+#include "util-path.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -180,18 +185,10 @@ static char *tcl_answer(size_t *len, char **err)
         return buf;
 }
 
-static void rendered(enum module_format lang, const char *tmpl, const char *value,
-                     struct strbuf *out)
+/* The literal (or, comment, the comment text) of value, escaper alone. */
+static void rendered(enum module_format lang, bool comment, const char *value, struct strbuf *out)
 {
-        struct render_ctx *ctx = render_ctx_new();
-        struct diag d = DIAG_INIT;
-
-        render_ctx_set_text(ctx, "v", value);
-        if (render(tmpl, strlen(tmpl), "fuzz.in", lang, ctx, out, &d) < 0) {
-                fprintf(stderr, "fuzz-escape: render failed: %s\n", d.message);
-                abort();
-        }
-        render_ctx_free(ctx);
+        render_escape(lang, comment, value, out);
 }
 
 static void fail(const char *what, const char *value, const struct strbuf *lit)
@@ -209,7 +206,7 @@ static void check_lua(lua_State *L, const char *value)
         const char *got;
         size_t len;
 
-        rendered(FORMAT_LUA, "{{v}}", value, &lit);
+        rendered(FORMAT_LUA, false, value, &lit);
         strbuf_addf(&chunk, "return %s", lit.buf);
         if (luaL_loadbufferx(L, chunk.buf, chunk.len, "=literal", "t") != LUA_OK ||
             lua_pcall(L, 0, 1, 0) != LUA_OK)
@@ -228,7 +225,7 @@ static void check_tcl(const char *value)
         struct strbuf lit = STRBUF_INIT;
         bool utf8 = utf8_valid(value);
 
-        rendered(FORMAT_TCL, "{{v}}", value, &lit);
+        rendered(FORMAT_TCL, false, value, &lit);
         {
                 char head[32];
                 int k = snprintf(head, sizeof(head), "%zu\n", lit.len);
@@ -257,38 +254,44 @@ static void check_comment(const char *value)
         for (int f = FORMAT_LUA; f <= FORMAT_TCL; f++) {
                 struct strbuf out = STRBUF_INIT;
 
-                rendered((enum module_format)f, "# {{%v}}", value, &out);
+                strbuf_addstr(&out, "# ");
+                rendered((enum module_format)f, true, value, &out);
                 if (strpbrk(out.buf, "\n\r\\") || strlen(out.buf) != out.len)
                         fail("a comment can be ended or continued", value, &out);
                 strbuf_release(&out);
         }
 }
 
-/* Whether the gate must refuse value as text: a control character but
- * the tab and the newline. */
-static bool gated(const char *value)
+/* The gate, as a text and as a word, for both formats: a value is
+ * refused exactly when written_value_problem names a reason, and the
+ * message says what the value holds. */
+static void check_gate(const char *value)
 {
-        for (const unsigned char *p = (const unsigned char *)value; *p; p++)
-                if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f)
-                        return true;
-        return false;
-}
+        for (int text = 0; text <= 1; text++)
+                for (int f = FORMAT_LUA; f <= FORMAT_TCL; f++) {
+                        struct render_ctx *ctx = render_ctx_new();
+                        struct strbuf out = STRBUF_INIT;
+                        struct diag d = DIAG_INIT;
+                        const char *why = written_value_problem(value, text ? WRITTEN_TEXT : WRITTEN_WORD, NULL);
+                        int r;
 
-static void check_refused(const char *value)
-{
-        for (int f = FORMAT_LUA; f <= FORMAT_TCL; f++) {
-                struct render_ctx *ctx = render_ctx_new();
-                struct strbuf out = STRBUF_INIT;
-                struct diag d = DIAG_INIT;
+                        /* And no byte >= 0x80 in Tcl (Lmod's tcl2lua). */
+                        if (!why && f == FORMAT_TCL && !ascii_only(value))
+                                why = "a byte that is not ASCII";
 
-                render_ctx_set_text(ctx, "v", value);
-                if (render("{{v}}", 5, "fuzz.in", (enum module_format)f, ctx, &out, &d) == 0 ||
-                    !strstr(d.message, "holds a control character"))
-                        fail("the gate let a control character through", value, &out);
-                diag_release(&d);
-                strbuf_release(&out);
-                render_ctx_free(ctx);
-        }
+                        if (text)
+                                render_ctx_set_text(ctx, "v", value);
+                        else
+                                render_ctx_set(ctx, "v", value);
+                        r = render("{{v}}", 5, "fuzz.in", (enum module_format)f, ctx, &out, &d);
+                        if (why && (r == 0 || !strstr(d.message, why)))
+                                fail("the gate let through what a reader would take as code", value, &out);
+                        if (!why && r < 0)
+                                fail("the gate refused a value every reader keeps as data", value, &out);
+                        diag_release(&d);
+                        strbuf_release(&out);
+                        render_ctx_free(ctx);
+                }
 }
 
 static lua_State *L;
@@ -313,11 +316,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 atexit(close_lua);
                 tcl_start();
         }
-        if (gated(value)) {
-                check_refused(value);
-                free(value);
-                return 0;
-        }
+        check_gate(value);
         check_lua(L, value);
         check_tcl(value);
         check_comment(value);

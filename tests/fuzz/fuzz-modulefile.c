@@ -8,8 +8,11 @@
  * NUL-separated values, given to the keys generate sets, round-robin.
  *
  * The properties:
- *   - the renderer's gate refuses exactly the values holding a control
- *     character (but the tab; the help text may hold newlines),
+ *   - the renderer's gate refuses exactly the values some reader of a
+ *     modulefile would take as code (written_value_problem: a control
+ *     character but the tab in a text, ']', and but in the texts — help and the
+ *     deprecation message, which may hold newlines — '"', '\\', '$', '`';
+ *     in Tcl any byte >= 0x80, which Lmod's tcl2lua changes),
  *     and nothing else fails on these valid templates;
  *   - what renders passes the parse check generate runs before writing
  *     (modulefile_check_syntax), so nothing that passes the gate is
@@ -32,6 +35,7 @@
 
 #include "lmod-sandbox.h"
 #include "render.h"
+#include "util-path.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -95,22 +99,20 @@ struct fields {
         bool benign; /* every non-empty value as "x" */
 };
 
-/* The key whose value may hold newlines (set as text, as generate does). */
+/* The keys set as text, as generate does (texts for people). */
 static bool is_text_key(const char *key)
 {
-        return strcmp(key, "help") == 0;
+        return strcmp(key, "help") == 0 || strcmp(key, "deprecated") == 0;
 }
 
-static bool gated(const char *v, bool text)
+static bool gated(const char *v, bool text, bool tcl)
 {
-        for (const unsigned char *p = (const unsigned char *)v; *p; p++)
-                if ((*p < 0x20 && *p != '\t' && !(text && *p == '\n')) || *p == 0x7f)
-                        return true;
-        return false;
+        return written_value_problem(v, text ? WRITTEN_TEXT : WRITTEN_WORD, NULL) != NULL || (tcl && !ascii_only(v));
 }
 
 struct filler {
         struct fields *f;
+        bool tcl;
         bool refused; /* a value the gate must refuse was set */
 };
 
@@ -122,7 +124,7 @@ static void put(struct filler *fl, struct render_ctx *c, const char *key)
 
         if (f->benign && *v)
                 v = "x";
-        fl->refused |= gated(v, text);
+        fl->refused |= gated(v, text, fl->tcl);
         if (text)
                 render_ctx_set_text(c, key, v);
         else if (strcmp(key, "value") == 0)
@@ -145,13 +147,13 @@ static void put_variable_name(struct filler *fl, struct render_ctx *c)
         render_ctx_set(c, "name", v);
 }
 
-static struct render_ctx *fill(struct fields *f, bool *ret_refused)
+static struct render_ctx *fill(struct fields *f, bool tcl, bool *ret_refused)
 {
         static const char *const keys[] = { "cudamod_version", "source", "name", "version", "full_name",
                                             "prefix", "description", "help", "family", "modulepath",
                                             "deprecated", "extensions" };
         struct render_ctx *ctx = render_ctx_new(), *it;
-        struct filler fl = { .f = f };
+        struct filler fl = { .f = f, .tcl = tcl };
 
         f->next = 0;
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -366,11 +368,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 name = "site.in";
         }
 
-        ctx = fill(&f, &refused);
+        ctx = fill(&f, lang == FORMAT_TCL, &refused);
         r = render(tmpl, strlen(tmpl), name, lang, ctx, &out, &d);
-        if ((r < 0) != refused || (r < 0 && !strstr(d.message, "holds a control character"))) {
+        if ((r < 0) != refused || (r < 0 && !strstr(d.message, " holds "))) {
                 fprintf(stderr, "fuzz-modulefile: %s: the gate %s: %s\n", name,
-                        refused ? "let a control character through" : "refused a value it must not",
+                        refused ? "let through what a reader would take as code" : "refused a value it must not",
                         r < 0 ? d.message : out.buf);
                 abort();
         }
@@ -382,7 +384,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         abort();
                 }
                 f.benign = true;
-                benign_ctx = fill(&f, &unused);
+                benign_ctx = fill(&f, lang == FORMAT_TCL, &unused);
                 if (render(tmpl, strlen(tmpl), name, lang, benign_ctx, &benign, &d) < 0)
                         abort();
                 if (lang == FORMAT_LUA)

@@ -124,4 +124,25 @@ for bad in loop huge; do
         grep -qF "cannot read scDescriptT in the lmodrc '$MT_TMP/$bad.lua'" "$MT_TMP/$bad.err" ||
                 fail "lmodrc $bad: not named: $(cat "$MT_TMP/$bad.err")"
 done
+# Another user's modulefile on the modulepath (issue 30, finding 2): Lmod's
+# spider would evaluate it with its full Lua, as the user running generate
+# (root from cron). It is left out with a warning naming it, never run;
+# the rest of the cache is rebuilt. As root the file is nobody's; as
+# anyone, writable by others is as foreign.
+eb=$MT_TMP/eb
+mkdir -p "$eb/foo"
+printf 'os.execute("touch %s/PWNED")\nwhatis("a module another user wrote")\n' "$MT_TMP" >"$eb/foo/1.0.lua"
+chmod 0666 "$eb/foo/1.0.lua"
+[ "$(id -u)" = 0 ] && chown nobody "$eb/foo/1.0.lua"
+rm -rf "$out/Core/cuda" "$out"/.cudamod-index.json
+rc_=0
+LMOD_RC=$rc LMOD_DIR=$lmod_dir MODULEPATH=$out/Core:$eb run_cudamod --config "$MT_TMP/true.yaml" generate -o "$out" "$fx" \
+        >"$MT_TMP/foreign.out" 2>"$MT_TMP/foreign.err" || rc_=$?
+[ "$rc_" = 0 ] || fail "a foreign module on the modulepath: exit $rc_: $(cat "$MT_TMP/foreign.err")"
+[ -e "$MT_TMP/PWNED" ] && fail "the spider cache rebuild ran another user's modulefile"
+grep -qF "'$eb' is left out of the spider cache: '$eb/foo/1.0.lua' is" "$MT_TMP/foreign.err" ||
+        fail "the foreign module is not named in a warning: $(cat "$MT_TMP/foreign.err")"
+find_cuda "$MT_TMP/s-foreign"
+grep -q '^cuda/12.4$' "$MT_TMP/s-foreign/spider.out" || fail "the cache was not rebuilt beside the foreign directory"
+rm -f "$MT_TMP/PWNED"
 mt_finish
