@@ -643,8 +643,8 @@ static int render_nodes(struct renderer *r, size_t from, size_t to)
         return 0;
 }
 
-int render(const char *tmpl, size_t len, const char *name, enum module_format lang,
-           const struct render_ctx *ctx, struct strbuf *out, struct diag *d)
+static int render_gated(const char *tmpl, size_t len, const char *name, enum module_format lang,
+                        const struct render_ctx *ctx, bool gate, struct strbuf *out, struct diag *d)
 {
         struct parser p = { .tmpl = tmpl, .len = tmpl ? len : 0, .name = name, .d = d };
         struct renderer r = { .name = name, .lang = lang, .out = out, .d = d, .start = out->len };
@@ -655,9 +655,9 @@ int render(const char *tmpl, size_t len, const char *name, enum module_format la
                 return diag_set(d, -EINVAL, name, 0, 0, "unknown module format");
         /* The template's own errors first, then the gate over every value. */
         ret = parse(&p);
-        if (ret >= 0 && ctx)
+        if (ret >= 0 && ctx && gate)
                 ret = gate_ctx(ctx, lang, true, name, d);
-        if (ret >= 0 && ctx)
+        if (ret >= 0 && ctx && gate)
                 ret = gate_ctx(ctx, lang, false, name, d);
         if (ret >= 0) {
                 r.nodes = p.nodes;
@@ -666,6 +666,18 @@ int render(const char *tmpl, size_t len, const char *name, enum module_format la
         }
         free(p.nodes);
         return ret;
+}
+
+int render(const char *tmpl, size_t len, const char *name, enum module_format lang,
+           const struct render_ctx *ctx, struct strbuf *out, struct diag *d)
+{
+        return render_gated(tmpl, len, name, lang, ctx, true, out, d);
+}
+
+int render_ungated(const char *tmpl, size_t len, const char *name, enum module_format lang,
+                   const struct render_ctx *ctx, struct strbuf *out, struct diag *d)
+{
+        return render_gated(tmpl, len, name, lang, ctx, false, out, d);
 }
 
 /* ---- the templates ---- */

@@ -74,6 +74,11 @@ struct render_ctx *render_ctx_add_item(struct render_ctx *c, const char *key);
 int render(const char *tmpl, size_t len, const char *name, enum module_format lang,
            const struct render_ctx *ctx, struct strbuf *out, struct diag *d);
 
+/* render without the gate: for the tests of the escapers alone, which must
+ * hold for every byte string whatever the gate lets through. */
+int render_ungated(const char *tmpl, size_t len, const char *name, enum module_format lang,
+                   const struct render_ctx *ctx, struct strbuf *out, struct diag *d);
+
 /* What {{key}} (or, comment, {{%key}}) renders s to in lang, appended to
  * out, without the gate: the escapers hold for every byte string on their
  * own (tests/fuzz/fuzz-escape.c checks that). */

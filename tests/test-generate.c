@@ -494,7 +494,7 @@ START_TEST(generate_usage_and_config_errors_write_nothing)
                 run_cudamod(&r, (const char *const[]){ "generate", "--format", "tcl", "-o", bad, root, NULL },
                             false);
                 ck_assert_int_eq(r.status, 2);
-                ck_assert_ptr_nonnull(strstr(r.err, "is not valid UTF-8"));
+                ck_assert_ptr_nonnull(strstr(r.err, "holds a byte that is not ASCII"));
                 run_result_release(&r);
                 ck_assert_int_eq(access(bad, F_OK), -1);
                 run_cudamod(&r, (const char *const[]){ "generate", "--format", "lua", "-o", bad, root, NULL },
@@ -556,7 +556,8 @@ START_TEST(generate_refuses_a_control_character_in_cuda_arch_list)
         char *root = fx_new();
         _cleanup_free_ char *out = path_join(root, "mf"), *cfg = path_join(root, "site.yaml");
         _cleanup_free_ char *want = xasprintf("%s:3:19: 'pytorch.cuda_arch_list': the value holds a control "
-                                              "character (\\x0a at byte 4)", cfg);
+                                              "character, which Lmod and Environment Modules write raw into the "
+                                              "shell code they print (\\x0a at byte 4)", cfg);
 
         demo_build(root);
         fx_write(root, "site.yaml", "# site\npytorch:\n  cuda_arch_list: \"8.0\\n/tmp/evil.sh\"\n");

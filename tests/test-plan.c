@@ -698,8 +698,10 @@ START_TEST(plan_refuses_prefixes_longer_than_path_max)
 }
 END_TEST
 
-/* A prefix that is not UTF-8 gets a Lua module (Lua strings are bytes), and
- * no Tcl one: Environment Modules in a UTF-8 locale would export other bytes. */
+/* A prefix that is not ASCII (here not even UTF-8) gets a Lua module (Lua
+ * strings are bytes), and no Tcl one: Lmod's tcl2lua reads a Tcl modulefile
+ * as ISO 8859-1 and writes UTF-8, Environment Modules in a UTF-8 locale
+ * would export other bytes. */
 START_TEST(plan_refuses_non_utf8_paths_for_tcl_only)
 {
         for (int f = FORMAT_LUA; f <= FORMAT_TCL; f++) {
@@ -712,7 +714,7 @@ START_TEST(plan_refuses_non_utf8_paths_for_tcl_only)
                                                    .cudart = "12.8.90", .nvcc = "12.8.93" });
                 plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
                 ck_assert_uint_eq(p.plan.n_modules, (f == FORMAT_LUA ? 1 : 0));
-                ck_assert(has_warning(&p.plan, "Environment Modules would change") == (f == FORMAT_TCL));
+                ck_assert(has_warning(&p.plan, "Lmod reading a Tcl modulefile turns") == (f == FORMAT_TCL));
                 planned_release(&p);
         }
 }
