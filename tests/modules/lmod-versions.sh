@@ -53,6 +53,8 @@ modules_in() {
                 ! -name '.*' -printf '%P\n' | sed "s/${2:-\$^}\$//" | sort)
 }
 
+make_stub_cuda lmod "$MT_TMP/stub-lmod"
+make_stub_cuda em "$MT_TMP/stub-em"
 manifest=$MT_TMP/manifest.tsv
 printf 'tools\t%s\n' "$(IFS=$'\t'; echo "${labels[*]}")" >"$manifest"
 n_cases=0
@@ -126,28 +128,47 @@ for fixture in "${fixtures[@]}"; do
                         out=$MT_TMP/out-$fixture-$tool-$layout
                         generate "$tool" "$layout" "$out" "${roots[@]}"
                         cases=()
+                        label=$fixture-$(tool_format "$tool")-$layout
                         if [ "$layout" = flat ]; then
                                 mp=$out
                                 mapfile -t all < <(modules_in "$out" "$ext")
                                 cases+=("${all[@]}")
                                 names=$(printf '%s\n' "${all[@]}" | cut -d/ -f1 | sort -u | tr '\n' ' ')
                                 [ -n "$names" ] && cases+=("$names")
+                                # No cuda of the fixture's own: the stub
+                                # cudas (fixture-env's use=STUB) meet the
+                                # components' depends_on/prereq.
+                                [[ " ${all[*]}" == *" cuda/"* ]] || mp+=:$MT_TMP/stub-$tool
                         else
                                 mp=$out/Core
                                 mapfile -t core < <(modules_in "$out/Core" "$ext")
                                 cases+=("${core[@]}")
-                                for c in "${core[@]}"; do
-                                        [[ $c == cuda/* ]] || continue
-                                        major=${c#cuda/}
-                                        major=${major%%.*}
-                                        mapfile -t level < <(modules_in "$out/CUDA/$major" "$ext")
-                                        for m in "${level[@]}"; do cases+=("$c $m"); done
+                                for d in "$out"/CUDA/*; do
+                                        [ -d "$d" ] || continue
+                                        major=${d##*/}
+                                        mapfile -t level < <(modules_in "$d" "$ext")
                                         names=$(printf '%s\n' "${level[@]}" | cut -d/ -f1 | sort -u | tr '\n' ' ')
-                                        [ -n "$names" ] && cases+=("$c $names")
+                                        c=$(printf '%s\n' "${core[@]}" | grep "^cuda/$major\\." | tail -n 1 || true)
+                                        if [ -z "$c" ]; then
+                                                # A level no cuda module opens
+                                                # (fixture-env's use=CUDA/N):
+                                                # its modules on their own, with
+                                                # the stubs for the Tcl prereq.
+                                                lcases=("${level[@]}")
+                                                [ -n "$names" ] && lcases+=("$names")
+                                                [ ${#lcases[@]} -eq 0 ] ||
+                                                        compare_cases "$label-CUDA$major" "$d:$MT_TMP/stub-$tool" \
+                                                                "$(tool_format "$tool")" "${lcases[@]}"
+                                                continue
+                                        fi
+                                        for c in $(printf '%s\n' "${core[@]}" | grep "^cuda/$major\\."); do
+                                                for m in "${level[@]}"; do cases+=("$c $m"); done
+                                                [ -n "$names" ] && cases+=("$c $names")
+                                        done
                                 done
                         fi
                         [ ${#cases[@]} -gt 0 ] || continue
-                        compare_cases "$fixture-$(tool_format "$tool")-$layout" "$mp" "$(tool_format "$tool")" "${cases[@]}"
+                        compare_cases "$label" "$mp" "$(tool_format "$tool")" "${cases[@]}"
                 done
         done
 done
