@@ -3,7 +3,9 @@
 # in modules loaded by the real tool, on the demo tree (cuda 11.8, 12.9),
 # hierarchical layout:
 #   "12": a compiler path under a directory whose name holds shell, Lua and
-#         Tcl syntax ($(...), ${...}, [...], {...}, ;, backtick): load
+#         Tcl syntax that every reader keeps as data ([, {...}, (...), ;, |,
+#         <>, #, %; '$', '`', ']' are refused at the config's position,
+#         see doc/guide.md "Threat model"): load
 #         cuda/12.9 gives CUDAHOSTCXX=PATH and NVCC_PREPEND_FLAGS=-ccbin=PATH
 #         byte for byte, and nothing is run (no PWNED);
 #   "11": {module: gcc/11}: load cuda/11.8 loads gcc/11 with it (Lmod
@@ -22,10 +24,10 @@ mkdir -p "$X_ROOT"
 "$MKFIXTURE" demo "$X_ROOT" >"$MT_TMP/mkfixture.log" 2>&1 ||
         { cat "$MT_TMP/mkfixture.log"; die "mkfixture demo failed"; }
 
-# No blank, quote or backslash: the config refuses those (nvcc splits
-# NVCC_PREPEND_FLAGS at blanks); every other special byte is allowed.
-hostile="$MT_TMP/gcc\$(touch\${IFS}PWNED)\`touch\${IFS}PWNED\`[touch PWNED]{x};\$HOME"
-hostile=${hostile// /}
+# No blank, quote or backslash (nvcc splits NVCC_PREPEND_FLAGS at blanks),
+# and nothing a reader of a modulefile would take as code ('$', '`', ']'):
+# the config refuses those; every other special byte is allowed.
+hostile="$MT_TMP/gcc;touch(PWNED)|[exec{x};<y>#%~!*?"
 mkdir -p "$hostile"
 printf '#!/bin/sh\nexec /usr/bin/g++ "$@"\n' >"$hostile/g++"
 chmod +x "$hostile/g++"
@@ -52,6 +54,17 @@ if ! run_cudamod --config "$MT_TMP/site.yaml" generate -o "$out" --format "$(too
         cat "$MT_TMP/generate.log"
         die "cudamod generate failed"
 fi
+
+# '$', '`' and ']' in the path: refused at their position, nothing written.
+for bad in 'gcc$(touch PWNED)' 'gcc`touch`' 'gcc[exec touch PWNED]'; do
+        printf 'host_compiler:\n  "12": %s\n' "'$MT_TMP/${bad// /}/g++'" >"$MT_TMP/bad.yaml"
+        rc_=0
+        run_cudamod --config "$MT_TMP/bad.yaml" generate -o "$MT_TMP/bad-out" --format "$(tool_format "$tool")" \
+                "$X_ROOT/sw" >"$MT_TMP/bad.log" 2>&1 || rc_=$?
+        [ "$rc_" = 2 ] && grep -q "bad.yaml:2:[0-9]*: .*the host compiler path holds" "$MT_TMP/bad.log" ||
+                fail "host compiler path $bad: exit $rc_, not refused at its position: $(cat "$MT_TMP/bad.log")"
+        [ -e "$MT_TMP/bad-out/Core" ] && fail "host compiler path $bad: files were written"
+done
 
 sdir=$MT_TMP/s
 session "$tool" "$sdir" "$out/Core:$gccmp" <<'EOF'

@@ -20,7 +20,9 @@ need "$tool"
 X_ROOT=$MT_TMP/fx
 mkdir "$X_ROOT"
 "$MKFIXTURE" demo "$X_ROOT" >"$MT_TMP/mkfixture.log" 2>&1 || { cat "$MT_TMP/mkfixture.log"; die "mkfixture demo failed"; }
-msg='CUDA 11.8 goes away: use "cuda/12.9" [soon] $HOME \ {end} ;$(id)'
+# No ']' (it would close the Lua long string Lmod's tcl2lua prints it in:
+# refused, see the bad cases below).
+msg='CUDA 11.8 goes away: use "cuda/12.9" [soon $HOME \ {end} ;$(id)'
 cfg=$MT_TMP/site.yaml
 # The message as a YAML single-quoted scalar (no ' in it).
 cat >"$cfg" <<EOF
@@ -154,6 +156,12 @@ modulerc:
   cuda:
     "12.9":
       deprecated: "line one\nos.execute('touch pwned')"
+EOF
+bad long-bracket-message "holds ']'" <<'EOF'
+modulerc:
+  cuda:
+    "12.9":
+      deprecated: "use 12.9 ]===] os.execute('touch pwned') --[===["
 EOF
 bad default-alias 'is not a valid alias name' <<'EOF'
 modulerc:

@@ -5,7 +5,8 @@
 # installed under directories named to end those (the issue's names):
 #   a};exec touch PWNED;proc z {} {
 #   a]] os.execute("touch PWNED") --[[b
-# generate must either refuse or neutralise the text, and the real tool
+# generate must either refuse (a path holding ']' gets no module since
+# issue 30) or neutralise the text, and the real tool
 # (Lmod: the Lua tree and the Tcl tree, which Lmod reads too; Environment
 # Modules: the Tcl tree) loading the module and showing its help must not
 # run anything: no PWNED, and the module's own setenv arrives unchanged.
@@ -62,6 +63,16 @@ for c in "${cases[@]}"; do
                             fail "$what: generate failed and left modules: $(cat "$log")"
                         else
                             say "$what: refused by cudamod: $(head -c 200 "$log")"
+                        fi
+                        continue
+                fi
+                # An install path holding ']' gets no module at all (doc/
+                # guide.md "Threat model"): refused, with the warning.
+                if [ ! -e "$out/cuda" ]; then
+                        if grep -q 'gets no module' "$log"; then
+                                say "$what: refused by cudamod: $(grep -m1 'gets no module' "$log" | head -c 200)"
+                        else
+                                fail "$what: no cuda module, and no warning says why: $(cat "$log")"
                         fi
                         continue
                 fi
