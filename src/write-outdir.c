@@ -104,9 +104,10 @@ int open_outdir(const char *outdir, mode_t create_mode, int *ret_fd, struct diag
          * directory they may write) would have root write where they
          * chose. */
         if (outdir[0] == '/') {
-                _cleanup_close_ int opened = fd;
+                int opened = fd;
                 int r = dir_open_trusted(outdir, 0, &fd, d);
 
+                close(opened);
                 if (r < 0)
                         return r;
         }
