@@ -17,23 +17,13 @@ for show. The modules loaded (dependencies included, in order) are
 compared too, as the pseudo-variable "(loaded)": show's module list, Lmod's
 LOADEDMODULES."""
 import json
-import re
 import sys
 
-BOOKKEEPING = re.compile(r'^(_ModuleTable[0-9]*_|_ModuleTable_Sz_|__LMOD_.*|LMOD_.*|_LMFILES_|'
-                         r'LOADEDMODULES|__MODULES_.*|MODULES_.*|BASH_FUNC_.*|_|SHLVL|PWD|OLDPWD)$')
+sys.dont_write_bytecode = True  # nothing written beside the sources
+from envsnap import BOOKKEEPING, snapshot  # noqa: E402
+
 LOADED = '(loaded)'
 ABSENT = None
-
-
-def snapshot(path):
-    env = {}
-    with open(path, 'rb') as f:
-        for item in f.read().split(b'\0'):
-            if b'=' in item:
-                k, v = item.split(b'=', 1)
-                env[k.decode('utf-8', 'surrogateescape')] = v.decode('utf-8', 'surrogateescape')
-    return env
 
 
 def visible(env, own_base=None, base=None):

@@ -11,7 +11,12 @@
 # `module unload` of the same modules (in reverse order) must be the same
 # under all three, variable by variable, MODULEPATH and the modules loaded
 # included (lmod-versions.py). One difference is a failure naming the
-# case, the variable and the three values.
+# case, the variable and the three values. Every Core name is loaded
+# without a version too (the default the modulerc marks), and every Lmod
+# must list the same modules over the whole tree (`module -t avail`) and
+# call the same versions default (`module -t -d avail`): with the
+# environments, that carries fixture-env.sh's expectations, checked under
+# Debian's Lmod, over to Lmod 9.2.
 #
 # cudamod's column: show's environment after load; after unload, show's
 # changes undone (a variable set is unset again, path entries removed).
@@ -57,7 +62,7 @@ make_stub_cuda lmod "$MT_TMP/stub-lmod"
 make_stub_cuda em "$MT_TMP/stub-em"
 manifest=$MT_TMP/manifest.tsv
 printf 'tools\t%s\n' "$(IFS=$'\t'; echo "${labels[*]}")" >"$manifest"
-n_cases=0
+n_cases=0 n_avail=0
 
 # compare_cases LABEL MODULEPATH FORMAT CASE...: for every CASE (a
 # space-separated module list), show, then in one session per Lmod: load,
@@ -68,7 +73,7 @@ n_cases=0
 # first in the case, as an Lmod user of the Tcl tree types it. The manifest lines
 # for lmod-versions.py.
 compare_cases() {
-        local label=$1 mp=$2 format=$3 i=0 c k init line rev m
+        local label=$1 mp=$2 format=$3 i=0 c k init line rev m step
         shift 3
         local sdir=$MT_TMP/s-$label cases=()
         mkdir -p "$sdir"
@@ -99,6 +104,11 @@ print(" ".join(extra + named))' "$j" "$c")
                 i=0
                 # shellcheck disable=SC2016 # expanded in the session
                 {
+                        # What avail lists, and which versions it calls
+                        # default, over the whole tree (a subshell: the
+                        # cases' base is untouched).
+                        [ -z "$avail_mp" ] ||
+                                printf '(MODULEPATH=%q; step avail -t avail; step defaults -t -d avail)\n' "$avail_mp"
                         echo 'snap base'
                         echo 'mt_base=$(export -p)'
                         for c in "${cases[@]}"; do
@@ -112,6 +122,19 @@ print(" ".join(extra + named))' "$j" "$c")
                         done
                 } | CUDAMOD_LMOD_INIT=$init session lmod "$sdir/$k" "$mp"
         done
+        [ -n "$avail_mp" ] || return 0
+        for k in "${!lmods[@]}"; do
+                for step in avail defaults; do
+                        rc_is "$sdir/$k/$step" 0 ||
+                                fail "$label: ${labels[k]}: module -t $([ $step = avail ] || echo '-d ')avail failed (rc $(rc_of "$sdir/$k/$step")): $(head -c 400 "$sdir/$k/$step.out")"
+                        [ "$k" -eq 0 ] || cmp -s "$sdir/0/$step.out" "$sdir/$k/$step.out" || {
+                                fail "$label: module -t $([ $step = avail ] || echo '-d ')avail: ${labels[0]} and ${labels[k]} differ (- ${labels[0]}, + ${labels[k]}):"
+                                diff -u --label "${labels[0]}" --label "${labels[k]}" \
+                                        "$sdir/0/$step.out" "$sdir/$k/$step.out" | sed 's/^/    /' || true
+                        }
+                done
+        done
+        n_avail=$((n_avail + 1))
 }
 
 for fixture in "${fixtures[@]}"; do
@@ -129,8 +152,9 @@ for fixture in "${fixtures[@]}"; do
                         generate "$tool" "$layout" "$out" "${roots[@]}"
                         cases=()
                         label=$fixture-$(tool_format "$tool")-$layout
+                        avail_mp=
                         if [ "$layout" = flat ]; then
-                                mp=$out
+                                mp=$out tree_mp=$out
                                 mapfile -t all < <(modules_in "$out" "$ext")
                                 cases+=("${all[@]}")
                                 names=$(printf '%s\n' "${all[@]}" | cut -d/ -f1 | sort -u | tr '\n' ' ')
@@ -140,9 +164,17 @@ for fixture in "${fixtures[@]}"; do
                                 # components' depends_on/prereq.
                                 [[ " ${all[*]}" == *" cuda/"* ]] || mp+=:$MT_TMP/stub-$tool
                         else
-                                mp=$out/Core
+                                mp=$out/Core tree_mp=$out/Core
                                 mapfile -t core < <(modules_in "$out/Core" "$ext")
                                 cases+=("${core[@]}")
+                                # Each Core name without a version: the
+                                # default the modulerc marks, under each.
+                                for c in $(printf '%s\n' "${core[@]}" | cut -d/ -f1 | sort -u); do
+                                        cases+=("$c")
+                                done
+                                for d in "$out"/CUDA/*; do
+                                        [ ! -d "$d" ] || tree_mp+=:$d
+                                done
                                 for d in "$out"/CUDA/*; do
                                         [ -d "$d" ] || continue
                                         major=${d##*/}
@@ -168,6 +200,7 @@ for fixture in "${fixtures[@]}"; do
                                 done
                         fi
                         [ ${#cases[@]} -gt 0 ] || continue
+                        avail_mp=$tree_mp
                         compare_cases "$label" "$mp" "$(tool_format "$tool")" "${cases[@]}"
                 done
         done
@@ -179,6 +212,7 @@ if ! python3 "$MT_LIB_DIR/lmod-versions.py" "$manifest" >"$MT_TMP/diff.txt" 2>&1
 else
         say "$(tail -n 1 "$MT_TMP/diff.txt")"
 fi
+say "module -t avail and -t -d avail the same under ${labels[*]} for $n_avail trees"
 want=100
 [ -z "${CUDAMOD_VALGRIND_LOGS:-}" ] && [ $# -eq 0 ] || want=4
 [ "$n_cases" -gt $want ] || fail "only $n_cases cases: the fixtures should give many more"
