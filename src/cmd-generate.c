@@ -181,8 +181,9 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         _cleanup_diag_ struct diag d = DIAG_INIT;
         struct lock_wait lw = { .g = g };
         struct generate_options o = {
-                .cfg = &cfg, .scan = &so, .log = log_message, .scan_run = scan_shown,
-                .userdata = (void *)g, .on_wait = log_lock_wait, .wait_userdata = &lw,
+                .cfg = &cfg, .scan = &so, .log = { .say = log_message, .userdata = (void *)g },
+                .scan_run = scan_shown, .scan_userdata = (void *)g,
+                .on_wait = log_lock_wait, .wait_userdata = &lw,
         };
         int c, r, status = EXIT_FOUND_FAILURE;
 

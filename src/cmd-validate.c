@@ -352,7 +352,8 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                                  .require_device = require_device, .no_compile = no_compile,
                                  .no_strict_modes = no_strict_modes, .trust_modulefiles = trust,
                                  .jobs = (unsigned)jobs, .lock_timeout = lock_timeout,
-                                 .log = log_message, .progress = unit_progress, .userdata = (void *)g,
+                                 .log = { .say = log_message, .userdata = (void *)g },
+                                 .progress = unit_progress, .progress_userdata = (void *)g,
                                  .on_wait = log_lock_wait, .wait_userdata = &lw,
                          },
                          &v, &d);

@@ -34,22 +34,17 @@ static void gen_flush(struct gen *run)
                 return;
         s = diag_format(run->d);
         diag_release(run->d);
-        if (run->o->log)
-                run->o->log(MESSAGE_ERROR, s, run->o->userdata);
+        message_say(&run->o->log, MESSAGE_ERROR, "%s", s);
 }
 
 _printf_(3, 4) static void gen_log(struct gen *run, enum message_level level, const char *fmt, ...)
 {
-        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
         va_list ap;
 
         gen_flush(run);
-        if (!run->o->log)
-                return;
         va_start(ap, fmt);
-        strbuf_vaddf(&sb, fmt, ap);
+        message_vsay(&run->o->log, level, fmt, ap);
         va_end(ap);
-        run->o->log(level, sb.buf, run->o->userdata);
 }
 
 #define gen_error(run, ...) gen_log(run, MESSAGE_ERROR, __VA_ARGS__)
@@ -714,7 +709,7 @@ static int scan_logged(struct scan_options *so, struct scan_result *sr, struct g
         _cleanup_diag_ struct diag d = DIAG_INIT;
 
         if (run->o->scan_run)
-                return run->o->scan_run(so, sr, run->o->userdata);
+                return run->o->scan_run(so, sr, run->o->scan_userdata);
         for (size_t i = 0; i < (so->roots ? so->n_roots : 0); i++)
                 gen_verbose(run, "scanning '%s'", so->roots[i]);
         if (scan_run(so, sr, &d) < 0)

@@ -34,14 +34,14 @@ struct generate_options {
         bool dry_run, check, prune, force, rename;
         long lock_timeout;      /* as write_options.lock_timeout */
         FILE *diff_out;         /* write_options.diff_out (NULL: no diff) */
-        /* Each message on the way (message.h; NULL: none shown). */
-        message_fn *log;
+        /* Each message on the way (message.h). */
+        struct message_sink log;
         /* Runs the scan instead of scan_run (may be NULL), for a progress
          * display: it reports what it has to say itself (scan_run's
          * warnings, its error) and returns a negative errno on failure.
          * NULL: scan_run, its warnings to log. */
         int (*scan_run)(struct scan_options *so, struct scan_result *ret, void *userdata);
-        void *userdata;         /* of log and scan_run */
+        void *scan_userdata;
         /* write_options.on_wait and its userdata: waiting for the lock. */
         void (*on_wait)(const char *lock_path, const char *holder, bool by_cudamod, void *userdata);
         void *wait_userdata;

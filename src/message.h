@@ -6,14 +6,26 @@
 #ifndef CUDAMOD_MESSAGE_H
 #define CUDAMOD_MESSAGE_H
 
+#include <stdarg.h>
+
+#include "util.h"
+
 enum message_level {
         MESSAGE_ERROR,
         MESSAGE_WARNING,        /* the commands leave these out with -q */
         MESSAGE_VERBOSE,        /* and show these only with -v */
 };
 
-/* text: the message, without "cudamod: " and not yet made safe for a
- * terminal; userdata: the engine's options' userdata. */
-typedef void message_fn(enum message_level level, const char *text, void *userdata);
+/* say: called with each message, without "cudamod: " and not yet made
+ * safe for a terminal, and userdata; NULL: none is shown. */
+struct message_sink {
+        void (*say)(enum message_level level, const char *text, void *userdata);
+        void *userdata;
+};
+
+/* Format a message and give it to s->say, if any. */
+_printf_(3, 4) void message_say(const struct message_sink *s, enum message_level level, const char *fmt, ...);
+_printf_(3, 0) void message_vsay(const struct message_sink *s, enum message_level level, const char *fmt,
+                                 va_list ap);
 
 #endif

@@ -69,20 +69,6 @@ void validate_result_release(struct validate_result *r)
         json_decref(r->summary);
 }
 
-/* Messages on the way (message.h). */
-_printf_(3, 4) static void vrun_log(const struct vrun *v, enum message_level level, const char *fmt, ...)
-{
-        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-        va_list ap;
-
-        if (!v->o->log)
-                return;
-        va_start(ap, fmt);
-        strbuf_vaddf(&sb, fmt, ap);
-        va_end(ap);
-        v->o->log(level, sb.buf, v->o->userdata);
-}
-
 /* --- which modules ------------------------------------------------------- */
 
 static int evaluate_chain(const struct vrun *v, const struct strv *chain,
@@ -346,7 +332,7 @@ static void unit_progress(size_t done, size_t total, bool end, void *userdata)
         const struct unit_pool *up = userdata;
 
         if (up->v->o->progress)
-                up->v->o->progress(done, total, end, up->v->o->userdata);
+                up->v->o->progress(done, total, end, up->v->o->progress_userdata);
 }
 
 static void run_units(struct vrun *v, unsigned jobs)
@@ -360,7 +346,8 @@ static void run_units(struct vrun *v, unsigned jobs)
         int r = validate_pool_run(v->n_units, jobs, &ops, &up, v->results);
 
         if (r < 0)
-                vrun_log(v, MESSAGE_ERROR, "cannot start a worker process: %s", strerror(-r));
+                message_say(&v->o->log, MESSAGE_ERROR, "cannot start a worker process: %s",
+                            strerror(-r));
 }
 
 /* --- targets ------------------------------------------------------------------ */
@@ -544,7 +531,8 @@ static int record_validation(const struct vrun *v, json_t *summary)
 
         if (!out) {
                 json_decref(targets);
-                vrun_log(v, MESSAGE_VERBOSE, "the modulepath is not a tree cudamod generated: the results are not recorded");
+                message_say(&v->o->log, MESSAGE_VERBOSE, "the modulepath is not a tree cudamod generated: "
+                            "the results are not recorded");
                 return 0;
         }
         (void)read_index_validation(out, &old, NULL);
@@ -559,7 +547,8 @@ static int record_validation(const struct vrun *v, json_t *summary)
          * target showed before. */
         if (!json_array_size(targets)) {
                 json_decref(targets);
-                vrun_log(v, MESSAGE_VERBOSE, "no target's driver answered: nothing recorded in '%s'", out);
+                message_say(&v->o->log, MESSAGE_VERBOSE, "no target's driver answered: nothing recorded in "
+                            "'%s'", out);
                 return 0;
         }
         json_array_foreach(json_object_get(old, "targets"), i, o) {
@@ -576,11 +565,13 @@ static int record_validation(const struct vrun *v, json_t *summary)
                         list ? json_string(list) : json_null());
         r = write_index_validation(out, rec, &lo, &d);
         if (r == -ETIMEDOUT) {
-                vrun_log(v, MESSAGE_ERROR, "the validation results were not recorded: %s", d.message);
+                message_say(&v->o->log, MESSAGE_ERROR, "the validation results were not recorded: %s",
+                            d.message);
                 return r;
         }
         if (r < 0)
-                vrun_log(v, MESSAGE_WARNING, "the validation results were not recorded: %s", d.message);
+                message_say(&v->o->log, MESSAGE_WARNING, "the validation results were not recorded: %s",
+                            d.message);
         return 0;
 }
 

@@ -62,10 +62,10 @@ struct validate_run_options {
         bool require_device, no_compile, no_strict_modes, trust_modulefiles;
         unsigned jobs;
         long lock_timeout;      /* as write_options.lock_timeout */
-        message_fn *log;        /* may be NULL */
+        struct message_sink log;
         /* validate_pool_ops.progress (may be NULL). */
         void (*progress)(size_t done, size_t n, bool end, void *userdata);
-        void *userdata;         /* of log and progress */
+        void *progress_userdata;
         /* write_options.on_wait and its userdata: waiting for the lock of
          * the output directory, to record the results. */
         void (*on_wait)(const char *lock_path, const char *holder, bool by_cudamod, void *userdata);

@@ -48,7 +48,7 @@ static void gen_fixture_init(struct gen_fixture *f)
         f->cfg.output = xstrdup(f->out);
         f->so = (struct scan_options){ .roots = f->roots, .n_roots = 1, .jobs = 1 };
         f->o = (struct generate_options){ .cfg = &f->cfg, .scan = &f->so, .lock_timeout = -1,
-                                          .log = collect, .userdata = &f->said };
+                                          .log = { .say = collect, .userdata = &f->said } };
 }
 
 static void gen_fixture_release(struct gen_fixture *f)
@@ -161,7 +161,7 @@ START_TEST(validate_run_validates_the_units_of_a_generated_tree)
         o = (struct validate_run_options){
                 .cfg = &f.cfg, .modulepath = &mp, .modules = named, .n_modules = 1,
                 .targets = &none, .probe = getenv("CUDAMOD_PROBE"), .no_compile = true, .jobs = 1,
-                .lock_timeout = -1, .log = collect, .userdata = &f.said,
+                .lock_timeout = -1, .log = { .say = collect, .userdata = &f.said },
         };
         ck_assert_ptr_nonnull(o.probe);
 
