@@ -1,362 +1,18 @@
-/* cmd-validate.c: `cudamod validate`: every module of a modulepath (or the
- * ones named), loaded with what it depends on, through the checks of
- * DESIGN.md §6.
- *
- * Which modules: every module of the modulepath, and for each one that
- * extends MODULEPATH (a cuda module of a hierarchy), every module of the
- * directories it adds, loaded after it: "cudnn/9.7.1 with cuda/12.9". Named
- * MODULEs keep the units whose module is that one ("cudnn/9.7.1"), or of
- * that name ("cudnn"), or under that partial version ("cudnn/9").
- *
- * Each unit goes through the table of checks (validate_checks[],
- * validate-checks.c): the per-module ones, then for each launcher target
- * (struct launch_target: where the probe runs) the per-target ones; the
- * JSON object of its report is made here. With -j N the units are shared
- * out to N worker processes (validate-pool.c); the report keeps the unit
- * order, so it does not depend on -j, and a crash while validating one
- * unit is that unit's failure, not the run's. */
+/* cmd-validate.c: `cudamod validate`: its options, validate_run
+ * (validate-run.c: every module of a modulepath, or the ones named, loaded
+ * with what it depends on, through the checks of DESIGN.md §6), and the
+ * report: a line per module, a matrix of module x target when there are
+ * several, what each target showed, or one JSON document. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <time.h>
+#include <unistd.h>
 
 #include "build-config.h"
 #include "cmd.h"
-#include "detect.h"
-#include "evaluate.h"
-#include "install.h"
-#include "plan.h"
 #include "strbuf.h"
 #include "util-path.h"
-#include "validate.h"
-#include "validate-pool.h"
-#include "write.h"
+#include "validate-run.h"
 #include "banned.h"
-
-/* A launcher target: where the probe runs, through a launcher (srun -p
- * a100 …) or on this machine. */
-struct launch_target {
-        char *name;
-        char *launcher_text;     /* as configured, or NULL */
-        struct strv launcher;    /* its words (empty: none) */
-};
-
-struct validate_run {
-        struct module_unit *units;
-        json_t **results;    /* the report's object of each unit, once validated */
-        size_t n_units;
-        struct launch_target *targets;
-        size_t n_targets;
-        struct strv mp;
-        struct strv start_env;  /* PATH/HOME basics and the module tools' */
-        struct validate_options vo;
-        bool strict_modes;      /* evaluate_options.strict_modes */
-};
-
-static void validate_run_release(struct validate_run *v)
-{
-        for (size_t i = 0; i < v->n_units; i++) {
-                module_unit_release(&v->units[i]);
-                if (v->results)
-                        json_decref(v->results[i]);
-        }
-        free(v->units);
-        free(v->results);
-        for (size_t i = 0; i < v->n_targets; i++) {
-                free(v->targets[i].name);
-                free(v->targets[i].launcher_text);
-                strv_release(&v->targets[i].launcher);
-        }
-        free(v->targets);
-        strv_release(&v->mp);
-        strv_release(&v->start_env);
-}
-
-/* --- which modules ------------------------------------------------------- */
-
-static int evaluate_chain(const struct validate_run *v, const struct strv *chain,
-                          struct evaluation *e, struct diag *d)
-{
-        struct evaluate_options eo = { .environ = v->start_env.items,
-                                       .modulepath = &v->mp,
-                                       .strict_modes = v->strict_modes };
-
-        return evaluate_load(&eo, chain->items, chain->len, e, d);
-}
-
-static bool unit_matches(const struct module_unit *u, char **specs, int n_specs)
-{
-        if (n_specs == 0)
-                return true;
-        for (int i = 0; i < n_specs; i++) {
-                size_t n = strlen(specs[i]);
-
-                if (strncmp(u->module, specs[i], n) == 0 &&
-                    (!u->module[n] || u->module[n] == '/' || u->module[n] == '.'))
-                        return true;
-        }
-        return false;
-}
-
-/* --- validating one unit (in a worker, or here with -j 1) ------------------ */
-
-static json_t *check_to_json(const struct check *c)
-{
-        return json_pack("{s:s, s:s, s:o}", "id", c->id, "status", check_status_to_string(c->status),
-                         "message", json_string_lossy(c->message ? c->message : ""));
-}
-
-static json_t *device_to_json(const struct probe_report *p)
-{
-        json_t *devs = json_array();
-
-        for (size_t i = 0; i < p->n_devices; i++)
-                json_array_append_new(
-                        devs, json_pack("{s:i, s:o, s:o, s:I}", "index", p->devices[i].index, "name",
-                                        json_string_lossy(p->devices[i].name ? p->devices[i].name : ""),
-                                        "compute_capability",
-                                        json_string_lossy(p->devices[i].compute_capability
-                                                                  ? p->devices[i].compute_capability
-                                                                  : ""),
-                                        "memory_mib", (json_int_t)p->devices[i].memory_mib));
-        return json_pack("{s:I, s:o}", "driver_version",
-                         (json_int_t)(p->driver_version >= 0 ? p->driver_version
-                                                             : p->runtime_driver_version),
-                         "devices", devs);
-}
-
-/* Whether check c, of type ct, is evidence that the module does what it
- * is for: a substantive check that ran (pass or warn). */
-static bool is_evidence(const struct check_type *ct, const struct check *c)
-{
-        return ct->substantive && (c->status == CHECK_PASS || c->status == CHECK_WARN);
-}
-
-static enum check_status add_check(json_t *checks, struct check *c, enum check_status worst)
-{
-        enum check_status s = c->status;
-
-        json_array_append_new(checks, check_to_json(c));
-        check_release(c);
-        if (s == CHECK_FAIL || (s == CHECK_WARN && worst != CHECK_FAIL))
-                return s;
-        return worst;
-}
-
-/* What one probe run through a target showed, for the targets' summary
- * (the parent collects it from each module's result, then drops it). */
-#define TARGET_INFO "_target_info"
-
-static json_t *probe_info(const struct probe_report *p)
-{
-        json_t *dev = p->ran && (p->driver_loaded || p->n_devices) ? device_to_json(p) : NULL;
-        json_t *o = json_pack("{s:b, s:b, s:o, s:o, s:o}", "ran", p->ran, "launcher_failed",
-                              p->launcher_failed, "message",
-                              p->launch_error ? json_string_lossy(p->launch_error) : json_null(),
-                              "visible_devices",
-                              p->visible_devices ? json_string_lossy(p->visible_devices) : json_null(),
-                              "host", p->host ? json_string_lossy(p->host) : json_null());
-
-        json_object_set_new(o, "device", dev ? dev : json_null());
-        return o;
-}
-
-static void add_target_check(json_t *checks, struct check *c, const struct launch_target *tg)
-{
-        json_t *j = check_to_json(c);
-
-        json_object_set_new(j, "target", json_string_lossy(tg->name));
-        json_array_append_new(checks, j);
-        check_release(c);
-}
-
-static enum check_status worse(enum check_status a, enum check_status b)
-{
-        if (a == CHECK_FAIL || b == CHECK_FAIL)
-                return CHECK_FAIL;
-        if (a == CHECK_WARN || b == CHECK_WARN)
-                return CHECK_WARN;
-        return a == CHECK_PASS || b == CHECK_PASS ? CHECK_PASS : CHECK_SKIP;
-}
-
-/* The per-target checks (run, device) through target tg: their checks
- * (with "target"), the cell (pass/warn/fail/skip, or launcher-failed,
- * which is the target's failure and not the module's), and the probe's
- * facts. in is the module's, for the per-module checks. Returns the
- * module's worst status so far. */
-static enum check_status validate_on_target(const struct validate_run *v, const struct launch_target *tg,
-                                            const struct check_input *in, json_t *checks, json_t *cells,
-                                            json_t *info, json_t **device, enum check_status worst,
-                                            bool *evidence)
-{
-        _cleanup_(probe_report_release) struct probe_report p = { 0 };
-        struct validate_options vo = v->vo;
-        struct check_input on = *in;
-        enum check_status cell = CHECK_SKIP;
-        bool probed = validate_module_needs_probe(in->module);
-
-        vo.launcher = tg->launcher.len ? tg->launcher.items : NULL;
-        on.options = &vo;
-        if (probed) {
-                probe_run(in->module, &vo, &p);
-                on.probe = &p;
-        }
-        for (const struct check_type *ct = validate_checks; ct->id; ct++) {
-                struct check c;
-
-                if (ct->scope != CHECK_PER_TARGET)
-                        continue;
-                check_type_run(ct, &on, &c);
-                cell = worse(cell, c.status);
-                *evidence |= is_evidence(ct, &c);
-                add_target_check(checks, &c, tg);
-        }
-        if (!probed) {
-                json_object_set_new(cells, tg->name, json_string("skip"));
-                return worst;
-        }
-        json_object_set_new(info, tg->name, probe_info(&p));
-        if (p.launcher_failed) {
-                json_object_set_new(cells, tg->name, json_string("launcher-failed"));
-                return worst;
-        }
-        json_object_set_new(cells, tg->name, json_string(check_status_to_string(cell)));
-        if (json_is_null(*device) && p.ran && (p.driver_loaded || p.n_devices)) {
-                json_decref(*device);
-                *device = device_to_json(&p);
-        }
-        return cell == CHECK_SKIP ? worst : worse(worst, cell);
-}
-
-/* The module's status: fail or warn as its worst check; else "pass" only
- * with evidence (a substantive check ran), "not-checked" for a module that
- * is none of the CUDA stack's (gcc, openmpi on the same modulepath), and
- * "unchecked" for one of the stack's that nothing could be checked of. */
-static const char *module_status(const struct check_input *in, enum check_status worst, bool evidence)
-{
-        if (worst == CHECK_FAIL || worst == CHECK_WARN)
-                return check_status_to_string(worst);
-        if (in->module && !in->module->kind && !component_from_name_nocase(path_basename(in->module->name)))
-                return "not-checked";
-        return evidence ? "pass" : "unchecked";
-}
-
-/* Load unit u (unless discovering the units did already), and run the
- * table's checks on it: the report's object for it. A module that did
- * not load is checked no further, on no target. */
-static json_t *validate_unit(const struct validate_run *v, const struct module_unit *u)
-{
-        _cleanup_diag_ struct diag d = DIAG_INIT;
-        _cleanup_(evaluation_release) struct evaluation own = { 0 };
-        _cleanup_(strv_release) struct strv env = { 0 };
-        _cleanup_(validate_module_release) struct validate_module m = { 0 };
-        enum check_status worst = CHECK_PASS;
-        bool evidence = false;
-        json_t *checks = json_array(), *device = json_null(), *cells = json_object(), *info = json_object();
-        json_t *ret;
-        struct check_input in = { .options = &v->vo };
-        const struct evaluation *ev = &u->eval;
-        int r = u->evaluated ? 0 : evaluate_chain(v, &u->chain, &own, &d);
-
-        if (!u->evaluated)
-                ev = &own;
-        if (r >= 0)
-                r = validate_refuse_load(ev, v->start_env.items, &d);
-        if (r < 0)
-                in.load_error = &d;
-        else {
-                validate_module_init(&m, u->module, ev, &env);
-                in.eval = ev;
-                in.module = &m;
-        }
-
-        for (const struct check_type *ct = validate_checks; ct->id; ct++) {
-                struct check c;
-
-                if (ct->scope != CHECK_PER_MODULE)
-                        continue;
-                check_type_run(ct, &in, &c);
-                evidence |= is_evidence(ct, &c);
-                worst = add_check(checks, &c, worst);
-        }
-        for (size_t k = 0; k < v->n_targets; k++) {
-                if (!in.module)
-                        json_object_set_new(cells, v->targets[k].name, json_string("skip"));
-                else
-                        worst = validate_on_target(v, &v->targets[k], &in, checks, cells, info, &device, worst,
-                                                   &evidence);
-        }
-
-        ret = json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:o}", "module", json_string_lossy(u->module), "file",
-                        json_string_lossy(u->file), "status", module_status(&in, worst, evidence),
-                        "checks", checks, "targets", cells, "device", device, TARGET_INFO, info);
-        if (u->chain.len > 1) {
-                json_t *with = json_array();
-
-                for (size_t i = 0; i + 1 < u->chain.len; i++)
-                        json_array_append_new(with, json_string_lossy(u->chain.items[i]));
-                json_object_set_new(ret, "with", with);
-        }
-        return ret;
-}
-
-/* --- running the units, -j at a time -------------------------------------- */
-
-/* What the pool's functions are given. */
-struct unit_pool {
-        const struct validate_run *v;
-        const struct global_options *g;
-};
-
-static json_t *unit_work(size_t i, void *userdata)
-{
-        const struct unit_pool *up = userdata;
-
-        return validate_unit(up->v, &up->v->units[i]);
-}
-
-/* The result of a unit whose validation did not finish (its worker
- * died): a failed syntax check saying so. */
-static json_t *unit_lost(size_t i, const char *why, void *userdata)
-{
-        const struct unit_pool *up = userdata;
-        const struct module_unit *u = &up->v->units[i];
-        struct check c = { .id = "syntax" };
-        json_t *checks = json_array();
-
-        check_set(&c, CHECK_FAIL, "the validation of this module did not finish: %s "
-                                  "(a bug in cudamod: please report it)", why);
-        add_check(checks, &c, CHECK_FAIL);
-        return json_pack("{s:o, s:o, s:s, s:o, s:n}", "module", json_string_lossy(u->module), "file",
-                         json_string_lossy(u->file), "status", "fail", "checks", checks, "device");
-}
-
-static void unit_progress(size_t done, size_t total, bool end, void *userdata)
-{
-        const struct unit_pool *up = userdata;
-
-        if (up->g->verbosity < 0 || !isatty(STDERR_FILENO))
-                return;
-        if (end)
-                fprintf(stderr, "\r\033[K");
-        else
-                fprintf(stderr, "\r\033[Kvalidating: %zu/%zu modules", done, total);
-        fflush(stderr);
-}
-
-static void run_units(struct validate_run *v, unsigned jobs, const struct global_options *g)
-{
-        static const struct validate_pool_ops ops = {
-                .work = unit_work,
-                .lost = unit_lost,
-                .progress = unit_progress,
-        };
-        struct unit_pool up = { .v = v, .g = g };
-        int r = validate_pool_run(v->n_units, jobs, &ops, &up, v->results);
-
-        if (r < 0)
-                log_error("cannot start a worker process: %s", strerror(-r));
-}
 
 /* --- the report ------------------------------------------------------------- */
 
@@ -383,7 +39,7 @@ static void print_message(const char *prefix, const char *msg)
 }
 
 /* Module × target, one cell each, when there is more than one target. */
-static void print_matrix(const struct validate_run *v, const struct global_options *g)
+static void print_matrix(const struct validate_result *v, const struct global_options *g)
 {
         size_t width = strlen("module");
 
@@ -413,7 +69,7 @@ static void print_matrix(const struct validate_run *v, const struct global_optio
 }
 
 /* Per target: its launcher, whether it worked, and the GPUs seen. */
-static void print_targets(const struct validate_run *v, json_t *summary)
+static void print_targets(const struct validate_result *v, json_t *summary)
 {
         const char *list = json_string_value(json_object_get(summary, "arch_list"));
         size_t i, k;
@@ -468,7 +124,7 @@ static void print_targets(const struct validate_run *v, json_t *summary)
         }
 }
 
-static void print_report(const struct validate_run *v, json_t *summary, const struct global_options *g)
+static void print_report(const struct validate_result *v, json_t *summary, const struct global_options *g)
 {
         static const char *const kinds[] = { "pass", "warn", "fail", "unchecked", "not-checked" };
         size_t counts[ELEMENTSOF(kinds)] = { 0 }, broken = 0, i;
@@ -525,255 +181,31 @@ static void print_report(const struct validate_run *v, json_t *summary, const st
         putchar('\n');
 }
 
-/* Whether a module failed, or (strict) one of the stack's went unchecked. */
-static bool any_failed(const struct validate_run *v, bool strict)
+/* validate_run_options.progress: "validating: 3/12 modules" on a terminal. */
+static void unit_progress(size_t done, size_t total, bool end, void *userdata)
 {
-        for (size_t i = 0; i < v->n_units; i++) {
-                const char *s = json_string_value(json_object_get(v->results[i], "status"));
+        const struct global_options *g = userdata;
 
-                if (streq(s, "fail") || (strict && streq(s, "unchecked")))
-                        return true;
-        }
-        return false;
+        if (g->verbosity < 0 || !isatty(STDERR_FILENO))
+                return;
+        if (end)
+                fprintf(stderr, "\r\033[K");
+        else
+                fprintf(stderr, "\r\033[Kvalidating: %zu/%zu modules", done, total);
+        fflush(stderr);
 }
 
-static bool any_launcher_failed(json_t *summary)
+/* validate_run_options.log: on stderr, as the other commands say things. */
+static void log_message(enum message_level level, const char *message, void *userdata)
 {
-        size_t i;
-        json_t *t;
+        const struct global_options *g = userdata;
 
-        json_array_foreach(json_object_get(summary, "targets"), i, t)
-                if (streq(json_string_value(json_object_get(t, "status")), "launcher-failed"))
-                        return true;
-        return false;
-}
-
-/* --- targets ------------------------------------------------------------------ */
-
-static int split_words(const char *s, struct strv *ret);
-
-static void target_add(struct validate_run *v, const char *name, const char *launcher)
-{
-        struct launch_target *t;
-
-        v->targets = xreallocarray(v->targets, v->n_targets + 1, sizeof(*v->targets));
-        t = &v->targets[v->n_targets++];
-        *t = (struct launch_target){ .name = xstrdup(name), .launcher_text = launcher ? xstrdup(launcher) : NULL };
-}
-
-/* The targets: --launcher CMD (one, "launcher"); else the config's
- * validate.targets (those --target names); else validate.launcher; else
- * this machine ("local"). */
-static int targets_choose(struct validate_run *v, const struct config *cfg, const char *cli_launcher,
-                          const struct strv *wanted)
-{
-        if (cli_launcher && wanted->len) {
-                log_error("--launcher and --target exclude each other");
-                return -EINVAL;
-        }
-        if (cli_launcher)
-                target_add(v, "launcher", *cli_launcher ? cli_launcher : NULL);
-        for (size_t i = 0; !cli_launcher && i < cfg->validate.n_targets; i++)
-                if (!wanted->len || strv_contains(wanted, cfg->validate.targets[i].name))
-                        target_add(v, cfg->validate.targets[i].name,
-                                   *cfg->validate.targets[i].launcher ? cfg->validate.targets[i].launcher : NULL);
-        for (size_t i = 0; i < wanted->len; i++) {
-                bool found = false;
-
-                for (size_t k = 0; k < v->n_targets && !found; k++)
-                        found = streq(v->targets[k].name, wanted->items[i]);
-                if (!found) {
-                        struct strv names = { 0 };
-                        _cleanup_free_ char *list = NULL;
-
-                        for (size_t k = 0; k < cfg->validate.n_targets; k++)
-                                strv_add(&names, cfg->validate.targets[k].name);
-                        list = strv_join(&names, ", ");
-                        log_error("--target %s: no such target in the config's validate.targets%s%s%s",
-                                  wanted->items[i], names.len ? " (" : " (it has none)", list,
-                                  names.len ? ")" : "");
-                        strv_release(&names);
-                        return -EINVAL;
-                }
-        }
-        if (!v->n_targets && !cli_launcher && cfg->validate.launcher && *cfg->validate.launcher)
-                target_add(v, "launcher", cfg->validate.launcher);
-        if (!v->n_targets)
-                target_add(v, "local", NULL);
-        for (size_t i = 0; i < v->n_targets; i++) {
-                struct launch_target *t = &v->targets[i];
-
-                if (t->launcher_text && (split_words(t->launcher_text, &t->launcher) < 0 || !t->launcher.len)) {
-                        log_error("target %s: launcher '%s': unbalanced quotes or no command", t->name,
-                                  t->launcher_text);
-                        return -EINVAL;
-                }
-        }
-        return 0;
-}
-
-/* "8.0" < "9.0" < "10.0": compute capabilities in numeric order. */
-static int cc_compare(const void *a, const void *b)
-{
-        return module_version_compare(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The compute capabilities of the devices of targets (an array of target
- * objects), as TORCH_CUDA_ARCH_LIST wants them ("8.0;9.0"), or NULL. */
-static char *arch_list_of(json_t *targets)
-{
-        struct strv ccs = { 0 };
-        size_t i, k;
-        json_t *t, *d;
-        char *list;
-
-        json_array_foreach(targets, i, t)
-                json_array_foreach(json_object_get(t, "devices"), k, d) {
-                        const char *cc = json_string_value(json_object_get(d, "compute_capability"));
-
-                        if (cc && *cc && !strv_contains(&ccs, cc))
-                                strv_add(&ccs, cc);
-                }
-        if (!ccs.len)
-                return NULL;
-        qsort(ccs.items, ccs.len, sizeof(*ccs.items), cc_compare);
-        list = strv_join(&ccs, ";");
-        strv_release(&ccs);
-        return list;
-}
-
-/* Each target: its launcher, whether the launcher failed (on any module;
- * the first message), and what the probe saw through it (driver, GPUs,
- * CUDA_VISIBLE_DEVICES, host), from the modules' results, whose
- * TARGET_INFO it removes. Returns {"targets": [...], "arch_list": ...}. */
-static json_t *targets_summary(struct validate_run *v)
-{
-        json_t *targets = json_array(), *ret;
-        _cleanup_free_ char *list = NULL;
-
-        for (size_t k = 0; k < v->n_targets; k++) {
-                const struct launch_target *tg = &v->targets[k];
-                json_t *t = json_pack("{s:o, s:o, s:s, s:n, s:n, s:[], s:n, s:n}", "name", json_string_lossy(tg->name),
-                                      "launcher", tg->launcher.len ? json_strv(&tg->launcher) : json_null(),
-                                      "status", "unused", "message", "driver_version", "devices",
-                                      "visible_devices", "host");
-
-                for (size_t i = 0; i < v->n_units; i++) {
-                        json_t *in = json_object_get(json_object_get(v->results[i], TARGET_INFO), tg->name);
-                        json_t *dev = json_object_get(in, "device");
-
-                        if (!in)
-                                continue;
-                        if (json_is_true(json_object_get(in, "launcher_failed"))) {
-                                if (!streq(json_string_value(json_object_get(t, "status")), "launcher-failed"))
-                                        json_object_set(t, "message", json_object_get(in, "message"));
-                                json_object_set_new(t, "status", json_string("launcher-failed"));
-                                continue;
-                        }
-                        if (!json_is_true(json_object_get(in, "ran")))
-                                continue;
-                        if (streq(json_string_value(json_object_get(t, "status")), "unused"))
-                                json_object_set_new(t, "status", json_string("ok"));
-                        if (json_is_null(json_object_get(t, "host"))) {
-                                json_object_set(t, "host", json_object_get(in, "host"));
-                                json_object_set(t, "visible_devices", json_object_get(in, "visible_devices"));
-                        }
-                        if (json_is_object(dev) && json_is_null(json_object_get(t, "driver_version"))) {
-                                json_object_set(t, "driver_version", json_object_get(dev, "driver_version"));
-                                json_object_set(t, "devices", json_object_get(dev, "devices"));
-                        }
-                }
-                json_array_append_new(targets, t);
-        }
-        for (size_t i = 0; i < v->n_units; i++)
-                json_object_del(v->results[i], TARGET_INFO);
-        list = arch_list_of(targets);
-        ret = json_pack("{s:o, s:o}", "targets", targets, "arch_list", list ? json_string(list) : json_null());
-        return ret;
-}
-
-/* The generated tree the modulepath belongs to: a directory of it, or one
- * above it (hierarchical: OUT/Core, or a core level of several parts,
- * naming.levels.core), that holds the index. */
-static char *output_dir_of(const struct strv *mp)
-{
-        for (size_t i = 0; i < mp->len; i++) {
-                _cleanup_free_ char *dir = xstrdup(mp->items[i]);
-
-                for (unsigned up = 0; up < 8 && !streq(dir, "/") && !streq(dir, "."); up++) {
-                        _cleanup_free_ char *index = path_join(dir, ".cudamod-index.json");
-                        char *parent;
-
-                        if (is_file_at(AT_FDCWD, index))
-                                return TAKE_PTR(dir);
-                        parent = path_dirname(dir);
-                        free(dir);
-                        dir = parent;
-                }
-        }
-        return NULL;
-}
-
-/* Keep what the targets showed in the output directory's index, for
- * `generate` (pytorch.cuda_arch_list: detect): the targets whose driver
- * answered replace their earlier entry; the others keep theirs. */
-/* Returns -ETIMEDOUT when the lock stayed held past lock_timeout (a
- * failure: said as an error), else 0 (other problems are warnings). */
-static int record_validation(const struct validate_run *v, json_t *summary, long lock_timeout,
-                             const struct global_options *g)
-{
-        struct lock_wait lw = { .g = g, .timeout = lock_timeout };
-        struct write_options lo = { .on_wait = log_lock_wait, .userdata = &lw, .lock_timeout = lock_timeout };
-        _cleanup_free_ char *out = output_dir_of(&v->mp);
-        _cleanup_diag_ struct diag d = DIAG_INIT;
-        _cleanup_(json_decrefp) json_t *old = NULL, *rec = NULL;
-        json_t *targets = json_array(), *t, *o;
-        _cleanup_free_ char *list = NULL;
-        char stamp[32];
-        time_t now = time(NULL);
-        size_t i, k;
-        int r;
-
-        if (!out) {
-                json_decref(targets);
-                log_verbose(g, "the modulepath is not a tree cudamod generated: the results are not recorded");
-                return 0;
-        }
-        (void)read_index_validation(out, &old, NULL);
-        json_array_foreach(json_object_get(summary, "targets"), i, t)
-                if (streq(json_string_value(json_object_get(t, "status")), "ok") &&
-                    json_is_integer(json_object_get(t, "driver_version")))
-                        json_array_append_new(targets, json_pack("{s:O, s:O, s:O}", "name", json_object_get(t, "name"),
-                                                                 "driver_version", json_object_get(t, "driver_version"),
-                                                                 "devices", json_object_get(t, "devices")));
-        /* Where no driver answered (a login node) there is nothing to add:
-         * leave the index be. A driver that shows no GPU replaces what the
-         * target showed before. */
-        if (!json_array_size(targets)) {
-                json_decref(targets);
-                log_verbose(g, "no target's driver answered: nothing recorded in '%s'", out);
-                return 0;
-        }
-        json_array_foreach(json_object_get(old, "targets"), i, o) {
-                bool replaced = false;
-
-                json_array_foreach(targets, k, t)
-                        replaced |= json_equal(json_object_get(t, "name"), json_object_get(o, "name"));
-                if (!replaced)
-                        json_array_append(targets, o);
-        }
-        list = arch_list_of(targets);
-        strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-        rec = json_pack("{s:s, s:o, s:o}", "time", stamp, "targets", targets, "arch_list",
-                        list ? json_string(list) : json_null());
-        r = write_index_validation(out, rec, &lo, &d);
-        if (r == -ETIMEDOUT) {
-                log_error("the validation results were not recorded: %s", d.message);
-                return r;
-        }
-        if (r < 0)
-                log_warning(g, "the validation results were not recorded: %s", d.message);
-        return 0;
+        if (level == MESSAGE_ERROR)
+                log_error("%s", message);
+        else if (level == MESSAGE_WARNING)
+                log_warning(g, "%s", message);
+        else
+                log_verbose(g, "%s", message);
 }
 
 /* --- the command ------------------------------------------------------------- */
@@ -807,46 +239,6 @@ static char *find_probe(void)
         return NULL;
 }
 
-/* Split a launcher string into words as a shell would, without a shell:
- * blanks separate, '…' and "…" quote, a backslash escapes. */
-static int split_words(const char *s, struct strv *ret)
-{
-        _cleanup_strbuf_ struct strbuf w = STRBUF_INIT;
-        bool in_word = false;
-
-        for (const char *p = s; *p; p++) {
-                if (*p == ' ' || *p == '\t' || *p == '\n') {
-                        if (in_word)
-                                strv_push(ret, strbuf_detach(&w));
-                        in_word = false;
-                        continue;
-                }
-                in_word = true;
-                if (*p == '\'') {
-                        const char *end = strchr(p + 1, '\'');
-
-                        if (!end)
-                                return -EINVAL;
-                        strbuf_add(&w, p + 1, (size_t)(end - p - 1));
-                        p = end;
-                } else if (*p == '"') {
-                        for (p++; *p && *p != '"'; p++) {
-                                if (*p == '\\' && (p[1] == '"' || p[1] == '\\' || p[1] == '$'))
-                                        p++;
-                                strbuf_addch(&w, *p);
-                        }
-                        if (!*p)
-                                return -EINVAL;
-                } else if (*p == '\\' && p[1]) {
-                        strbuf_addch(&w, *++p);
-                } else
-                        strbuf_addch(&w, *p);
-        }
-        if (in_word)
-                strv_push(ret, strbuf_detach(&w));
-        return 0;
-}
-
 static int run_validate(int argc, char **argv, const struct global_options *g)
 {
         static const struct option options[] = {
@@ -868,19 +260,19 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 {},
         };
         long lock_timeout = 0;
-        _cleanup_(strv_release) struct strv given = { 0 }, wanted = { 0 };
+        _cleanup_(strv_release) struct strv given = { 0 }, wanted = { 0 }, mp = { 0 };
         _cleanup_(config_release) struct config cfg = { 0 };
         _cleanup_free_ char *probe = NULL;
-        _cleanup_(validate_run_release) struct validate_run v = { 0 };
+        _cleanup_(validate_result_release) struct validate_result v = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
         const char *launcher_str = NULL, *driver_libdir = NULL;
         bool json = false, require_device = false, no_compile = false, arch_list = false;
         bool no_strict_modes = false, strict = false, trust = false;
-        _cleanup_(json_decrefp) json_t *summary = NULL;
-        bool failed;
+        json_t *summary;
+        struct lock_wait lw = { .g = g };
         unsigned long jobs = 1, timeout = 0;
-        size_t kept = 0;
         char *end;
-        int c;
+        int c, r;
 
         while ((c = getopt_long(argc, argv, "hj:", options, NULL)) != -1) {
                 switch (c) {
@@ -946,73 +338,32 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         }
         if (!command_check_args(&cmd_validate, argc - optind))
                 return EXIT_USAGE;
-        if (load_config(g, &cfg) < 0 || modulepath_from_options(&given, &cfg, &v.mp) < 0)
+        if (load_config(g, &cfg) < 0 || modulepath_from_options(&given, &cfg, &mp) < 0)
                 return EXIT_USAGE;
         if (!lock_timeout)
                 lock_timeout = cfg.lock_timeout ? (long)cfg.lock_timeout : -1;
-        if (targets_choose(&v, &cfg, launcher_str, &wanted) < 0)
-                return EXIT_USAGE;
-        if (!driver_libdir && cfg.validate.driver_libdir && *cfg.validate.driver_libdir)
-                driver_libdir = cfg.validate.driver_libdir;
-        if (driver_libdir && !is_dir_at(AT_FDCWD, driver_libdir)) {
-                log_error("--driver-libdir %s: no such directory", driver_libdir);
-                return EXIT_USAGE;
-        }
         probe = find_probe();
-        if (!probe) {
-                log_error("cudamod-probe was not found next to cudamod, in %s relative to it, nor in %s "
-                          "(set CUDAMOD_PROBE to its path)", CUDAMOD_PROBE_RELATIVE, CUDAMOD_PROBE_INSTALLED);
-                return EXIT_USAGE;
+        lw.timeout = lock_timeout;
+        r = validate_run(&(struct validate_run_options){
+                                 .cfg = &cfg, .modulepath = &mp,
+                                 .modules = argv + optind, .n_modules = (size_t)(argc - optind),
+                                 .launcher = launcher_str, .targets = &wanted,
+                                 .probe = probe, .driver_libdir = driver_libdir, .timeout = (unsigned)timeout,
+                                 .require_device = require_device, .no_compile = no_compile,
+                                 .no_strict_modes = no_strict_modes, .trust_modulefiles = trust,
+                                 .jobs = (unsigned)jobs, .lock_timeout = lock_timeout,
+                                 .log = { .say = log_message, .userdata = (void *)g },
+                                 .progress = unit_progress, .progress_userdata = (void *)g,
+                                 .on_wait = log_lock_wait, .wait_userdata = &lw,
+                         },
+                         &v, &d);
+        if (r < 0) {
+                log_diag(&d);
+                /* No module: an unmounted or mistyped tree must not look
+                 * validated. */
+                return r == -ENOENT ? finish_stdout(EXIT_FOUND_FAILURE) : EXIT_USAGE;
         }
-        v.vo = (struct validate_options){
-                .probe = probe,
-                .driver_libdir = driver_libdir,
-                .require_device = require_device || cfg.validate.require_device,
-                .compile = !no_compile && cfg.validate.compile,
-                .timeout = timeout ? (unsigned)timeout : cfg.validate.timeout,
-                .cc_path = getenv("PATH") && *getenv("PATH") ? getenv("PATH") : NULL,
-                .trust_modulefiles = trust,
-        };
-        evaluate_basic_env(&v.start_env);
-        v.strict_modes = geteuid() == 0 && !no_strict_modes;
-        module_units_discover(&(struct evaluate_options){ .environ = v.start_env.items,
-                                                          .modulepath = &v.mp,
-                                                          .strict_modes = v.strict_modes },
-                              &v.units, &v.n_units);
-        for (size_t i = 0; i < v.n_units; i++) {
-                if (unit_matches(&v.units[i], argv + optind, argc - optind))
-                        v.units[kept++] = v.units[i];
-                else
-                        module_unit_release(&v.units[i]);
-        }
-        v.n_units = kept;
-        v.results = xcalloc(kept + 1, sizeof(*v.results));
-        for (int i = optind; i < argc; i++) {
-                bool found = false;
-
-                for (size_t k = 0; k < v.n_units && !found; k++)
-                        found = unit_matches(&v.units[k], argv + i, 1);
-                if (!found) {
-                        log_error("no module '%s' in the modulepath (or below its modules)", argv[i]);
-                        return EXIT_USAGE;
-                }
-        }
-        if (!v.n_units) {
-                /* An unmounted or mistyped tree must not look validated. */
-                _cleanup_free_ char *mp = strv_join(&v.mp, ":");
-
-                for (size_t i = 0; i < v.mp.len; i++)
-                        if (!is_dir_at(AT_FDCWD, v.mp.items[i])) {
-                                log_error("the modulepath directory '%s' does not exist", v.mp.items[i]);
-                                return EXIT_USAGE;
-                        }
-                log_error("no modules in the modulepath (%s): nothing was validated", mp);
-                return finish_stdout(EXIT_FOUND_FAILURE);
-        }
-        run_units(&v, (unsigned)jobs, g);
-        summary = targets_summary(&v);
-        failed = record_validation(&v, summary, lock_timeout, g) < 0;
-        failed |= any_failed(&v, strict) || any_launcher_failed(summary);
+        summary = v.summary;
         if (arch_list) {
                 const char *list = json_string_value(json_object_get(summary, "arch_list"));
 
@@ -1038,7 +389,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                                            json_object_get(summary, "arch_list"), "modules", mods));
         } else
                 print_report(&v, summary, g);
-        return finish_stdout(failed ? EXIT_FOUND_FAILURE : 0);
+        return finish_stdout(validate_result_failed(&v, strict) ? EXIT_FOUND_FAILURE : 0);
 }
 
 const struct command cmd_validate = {

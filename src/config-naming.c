@@ -1,12 +1,12 @@
 /* config-naming.c: the `naming` part of the site config: module version
  * and name templates per component, the hierarchy's level directories,
  * the presets that give EasyBuild's and Spack's names (`naming:
- * easybuild`), `arch`, and the expansion of a template over an install's
- * facts. Every template is checked when the config loads, reported at
- * the character that is wrong, and the names the components get must
- * differ, so that plan never meets a bad name. */
+ * easybuild`), `arch`, and the templates' grammar (naming_template_fill).
+ * Every template is checked when the config loads, filled with a sample
+ * install, reported at the character that is wrong, and the names the
+ * components get must differ, so that plan, which fills them with an
+ * install's facts (plan-naming.c), never meets a bad name. */
 #include <errno.h>
-#include <sys/utsname.h>
 
 #include "component.h"
 #include "config.h"
@@ -17,11 +17,8 @@
 #include "banned.h"
 
 #define MODULE_VERSION_CHARS "(letters, digits and . _ + -)"
-#define LEVEL_CORE_DEFAULT "Core"
-#define LEVEL_CUDA_DEFAULT "CUDA/{cuda_major}"
-#define NAME_DEFAULT "{name}"
 
-/* ---- expansion ---- */
+/* ---- the grammar ---- */
 
 static const char *const kind_what[] = {
         [NAMING_VERSION] = "module version",
@@ -35,77 +32,21 @@ static bool placeholder_allowed(enum naming_kind kind, const char *name)
         return streq(name, kind == NAMING_NAME ? "name" : "cuda_major");
 }
 
-/* Append the value of placeholder {name}, or fail naming what is missing. */
-static int placeholder_value(const char *tmpl, const char *name, const struct naming_facts *f,
-                             struct strbuf *out, struct diag *d)
+static const char *const placeholders[] = {
+        "name", "version", "version_full", "major", "minor", "patch", "build",
+        "cuda", "cuda_version", "cuda_major", "arch", NULL,
+};
+
+static bool placeholder_known(const char *name)
 {
-        static const char *const parts[] = { "major", "minor", "patch" };
-        static const struct version none = { .count = 0 };
-        const struct version *v = f->version ? f->version : &none;
-        _cleanup_free_ char *have = v->count ? version_to_string(v, 0) : xstrdup("an unknown version");
+        for (const char *const *p = placeholders; *p; p++)
+                if (streq(*p, name))
+                        return true;
+        return false;
+}
 
-        for (unsigned i = 0; i < ELEMENTSOF(parts); i++) {
-                if (!streq(name, parts[i]))
-                        continue;
-                if (v->count <= i)
-                        return diag_errorf(d, -EINVAL,
-                                           "naming template '%s' needs a %s version, and %s has none", tmpl,
-                                           parts[i], have);
-                strbuf_addf(out, "%lu", v->n[i]);
-                return 0;
-        }
-        if (streq(name, "build")) {
-                if (f->build && *f->build)
-                        strbuf_addstr(out, f->build);
-                else if (v->count >= 4)
-                        strbuf_addf(out, "%lu", v->n[3]);
-                else
-                        return diag_errorf(d, -EINVAL,
-                                           "naming template '%s' needs a build number, and %s has none", tmpl,
-                                           have);
-                return 0;
-        }
-        if (streq(name, "cuda_major")) {
-                if (f->cuda_major < 0)
-                        return diag_errorf(d, -EINVAL, "naming template '%s' needs the CUDA major version, "
-                                           "and it is unknown for %s", tmpl, have);
-                strbuf_addf(out, "%ld", f->cuda_major);
-                return 0;
-        }
-        if (streq(name, "cuda") || streq(name, "cuda_version")) {
-                _cleanup_free_ char *s = NULL;
-
-                if (f->cuda && f->cuda->count)
-                        /* MAJOR.MINOR, or only the major when that is all that is known. */
-                        s = version_to_string(f->cuda, 2);
-                else if (f->cuda_major >= 0)
-                        s = xasprintf("%ld", f->cuda_major);
-                else
-                        return diag_errorf(d, -EINVAL, "naming template '%s' needs the CUDA version, "
-                                           "and it is unknown for %s", tmpl, have);
-                strbuf_addstr(out, s);
-                return 0;
-        }
-        if (streq(name, "version") || streq(name, "version_full")) {
-                const char *s = streq(name, "version") ? f->version_str : f->version_full;
-
-                if (!s || !*s)
-                        return diag_errorf(d, -EINVAL, "naming template '%s' needs the version, and it "
-                                           "is unknown", tmpl);
-                strbuf_addstr(out, s);
-                return 0;
-        }
-        if (streq(name, "arch")) {
-                if (!f->arch || !*f->arch)
-                        return diag_errorf(d, -EINVAL, "naming template '%s' needs the architecture, "
-                                           "and it is unknown for %s", tmpl, have);
-                strbuf_addstr(out, f->arch);
-                return 0;
-        }
-        if (streq(name, "name") && f->name) {
-                strbuf_addstr(out, f->name);
-                return 0;
-        }
+int naming_unknown_placeholder(const char *tmpl, const char *name, struct diag *d)
+{
         return diag_errorf(d, -EINVAL, "naming template '%s' has an unknown placeholder '{%s}'; known: "
                            "{name} {version} {version_full} {major} {minor} {patch} {build} "
                            "{cuda_version} {cuda_major} {arch}", tmpl, name);
@@ -135,8 +76,8 @@ static bool result_valid(const char *s, enum naming_kind kind, const char **why)
         }
 }
 
-int naming_expand_facts(const char *tmpl, enum naming_kind kind, const struct naming_facts *f,
-                        char **ret, size_t *ret_at, struct diag *d)
+int naming_template_fill(const char *tmpl, enum naming_kind kind, naming_value_fn *value, const void *userdata,
+                         char **ret, size_t *ret_at, struct diag *d)
 {
         _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
         const char *why;
@@ -180,7 +121,9 @@ int naming_expand_facts(const char *tmpl, enum naming_kind kind, const struct na
                                                                : "{cuda_major} (a level holds the builds "
                                                                  "for one CUDA major)",
                                            name);
-                r = placeholder_value(tmpl, name, f, &sb, d);
+                if (!placeholder_known(name))
+                        return naming_unknown_placeholder(tmpl, name, d);
+                r = value(tmpl, name, userdata, &sb, d);
                 if (r < 0)
                         return r;
                 p = end + 1;
@@ -195,49 +138,63 @@ int naming_expand_facts(const char *tmpl, enum naming_kind kind, const struct na
         return 0;
 }
 
-int naming_expand(const char *tmpl, const struct version *v, const char *build, long cuda_major,
-                  const struct version *cuda, char **ret, struct diag *d)
-{
-        _cleanup_free_ char *str = v && v->count ? version_to_string(v, 0) : NULL;
-        struct naming_facts f = { .version = v, .version_str = str, .version_full = str, .build = build,
-                                  .cuda_major = cuda_major, .cuda = cuda };
+/* What a template is filled with when the config loads: a sample
+ * install of a component, built for a CUDA of major cuda_major. */
+struct naming_sample {
+        const char *name;
+        long cuda_major;
+};
 
-        return naming_expand_facts(tmpl, NAMING_VERSION, &f, ret, NULL, d);
+static int sample_value(const char *tmpl, const char *name, const void *userdata, struct strbuf *out,
+                        struct diag *d)
+{
+        static const char *const values[][2] = {
+                { "version", "1.2.3" }, { "version_full", "1.2.3.4" }, { "major", "1" },
+                { "minor", "2" }, { "patch", "3" }, { "build", "4" }, { "cuda", "12.4" },
+                { "cuda_version", "12.4" }, { "arch", "x86_64" },
+        };
+        const struct naming_sample *s = userdata;
+
+        if (streq(name, "name")) {
+                strbuf_addstr(out, s->name);
+                return 0;
+        }
+        if (streq(name, "cuda_major")) {
+                strbuf_addf(out, "%ld", s->cuda_major);
+                return 0;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(values); i++)
+                if (streq(name, values[i][0])) {
+                        strbuf_addstr(out, values[i][1]);
+                        return 0;
+                }
+        return naming_unknown_placeholder(tmpl, name, d);
 }
 
-char *config_module_name(const struct config *c, const struct component *comp)
+/* The module name and the level directories as they come out of c's
+ * templates (checked: they take only {name} and {cuda_major}), for
+ * naming_collisions. */
+static char *sample_module_name(const struct config *c, const struct component *comp)
 {
-        const char *tmpl = c->module_name[comp->index] ? c->module_name[comp->index] : NAME_DEFAULT;
-        struct naming_facts f = { .name = comp->name, .cuda_major = -1 };
+        const char *tmpl = c->module_name[comp->index] ? c->module_name[comp->index] : NAMING_NAME_DEFAULT;
+        const struct naming_sample s = { .name = comp->name, .cuda_major = -1 };
         char *ret = NULL;
 
-        /* Checked when loaded: a name template uses only {name}. */
-        if (naming_expand_facts(tmpl, NAMING_NAME, &f, &ret, NULL, NULL) < 0)
+        if (naming_template_fill(tmpl, NAMING_NAME, sample_value, &s, &ret, NULL, NULL) < 0)
                 return xstrdup(comp->name);
         return ret;
 }
 
-char *config_level(const struct config *c, long cuda_major)
+static char *sample_level(const struct config *c, long cuda_major)
 {
-        const char *tmpl = cuda_major < 0 ? (c->level_core ? c->level_core : LEVEL_CORE_DEFAULT)
-                                          : (c->level_cuda ? c->level_cuda : LEVEL_CUDA_DEFAULT);
-        struct naming_facts f = { .cuda_major = cuda_major };
+        const char *tmpl = cuda_major < 0 ? (c->level_core ? c->level_core : NAMING_LEVEL_CORE_DEFAULT)
+                                          : (c->level_cuda ? c->level_cuda : NAMING_LEVEL_CUDA_DEFAULT);
+        const struct naming_sample s = { .cuda_major = cuda_major };
         char *ret = NULL;
 
-        if (naming_expand_facts(tmpl, NAMING_LEVEL, &f, &ret, NULL, NULL) < 0)
-                return cuda_major < 0 ? xstrdup(LEVEL_CORE_DEFAULT) : xasprintf("CUDA/%ld", cuda_major);
+        if (naming_template_fill(tmpl, NAMING_LEVEL, sample_value, &s, &ret, NULL, NULL) < 0)
+                return cuda_major < 0 ? xstrdup(NAMING_LEVEL_CORE_DEFAULT) : xasprintf("CUDA/%ld", cuda_major);
         return ret;
-}
-
-const char *config_arch(const struct config *c)
-{
-        static struct utsname u;
-
-        if (c && c->arch)
-                return c->arch;
-        if (!u.machine[0] && uname(&u) < 0)
-                return NULL;
-        return u.machine[0] ? u.machine : NULL;
 }
 
 /* ---- presets ---- */
@@ -262,7 +219,7 @@ static void preset_apply(struct config *c, enum naming_preset preset)
 {
         FOREACH_COMPONENT(comp) {
                 size_t i = comp->index;
-                const char *name = NAME_DEFAULT;
+                const char *name = NAMING_NAME_DEFAULT;
                 char *version;
 
                 if (preset == PRESET_CUDAMOD)
@@ -283,9 +240,9 @@ static void preset_apply(struct config *c, enum naming_preset preset)
                 c->module_name[i] = xstrdup(name);
         }
         free(c->level_core);
-        c->level_core = xstrdup(LEVEL_CORE_DEFAULT);
+        c->level_core = xstrdup(NAMING_LEVEL_CORE_DEFAULT);
         free(c->level_cuda);
-        c->level_cuda = xstrdup(LEVEL_CUDA_DEFAULT);
+        c->level_cuda = xstrdup(NAMING_LEVEL_CUDA_DEFAULT);
 }
 
 void naming_init_default(struct config *c)
@@ -299,17 +256,13 @@ void naming_init_default(struct config *c)
  * the template itself can fail there. */
 static int naming_check(struct parser *p, const char *tmpl, enum naming_kind kind, long cuda_major)
 {
-        static const struct version sample = { .n = { 1, 2, 3, 4 }, .count = 4 };
-        static const struct version sample_cuda = { .n = { 12, 4 }, .count = 2 };
-        const struct naming_facts f = { .name = "cudnn", .version = &sample, .version_str = "1.2.3",
-                                        .version_full = "1.2.3.4", .build = "4", .cuda_major = cuda_major,
-                                        .cuda = &sample_cuda, .arch = "x86_64" };
+        const struct naming_sample s = { .name = "cudnn", .cuda_major = cuda_major };
         _cleanup_diag_ struct diag why = DIAG_INIT;
         _cleanup_free_ char *out = NULL;
         yaml_mark_t m = p->event.start_mark;
         size_t at = 0;
 
-        if (naming_expand_facts(tmpl, kind, &f, &out, &at, &why) >= 0)
+        if (naming_template_fill(tmpl, kind, sample_value, &s, &out, &at, &why) >= 0)
                 return 0;
         /* The column of the character at fault, in a scalar on one line
          * written as it reads (no escapes: its text is as long as the
@@ -399,16 +352,16 @@ static int parse_levels(struct parser *p, struct config *c)
  * its modules as names of the outer one. */
 static int naming_collisions(struct parser *p, const struct config *c, const yaml_mark_t *m)
 {
-        _cleanup_free_ char *core = config_level(c, -1);
-        _cleanup_free_ char *cuda = config_level(c, 12);
+        _cleanup_free_ char *core = sample_level(c, -1);
+        _cleanup_free_ char *cuda = sample_level(c, 12);
         size_t n = strlen(core);
 
         FOREACH_COMPONENT(a) {
-                _cleanup_free_ char *na = config_module_name(c, a);
+                _cleanup_free_ char *na = sample_module_name(c, a);
 
                 for (size_t k = a->index + 1; k < N_COMPONENTS; k++) {
                         const struct component *b = component_table[k];
-                        _cleanup_free_ char *nb = config_module_name(c, b);
+                        _cleanup_free_ char *nb = sample_module_name(c, b);
 
                         if (strcasecmp(na, nb) == 0)
                                 return error_at(p, m, "'naming': %s and %s would both be named '%s'%s%s%s; "

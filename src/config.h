@@ -118,7 +118,7 @@ struct config {
          * component's module version template ("{major}.{minor}") and
          * module name template ("{name}", "CUDA"), and the hierarchy's
          * level directories ("Core", "CUDA/{cuda_major}"). Checked when
-         * loaded: see naming_expand_facts. */
+         * loaded: see naming_template_fill. */
         char *naming[N_COMPONENTS];
         char *module_name[N_COMPONENTS];
         char *level_core;
@@ -212,37 +212,10 @@ int config_load_buffer(struct config *c, const char *buf, size_t len, const char
  * config (a round trip); keys in the order of DESIGN.md section 4. */
 void config_to_yaml(const struct config *c, struct strbuf *out);
 
-/* Module naming: expand a `naming` template for an install version.
- * Placeholders {major} {minor} {patch} {build} (4th part) {cuda_major}
- * {cuda}; a placeholder whose value is unknown is an error (-EINVAL, with a
- * message in d). The result must be a valid module version: only
- * [A-Za-z0-9._+-], not starting with '.', not empty. config_load checks
- * every template with a sample version so that a bad template is a config
- * error, reported at its position. */
-int naming_expand(const char *tmpl, const struct version *v, const char *build,
-                  long cuda_major, const struct version *cuda, char **ret, struct diag *d);
-
-/* The facts a naming template may use, of one install:
- *   {name}          the component ("cudnn")           module names
- *   {version}       its version as scan gives it ("9.7.1", CUDA "12.4")
- *   {version_full}  the most precise one ("9.7.1.26", CUDA "12.4.1")
- *   {major} {minor} {patch} {build}   parts of it
- *   {cuda_version}  the CUDA it was built for, as precisely as known
- *                   ("12.4", or "12" when only the major is known;
- *                   the toolkit's own MAJOR.MINOR); {cuda} is its old name
- *   {cuda_major}    that CUDA's major ("12")         the CUDA level too
- *   {arch}          its architecture ("x86_64")
- * A NULL string or a negative cuda_major is unknown. */
-struct naming_facts {
-        const char *name;
-        const struct version *version;
-        const char *version_str;
-        const char *version_full;
-        const char *build;
-        long cuda_major;
-        const struct version *cuda;
-        const char *arch;
-};
+/* The templates a config without `naming` has. */
+#define NAMING_NAME_DEFAULT "{name}"
+#define NAMING_LEVEL_CORE_DEFAULT "Core"
+#define NAMING_LEVEL_CUDA_DEFAULT "CUDA/{cuda_major}"
 
 enum naming_kind {
         NAMING_VERSION, /* a module version: [A-Za-z0-9._+-], not starting with '.' */
@@ -250,20 +223,21 @@ enum naming_kind {
         NAMING_LEVEL,   /* a level directory: names joined by '/'; only {cuda_major} */
 };
 
-/* Expand tmpl for f as kind. An unknown placeholder, one the kind may not
- * use, a value that is unknown, or a result that is not what the kind may
- * be is -EINVAL with a message in d and, in *ret_at when not NULL, the
- * offset in tmpl of what is wrong (0 when it is the whole). */
-int naming_expand_facts(const char *tmpl, enum naming_kind kind, const struct naming_facts *f,
-                        char **ret, size_t *ret_at, struct diag *d);
+/* Append the value of placeholder {name} (one the grammar knows, and one
+ * kind may use) to out, or fail (-EINVAL, d) saying what is missing. */
+typedef int naming_value_fn(const char *tmpl, const char *name, const void *userdata, struct strbuf *out,
+                            struct diag *d);
 
-/* A component's module name under c's naming ("cudnn", "cuDNN"). */
-char *config_module_name(const struct config *c, const struct component *comp);
-/* A level directory under c's naming: the core level (cuda_major < 0,
- * "Core") or the CUDA level of a major ("CUDA/12"). */
-char *config_level(const struct config *c, long cuda_major);
-/* The architecture the tree is for: c->arch, else this machine's
- * (uname), else NULL. */
-const char *config_arch(const struct config *c);
+/* The grammar of a naming template (the placeholders are plan-naming.h's
+ * facts): fill tmpl as kind, each placeholder by value. An unknown
+ * placeholder, one the kind may not use, a value that fails, or a result
+ * that is not what the kind may be is -EINVAL with a message in d and, in
+ * *ret_at when not NULL, the offset in tmpl of what is wrong (0 when it is
+ * the whole). config_load fills every template with a sample install, so
+ * that a bad one is a config error, reported at its position. */
+int naming_template_fill(const char *tmpl, enum naming_kind kind, naming_value_fn *value, const void *userdata,
+                         char **ret, size_t *ret_at, struct diag *d);
+/* The error of an unknown placeholder {name} in tmpl: -EINVAL. */
+int naming_unknown_placeholder(const char *tmpl, const char *name, struct diag *d);
 
 #endif

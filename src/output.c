@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "evaluate.h"
+#include "plan-naming.h"
 #include "strbuf.h"
 #include "write.h"
 #include "banned.h"
@@ -226,7 +227,7 @@ static char *tree_root_dir(const struct config *cfg)
 
         if (cfg->layout != MODULE_LAYOUT_HIERARCHICAL)
                 return xstrdup(cfg->output);
-        core = config_level(cfg, -1);
+        core = plan_level(cfg, -1);
         return path_join(cfg->output, core);
 }
 

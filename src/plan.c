@@ -26,6 +26,7 @@
 
 #include "detect.h"
 #include "plan.h"
+#include "plan-naming.h"
 #include "strbuf.h"
 #include "util-path.h"
 #include "banned.h"
@@ -212,7 +213,7 @@ static char *skip_reason(const struct install *in, const struct config *cfg)
  * this machine's); an install of unknown architecture is taken to be. */
 static bool is_native(const struct install *in, const struct config *cfg)
 {
-        const char *arch = config_arch(cfg);
+        const char *arch = plan_arch(cfg);
 
         return !in->arch || !arch || streq(in->arch, arch);
 }
@@ -433,12 +434,12 @@ static void pin_given(struct candidate *c, size_t n, const struct taken *t)
 
 static char *module_dir(const struct install *in, const struct config *cfg)
 {
-        _cleanup_free_ char *name = config_module_name(cfg, in->component);
+        _cleanup_free_ char *name = plan_module_name(cfg, in->component);
         _cleanup_free_ char *level = NULL;
 
         if (cfg->layout == MODULE_LAYOUT_FLAT)
                 return TAKE_PTR(name);
-        level = config_level(cfg, in->component->toolkit ? -1 : install_cuda_major(in));
+        level = plan_level(cfg, in->component->toolkit ? -1 : install_cuda_major(in));
         return xasprintf("%s/%s", level, name);
 }
 
@@ -534,7 +535,7 @@ static void help_level(struct strbuf *sb, long major, const struct config *cfg)
                 i++;
                 strbuf_addf(&text, "%s %s", i == 1 ? "" : i == n ? " and" : ",", c->label);
                 {
-                        _cleanup_free_ char *mn = config_module_name(cfg, c);
+                        _cleanup_free_ char *mn = plan_module_name(cfg, c);
                         strbuf_addf(&names, "%c%s", NO_BREAK_SPACE, mn);
                 }
         }
@@ -586,7 +587,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
 
         m->install = in;
         m->order = c->order;
-        m->name = config_module_name(cfg, in->component);
+        m->name = plan_module_name(cfg, in->component);
         m->version = xstrdup(c->version);
         m->full_name = xasprintf("%s/%s", m->name, c->version);
         m->dir = xstrdup(c->dir);
@@ -599,7 +600,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
         m->identity = xstrdup(c->identity);
         m->base = xstrdup(c->base);
         if (in->component->toolkit && cfg->layout == MODULE_LAYOUT_HIERARCHICAL) {
-                _cleanup_free_ char *level = config_level(cfg, major);
+                _cleanup_free_ char *level = plan_level(cfg, major);
                 m->modulepath = xasprintf("%s/%s", outdir, level);
         }
         /* Flat: the module needs a cuda of its major. Hierarchical Tcl too:
@@ -610,7 +611,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
             (cfg->layout == MODULE_LAYOUT_FLAT || cfg->format == FORMAT_TCL)) {
                 m->deps = xcalloc(1, sizeof(*m->deps));
                 m->n_deps = 1;
-                m->deps[0].name = config_module_name(cfg, component_toolkit());
+                m->deps[0].name = plan_module_name(cfg, component_toolkit());
                 m->deps[0].min = xasprintf("%ld", major);
                 m->deps[0].max = xasprintf("%ld.999999", major);
                 m->deps[0].em_spec = xasprintf("%s@%ld:%ld.999999", m->deps[0].name, major, major);
@@ -909,9 +910,9 @@ int plan_build_given(const struct install_list *installs, const struct config *c
                         .name = name, .version = v, .version_str = version_str, .version_full = full,
                         .build = in->build, .cuda_major = install_cuda_major(in),
                         .cuda = in->component->toolkit ? &in->version : &in->cuda_version,
-                        .arch = in->arch ? in->arch : config_arch(cfg),
+                        .arch = in->arch ? in->arch : plan_arch(cfg),
                 };
-                r = naming_expand_facts(cfg->naming[in->component->index], NAMING_VERSION, &f, &version,
+                r = plan_naming_expand(cfg->naming[in->component->index], NAMING_VERSION, &f, &version,
                                         NULL, d);
                 if (r < 0) {
                         if (d && d->message) {

@@ -10,6 +10,7 @@
 
 #include "component.h"
 #include "config.h"
+#include "plan-naming.h"
 #include "strbuf.h"
 #include "testutil.h"
 #include "util.h"
@@ -1031,7 +1032,8 @@ START_TEST(naming_expand_fills_placeholders)
         for (size_t i = 0; t[i].tmpl; i++) {
                 _cleanup_diag_ struct diag d = DIAG_INIT;
                 _cleanup_free_ char *got = NULL;
-                int r = naming_expand(t[i].tmpl, t[i].v, t[i].build, t[i].cuda_major, t[i].cuda, &got, &d);
+                int r = plan_naming_expand_version(t[i].tmpl, t[i].v, t[i].build, t[i].cuda_major, t[i].cuda,
+                                                   &got, &d);
 
                 ck_assert_msg(r == 0, "'%s': %s", t[i].tmpl, d.message);
                 ck_assert_str_eq(got, t[i].want);
@@ -1070,7 +1072,8 @@ START_TEST(naming_expand_reports_missing_parts)
                 _cleanup_diag_ struct diag d = DIAG_INIT;
                 char *got = (char *)"untouched";
 
-                ck_assert_int_eq(naming_expand(t[i].tmpl, t[i].v, NULL, t[i].cuda_major, NULL, &got, &d),
+                ck_assert_int_eq(plan_naming_expand_version(t[i].tmpl, t[i].v, NULL, t[i].cuda_major, NULL,
+                                                            &got, &d),
                                  -EINVAL);
                 ck_assert_str_eq(d.message, t[i].want);
                 ck_assert_str_eq(got, "untouched");
@@ -1105,12 +1108,12 @@ START_TEST(naming_expand_rejects_bad_templates)
                 _cleanup_diag_ struct diag d = DIAG_INIT;
                 char *got = NULL;
 
-                ck_assert_int_eq(naming_expand(t[i].tmpl, &v, t[i].build, 12, NULL, &got, &d), -EINVAL);
+                ck_assert_int_eq(plan_naming_expand_version(t[i].tmpl, &v, t[i].build, 12, NULL, &got, &d), -EINVAL);
                 ck_assert_msg(strstr(d.message, t[i].want), "'%s': '%s' lacks '%s'", t[i].tmpl, d.message,
                               t[i].want);
                 ck_assert_ptr_null(got);
         }
-        ck_assert_int_eq(naming_expand("{major}/", &v, NULL, 12, NULL, &(char *){ NULL }, NULL), -EINVAL);
+        ck_assert_int_eq(plan_naming_expand_version("{major}/", &v, NULL, 12, NULL, &(char *){ NULL }, NULL), -EINVAL);
 }
 END_TEST
 
@@ -1327,8 +1330,8 @@ START_TEST(config_naming_presets_load_and_round_trip)
         ck_assert_str_eq(back.level_cuda, "gpu/cuda{cuda_major}");
         ck_assert_str_eq(back.arch, "aarch64");
         {
-                _cleanup_free_ char *name = config_module_name(&back, &component_nccl);
-                _cleanup_free_ char *level = config_level(&back, 12);
+                _cleanup_free_ char *name = plan_module_name(&back, &component_nccl);
+                _cleanup_free_ char *level = plan_level(&back, 12);
                 ck_assert_str_eq(name, "NCCL");
                 ck_assert_str_eq(level, "gpu/cuda12");
         }
