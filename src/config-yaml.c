@@ -341,8 +341,7 @@ int parser_next(struct parser *p)
 
 void path_truncate(struct parser *p, size_t len)
 {
-        p->path.len = len;
-        p->path.buf[len] = '\0';
+        strbuf_setlen(&p->path, len);
 }
 
 void map_iter_release(struct map_iter *it)

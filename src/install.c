@@ -459,8 +459,7 @@ static inline void jw_add(struct strbuf *sb, const char *p, size_t n)
 {
         if (sb->alloc - sb->len > n) {
                 memcpy(sb->buf + sb->len, p, n);
-                sb->len += n;
-                sb->buf[sb->len] = '\0';
+                strbuf_setlen(sb, sb->len + n);
         } else
                 strbuf_add(sb, p, n);
 }
@@ -468,8 +467,8 @@ static inline void jw_add(struct strbuf *sb, const char *p, size_t n)
 static inline void jw_ch(struct strbuf *sb, char c)
 {
         if (sb->alloc - sb->len > 1) {
-                sb->buf[sb->len++] = c;
-                sb->buf[sb->len] = '\0';
+                sb->buf[sb->len] = c;
+                strbuf_setlen(sb, sb->len + 1);
         } else
                 strbuf_addch(sb, c);
 }
@@ -548,8 +547,7 @@ static void jw_string(struct strbuf *sb, const char *s)
         start = sb->len;
         if (!jw_escaped(sb, s, strlen(s)) || utf8_valid(s))
                 return;
-        sb->len = start;
-        sb->buf[start] = '\0';
+        strbuf_setlen(sb, start);
         clean = utf8_sanitize(s);
         jw_escaped(sb, clean, strlen(clean));
 }
