@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "diag.h"
+#include "hashmap.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -27,11 +28,9 @@ static const char *const env_op_keys[] = {
 #define ENV_OP_KINDS (ELEMENTSOF(env_op_keys) - 1)
 
 /* A set of strings it does not own, to find duplicates in linear time
- * (a map may hold a hundred thousand keys in 1 MiB): open addressing,
- * at most half full. */
+ * (a map may hold a hundred thousand keys in 1 MiB). Zeroed is empty. */
 struct keyset {
-        const char **slots;
-        size_t n, cap;
+        struct hashmap map; /* of struct keyset_entry (config-yaml.c) */
 };
 
 bool keyset_add(struct keyset *set, const char *s);

@@ -140,50 +140,43 @@ static const char *nearest_key(const char *const *keys, const char *key)
         return best;
 }
 
-static size_t str_hash(const char *s)
-{
-        uint64_t h = 14695981039346656037u; /* FNV-1a */
+struct keyset_entry {
+        struct hashmap_entry ent;
+        const char *s;
+};
 
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * 1099511628211u;
-        return (size_t)h;
+static bool keyset_equal(const struct hashmap_entry *entry, _unused_ const struct hashmap_entry *key,
+                         const void *keydata)
+{
+        return streq(hashmap_entry_of(entry, const struct keyset_entry, ent)->s, keydata);
 }
 
-static void keyset_insert(struct keyset *set, const char *s)
+static void keyset_entry_free(struct hashmap_entry *e)
 {
-        size_t i = str_hash(s) & (set->cap - 1);
-
-        while (set->slots[i])
-                i = (i + 1) & (set->cap - 1);
-        set->slots[i] = s;
-        set->n++;
+        free(hashmap_entry_of(e, struct keyset_entry, ent));
 }
 
 /* Add s; false when it was there already. */
 bool keyset_add(struct keyset *set, const char *s)
 {
-        if (set->cap) {
-                for (size_t i = str_hash(s) & (set->cap - 1); set->slots[i]; i = (i + 1) & (set->cap - 1))
-                        if (streq(set->slots[i], s))
-                                return false;
-        }
-        if (2 * (set->n + 1) > set->cap) {
-                struct keyset bigger = { .cap = set->cap ? 2 * set->cap : 16 };
+        struct hashmap_entry key;
+        struct keyset_entry *e;
 
-                bigger.slots = xcalloc(bigger.cap, sizeof(*bigger.slots));
-                for (size_t i = 0; i < set->cap; i++)
-                        if (set->slots[i])
-                                keyset_insert(&bigger, set->slots[i]);
-                free(set->slots);
-                *set = bigger;
-        }
-        keyset_insert(set, s);
+        if (!set->map.equal)
+                hashmap_init(&set->map, keyset_equal, 0);
+        hashmap_entry_init(&key, hash_str(s));
+        if (hashmap_get(&set->map, &key, s))
+                return false;
+        e = xmalloc(sizeof(*e));
+        e->ent = key;
+        e->s = s;
+        hashmap_add(&set->map, &e->ent);
         return true;
 }
 
 void keyset_release(struct keyset *set)
 {
-        free(set->slots);
+        hashmap_release(&set->map, keyset_entry_free);
         *set = (struct keyset){ 0 };
 }
 
@@ -348,8 +341,7 @@ int parser_next(struct parser *p)
 
 void path_truncate(struct parser *p, size_t len)
 {
-        p->path.len = len;
-        p->path.buf[len] = '\0';
+        strbuf_setlen(&p->path, len);
 }
 
 void map_iter_release(struct map_iter *it)

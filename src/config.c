@@ -59,82 +59,6 @@ enum module_layout module_layout_from_string(const char *s)
 
 /* ---- the config struct ---- */
 
-/* Keys of the top-level mapping, in the order of DESIGN.md section 4. */
-enum top_key {
-        KEY_OUTPUT,
-        KEY_FORMAT,
-        KEY_LAYOUT,
-        KEY_SEARCH,
-        KEY_EXCLUDE,
-        KEY_MAX_DEPTH,
-        KEY_DEFAULTS,
-        KEY_NAMING,
-        KEY_LD_LIBRARY_PATH,
-        KEY_STUBS_ON_LIBRARY_PATH,
-        KEY_ENV,
-        KEY_PYTORCH,
-        KEY_HOST_COMPILER,
-        KEY_VALIDATE,
-        KEY_TEMPLATES,
-        KEY_LOCK_TIMEOUT,
-        KEY_OUTPUT_MODE,
-        KEY_MODULERC,
-        /* config-site.c */
-        KEY_FAMILY,
-        KEY_MODULEPATH,
-        KEY_LMOD,
-        KEY_SCAN,
-        KEY_ARCH,
-        _KEY_MAX,
-};
-
-static const char *const top_keys[_KEY_MAX + 1] = {
-        [KEY_OUTPUT] = "output",
-        [KEY_FORMAT] = "format",
-        [KEY_LAYOUT] = "layout",
-        [KEY_SEARCH] = "search",
-        [KEY_EXCLUDE] = "exclude",
-        [KEY_MAX_DEPTH] = "max_depth",
-        [KEY_DEFAULTS] = "defaults",
-        [KEY_NAMING] = "naming",
-        [KEY_LD_LIBRARY_PATH] = "ld_library_path",
-        [KEY_STUBS_ON_LIBRARY_PATH] = "stubs_on_library_path",
-        [KEY_ENV] = "env",
-        [KEY_PYTORCH] = "pytorch",
-        [KEY_HOST_COMPILER] = "host_compiler",
-        [KEY_VALIDATE] = "validate",
-        [KEY_TEMPLATES] = "templates",
-        [KEY_LOCK_TIMEOUT] = "lock_timeout",
-        [KEY_OUTPUT_MODE] = "output_mode",
-        [KEY_MODULERC] = "modulerc",
-        [KEY_FAMILY] = "family",
-        [KEY_MODULEPATH] = "modulepath",
-        [KEY_LMOD] = "lmod",
-        [KEY_SCAN] = "scan",
-        [KEY_ARCH] = "arch",
-};
-
-enum pytorch_key { PYTORCH_BUILD_ENV, PYTORCH_CUDA_ARCH_LIST };
-static const char *const pytorch_keys[] = { "build_env", "cuda_arch_list", NULL };
-
-enum validate_key {
-        VALIDATE_LAUNCHER,
-        VALIDATE_TARGETS,
-        VALIDATE_TIMEOUT,
-        VALIDATE_DRIVER_LIBDIR,
-        VALIDATE_REQUIRE_DEVICE,
-        VALIDATE_COMPILE,
-};
-static const char *const validate_keys[] = {
-        "launcher", "targets", "timeout", "driver_libdir", "require_device", "compile", NULL,
-};
-
-enum host_compiler_key { HOST_COMPILER_MODULE, HOST_COMPILER_PATH };
-static const char *const host_compiler_keys[] = { "module", "path", NULL };
-
-enum target_key { TARGET_NAME, TARGET_LAUNCHER };
-static const char *const target_keys[] = { "name", "launcher", NULL };
-
 void config_init_default(struct config *c)
 {
         *c = (struct config){
@@ -349,9 +273,75 @@ static void config_copy(struct config *dst, const struct config *src)
 
 /* ---- the loader ---- */
 
-static int parse_default(struct parser *p, struct default_spec *spec)
+/* A mapping's keys as a table: each row names its key, how its value is
+ * read and where it goes (offset into the struct the walk fills; 0 and
+ * FIELD_PARSE for a parser of the whole struct). map_walk reads the
+ * mapping through the reader's map_begin/map_next, so an unknown key (the
+ * rows' keys in row order are the known ones), a duplicate or a wrong type
+ * gets the reader's error at its position. */
+enum field_type {
+        FIELD_STRING,      /* set_string: a string (char *), replacing the old one */
+        FIELD_BOOL,        /* get_bool (bool) */
+        FIELD_UINT,        /* get_uint in [min, max] (unsigned) */
+        FIELD_STRING_LIST, /* parse_string_list (struct strv) */
+        FIELD_PARSE,       /* parse(p, the field) */
+};
+
+struct field {
+        const char *key; /* NULL ends a table */
+        enum field_type type;
+        size_t offset;
+        unsigned min, max;
+        int (*parse)(struct parser *p, void *field);
+};
+
+/* One row per component, its key the component's name (component_names). */
+#define COMPONENT_FIELD(name, type_, array, ...) \
+        { #name, (type_), offsetof(struct config, array[COMPONENT_INDEX(name)]), __VA_ARGS__ },
+
+static int field_read(struct parser *p, const struct field *f, void *obj)
+{
+        void *at = (char *)obj + f->offset;
+
+        switch (f->type) {
+        case FIELD_STRING:
+                return set_string(p, at);
+        case FIELD_BOOL:
+                return get_bool(p, at);
+        case FIELD_UINT:
+                return get_uint(p, f->min, f->max, at);
+        case FIELD_STRING_LIST:
+                return parse_string_list(p, at);
+        case FIELD_PARSE:
+                return f->parse(p, at);
+        }
+        return -EINVAL;
+}
+
+/* Read the mapping that is the current event into obj through fields;
+ * on success p->path is the mapping's own again. */
+static int map_walk(struct parser *p, const struct field *fields, void *obj)
+{
+        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        _cleanup_free_ const char **keys = NULL;
+        size_t n = 0;
+        int r;
+
+        while (fields[n].key)
+                n++;
+        keys = xcalloc(n + 1, sizeof(*keys));
+        for (size_t i = 0; i < n; i++)
+                keys[i] = fields[i].key;
+        r = map_begin(p, &it, keys);
+        while (r >= 0 && (r = map_next(p, &it)) > 0)
+                r = field_read(p, &fields[it.index], obj);
+        return r;
+}
+
+static int parse_default(struct parser *p, void *field)
 {
         static const char what[] = "a version, 'latest' or 'none'";
+        struct default_spec *spec = field;
         const char *s;
         int r;
 
@@ -445,32 +435,37 @@ static int parse_env_kind(struct parser *p, enum env_op_kind kind, struct env_op
         return r;
 }
 
-static int parse_env(struct parser *p, struct config *c)
+/* env.<component>: its ops by kind. The kinds stay a loop over
+ * env_op_keys, the spelling the writer shares. */
+static int parse_env_component(struct parser *p, void *field)
 {
-        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        _cleanup_(map_iter_release) struct map_iter ops = { 0 };
+        struct env_ops *o = field;
         int r;
 
-        r = map_begin(p, &it, component_names);
+        /* A component given replaces its ops; ops stay in file order. */
+        env_ops_release(o);
+        r = map_begin(p, &ops, env_op_keys);
         if (r < 0)
                 return r;
-        while ((r = map_next(p, &it)) > 0) {
-                _cleanup_(map_iter_release) struct map_iter ops = { 0 };
-                struct env_ops *o = &c->env[it.index];
-
-                /* A component given replaces its ops; ops stay in file order. */
-                env_ops_release(o);
-                r = map_begin(p, &ops, env_op_keys);
-                if (r < 0)
-                        return r;
-                while ((r = map_next(p, &ops)) > 0) {
-                        r = parse_env_kind(p, (enum env_op_kind)ops.index, o);
-                        if (r < 0)
-                                return r;
-                }
+        while ((r = map_next(p, &ops)) > 0) {
+                r = parse_env_kind(p, (enum env_op_kind)ops.index, o);
                 if (r < 0)
                         return r;
         }
         return r;
+}
+
+static const struct field env_fields[] = {
+#define X(name) COMPONENT_FIELD(name, FIELD_PARSE, env, .parse = parse_env_component)
+        COMPONENT_LIST(X)
+#undef X
+        { NULL },
+};
+
+static int parse_env(struct parser *p, void *obj)
+{
+        return map_walk(p, env_fields, obj);
 }
 
 /* A host compiler's path: absolute, an executable regular file, no
@@ -513,9 +508,44 @@ static bool module_name_valid(const char *s)
         return true;
 }
 
+static int parse_host_compiler_module(struct parser *p, void *field)
+{
+        char **module = field;
+        const char *s;
+        int r;
+
+        r = get_string(p, "a module name (gcc/12)", &s);
+        if (r >= 0 && !module_name_valid(s))
+                r = error_at(p, &p->event.start_mark,
+                             "'%s': '%s' is not a module name (letters, digits and . _ + - /)", p->path.buf, s);
+        if (r >= 0)
+                *module = xstrdup(s);
+        return r;
+}
+
+static int parse_host_compiler_path(struct parser *p, void *field)
+{
+        char **path = field;
+        const char *s;
+        int r;
+
+        r = get_string(p, "a compiler path", &s);
+        if (r >= 0)
+                r = host_compiler_path_check(p, s);
+        if (r >= 0)
+                *path = xstrdup(s);
+        return r;
+}
+
+static const struct field host_compiler_fields[] = {
+        { "module", FIELD_PARSE, offsetof(struct config_host_compiler, module),
+          .parse = parse_host_compiler_module },
+        { "path", FIELD_PARSE, offsetof(struct config_host_compiler, path), .parse = parse_host_compiler_path },
+        { NULL },
+};
+
 static int parse_host_compiler_value(struct parser *p, struct config_host_compiler *h)
 {
-        _cleanup_(map_iter_release) struct map_iter it = { 0 };
         yaml_mark_t start = p->event.start_mark;
         const char *s;
         int r;
@@ -532,41 +562,21 @@ static int parse_host_compiler_value(struct parser *p, struct config_host_compil
         }
         if (p->event.type != YAML_MAPPING_START_EVENT)
                 return expected(p, "a compiler path or {module: NAME}");
-        r = map_begin(p, &it, host_compiler_keys);
+        r = map_walk(p, host_compiler_fields, h);
         if (r < 0)
                 return r;
-        while ((r = map_next(p, &it)) > 0) {
-                if (it.index == HOST_COMPILER_MODULE) {
-                        r = get_string(p, "a module name (gcc/12)", &s);
-                        if (r >= 0 && !module_name_valid(s))
-                                r = error_at(p, &p->event.start_mark,
-                                             "'%s': '%s' is not a module name (letters, digits and . _ + - /)",
-                                             p->path.buf, s);
-                        if (r >= 0)
-                                h->module = xstrdup(s);
-                } else {
-                        r = get_string(p, "a compiler path", &s);
-                        if (r >= 0)
-                                r = host_compiler_path_check(p, s);
-                        if (r >= 0)
-                                h->path = xstrdup(s);
-                }
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        path_truncate(p, it.path_len);
         if (!h->module && !h->path)
                 return error_at(p, &start, "'%s': give 'module' (a module to depend on) or 'path' (the compiler)",
                                 p->path.buf);
         return 0;
 }
 
-/* host_compiler: { "11": /usr/bin/g++-11, "12": {module: gcc/12} } */
-static int parse_host_compiler(struct parser *p, struct config *c)
+/* host_compiler: { "11": /usr/bin/g++-11, "12": {module: gcc/12} }: any
+ * key that is a CUDA major, so a loop of its own. */
+static int parse_host_compiler(struct parser *p, void *obj)
 {
         _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        struct config *c = obj;
         int r;
 
         r = map_begin(p, &it, NULL);
@@ -604,39 +614,51 @@ static int parse_host_compiler(struct parser *p, struct config *c)
         return r;
 }
 
-static int parse_target(struct parser *p, struct config *c, struct keyset *names)
+/* A target being read, and where its name was. */
+struct target_entry {
+        struct config_target t;
+        yaml_mark_t name_mark;
+};
+
+static int parse_target_name(struct parser *p, void *obj)
 {
-        _cleanup_(map_iter_release) struct map_iter it = { 0 };
-        struct config_target t = { 0 };
-        yaml_mark_t start = p->event.start_mark, name_mark = start;
+        struct target_entry *e = obj;
+        const char *s;
         int r;
 
-        r = map_begin(p, &it, target_keys);
-        if (r < 0)
-                return r;
-        while ((r = map_next(p, &it)) > 0) {
-                if (it.index == TARGET_NAME) {
-                        const char *s;
-
-                        r = get_string(p, "a target name", &s);
-                        if (r >= 0 && !*s)
-                                r = expected(p, "a target name");
-                        if (r >= 0) {
-                                name_mark = p->event.start_mark;
-                                t.name = xstrdup(s);
-                        }
-                } else
-                        r = set_string(p, &t.launcher);
-                if (r < 0)
-                        break;
+        r = get_string(p, "a target name", &s);
+        if (r >= 0 && !*s)
+                r = expected(p, "a target name");
+        if (r >= 0) {
+                e->name_mark = p->event.start_mark;
+                e->t.name = xstrdup(s);
         }
-        path_truncate(p, it.path_len);
+        return r;
+}
+
+static const struct field target_fields[] = {
+        { "name", FIELD_PARSE, 0, .parse = parse_target_name },
+        { "launcher", FIELD_STRING, offsetof(struct target_entry, t.launcher) },
+        { NULL },
+};
+
+static int parse_target(struct parser *p, struct config *c, struct keyset *names)
+{
+        yaml_mark_t start = p->event.start_mark;
+        struct target_entry e = { .name_mark = start };
+        struct config_target t;
+        size_t path_len = p->path.len;
+        int r;
+
+        r = map_walk(p, target_fields, &e);
+        t = e.t;
+        path_truncate(p, path_len);
         if (r >= 0 && !t.name)
                 r = error_at(p, &start, "'%s': missing key 'name'", p->path.buf);
         if (r >= 0 && !t.launcher)
                 r = error_at(p, &start, "'%s': missing key 'launcher'", p->path.buf);
         if (r >= 0 && !keyset_add(names, t.name))
-                r = error_at(p, &name_mark, "'%s.name': target '%s' is given twice", p->path.buf, t.name);
+                r = error_at(p, &e.name_mark, "'%s.name': target '%s' is given twice", p->path.buf, t.name);
         if (r < 0) {
                 free(t.name);
                 free(t.launcher);
@@ -651,63 +673,75 @@ static int parse_target(struct parser *p, struct config *c, struct keyset *names
         return 0;
 }
 
-static int parse_validate(struct parser *p, struct config *c)
+/* validate.targets: the list replaces the old one; names are unique. */
+static int parse_targets(struct parser *p, void *obj)
 {
-        _cleanup_(map_iter_release) struct map_iter it = { 0 };
         _cleanup_(keyset_release) struct keyset names = { 0 };
+        struct config *c = obj;
+        struct seq_iter si;
         int r;
 
-        r = map_begin(p, &it, validate_keys);
+        r = seq_begin(p, &si, "a list of targets ({name, launcher})");
         if (r < 0)
                 return r;
-        while ((r = map_next(p, &it)) > 0) {
-                struct seq_iter si;
+        targets_release(c);
+        while ((r = seq_next(p, &si)) > 0)
+                if ((r = parse_target(p, c, &names)) < 0)
+                        break;
+        return r;
+}
 
-                switch ((enum validate_key)it.index) {
-                case VALIDATE_LAUNCHER:
-                        r = set_string(p, &c->validate.launcher);
-                        break;
-                case VALIDATE_TARGETS:
-                        r = seq_begin(p, &si, "a list of targets ({name, launcher})");
-                        if (r < 0)
-                                break;
-                        targets_release(c);
-                        keyset_release(&names);
-                        while ((r = seq_next(p, &si)) > 0)
-                                if ((r = parse_target(p, c, &names)) < 0)
-                                        break;
-                        break;
-                case VALIDATE_TIMEOUT:
-                        r = get_uint(p, 1, TIMEOUT_MAX, &c->validate.timeout);
-                        break;
-                case VALIDATE_DRIVER_LIBDIR:
-                        r = set_string(p, &c->validate.driver_libdir);
-                        break;
-                case VALIDATE_REQUIRE_DEVICE:
-                        r = get_bool(p, &c->validate.require_device);
-                        break;
-                case VALIDATE_COMPILE:
-                        r = get_bool(p, &c->validate.compile);
-                        break;
-                }
-                if (r < 0)
-                        return r;
+static const struct field validate_fields[] = {
+        { "launcher", FIELD_STRING, offsetof(struct config, validate.launcher) },
+        { "targets", FIELD_PARSE, 0, .parse = parse_targets },
+        { "timeout", FIELD_UINT, offsetof(struct config, validate.timeout), 1, TIMEOUT_MAX },
+        { "driver_libdir", FIELD_STRING, offsetof(struct config, validate.driver_libdir) },
+        { "require_device", FIELD_BOOL, offsetof(struct config, validate.require_device) },
+        { "compile", FIELD_BOOL, offsetof(struct config, validate.compile) },
+        { NULL },
+};
+
+static int parse_validate(struct parser *p, void *obj)
+{
+        return map_walk(p, validate_fields, obj);
+}
+
+#define SEARCH_ENTRY "a path or {path: DIR, mount: true}"
+
+/* A {path: DIR, mount: BOOL} root being read. */
+struct search_entry {
+        char *path;
+        bool mount;
+};
+
+static int parse_search_path(struct parser *p, void *field)
+{
+        char **path = field;
+        const char *s;
+        int r;
+
+        r = get_string(p, "a non-empty path", &s);
+        if (r >= 0 && !*s)
+                r = expected(p, "a non-empty path");
+        if (r >= 0) {
+                free(*path);
+                *path = xstrdup(s);
         }
         return r;
 }
 
-enum search_key { SEARCH_PATH, SEARCH_MOUNT };
-static const char *const search_keys[] = { "path", "mount", NULL };
-
-#define SEARCH_ENTRY "a path or {path: DIR, mount: true}"
+static const struct field search_entry_fields[] = {
+        { "path", FIELD_PARSE, offsetof(struct search_entry, path), .parse = parse_search_path },
+        { "mount", FIELD_BOOL, offsetof(struct search_entry, mount) },
+        { NULL },
+};
 
 /* One root of search: a path, or {path: DIR, mount: BOOL}. */
 static int parse_search_entry(struct parser *p, struct config *c)
 {
-        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        struct search_entry e = { 0 };
         _cleanup_free_ char *path = NULL;
         yaml_mark_t start = p->event.start_mark;
-        bool mount = false;
         const char *s;
         int r;
 
@@ -721,35 +755,22 @@ static int parse_search_entry(struct parser *p, struct config *c)
         }
         if (p->event.type != YAML_MAPPING_START_EVENT)
                 return expected(p, SEARCH_ENTRY);
-        r = map_begin(p, &it, search_keys);
+        r = map_walk(p, search_entry_fields, &e);
+        path = e.path;
         if (r < 0)
                 return r;
-        while ((r = map_next(p, &it)) > 0) {
-                if (it.index == SEARCH_PATH) {
-                        r = get_string(p, "a non-empty path", &s);
-                        if (r >= 0 && !*s)
-                                r = expected(p, "a non-empty path");
-                        if (r >= 0)
-                                path = xstrdup(s);
-                } else
-                        r = get_bool(p, &mount);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        path_truncate(p, it.path_len);
         if (!path)
                 return error_at(p, &start, "'%s': missing key 'path'", p->path.buf);
         strv_add(&c->search, path);
-        if (mount && !strv_contains(&c->search_mounts, path))
+        if (e.mount && !strv_contains(&c->search_mounts, path))
                 strv_add(&c->search_mounts, path);
         return 0;
 }
 
 /* search: the roots, replacing the default's (or an earlier load's). */
-static int parse_search(struct parser *p, struct config *c)
+static int parse_search(struct parser *p, void *obj)
 {
+        struct config *c = obj;
         struct seq_iter it;
         int r;
 
@@ -764,99 +785,85 @@ static int parse_search(struct parser *p, struct config *c)
         return r;
 }
 
-static const char *const scan_keys[] = { "jobs", NULL };
-
 /* scan: jobs (0: one a CPU). */
-static int parse_scan(struct parser *p, struct config *c)
+static const struct field scan_fields[] = {
+        { "jobs", FIELD_UINT, offsetof(struct config, scan_jobs), 0, CONFIG_SCAN_JOBS_MAX },
+        { NULL },
+};
+
+static int parse_scan(struct parser *p, void *obj)
 {
-        _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        return map_walk(p, scan_fields, obj);
+}
+
+static int parse_cuda_arch_list(struct parser *p, void *obj)
+{
+        struct config *c = obj;
+        const yaml_mark_t m = p->event.start_mark;
         int r;
 
-        r = map_begin(p, &it, scan_keys);
-        if (r < 0)
-                return r;
-        while ((r = map_next(p, &it)) > 0) {
-                r = get_uint(p, 0, CONFIG_SCAN_JOBS_MAX, &c->scan_jobs);
-                if (r < 0)
-                        return r;
-        }
+        r = set_string(p, &c->cuda_arch_list);
+        /* The value goes into modules: the renderer's gate names it by its
+         * place in this file. */
+        free(c->cuda_arch_list_origin);
+        c->cuda_arch_list_origin = xasprintf("%s:%u:%u: '%s'", p->file ? p->file : "<config>",
+                                             (unsigned)m.line + 1, (unsigned)m.column + 1, p->path.buf);
         return r;
 }
 
-static int parse_pytorch(struct parser *p, struct config *c)
+static const struct field pytorch_fields[] = {
+        { "build_env", FIELD_BOOL, offsetof(struct config, pytorch_build_env) },
+        { "cuda_arch_list", FIELD_PARSE, 0, .parse = parse_cuda_arch_list },
+        { NULL },
+};
+
+static int parse_pytorch(struct parser *p, void *obj)
 {
-        _cleanup_(map_iter_release) struct map_iter it = { 0 };
-        int r;
-
-        r = map_begin(p, &it, pytorch_keys);
-        if (r < 0)
-                return r;
-        while ((r = map_next(p, &it)) > 0) {
-                if (it.index == PYTORCH_BUILD_ENV) {
-                        r = get_bool(p, &c->pytorch_build_env);
-                } else {
-                        const yaml_mark_t m = p->event.start_mark;
-
-                        r = set_string(p, &c->cuda_arch_list);
-                        /* The value goes into modules: the renderer's gate
-                         * names it by its place in this file. */
-                        free(c->cuda_arch_list_origin);
-                        c->cuda_arch_list_origin = xasprintf("%s:%u:%u: '%s'", p->file ? p->file : "<config>",
-                                                             (unsigned)m.line + 1, (unsigned)m.column + 1,
-                                                             p->path.buf);
-                }
-                if (r < 0)
-                        return r;
-        }
-        return r;
+        return map_walk(p, pytorch_fields, obj);
 }
 
 /* exclude: a list of walk patterns, or a mapping of them ("paths") and of
  * each component's install patterns. */
-static const char *const exclude_keys[] = {
-        "paths",
-#define X(name) #name,
+static const struct field exclude_fields[] = {
+        { "paths", FIELD_STRING_LIST, offsetof(struct config, exclude) },
+#define X(name) COMPONENT_FIELD(name, FIELD_STRING_LIST, exclude_installs)
         COMPONENT_LIST(X)
 #undef X
-        NULL,
+        { NULL },
 };
 
-static int parse_exclude(struct parser *p, struct config *c)
+static int parse_exclude(struct parser *p, void *obj)
 {
-        _cleanup_(map_iter_release) struct map_iter it = { 0 };
-        int r;
+        struct config *c = obj;
 
         if (p->event.type != YAML_MAPPING_START_EVENT)
                 return parse_string_list(p, &c->exclude);
-        r = map_begin(p, &it, exclude_keys);
-        if (r < 0)
-                return r;
-        while ((r = map_next(p, &it)) > 0) {
-                r = parse_string_list(p, it.index == 0 ? &c->exclude : &c->exclude_installs[it.index - 1]);
-                if (r < 0)
-                        return r;
-        }
-        return r;
+        return map_walk(p, exclude_fields, c);
 }
 
 /* defaults and ld_library_path: one value per component. */
-static int parse_per_component(struct parser *p, struct config *c, enum top_key key)
-{
-        _cleanup_(map_iter_release) struct map_iter it = { 0 };
-        int r;
+static const struct field defaults_fields[] = {
+#define X(name) COMPONENT_FIELD(name, FIELD_PARSE, defaults, .parse = parse_default)
+        COMPONENT_LIST(X)
+#undef X
+        { NULL },
+};
 
-        r = map_begin(p, &it, component_names);
-        if (r < 0)
-                return r;
-        while ((r = map_next(p, &it)) > 0) {
-                if (key == KEY_DEFAULTS)
-                        r = parse_default(p, &c->defaults[it.index]);
-                else
-                        r = get_bool(p, &c->ld_library_path[it.index]);
-                if (r < 0)
-                        return r;
-        }
-        return r;
+static const struct field ld_library_path_fields[] = {
+#define X(name) COMPONENT_FIELD(name, FIELD_BOOL, ld_library_path)
+        COMPONENT_LIST(X)
+#undef X
+        { NULL },
+};
+
+static int parse_defaults(struct parser *p, void *obj)
+{
+        return map_walk(p, defaults_fields, obj);
+}
+
+static int parse_ld_library_path(struct parser *p, void *obj)
+{
+        return map_walk(p, ld_library_path_fields, obj);
 }
 
 /* --- modulerc.<component>.<version> (lmod-api) ---
@@ -866,8 +873,6 @@ static int parse_per_component(struct parser *p, struct config *c, enum top_key 
  * that every reader keeps as data (written_value_problem: no control
  * character and no ']', which Lmod's tcl2lua would end its long string
  * with); it is written quoted, byte for byte. */
-static const char *const version_rc_keys[] = { "hide", "aliases", "tags", "deprecated", NULL };
-
 static int parse_name_list(struct parser *p, const char *what, const char *version, struct strv *list)
 {
         struct seq_iter si;
@@ -891,49 +896,56 @@ static int parse_name_list(struct parser *p, const char *what, const char *versi
         return r;
 }
 
-static int parse_version_rc(struct parser *p, struct config_version_rc *v)
+static int parse_rc_aliases(struct parser *p, void *obj)
 {
-        _cleanup_(map_iter_release) struct map_iter it = { 0 };
-        int r;
+        struct config_version_rc *v = obj;
 
-        r = map_begin(p, &it, version_rc_keys);
-        while (r >= 0 && (r = map_next(p, &it)) > 0) {
-                const char *s, *why;
-                size_t at;
-
-                switch (it.index) {
-                case 0:
-                        r = get_bool(p, &v->hide);
-                        break;
-                case 1:
-                        r = parse_name_list(p, "alias", v->version, &v->aliases);
-                        break;
-                case 2:
-                        r = parse_name_list(p, "tag", NULL, &v->tags);
-                        break;
-                default:
-                        r = get_string(p, "a message", &s);
-                        if (r < 0)
-                                break;
-                        if (strchr(s, '\n'))
-                                return error_at(p, &p->event.start_mark, "'%s': a message on one line",
-                                                p->path.buf);
-                        if ((why = written_value_problem(s, WRITTEN_TEXT, &at)))
-                                return error_at(p, &p->event.start_mark, "'%s': the message holds %s (byte %zu)",
-                                                p->path.buf, why, at + 1);
-                        if (!*s)
-                                return expected(p, "a message");
-                        free(v->deprecated);
-                        v->deprecated = xstrdup(s);
-                        break;
-                }
-        }
-        return r;
+        return parse_name_list(p, "alias", v->version, &v->aliases);
 }
 
-static int parse_modulerc(struct parser *p, struct config *c)
+static int parse_rc_tags(struct parser *p, void *field)
+{
+        return parse_name_list(p, "tag", NULL, field);
+}
+
+static int parse_rc_deprecated(struct parser *p, void *field)
+{
+        char **deprecated = field;
+        const char *s, *why;
+        size_t at;
+        int r;
+
+        r = get_string(p, "a message", &s);
+        if (r < 0)
+                return r;
+        if (strchr(s, '\n'))
+                return error_at(p, &p->event.start_mark, "'%s': a message on one line", p->path.buf);
+        if ((why = written_value_problem(s, WRITTEN_TEXT, &at)))
+                return error_at(p, &p->event.start_mark, "'%s': the message holds %s (byte %zu)", p->path.buf,
+                                why, at + 1);
+        if (!*s)
+                return expected(p, "a message");
+        free(*deprecated);
+        *deprecated = xstrdup(s);
+        return 0;
+}
+
+static const struct field version_rc_fields[] = {
+        { "hide", FIELD_BOOL, offsetof(struct config_version_rc, hide) },
+        { "aliases", FIELD_PARSE, 0, .parse = parse_rc_aliases },
+        { "tags", FIELD_PARSE, offsetof(struct config_version_rc, tags), .parse = parse_rc_tags },
+        { "deprecated", FIELD_PARSE, offsetof(struct config_version_rc, deprecated),
+          .parse = parse_rc_deprecated },
+        { NULL },
+};
+
+/* modulerc.<component>.<version>: the component's entries replace the
+ * old ones (the index and the whole config, no row), the versions are any
+ * keys: two loops of their own. */
+static int parse_modulerc(struct parser *p, void *obj)
 {
         _cleanup_(map_iter_release) struct map_iter it = { 0 };
+        struct config *c = obj;
         int r;
 
         r = map_begin(p, &it, component_names);
@@ -966,7 +978,7 @@ static int parse_modulerc(struct parser *p, struct config *c)
                         v = &c->version_rcs[c->n_version_rcs++];
                         *v = (struct config_version_rc){ .component = (unsigned)it.index,
                                                          .version = xstrdup(vit.key) };
-                        r = parse_version_rc(p, v);
+                        r = map_walk(p, version_rc_fields, v);
                 }
         }
         return r;
@@ -975,7 +987,7 @@ static int parse_modulerc(struct parser *p, struct config *c)
 
 /* output_mode: the mode, in octal, of every file generate writes ("0644",
  * 0640): read and write bits only, and the owner reads and writes. */
-static int parse_output_mode(struct parser *p, struct config *c)
+static int parse_output_mode(struct parser *p, void *field)
 {
         static const char what[] = "an octal file mode such as 0644 (read and write bits only, 0600 at least)";
         unsigned v = 0;
@@ -993,86 +1005,107 @@ static int parse_output_mode(struct parser *p, struct config *c)
         }
         if ((v & ~0666u) || (v & 0600) != 0600)
                 return expected(p, what);
-        c->output_mode = v;
+        *(unsigned *)field = v;
         return 0;
 }
 
-static int parse_top_value(struct parser *p, struct config *c, enum top_key key)
+/* output: "" is how config_to_yaml writes "no output". */
+static int parse_output(struct parser *p, void *field)
+{
+        char **output = field;
+        int r;
+
+        r = set_string(p, output);
+        if (r >= 0 && !**output) {
+                free(*output);
+                *output = NULL;
+        }
+        return r;
+}
+
+static int parse_format(struct parser *p, void *field)
 {
         const char *s;
         int r;
 
-        switch (key) {
-        case KEY_OUTPUT:
-                r = set_string(p, &c->output);
-                if (r >= 0 && !*c->output) {
-                        /* "" is how config_to_yaml writes "no output". */
-                        free(c->output);
-                        c->output = NULL;
-                }
-                return r;
-        case KEY_FORMAT:
-                r = get_string(p, "lua or tcl", &s);
-                if (r >= 0 && module_format_from_string(s) < 0)
-                        r = expected(p, "lua or tcl");
-                if (r >= 0)
-                        c->format = module_format_from_string(s);
-                return r;
-        case KEY_LAYOUT:
-                r = get_string(p, "hierarchical or flat", &s);
-                if (r >= 0 && module_layout_from_string(s) < 0)
-                        r = expected(p, "hierarchical or flat");
-                if (r >= 0)
-                        c->layout = module_layout_from_string(s);
-                return r;
-        case KEY_SEARCH:
-                return parse_search(p, c);
-        case KEY_EXCLUDE:
-                return parse_exclude(p, c);
-        case KEY_MAX_DEPTH:
-                return get_uint(p, 1, MAX_DEPTH_MAX, &c->max_depth);
-        case KEY_NAMING:
-                return parse_naming(p, c);
-        case KEY_ARCH:
-                return parse_arch(p, c);
-        case KEY_DEFAULTS:
-        case KEY_LD_LIBRARY_PATH:
-                return parse_per_component(p, c, key);
-        case KEY_STUBS_ON_LIBRARY_PATH:
-                return get_bool(p, &c->stubs_on_library_path);
-        case KEY_ENV:
-                return parse_env(p, c);
-        case KEY_PYTORCH:
-                return parse_pytorch(p, c);
-        case KEY_HOST_COMPILER:
-                return parse_host_compiler(p, c);
-        case KEY_VALIDATE:
-                return parse_validate(p, c);
-        case KEY_TEMPLATES:
-                return set_string(p, &c->templates);
-        case KEY_LOCK_TIMEOUT:
-                return get_uint(p, 0, TIMEOUT_MAX, &c->lock_timeout);
-        case KEY_OUTPUT_MODE:
-                return parse_output_mode(p, c);
-        case KEY_MODULERC:
-                return parse_modulerc(p, c);
-        case KEY_FAMILY:
-                return config_parse_family(p, c);
-        case KEY_MODULEPATH:
-                return config_parse_modulepath(p, c);
-        case KEY_LMOD:
-                return config_parse_lmod(p, c);
-        case KEY_SCAN:
-                return parse_scan(p, c);
-        case _KEY_MAX:
-                break;
-        }
-        return -EINVAL;
+        r = get_string(p, "lua or tcl", &s);
+        if (r >= 0 && module_format_from_string(s) < 0)
+                r = expected(p, "lua or tcl");
+        if (r >= 0)
+                *(enum module_format *)field = module_format_from_string(s);
+        return r;
 }
+
+static int parse_layout(struct parser *p, void *field)
+{
+        const char *s;
+        int r;
+
+        r = get_string(p, "hierarchical or flat", &s);
+        if (r >= 0 && module_layout_from_string(s) < 0)
+                r = expected(p, "hierarchical or flat");
+        if (r >= 0)
+                *(enum module_layout *)field = module_layout_from_string(s);
+        return r;
+}
+
+/* The keys config-naming.c and config-site.c read. */
+static int parse_naming_key(struct parser *p, void *obj)
+{
+        return parse_naming(p, obj);
+}
+
+static int parse_arch_key(struct parser *p, void *obj)
+{
+        return parse_arch(p, obj);
+}
+
+static int parse_family_key(struct parser *p, void *obj)
+{
+        return config_parse_family(p, obj);
+}
+
+static int parse_modulepath_key(struct parser *p, void *obj)
+{
+        return config_parse_modulepath(p, obj);
+}
+
+static int parse_lmod_key(struct parser *p, void *obj)
+{
+        return config_parse_lmod(p, obj);
+}
+
+/* The top-level keys, in the order of DESIGN.md section 4 (an unknown key's
+ * message lists them so). */
+static const struct field top_fields[] = {
+        { "output", FIELD_PARSE, offsetof(struct config, output), .parse = parse_output },
+        { "format", FIELD_PARSE, offsetof(struct config, format), .parse = parse_format },
+        { "layout", FIELD_PARSE, offsetof(struct config, layout), .parse = parse_layout },
+        { "search", FIELD_PARSE, 0, .parse = parse_search },
+        { "exclude", FIELD_PARSE, 0, .parse = parse_exclude },
+        { "max_depth", FIELD_UINT, offsetof(struct config, max_depth), 1, MAX_DEPTH_MAX },
+        { "defaults", FIELD_PARSE, 0, .parse = parse_defaults },
+        { "naming", FIELD_PARSE, 0, .parse = parse_naming_key },
+        { "ld_library_path", FIELD_PARSE, 0, .parse = parse_ld_library_path },
+        { "stubs_on_library_path", FIELD_BOOL, offsetof(struct config, stubs_on_library_path) },
+        { "env", FIELD_PARSE, 0, .parse = parse_env },
+        { "pytorch", FIELD_PARSE, 0, .parse = parse_pytorch },
+        { "host_compiler", FIELD_PARSE, 0, .parse = parse_host_compiler },
+        { "validate", FIELD_PARSE, 0, .parse = parse_validate },
+        { "templates", FIELD_STRING, offsetof(struct config, templates) },
+        { "lock_timeout", FIELD_UINT, offsetof(struct config, lock_timeout), 0, TIMEOUT_MAX },
+        { "output_mode", FIELD_PARSE, offsetof(struct config, output_mode), .parse = parse_output_mode },
+        { "modulerc", FIELD_PARSE, 0, .parse = parse_modulerc },
+        { "family", FIELD_PARSE, 0, .parse = parse_family_key },
+        { "modulepath", FIELD_PARSE, 0, .parse = parse_modulepath_key },
+        { "lmod", FIELD_PARSE, 0, .parse = parse_lmod_key },
+        { "scan", FIELD_PARSE, 0, .parse = parse_scan },
+        { "arch", FIELD_PARSE, 0, .parse = parse_arch_key },
+        { NULL },
+};
 
 static int parse_stream(struct parser *p, struct config *c)
 {
-        _cleanup_(map_iter_release) struct map_iter it = { 0 };
         static const yaml_mark_t start = { 0 };
         int r;
 
@@ -1093,10 +1126,7 @@ static int parse_stream(struct parser *p, struct config *c)
                 return error_at(p, &p->event.start_mark, "the top level must be a mapping of keys, not %s",
                                 desc);
         }
-        r = map_begin(p, &it, top_keys);
-        while (r >= 0 && (r = map_next(p, &it)) > 0)
-                r = parse_top_value(p, c, (enum top_key)it.index);
-        return r;
+        return map_walk(p, top_fields, c);
 }
 
 int config_load_buffer(struct config *c, const char *buf, size_t len, const char *file,

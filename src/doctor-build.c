@@ -619,12 +619,11 @@ static char *nvcc_top(const struct build *b, const char *nvcc)
                                 q++;
                         n = strcspn(q, "/");
                         if (n == 2 && q[0] == '.' && q[1] == '.') {
-                                while (sb.len && sb.buf[sb.len - 1] != '/')
-                                        sb.len--;
-                                if (sb.len)
-                                        sb.len--;
-                                if (sb.alloc)
-                                        sb.buf[sb.len] = '\0';
+                                size_t len = sb.len;
+
+                                while (len && sb.buf[len - 1] != '/')
+                                        len--;
+                                strbuf_setlen(&sb, len ? len - 1 : 0);
                         } else if (n && !(n == 1 && q[0] == '.')) {
                                 strbuf_addch(&sb, '/');
                                 strbuf_add(&sb, q, n);

@@ -12,16 +12,32 @@
 
 /* --- the environment ----------------------------------------------------- */
 
-/* The index is open addressing with linear probing over the variables'
- * names (FNV-1a); a slot holds 1 + the variable's position in vars, 0 when
- * empty, and the table is kept at most half full. */
-static size_t name_hash(const char *name, size_t n)
-{
-        size_t h = 14695981039346656037ULL;
+/* The index maps a variable's name (what precedes the first '=' of its
+ * item) to its position in vars. */
+struct env_var {
+        struct hashmap_entry ent;
+        size_t pos;
+};
 
-        for (size_t i = 0; i < n; i++)
-                h = (h ^ (unsigned char)name[i]) * 1099511628211ULL;
-        return h;
+/* What a lookup in the index compares with. */
+struct env_key {
+        const struct env *env;
+        const char *name;
+        size_t n;
+};
+
+static bool env_var_equal(const struct hashmap_entry *entry, _unused_ const struct hashmap_entry *key,
+                          const void *keydata)
+{
+        const struct env_key *k = keydata;
+        const char *item = k->env->vars.items[hashmap_entry_of(entry, const struct env_var, ent)->pos];
+
+        return strncmp(item, k->name, k->n) == 0 && item[k->n] == '=';
+}
+
+static void env_var_free(struct hashmap_entry *e)
+{
+        free(hashmap_entry_of(e, struct env_var, ent));
 }
 
 static size_t item_name_len(const char *item)
@@ -29,60 +45,44 @@ static size_t item_name_len(const char *item)
         return (size_t)(strchrnul(item, '=') - item);
 }
 
-/* The slot of name (n bytes), or the empty one where it would go. */
-static size_t env_slot(const struct env *e, const char *name, size_t n)
+/* The index entry of name (n bytes), or NULL. */
+static struct env_var *env_find(const struct env *e, const char *name, size_t n)
 {
-        size_t mask = e->size - 1;
+        struct env_key k = { .env = e, .name = name, .n = n };
+        struct hashmap_entry key;
 
-        for (size_t i = name_hash(name, n) & mask;; i = (i + 1) & mask) {
-                const char *item;
-
-                if (!e->slots[i])
-                        return i;
-                item = e->vars.items[e->slots[i] - 1];
-                if (strncmp(item, name, n) == 0 && item[n] == '=')
-                        return i;
-        }
+        hashmap_entry_init(&key, hash_bytes(name, n));
+        return hashmap_entry_of(hashmap_get(&e->index, &key, &k), struct env_var, ent);
 }
 
-static void env_grow(struct env *e)
+/* Index the last variable of vars, whose name is n bytes. */
+static void env_index_last(struct env *e, size_t n)
 {
-        if (2 * (e->vars.len + 1) <= e->size)
-                return;
-        free(e->slots);
-        e->size = e->size ? 2 * e->size : 64;
-        while (2 * (e->vars.len + 1) > e->size)
-                e->size *= 2;
-        e->slots = xcalloc(e->size, sizeof(*e->slots));
-        for (size_t p = 0; p < e->vars.len; p++) {
-                const char *item = e->vars.items[p];
+        struct env_var *v = xmalloc(sizeof(*v));
 
-                e->slots[env_slot(e, item, item_name_len(item))] = p + 1;
-        }
+        v->pos = e->vars.len - 1;
+        hashmap_entry_init(&v->ent, hash_bytes(e->vars.items[v->pos], n));
+        hashmap_add(&e->index, &v->ent);
 }
 
 void env_init(struct env *e, char *const *from)
 {
         *e = (struct env){ 0 };
-        env_grow(e);
+        hashmap_init(&e->index, env_var_equal, 0);
         for (char *const *v = from; v && *v; v++) {
-                size_t n = item_name_len(*v), s;
+                size_t n = item_name_len(*v);
 
-                if (!(*v)[n])
-                        continue;
-                s = env_slot(e, *v, n);
-                if (e->slots[s])
+                if (!(*v)[n] || env_find(e, *v, n))
                         continue;
                 strv_add(&e->vars, *v);
-                e->slots[s] = e->vars.len;
-                env_grow(e);
+                env_index_last(e, n);
         }
 }
 
 void env_release(struct env *e)
 {
         strv_release(&e->vars);
-        free(e->slots);
+        hashmap_release(&e->index, env_var_free);
         *e = (struct env){ 0 };
 }
 
@@ -97,17 +97,19 @@ struct strv env_take_vars(struct env *e)
 
 const char *env_lookup(const struct env *e, const char *name)
 {
-        size_t n = strlen(name), s;
+        size_t n = strlen(name);
+        const struct env_var *v;
 
-        if (!e->size || memchr(name, '=', n))
+        if (memchr(name, '=', n))
                 return NULL;
-        s = env_slot(e, name, n);
-        return e->slots[s] ? e->vars.items[e->slots[s] - 1] + n + 1 : NULL;
+        v = env_find(e, name, n);
+        return v ? e->vars.items[v->pos] + n + 1 : NULL;
 }
 
 void env_set(struct env *e, const char *name, const char *value)
 {
-        size_t n = strlen(name), s;
+        size_t n = strlen(name);
+        struct env_var *v;
         char *item;
 
         /* The index is by what precedes the first '=' of an item: a name
@@ -116,55 +118,40 @@ void env_set(struct env *e, const char *name, const char *value)
         if (memchr(name, '=', n))
                 return;
         item = xasprintf("%s=%s", name, value);
-        env_grow(e);
-        s = env_slot(e, name, n);
-        if (e->slots[s]) {
-                free(e->vars.items[e->slots[s] - 1]);
-                e->vars.items[e->slots[s] - 1] = item;
+        v = env_find(e, name, n);
+        if (v) {
+                free(e->vars.items[v->pos]);
+                e->vars.items[v->pos] = item;
                 return;
         }
         strv_push(&e->vars, item);
-        e->slots[s] = e->vars.len;
+        env_index_last(e, n);
 }
 
-/* The variable leaves its slot (the ones after it in its probe run move
- * back, so that no lookup stops early) and its position (the last
- * variable takes it: the order of an environment means nothing). */
+/* The variable leaves the index and its position (the last variable
+ * takes it: the order of an environment means nothing). */
 void env_unset(struct env *e, const char *name)
 {
-        size_t n = strlen(name), mask = e->size - 1, s, p, last;
+        size_t n = strlen(name), p, last;
+        struct env_key k = { .env = e, .name = name, .n = n };
+        struct hashmap_entry key, *removed;
 
-        if (!e->size || memchr(name, '=', n))
+        if (memchr(name, '=', n))
                 return;
-        s = env_slot(e, name, n);
-        if (!e->slots[s])
+        hashmap_entry_init(&key, hash_bytes(name, n));
+        removed = hashmap_remove(&e->index, &key, &k);
+        if (!removed)
                 return;
-        p = e->slots[s] - 1;
-        for (size_t i = s, j = s;;) {
-                const char *item;
-                size_t home;
-
-                j = (j + 1) & mask;
-                if (!e->slots[j]) {
-                        e->slots[i] = 0;
-                        break;
-                }
-                item = e->vars.items[e->slots[j] - 1];
-                home = name_hash(item, item_name_len(item)) & mask;
-                /* The entry at j may fill the hole at i unless its home
-                 * lies cyclically in (i, j]. */
-                if (i <= j ? home <= i || home > j : home <= i && home > j) {
-                        e->slots[i] = e->slots[j];
-                        i = j;
-                }
-        }
+        p = hashmap_entry_of(removed, struct env_var, ent)->pos;
+        env_var_free(removed);
         free(e->vars.items[p]);
         last = --e->vars.len;
         if (p != last) {
                 const char *moved = e->vars.items[last];
 
+                /* Found while the item is still at last. */
+                env_find(e, moved, item_name_len(moved))->pos = p;
                 e->vars.items[p] = e->vars.items[last];
-                e->slots[env_slot(e, moved, item_name_len(moved))] = p + 1;
         }
         e->vars.items[last] = NULL;
 }
@@ -221,41 +208,50 @@ void split_entries(const char *value, char delim, bool keep_empty, struct strv *
         }
 }
 
+static bool str_set_equal(const struct hashmap_entry *entry, _unused_ const struct hashmap_entry *key,
+                          const void *keydata)
+{
+        return streq(hashmap_entry_of(entry, const struct str_set_entry, ent)->s, keydata);
+}
+
 void str_set_init(struct str_set *set, size_t max_items)
 {
-        set->size = 16;
-        while (set->size < 2 * max_items)
-                set->size *= 2;
-        set->slots = xcalloc(set->size, sizeof(*set->slots));
+        *set = (struct str_set){ .max = max_items };
+        hashmap_init(&set->map, str_set_equal, max_items);
+        set->entries = xreallocarray(NULL, max_items ? max_items : 1, sizeof(*set->entries));
+}
+
+void str_set_release(struct str_set *set)
+{
+        hashmap_release(&set->map, NULL);
+        free(set->entries);
+        *set = (struct str_set){ 0 };
 }
 
 /* Add s; false when it was there already. */
 bool str_set_add(struct str_set *set, const char *s)
 {
-        size_t h = 14695981039346656037ULL;
+        struct hashmap_entry key;
+        struct str_set_entry *e;
 
-        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-                h = (h ^ *p) * 1099511628211ULL;
-        for (size_t i = h & (set->size - 1);; i = (i + 1) & (set->size - 1)) {
-                if (!set->slots[i]) {
-                        set->slots[i] = s;
-                        return true;
-                }
-                if (streq(set->slots[i], s))
-                        return false;
-        }
+        hashmap_entry_init(&key, hash_str(s));
+        if (hashmap_get(&set->map, &key, s))
+                return false;
+        if (set->n == set->max)
+                abort(); /* the caller said how many it adds at most */
+        e = &set->entries[set->n++];
+        e->ent = key;
+        e->s = s;
+        hashmap_add(&set->map, &e->ent);
+        return true;
 }
 
 static bool str_set_has(const struct str_set *set, const char *s)
 {
-        size_t h = 14695981039346656037ULL;
+        struct hashmap_entry key;
 
-        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-                h = (h ^ *p) * 1099511628211ULL;
-        for (size_t i = h & (set->size - 1); set->slots[i]; i = (i + 1) & (set->size - 1))
-                if (streq(set->slots[i], s))
-                        return true;
-        return false;
+        hashmap_entry_init(&key, hash_str(s));
+        return hashmap_get(&set->map, &key, s) != NULL;
 }
 
 /* The entries of a copy of value, split at delim and regularised in
@@ -371,8 +367,8 @@ int path_apply(struct env *env, const char *name, const char *value, char delim,
                 env_unset(env, name);
         else if (n_out || cur)
                 env_set(env, name, sb.buf);
-        free(in_add.slots);
-        free(in_out.slots);
+        str_set_release(&in_add);
+        str_set_release(&in_out);
         entries_release(&old);
         entries_release(&add);
         return r;

@@ -11,6 +11,7 @@
 
 #include "diag.h"
 #include "evaluate.h"
+#include "hashmap.h"
 #include "util.h"
 
 /* A modulefile is read whole. Real ones are a few KiB (cudamod's own
@@ -78,15 +79,21 @@ int path_apply(struct env *env, const char *name, const char *value, char delim,
                enum path_how how, bool em, size_t max_entries, size_t *ret_len,
                size_t *ret_entries);
 
-/* A set of borrowed strings (open addressing), so that a path of n entries
- * is merged in O(n), not O(n²): a value of ENV_ENTRY_MAX bytes can hold
- * 65,000 entries. */
+/* A set of borrowed strings (a hash map), so that a path of n entries is
+ * merged in O(n), not O(n²): a value of ENV_ENTRY_MAX bytes can hold
+ * 65,000 entries. Its entries are allocated for max_items at init. */
+struct str_set_entry {
+        struct hashmap_entry ent;
+        const char *s;
+};
 struct str_set {
-        const char **slots;
-        size_t size; /* a power of two, at least twice the items */
+        struct hashmap map;
+        struct str_set_entry *entries;
+        size_t n, max;
 };
 void str_set_init(struct str_set *set, size_t max_items);
-/* Add s; false when it was there already. */
+void str_set_release(struct str_set *set);
+/* Add s; false when it was there already. At most max_items adds. */
 bool str_set_add(struct str_set *set, const char *s);
 
 /* --- the real tool (evaluate-tool.c, evaluate-show.c) ------------------ */

@@ -981,7 +981,7 @@ void evaluation_own_entries(const struct evaluation *e, const char *name, struct
                 if (strncmp(it, name, n) == 0 && it[n] == '=' && str_set_add(&seen, it + n + 1))
                         strv_add(ret, it + n + 1);
         }
-        free(seen.slots);
+        str_set_release(&seen);
 }
 
 void evaluate_basic_env(struct strv *env)

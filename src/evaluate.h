@@ -50,6 +50,7 @@
 #include <stdbool.h>
 
 #include "diag.h"
+#include "hashmap.h"
 #include "util.h"
 
 struct modulefile {
@@ -190,12 +191,12 @@ void env_diff_release(struct env_diff *d);
 /* A load's environment: the "NAME=value" variables a program would be
  * started with, each name once, indexed by name, so that a lookup, a set
  * and an unset cost the same with ten variables as with the 10,000 a
- * load may set (open addressing; slots hold 1 + a position in vars). The
- * order of vars is not kept across env_unset. */
+ * load may set (the index maps a name to its position in vars; the order
+ * is vars', never the index's). The order of vars is not kept across
+ * env_unset. */
 struct env {
         struct strv vars;
-        size_t *slots;
-        size_t size; /* a power of two, more than twice vars.len */
+        struct hashmap index;
 };
 /* A copy of the "NAME=value" items of from (NULL-terminated); of a name
  * given twice the first is kept, as getenv(3) would find it. */

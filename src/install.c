@@ -174,74 +174,76 @@ void install_list_release(struct install_list *l)
         for (size_t i = 0; i < l->len; i++)
                 install_free(l->items[i]);
         free(l->items);
-        free(l->index);
+        install_list_index_end(l);
         *l = (struct install_list){ 0 };
 }
 
-static size_t index_hash(const struct component *c, const char *realpath)
-{
-        uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uintptr_t)c;
+/* An install in a list's index. The hash is its realpath's: the same
+ * directory found as several components (at most one each) shares a
+ * chain. */
+struct index_entry {
+        struct hashmap_entry ent;
+        struct install *in;
+};
 
-        for (const unsigned char *p = (const unsigned char *)realpath; *p; p++)
-                h = (h ^ *p) * 1099511628211ULL;
-        return (size_t)(h ^ (h >> 31));
+struct index_key {
+        const struct component *component;
+        const char *realpath;
+};
+
+static bool index_equal(const struct hashmap_entry *entry, _unused_ const struct hashmap_entry *key,
+                        const void *keydata)
+{
+        const struct install *in = hashmap_entry_of(entry, const struct index_entry, ent)->in;
+        const struct index_key *k = keydata;
+
+        return in->component == k->component && streq(in->realpath, k->realpath);
 }
 
-/* Slots hold position + 1; 0 is empty. */
-static void index_put(struct install_list *l, size_t pos)
+static void index_entry_free(struct hashmap_entry *e)
 {
-        const struct install *in = l->items[pos];
-        size_t mask = l->index_size - 1;
-
-        for (size_t i = index_hash(in->component, in->realpath) & mask;; i = (i + 1) & mask)
-                if (!l->index[i]) {
-                        l->index[i] = pos + 1;
-                        return;
-                }
+        free(hashmap_entry_of(e, struct index_entry, ent));
 }
 
-static void index_rebuild(struct install_list *l, size_t size)
+static void index_put(struct install_list *l, struct install *in)
 {
-        free(l->index);
-        l->index_size = size;
-        l->index = xcalloc(size, sizeof(*l->index));
-        for (size_t i = 0; i < l->len; i++)
-                index_put(l, i);
+        struct index_entry *e = xmalloc(sizeof(*e));
+
+        hashmap_entry_init(&e->ent, hash_str(in->realpath));
+        e->in = in;
+        hashmap_add(&l->index, &e->ent);
 }
 
 void install_list_index_begin(struct install_list *l)
 {
-        /* Small to start with: a parallel scan begins one index for each
-         * subtree it hands to a thread, most of which hold an install or
-         * none (1,024 slots each were 16 MiB at 2,000 prefixes). It doubles
-         * as installs are added. */
-        size_t size = 16;
-
-        while (size < l->len * 2)
-                size *= 2;
-        index_rebuild(l, size);
+        /* Small to start with (the map's own default): a parallel scan
+         * begins one index for each subtree it hands to a thread, most of
+         * which hold an install or none. It grows as installs are added. */
+        install_list_index_end(l);
+        hashmap_init(&l->index, index_equal, l->len);
+        l->indexed = true;
+        for (size_t i = 0; i < l->len; i++)
+                index_put(l, l->items[i]);
 }
 
 void install_list_index_end(struct install_list *l)
 {
-        free(l->index);
-        l->index = NULL;
-        l->index_size = 0;
+        if (l->indexed)
+                hashmap_release(&l->index, index_entry_free);
+        l->indexed = false;
 }
 
 struct install *install_list_find(const struct install_list *l, const struct component *c,
                                   const char *realpath)
 {
-        if (l->index_size) {
-                size_t mask = l->index_size - 1;
+        if (l->indexed) {
+                struct index_key k = { .component = c, .realpath = realpath };
+                struct hashmap_entry key;
+                struct index_entry *e;
 
-                for (size_t i = index_hash(c, realpath) & mask; l->index[i]; i = (i + 1) & mask) {
-                        struct install *in = l->items[l->index[i] - 1];
-
-                        if (in->component == c && streq(in->realpath, realpath))
-                                return in;
-                }
-                return NULL;
+                hashmap_entry_init(&key, hash_str(realpath));
+                e = hashmap_entry_of(hashmap_get(&l->index, &key, &k), struct index_entry, ent);
+                return e ? e->in : NULL;
         }
         for (size_t i = 0; i < l->len; i++)
                 if (l->items[i]->component == c && streq(l->items[i]->realpath, realpath))
@@ -306,12 +308,8 @@ struct install *install_list_add(struct install_list *l, struct install *in)
                 l->items = xreallocarray(l->items, l->alloc, sizeof(*l->items));
         }
         l->items[l->len++] = in;
-        if (l->index_size) {
-                if (l->len * 2 > l->index_size)
-                        index_rebuild(l, l->index_size * 2);
-                else
-                        index_put(l, l->len - 1);
-        }
+        if (l->indexed)
+                index_put(l, in);
         return in;
 }
 
@@ -461,8 +459,7 @@ static inline void jw_add(struct strbuf *sb, const char *p, size_t n)
 {
         if (sb->alloc - sb->len > n) {
                 memcpy(sb->buf + sb->len, p, n);
-                sb->len += n;
-                sb->buf[sb->len] = '\0';
+                strbuf_setlen(sb, sb->len + n);
         } else
                 strbuf_add(sb, p, n);
 }
@@ -470,8 +467,8 @@ static inline void jw_add(struct strbuf *sb, const char *p, size_t n)
 static inline void jw_ch(struct strbuf *sb, char c)
 {
         if (sb->alloc - sb->len > 1) {
-                sb->buf[sb->len++] = c;
-                sb->buf[sb->len] = '\0';
+                sb->buf[sb->len] = c;
+                strbuf_setlen(sb, sb->len + 1);
         } else
                 strbuf_addch(sb, c);
 }
@@ -550,8 +547,7 @@ static void jw_string(struct strbuf *sb, const char *s)
         start = sb->len;
         if (!jw_escaped(sb, s, strlen(s)) || utf8_valid(s))
                 return;
-        sb->len = start;
-        sb->buf[start] = '\0';
+        strbuf_setlen(sb, start);
         clean = utf8_sanitize(s);
         jw_escaped(sb, clean, strlen(clean));
 }

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "component.h"
+#include "hashmap.h"
 #include "util.h"
 #include "version.h"
 
@@ -100,10 +101,12 @@ struct install_list {
         struct install **items;
         size_t len;
         size_t alloc;
-        /* Positions by component and realpath, while install_list_index_begin
-         * is in force: install_list_find in constant time. */
-        size_t *index;
-        size_t index_size; /* a power of two, or 0 */
+        /* The installs by component and realpath, while
+         * install_list_index_begin is in force: install_list_find in
+         * constant time. Entries are the list's own (not the installs'),
+         * so that an install may pass from an indexed list to another. */
+        struct hashmap index;
+        bool indexed;
 };
 
 void install_list_release(struct install_list *l);

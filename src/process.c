@@ -292,8 +292,7 @@ static void read_output(struct pollfd pfd[2], int *open_fds, struct child *ret)
                         size_t keep = OUTPUT_MAX / 2;
 
                         memmove(sb->buf, sb->buf + sb->len - keep, keep);
-                        sb->len = keep;
-                        sb->buf[keep] = '\0';
+                        strbuf_setlen(sb, keep);
                 }
                 if (sb->len < OUTPUT_MAX)
                         strbuf_add(sb, buf, (size_t)n < OUTPUT_MAX - sb->len ? (size_t)n : OUTPUT_MAX - sb->len);

@@ -211,8 +211,7 @@ static int tcl_braced(struct tcl_reader *t, bool bracketed)
 
                 strbuf_addch(t->shape, '{');
                 if (inner.depth > TCL_MAX_NESTING || tcl_script(&inner, false) < 0) {
-                        t->shape->len = mark;
-                        t->shape->buf[mark] = '\0';
+                        strbuf_setlen(t->shape, mark);
                         strbuf_addstr(t->shape, "{?");
                 }
                 strbuf_addch(t->shape, '}');

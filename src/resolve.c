@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "hashmap.h"
 #include "resolve.h"
 #include "strbuf.h"
 #include "util-file.h"
@@ -314,74 +315,71 @@ const char *ldcache_lookup(const struct ldcache *c, const char *soname, unsigned
         return hwcap_match;
 }
 
-/* An open-addressing set of paths with what a candidate check found. */
+/* A set of paths with what a candidate check found. */
 struct memo_entry {
-        char *path;                /* NULL: free slot */
+        struct hashmap_entry ent;  /* by path */
+        char *path;
         bool is_elf;               /* a regular file with an ELF identification */
         struct elf_info ident;     /* class, machine, byte order */
 };
 
 struct resolve_memo {
-        struct memo_entry *slots;
-        size_t n, used;            /* n: a power of two */
+        struct hashmap paths;      /* of struct memo_entry */
 };
 
-static size_t memo_hash(const char *s)
+static bool memo_equal(const struct hashmap_entry *entry, _unused_ const struct hashmap_entry *key,
+                       const void *keydata)
 {
-        size_t h = 1469598103934665603ULL;
-
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-        return h;
+        return streq(hashmap_entry_of(entry, const struct memo_entry, ent)->path, keydata);
 }
 
-static struct memo_entry *memo_slot(struct memo_entry *slots, size_t n, const char *path)
+static void memo_entry_free(struct hashmap_entry *e)
 {
-        for (size_t i = memo_hash(path) & (n - 1);; i = (i + 1) & (n - 1))
-                if (!slots[i].path || streq(slots[i].path, path))
-                        return &slots[i];
+        struct memo_entry *m = hashmap_entry_of(e, struct memo_entry, ent);
+
+        free(m->path);
+        free(m);
 }
 
 /* The entry for path, looked at on first use. */
 static const struct memo_entry *memo_get(struct resolve_memo *m, const char *path)
 {
+        struct hashmap_entry key;
         struct memo_entry *e;
         struct stat st;
 
-        if (m->used * 2 >= m->n) {
-                size_t n = m->n ? m->n * 2 : 256;
-                struct memo_entry *slots = xcalloc(n, sizeof(*slots));
-
-                for (size_t i = 0; i < m->n; i++)
-                        if (m->slots[i].path)
-                                *memo_slot(slots, n, m->slots[i].path) = m->slots[i];
-                free(m->slots);
-                m->slots = slots;
-                m->n = n;
-        }
-        e = memo_slot(m->slots, m->n, path);
-        if (e->path)
+        hashmap_entry_init(&key, hash_str(path));
+        e = hashmap_entry_of(hashmap_get(&m->paths, &key, path), struct memo_entry, ent);
+        if (e)
                 return e;
+        e = xcalloc(1, sizeof(*e));
+        hashmap_entry_init(&e->ent, key.hash);
         e->path = xstrdup(path);
         e->is_elf = stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
                     elf_read_ident(AT_FDCWD, path, &e->ident) == 0;
-        m->used++;
+        hashmap_add(&m->paths, &e->ent);
         return e;
+}
+
+static struct resolve_memo *memo_new(void)
+{
+        struct resolve_memo *m = xmalloc(sizeof(*m));
+
+        hashmap_init(&m->paths, memo_equal, 0);
+        return m;
 }
 
 static void memo_free(struct resolve_memo *m)
 {
         if (!m)
                 return;
-        for (size_t i = 0; i < m->n; i++)
-                free(m->slots[i].path);
-        free(m->slots);
+        hashmap_release(&m->paths, memo_entry_free);
         free(m);
 }
 
 void resolve_env_init(struct resolve_env *e, const char *ld_library_path, const struct ldcache *cache)
 {
-        *e = (struct resolve_env){ .cache = cache, .memo = xcalloc(1, sizeof(struct resolve_memo)) };
+        *e = (struct resolve_env){ .cache = cache, .memo = memo_new() };
         if (!ld_library_path || !*ld_library_path)
                 return;
         for (const char *s = ld_library_path;;) {

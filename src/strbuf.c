@@ -59,15 +59,6 @@ void strbuf_reset(struct strbuf *sb)
                 sb->buf[0] = '\0';
 }
 
-void strbuf_setlen(struct strbuf *sb, size_t len)
-{
-        if (len > sb->len)
-                abort();
-        sb->len = len;
-        if (sb->alloc)
-                sb->buf[len] = '\0';
-}
-
 void strbuf_add(struct strbuf *sb, const void *data, size_t len)
 {
         if (len == 0)

@@ -26,8 +26,19 @@ void strbuf_release(struct strbuf *sb);
 char *strbuf_detach(struct strbuf *sb);
 void strbuf_grow(struct strbuf *sb, size_t extra);
 void strbuf_reset(struct strbuf *sb);
-/* Cut sb to its first len bytes (len <= sb->len). */
-void strbuf_setlen(struct strbuf *sb, size_t len);
+/* The one way to set sb->len outside strbuf.c: a cut to the first len
+ * bytes, or (after writing into the room strbuf_grow made) taking in the
+ * bytes written. len must lie within the allocation (a larger one is a
+ * bug: abort); the terminator is written. Inline: the JSON writer calls it
+ * for every piece it adds. */
+static inline void strbuf_setlen(struct strbuf *sb, size_t len)
+{
+        if (len > (sb->alloc ? sb->alloc - 1 : 0))
+                abort();
+        sb->len = len;
+        if (sb->alloc)
+                sb->buf[len] = '\0';
+}
 void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, char c);

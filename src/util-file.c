@@ -192,13 +192,12 @@ int file_read_regular_at(int dirfd, const char *path, const char *display, size_
                         continue;
                 if (n < 0) {
                         r = -errno;
-                        ret->len = start;
-                        ret->buf[start] = '\0';
+                        strbuf_setlen(ret, start);
                         return diag_errorf(d, r, "cannot read '%s': %s", display, strerror(-r));
                 }
                 if (n == 0)
                         break;
-                ret->len += (size_t)n;
+                strbuf_setlen(ret, ret->len + (size_t)n);
                 /* All the bytes the stat promised, and fewer than max: no
                  * read just to see the end (a file of st_size 0, as in
                  * /proc, is read to its end). */
@@ -207,8 +206,7 @@ int file_read_regular_at(int dirfd, const char *path, const char *display, size_
                         break;
         }
         if (!head && ret->len - start > max) {
-                ret->len = start;
-                ret->buf[start] = '\0';
+                strbuf_setlen(ret, start);
                 return diag_errorf(d, -EFBIG, "'%s' is larger than %zu bytes", display, max);
         }
         ret->buf[ret->len] = '\0';

@@ -10,17 +10,19 @@
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 
+#include "hashmap.h"
 #include "strbuf.h"
 #include "walk.h"
 #include "banned.h"
 
 #define MAX_SYMLINK_HOPS 40
 
+/* A directory met, by device and inode (the key of the visited map). */
 struct visited {
+        struct hashmap_entry ent;
         dev_t dev;
         ino_t ino;
         unsigned budget; /* depth still allowed below it when it was walked */
-        bool used;
         bool walked;
         bool prune;
         const char *const *keep;
@@ -63,9 +65,7 @@ struct task {
 struct walk_shared {
         pthread_mutex_t lock;
         pthread_cond_t cond;
-        struct visited *table;
-        size_t table_size; /* a power of two */
-        size_t table_used;
+        struct hashmap visited; /* of struct visited */
         struct pending *pending;
         size_t n_pending, alloc_pending;
         int stop; /* a negative errno from visit() (atomic) */
@@ -184,46 +184,37 @@ void walk_dir_warn(const struct walk_dir *dir, const char *fmt, ...)
         va_end(ap);
 }
 
-static size_t hash_key(dev_t dev, ino_t ino)
+static bool visited_equal(const struct hashmap_entry *entry, const struct hashmap_entry *key,
+                          _unused_ const void *keydata)
 {
-        uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^ (uint64_t)dev * 0xc2b2ae3d27d4eb4fULL;
+        const struct visited *a = hashmap_entry_of(entry, const struct visited, ent);
+        const struct visited *b = hashmap_entry_of(key, const struct visited, ent);
 
-        return (size_t)(h ^ (h >> 29));
+        return a->dev == b->dev && a->ino == b->ino;
 }
 
-/* Under sh->lock. */
+static void visited_free(struct hashmap_entry *e)
+{
+        free(hashmap_entry_of(e, struct visited, ent));
+}
+
+/* The directory dev:ino, or NULL; with insert, a new one when it was not
+ * met before. Under sh->lock. */
 static struct visited *visited_lookup(struct walk_shared *w, dev_t dev, ino_t ino, bool insert)
 {
-        size_t i;
+        /* Hashed as the two numbers' bytes: the key is the same whatever
+         * the padding of struct visited. */
+        uint64_t id[2] = { (uint64_t)dev, (uint64_t)ino };
+        struct visited key = { .dev = dev, .ino = ino }, *v;
 
-        if (insert && (w->table_used + 1) * 2 > w->table_size) {
-                struct visited *old = w->table;
-                size_t old_size = w->table_size;
-
-                w->table_size = old_size ? old_size * 2 : 1024;
-                w->table = xcalloc(w->table_size, sizeof(*w->table));
-                w->table_used = 0;
-                for (size_t k = 0; k < old_size; k++)
-                        if (old[k].used) {
-                                struct visited *n = visited_lookup(w, old[k].dev, old[k].ino, true);
-                                *n = old[k];
-                        }
-                free(old);
-        }
-        if (!w->table_size)
-                return NULL;
-        for (i = hash_key(dev, ino) & (w->table_size - 1);; i = (i + 1) & (w->table_size - 1)) {
-                struct visited *v = &w->table[i];
-                if (!v->used) {
-                        if (!insert)
-                                return NULL;
-                        *v = (struct visited){ .dev = dev, .ino = ino, .used = true };
-                        w->table_used++;
-                        return v;
-                }
-                if (v->dev == dev && v->ino == ino)
-                        return v;
-        }
+        hashmap_entry_init(&key.ent, hash_bytes(id, sizeof(id)));
+        v = hashmap_entry_of(hashmap_get(&w->visited, &key.ent, NULL), struct visited, ent);
+        if (v || !insert)
+                return v;
+        v = xmalloc(sizeof(*v));
+        *v = key;
+        hashmap_add(&w->visited, &v->ent);
+        return v;
 }
 
 static bool excluded(struct walker *w, const char *path)
@@ -876,6 +867,7 @@ int walk_roots(const char *const *roots, size_t n_roots, const struct walk_optio
         struct walk_shared sh = {
                 .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
                 .jobs = ops->fork && ops->join && opts->jobs > 1 ? opts->jobs : 1,
+                .visited = HASHMAP_INIT(visited_equal),
         };
         struct walker w = {
                 .opts = opts, .ops = ops, .userdata = userdata, .sh = &sh,
@@ -954,7 +946,7 @@ int walk_roots(const char *const *roots, size_t n_roots, const struct walk_optio
         for (size_t i = 0; i < sh.n_pending; i++)
                 free(sh.pending[i].path);
         free(sh.pending);
-        free(sh.table);
+        hashmap_release(&sh.visited, visited_free);
         pthread_mutex_destroy(&sh.lock);
         pthread_cond_destroy(&sh.cond);
         return sh.stop;

@@ -153,8 +153,7 @@ int read_fd_upto(int fd, struct strbuf *sb, size_t max)
                 }
                 if (n == 0)
                         return 0;
-                sb->len += (size_t)n;
-                sb->buf[sb->len] = '\0';
+                strbuf_setlen(sb, sb->len + (size_t)n);
                 if (sb->len > max)
                         return -EFBIG;
         }

@@ -184,8 +184,7 @@ static void index_dump(json_t *files, json_t *validation, struct strbuf *out)
         strbuf_grow(out, n + 1);
         if (json_dumpb(root, out->buf + out->len, n, JSON_INDENT(2) | JSON_SORT_KEYS) != n)
                 die_oom();
-        out->len += n;
-        out->buf[out->len] = '\0';
+        strbuf_setlen(out, out->len + n);
         strbuf_addch(out, '\n');
 }
 

@@ -753,28 +753,26 @@ END_TEST
 static const char *const nvshmem_lib[] = { "nvshmem/lib", NULL };
 static const char *const nvshmem_inc[] = { "nvshmem/include", NULL };
 
-/* nvshmem.h needs C++; the probe asks nvshmemx_vendor_get_version_info
- * (the release, not nvshmem_info_get_version's OpenSHMEM 1.3). */
-START_TEST(build_and_run_pass_for_nvshmem)
+/* The probe asks nvshmemx_vendor_get_version_info (the release, not
+ * nvshmem_info_get_version's OpenSHMEM 1.3); the build is
+ * build_passes_for_a_library_component's. */
+START_TEST(run_passes_for_nvshmem)
 {
         char *root = root_new();
         struct validate_options o = options(NULL);
         struct probe_report p;
-        struct check build = { 0 }, run = { 0 }, dev = { 0 };
+        struct check run = { 0 }, dev = { 0 };
         struct target g;
 
         make_cuda(root, "cuda", 12040, "CUDART12", "libcudart.so.12");
         make_nvshmem(root, "nvshmem", 5);
         target_init(&g, root, "nvshmem/3.4.5", nvshmem_lib, nvshmem_inc, cuda_lib, cuda_inc);
         ck_assert_ptr_eq(g.t.kind, &component_nvshmem);
-        check_build(&g.t, &o, &build);
-        assert_check(&build, CHECK_PASS, "nvshmem.h", "-lnvshmem_host", "compiles and links");
         probe_checks(&g, &o, &p, &run, &dev);
         ck_assert(p.libs[component_nvshmem.index].loaded);
         ck_assert_int_eq(p.libs[component_nvshmem.index].version, 30405);
         assert_check(&run, CHECK_PASS, "libnvshmem_host.so.3 3.4.5 (30405)", "equal to",
                      "non_abi/nvshmem_version.h");
-        check_release(&build);
         probe_checks_release(&g, &p, &run, &dev);
         fx_free(root);
 }
@@ -909,27 +907,6 @@ static void make_magma(const char *root, const char *prefix, const char *version
 
 static const char *const magma_lib[] = { "magma/lib", NULL };
 static const char *const magma_inc[] = { "magma/include", NULL };
-
-/* magma_v2.h and -lmagma with the module's paths and its CUDA's; the
- * header needs no CUDA header here, the real one does (cuda_inc). */
-START_TEST(build_passes_for_magma)
-{
-        char *root = root_new();
-        struct validate_options o = options(NULL);
-        struct check c = { 0 };
-        struct target g;
-
-        make_standard(root);
-        make_magma(root, "magma", "2.9.0", false, "MAGMA");
-        target_init(&g, root, "magma/2.9.0", magma_lib, magma_inc, cuda_lib, cuda_inc);
-        ck_assert_ptr_eq(g.t.kind, &component_magma);
-        check_build(&g.t, &o, &c);
-        assert_check(&c, CHECK_PASS, "magma_v2.h", "-lmagma", "compiles and links");
-        check_release(&c);
-        target_release(&g);
-        fx_free(root);
-}
-END_TEST
 
 /* magma_version with a 32-bit and a 64-bit (ILP64) magma_int_t, each equal
  * to its magma_types.h; a header of another release fails. */
@@ -1548,7 +1525,9 @@ static void make_cusparselt(const char *root, const char *prefix, unsigned major
 static const char *const cusparselt_lib[] = { "cusparselt/lib", NULL };
 static const char *const cusparselt_inc[] = { "cusparselt/include", NULL };
 
-START_TEST(cusparselt_build_compiles_as_cplusplus)
+/* Without the toolkit's headers the real cusparseLt.h does not compile
+ * either (the build with them is build_passes_for_a_library_component's). */
+START_TEST(cusparselt_build_fails_without_the_toolkit_headers)
 {
         char *root = root_new();
         struct validate_options o = options(NULL);
@@ -1557,14 +1536,6 @@ START_TEST(cusparselt_build_compiles_as_cplusplus)
 
         make_standard(root);
         make_cusparselt(root, "cusparselt", 0, 8, 1, "CUSPARSELT");
-        target_init(&g, root, "cusparselt/0.8.1", cusparselt_lib, cusparselt_inc, cuda_lib, cuda_inc);
-        ck_assert_ptr_eq(g.t.kind, &component_cusparselt);
-        check_build(&g.t, &o, &c);
-        assert_check(&c, CHECK_PASS, "cusparseLt.h", "-lcusparseLt", "compiles and links", "c++");
-        check_release(&c);
-        target_release(&g);
-
-        /* Without the toolkit's headers the real one does not compile either. */
         target_init(&g, root, "cusparselt/0.8.1", cusparselt_lib, cusparselt_inc, cuda_lib, NULL);
         check_build(&g.t, &o, &c);
         assert_check(&c, CHECK_FAIL, "cusparseLt.h", "CPATH does not reach a header");
@@ -1633,25 +1604,6 @@ START_TEST(cusparselt_run_fails_when_get_property_fails)
 }
 END_TEST
 
-/* cudssGetProperty, the call cuDSS has instead of a GetVersion. */
-START_TEST(build_passes_for_cudss)
-{
-        char *root = root_new();
-        struct validate_options o = options(NULL);
-        struct check c = { 0 };
-        struct target g;
-
-        make_standard(root);
-        make_cudss(root, "cudss", 0, 7, 1);
-        target_init(&g, root, "cudss/0.7.1", cudss_lib, cudss_inc, cuda_lib, cuda_inc);
-        check_build(&g.t, &o, &c);
-        assert_check(&c, CHECK_PASS, "cudss.h", "-lcudss", "compiles and links");
-        check_release(&c);
-        target_release(&g);
-        fx_free(root);
-}
-END_TEST
-
 /* The probe asks libcudss.so.0 by cudssGetProperty: 0.7.1 is 701. */
 START_TEST(run_passes_for_cudss_and_fails_when_its_header_disagrees)
 {
@@ -1687,6 +1639,75 @@ START_TEST(run_passes_for_cudss_and_fails_when_its_header_disagrees)
 }
 END_TEST
 
+/* --- the build of each library component -------------------------------- */
+
+static void make_cudss_071(const char *root)
+{
+        make_standard(root);
+        make_cudss(root, "cudss", 0, 7, 1);
+}
+
+static void make_magma_290(const char *root)
+{
+        make_standard(root);
+        make_magma(root, "magma", "2.9.0", false, "MAGMA");
+}
+
+static void make_nvshmem_345(const char *root)
+{
+        make_cuda(root, "cuda", 12040, "CUDART12", "libcudart.so.12");
+        make_nvshmem(root, "nvshmem", 5);
+}
+
+static void make_cusparselt_081(const char *root)
+{
+        make_standard(root);
+        make_cusparselt(root, "cusparselt", 0, 8, 1, "CUSPARSELT");
+}
+
+/* The module's header and -l with its paths and its CUDA's:
+ * cudssGetProperty is the call cuDSS has instead of a GetVersion;
+ * magma_v2.h needs no CUDA header here (the real one does: cuda_inc);
+ * nvshmem.h and cusparseLt.h need C++. */
+static const struct {
+        const char *module;
+        void (*make)(const char *root);
+        const char *const *lib, *const *inc;
+        const struct component *kind;
+        const char *words[4];
+} library_builds[] = {
+        { "cudss/0.7.1", make_cudss_071, cudss_lib, cudss_inc, &component_cudss,
+          { "cudss.h", "-lcudss", "compiles and links" } },
+        { "magma/2.9.0", make_magma_290, magma_lib, magma_inc, &component_magma,
+          { "magma_v2.h", "-lmagma", "compiles and links" } },
+        { "nvshmem/3.4.5", make_nvshmem_345, nvshmem_lib, nvshmem_inc, &component_nvshmem,
+          { "nvshmem.h", "-lnvshmem_host", "compiles and links" } },
+        { "cusparselt/0.8.1", make_cusparselt_081, cusparselt_lib, cusparselt_inc, &component_cusparselt,
+          { "cusparseLt.h", "-lcusparseLt", "compiles and links", "c++" } },
+};
+
+START_TEST(build_passes_for_a_library_component)
+{
+        char *root = root_new();
+        struct validate_options o = options(NULL);
+        struct check c = { 0 };
+        struct target g;
+
+        library_builds[_i].make(root);
+        target_init(&g, root, library_builds[_i].module, library_builds[_i].lib, library_builds[_i].inc,
+                    cuda_lib, cuda_inc);
+        ck_assert_ptr_eq(g.t.kind, library_builds[_i].kind);
+        check_build(&g.t, &o, &c);
+        assert_check(&c, CHECK_PASS, library_builds[_i].words[0], library_builds[_i].words[1],
+                     library_builds[_i].words[2]);
+        if (library_builds[_i].words[3])
+                assert_check(&c, CHECK_PASS, library_builds[_i].words[3]);
+        check_release(&c);
+        target_release(&g);
+        fx_free(root);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("validate-probe");
@@ -1694,7 +1715,7 @@ int main(void)
 
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, build_passes_for_each_kind_with_module_paths_only);
-        tcase_add_test(tc, build_passes_for_cudss);
+        tcase_add_loop_test(tc, build_passes_for_a_library_component, 0, (int)ELEMENTSOF(library_builds));
         tcase_add_test(tc, run_passes_for_cudss_and_fails_when_its_header_disagrees);
         tcase_add_test(tc, build_fails_when_cpath_lacks_the_header);
         tcase_add_test(tc, build_fails_when_library_path_lacks_the_library);
@@ -1711,13 +1732,12 @@ int main(void)
         tcase_add_test(tc, run_without_a_driver_fails_when_nothing_tells_the_version);
         tcase_add_test(tc, run_passes_for_cudnn_and_nccl_with_their_cuda);
         tcase_add_test(tc, run_fails_when_cudnn_targets_another_cuda_major);
-        tcase_add_test(tc, build_and_run_pass_for_nvshmem);
+        tcase_add_test(tc, run_passes_for_nvshmem);
         tcase_add_test(tc, run_fails_when_nvshmem_header_and_library_disagree);
         tcase_add_test(tc, run_reads_cudnn_8_versions);
         tcase_add_test(tc, run_fails_when_another_copy_comes_first);
         tcase_add_test(tc, run_fails_when_the_library_cannot_be_loaded);
         tcase_add_test(tc, run_and_device_skip_other_modules);
-        tcase_add_test(tc, build_passes_for_magma);
         tcase_add_test(tc, run_checks_magma_against_its_header);
         tcase_add_test(tc, static_magma_module_is_not_run);
         tcase_add_test(tc, device_fails_with_a_driver_older_than_the_runtime);
@@ -1730,7 +1750,7 @@ int main(void)
         tcase_add_test(tc, failing_or_garbled_runs_are_reported);
         tcase_add_test(tc, probe_answer_with_a_hostile_compute_capability_is_refused);
         tcase_add_test(tc, report_release_is_idempotent);
-        tcase_add_test(tc, cusparselt_build_compiles_as_cplusplus);
+        tcase_add_test(tc, cusparselt_build_fails_without_the_toolkit_headers);
         tcase_add_test(tc, cusparselt_run_reads_the_version_by_get_property);
         tcase_add_test(tc, cusparselt_run_fails_when_header_and_library_disagree);
         tcase_add_test(tc, cusparselt_run_fails_when_get_property_fails);
