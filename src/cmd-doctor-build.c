@@ -2,7 +2,8 @@
  * doctor-build.c found (text or JSON). */
 #include <errno.h>
 
-#include "cmd.h"
+#include "cmd-doctor-build.h"
+#include "output.h"
 #include "doctor-build.h"
 #include "install.h"
 #include "strbuf.h"

@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <getopt.h>
 
-#include "cmd.h"
+#include "cmd-doctor.h"
+#include "cmd-doctor-build.h"
+#include "output.h"
 #include "detect.h"
 #include "doctor.h"
 #include "doctor-build.h"

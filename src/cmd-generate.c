@@ -5,7 +5,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "cmd.h"
+#include "cmd-generate.h"
+#include "output.h"
 #include "plan.h"
 #include "render.h"
 #include "spider-cache.h"

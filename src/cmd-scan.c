@@ -1,7 +1,8 @@
 /* cmd-scan.c: `cudamod scan [--json] [ROOT...]`. */
 #include <getopt.h>
 
-#include "cmd.h"
+#include "cmd-scan.h"
+#include "output.h"
 #include "scan.h"
 #include "strbuf.h"
 #include "banned.h"

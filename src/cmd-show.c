@@ -3,7 +3,8 @@
 #include <errno.h>
 #include <getopt.h>
 
-#include "cmd.h"
+#include "cmd-show.h"
+#include "output.h"
 #include "evaluate.h"
 #include "install.h"
 #include "strbuf.h"

@@ -21,7 +21,8 @@
 #include <time.h>
 
 #include "build-config.h"
-#include "cmd.h"
+#include "cmd-validate.h"
+#include "output.h"
 #include "detect.h"
 #include "evaluate.h"
 #include "install.h"

@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd.h"
+#include "output.h"
 #include "evaluate.h"
 #include "strbuf.h"
 #include "write.h"
@@ -160,7 +160,7 @@ void print_folded(const char *prefix, size_t indent, const char *text)
         putchar('\n');
 }
 
-void print_main_help(FILE *f, bool full)
+void print_main_help(const struct command *const *commands, FILE *f, bool full)
 {
         fputs("usage: cudamod [--config FILE] [-q|-v] [--color=auto|always|never] COMMAND [ARGS]\n", f);
         if (!full) {
@@ -184,6 +184,14 @@ void print_main_help(FILE *f, bool full)
               "\n"
               "Exit status: 0 success, 1 a failure was found, 2 usage or configuration error.\n",
               f);
+}
+
+const struct command *command_find(const struct command *const *commands, const char *name)
+{
+        for (const struct command *const *c = commands; *c; c++)
+                if (streq((*c)->name, name))
+                        return *c;
+        return NULL;
 }
 
 int load_config(const struct global_options *g, struct config *ret)
