@@ -13,6 +13,8 @@
 #include "strbuf.h"
 #include "util-path.h"
 #include "write.h"
+#include "write-index.h"
+#include "write-site.h"
 #include "build-config.h"
 #include "banned.h"
 

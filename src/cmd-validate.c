@@ -32,6 +32,7 @@
 #include "validate.h"
 #include "validate-pool.h"
 #include "write.h"
+#include "write-index.h"
 #include "banned.h"
 
 /* A launcher target: where the probe runs, through a launcher (srun -p

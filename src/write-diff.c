@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "strbuf.h"
-#include "write.h"
+#include "write-diff.h"
 #include "banned.h"
 
 #define DIFF_CONTEXT 3

@@ -13,8 +13,10 @@
 #include <time.h>
 
 #include "strbuf.h"
-#include "write.h"
-#include "write-internal.h"
+#include "util-write.h"
+#include "write-atomic.h"
+#include "write-name.h"
+#include "write-outdir.h"
 #include "banned.h"
 
 /* The first existing prefix of path that is not a directory, or NULL. */
