@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "evaluate.h"
-#include "evaluate-internal.h"
+#include "evaluate-env.h"
+#include "evaluate-modulepath.h"
+#include "evaluate-show.h"
+#include "evaluate-tool.h"
 #include "process.h"
 #include "banned.h"
 
