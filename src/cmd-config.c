@@ -2,6 +2,7 @@
 #include <getopt.h>
 
 #include "cmd-config.h"
+#include "config-write.h"
 #include "output.h"
 #include "config.h"
 #include "strbuf.h"

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cmd-generate.h"
+#include "config-site.h"
 #include "output.h"
 #include "plan.h"
 #include "render.h"

@@ -4,6 +4,7 @@
 #include <getopt.h>
 
 #include "cmd-show.h"
+#include "evaluate-env.h"
 #include "output.h"
 #include "evaluate.h"
 #include "install.h"

@@ -22,6 +22,7 @@
 
 #include "build-config.h"
 #include "cmd-validate.h"
+#include "evaluate-modulepath.h"
 #include "output.h"
 #include "detect.h"
 #include "evaluate.h"

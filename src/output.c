@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "output.h"
+#include "config-naming.h"
+#include "evaluate-modulepath.h"
 #include "evaluate.h"
 #include "strbuf.h"
 #include "write.h"

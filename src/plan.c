@@ -25,6 +25,7 @@
 #include <limits.h>
 
 #include "detect.h"
+#include "config-naming.h"
 #include "plan.h"
 #include "strbuf.h"
 #include "util-path.h"

@@ -108,7 +108,8 @@ def declared(f):
                                                 if pd == 0:
                                                         flat.append(c)
                                                 pd -= c == ")"
-                                        names |= {w for w in re.findall(r"\b\w+\b", "".join(flat)) if w in defined}
+                                        flat = re.sub(r"\b(?:struct|enum|union)\s+\w+", "", "".join(flat))
+                                        names |= {w for w in re.findall(r"\b\w+\b", flat) if w in defined}
                                 stmt = []
                         else:
                                 stmt.append(ch)
