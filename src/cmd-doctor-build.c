@@ -3,10 +3,12 @@
 #include <errno.h>
 
 #include "cmd-doctor-build.h"
+#include "diag.h"
 #include "output.h"
 #include "doctor-build.h"
 #include "install.h"
 #include "strbuf.h"
+#include "util-term.h"
 #include "banned.h"
 
 static json_t *string_or_null(const char *s)

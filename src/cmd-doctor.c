@@ -7,6 +7,9 @@
 
 #include "cmd-doctor.h"
 #include "cmd-doctor-build.h"
+#include "component.h"
+#include "config.h"
+#include "diag.h"
 #include "output.h"
 #include "detect.h"
 #include "doctor.h"
@@ -14,8 +17,11 @@
 #include "evaluate.h"
 #include "install.h"
 #include "libfile.h"
+#include "resolve.h"
 #include "strbuf.h"
 #include "util-path.h"
+#include "util-term.h"
+#include "util.h"
 #include "banned.h"
 
 /* --- JSON ---------------------------------------------------------------- */

@@ -10,6 +10,7 @@
 #include "output.h"
 #include "plan.h"
 #include "render.h"
+#include "render-check.h"
 #include "spider-cache.h"
 #include "strbuf.h"
 #include "util-path.h"

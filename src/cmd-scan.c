@@ -2,9 +2,15 @@
 #include <getopt.h>
 
 #include "cmd-scan.h"
+#include "component.h"
+#include "config.h"
+#include "install.h"
 #include "output.h"
 #include "scan.h"
 #include "strbuf.h"
+#include "util-term.h"
+#include "util.h"
+#include "version.h"
 #include "banned.h"
 
 #define RED "\033[31m"

@@ -6,6 +6,7 @@
 #include "component.h"
 #include "config-site.h"
 #include "config-yaml.h"
+#include "util.h"
 #include "banned.h"
 
 void config_site_init_default(struct config *c)

@@ -9,6 +9,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "component.h"
 #include "config-naming.h"
 #include "config-site.h"
 #include "config-yaml.h"

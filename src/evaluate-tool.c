@@ -11,6 +11,7 @@
 #include "evaluate-show.h"
 #include "evaluate-tool.h"
 #include "process.h"
+#include "util.h"
 #include "banned.h"
 
 #define TOOL_TIMEOUT 60

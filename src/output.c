@@ -10,6 +10,7 @@
 #include "evaluate-modulepath.h"
 #include "evaluate.h"
 #include "strbuf.h"
+#include "util.h"
 #include "write.h"
 #include "banned.h"
 

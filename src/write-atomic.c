@@ -9,6 +9,7 @@
 
 #include "strbuf.h"
 #include "util-write.h"
+#include "util.h"
 #include "write-atomic.h"
 #include "banned.h"
 

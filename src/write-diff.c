@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "strbuf.h"
+#include "util.h"
 #include "write-diff.h"
 #include "banned.h"
 

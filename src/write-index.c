@@ -13,6 +13,7 @@
 #include "strbuf.h"
 #include "util-path.h"
 #include "util-write.h"
+#include "util.h"
 #include "write-atomic.h"
 #include "write-index.h"
 #include "write-name.h"

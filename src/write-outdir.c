@@ -14,6 +14,7 @@
 
 #include "strbuf.h"
 #include "util-write.h"
+#include "util.h"
 #include "write-atomic.h"
 #include "write-name.h"
 #include "write-outdir.h"
