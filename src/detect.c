@@ -9,6 +9,7 @@
 
 #include "detect.h"
 #include "elf-file.h"
+#include "name-hint.h"
 #include "util-file.h"
 #include "util-path.h"
 #include "util.h"

@@ -33,7 +33,7 @@ ALLOWED = [
         "cmd-validate",         # validate_run moves out to validate-run.c
         # Not done yet: the component table (component.c) lists the
         # descriptors while the detectors below it look names up in it
-        # (name_hint_parse in version.c, component_of_soname in libfile.c)
+        # (name_hint_parse in name-hint.c, component_of_soname in libfile.c)
         # and call up into config.c (config_host_compiler) and plan.c
         # (opset_*). The split: component-table.c above every
         # component-X.c, each with its own header, and what the detectors
@@ -46,7 +46,6 @@ ALLOWED = [
         "component-magma",
         "component-nccl",
         "component-nvshmem",
-        "version",
         "libfile",
 ]
 
