@@ -1,7 +1,9 @@
 /* cmd-config.c: `cudamod config [--default]`. */
 #include <getopt.h>
 
-#include "cmd.h"
+#include "cmd-config.h"
+#include "config-write.h"
+#include "output.h"
 #include "config.h"
 #include "strbuf.h"
 #include "banned.h"

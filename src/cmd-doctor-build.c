@@ -2,10 +2,13 @@
  * doctor-build.c found (text or JSON). */
 #include <errno.h>
 
-#include "cmd.h"
+#include "cmd-doctor-build.h"
+#include "diag.h"
+#include "output.h"
 #include "doctor-build.h"
 #include "install.h"
 #include "strbuf.h"
+#include "util-term.h"
 #include "banned.h"
 
 static json_t *string_or_null(const char *s)

@@ -5,15 +5,23 @@
 #include <fcntl.h>
 #include <getopt.h>
 
-#include "cmd.h"
+#include "cmd-doctor.h"
+#include "cmd-doctor-build.h"
+#include "component.h"
+#include "config.h"
+#include "diag.h"
+#include "output.h"
 #include "detect.h"
 #include "doctor.h"
 #include "doctor-build.h"
 #include "evaluate.h"
 #include "install.h"
 #include "libfile.h"
+#include "resolve.h"
 #include "strbuf.h"
 #include "util-path.h"
+#include "util-term.h"
+#include "util.h"
 #include "banned.h"
 
 /* --- JSON ---------------------------------------------------------------- */

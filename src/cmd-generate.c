@@ -5,9 +5,16 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "cmd.h"
+#include "cmd-generate.h"
+#include "config-site.h"
+#include "config.h"
+#include "diag.h"
 #include "generate.h"
+#include "install.h"
+#include "output.h"
 #include "strbuf.h"
+#include "util-term.h"
+#include "util.h"
 #include "write.h"
 #include "banned.h"
 

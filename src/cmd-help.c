@@ -1,5 +1,6 @@
 /* cmd-help.c: `cudamod help [COMMAND]`. */
-#include "cmd.h"
+#include "cmd-help.h"
+#include "output.h"
 #include "banned.h"
 
 static int run_help(int argc, char **argv, const struct global_options *g)
@@ -9,10 +10,10 @@ static int run_help(int argc, char **argv, const struct global_options *g)
         if (!command_check_args(&cmd_help, argc - 1))
                 return EXIT_USAGE;
         if (argc < 2) {
-                print_main_help(stdout, true);
+                print_main_help(g->commands, stdout, true);
                 return 0;
         }
-        cmd = command_find(argv[1]);
+        cmd = command_find(g->commands, argv[1]);
         if (!cmd) {
                 log_error("'%s' is not a cudamod command; see 'cudamod --help'", argv[1]);
                 return EXIT_USAGE;

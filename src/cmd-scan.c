@@ -1,9 +1,16 @@
 /* cmd-scan.c: `cudamod scan [--json] [ROOT...]`. */
 #include <getopt.h>
 
-#include "cmd.h"
+#include "cmd-scan.h"
+#include "component.h"
+#include "config.h"
+#include "install.h"
+#include "output.h"
 #include "scan.h"
 #include "strbuf.h"
+#include "util-term.h"
+#include "util.h"
+#include "version.h"
 #include "banned.h"
 
 #define RED "\033[31m"

@@ -3,10 +3,16 @@
 #include <errno.h>
 #include <getopt.h>
 
-#include "cmd.h"
+#include "cmd-show.h"
+#include "config.h"
+#include "diag.h"
+#include "evaluate-env.h"
+#include "output.h"
 #include "evaluate.h"
 #include "install.h"
 #include "strbuf.h"
+#include "util-term.h"
+#include "util.h"
 #include "banned.h"
 
 static const char *change_action(const struct env_change *c)

@@ -7,11 +7,16 @@
 #include <getopt.h>
 #include <unistd.h>
 
-#include "build-config.h"
-#include "cmd.h"
+#include "cmd-validate.h"
+#include "config.h"
+#include "diag.h"
+#include "output.h"
 #include "strbuf.h"
 #include "util-path.h"
+#include "util-term.h"
+#include "util.h"
 #include "validate-run.h"
+#include "build-config.h"
 #include "banned.h"
 
 /* --- the report ------------------------------------------------------------- */

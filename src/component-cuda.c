@@ -11,6 +11,7 @@
 #include "detect.h"
 #include "elf-file.h"
 #include "libfile.h"
+#include "name-hint.h"
 #include "plan.h"
 #include "util-file.h"
 #include "util-path.h"

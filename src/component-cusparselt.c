@@ -10,6 +10,7 @@
 #include "detect.h"
 #include "elf-file.h"
 #include "libfile.h"
+#include "name-hint.h"
 #include "banned.h"
 
 static const char *const cusparselt_headers[] = { "cusparseLt.h", NULL };

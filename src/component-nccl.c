@@ -7,6 +7,7 @@
 #include "detect.h"
 #include "elf-file.h"
 #include "libfile.h"
+#include "name-hint.h"
 #include "util-path.h"
 #include "banned.h"
 

@@ -9,8 +9,8 @@
 #include <errno.h>
 
 #include "component.h"
-#include "config.h"
-#include "config-internal.h"
+#include "config-naming.h"
+#include "config-yaml.h"
 #include "strbuf.h"
 #include "util.h"
 #include "version.h"

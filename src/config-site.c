@@ -3,7 +3,10 @@
  * lmod): their default, copy, release and loader. */
 #include <errno.h>
 
-#include "config-internal.h"
+#include "component.h"
+#include "config-site.h"
+#include "config-yaml.h"
+#include "util.h"
 #include "banned.h"
 
 void config_site_init_default(struct config *c)

@@ -6,7 +6,11 @@
 #include <stdlib.h>
 #include <yaml.h>
 
-#include "config-internal.h"
+#include "component.h"
+#include "config.h"
+#include "config-naming.h"
+#include "config-site.h"
+#include "config-write.h"
 #include "strbuf.h"
 #include "util.h"
 #include "banned.h"

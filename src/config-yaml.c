@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <yaml.h>
 
-#include "config-internal.h"
+#include "config-yaml.h"
 #include "strbuf.h"
 #include "util.h"
 #include "banned.h"

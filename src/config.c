@@ -9,12 +9,22 @@
 #include <yaml.h>
 
 #include "config.h"
-#include "config-internal.h"
+#include "component.h"
+#include "config-naming.h"
+#include "config-site.h"
+#include "config-yaml.h"
 #include "strbuf.h"
 #include "util.h"
 #include "util-path.h"
 #include "version.h"
 #include "banned.h"
+
+const char *const env_op_keys[ENV_OP_APPEND_PATH + 2] = {
+        [ENV_OP_SETENV] = "setenv",
+        [ENV_OP_PREPEND_PATH] = "prepend_path",
+        [ENV_OP_APPEND_PATH] = "append_path",
+        NULL,
+};
 
 /* A site config is a few KiB; the cap bounds what the parser may allocate. */
 #define CONFIG_MAX_SIZE ((size_t)1 << 20)

@@ -9,8 +9,11 @@
 
 #include "detect.h"
 #include "elf-file.h"
+#include "name-hint.h"
 #include "util-file.h"
 #include "util-path.h"
+#include "util.h"
+#include "version.h"
 #include "banned.h"
 
 /* The directories found to hold more than WALK_MAX_ENTRIES entries, by

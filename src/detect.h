@@ -12,6 +12,7 @@
 
 #include "diag.h"
 #include "install.h"
+#include "name-hint.h"
 #include "strbuf.h"
 #include "walk.h"
 

@@ -9,6 +9,7 @@
 #include <sys/utsname.h>
 
 #include "doctor-build.h"
+#include "evaluate-modulepath.h"
 #include "evaluate.h"
 #include "libfile.h"
 #include "process.h"

@@ -12,6 +12,7 @@
 
 #include "detect.h"
 #include "doctor.h"
+#include "evaluate-modulepath.h"
 #include "evaluate.h"
 #include "libfile.h"
 #include "process.h"

@@ -5,8 +5,7 @@
  * (env_diff_compute). */
 #include <errno.h>
 
-#include "evaluate.h"
-#include "evaluate-internal.h"
+#include "evaluate-env.h"
 #include "strbuf.h"
 #include "banned.h"
 

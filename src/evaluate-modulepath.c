@@ -8,8 +8,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "evaluate.h"
-#include "evaluate-internal.h"
+#include "evaluate-env.h"
+#include "evaluate-modulepath.h"
 #include "lmod-sandbox.h"
 #include "strbuf.h"
 #include "util-file.h"

@@ -22,7 +22,8 @@
  * look as if it named no path at all. */
 #include <errno.h>
 
-#include "evaluate-internal.h"
+#include "evaluate-modulepath.h"
+#include "evaluate-show.h"
 #include "strbuf.h"
 #include "banned.h"
 

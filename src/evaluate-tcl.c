@@ -6,6 +6,7 @@
 #include "evaluate-tcl.h"
 #include "process.h"
 #include "strbuf.h"
+#include "util.h"
 #include "banned.h"
 
 /* Seconds for one modulefile: the driver's own time limit on the safe

@@ -22,7 +22,7 @@
 #define CUDAMOD_EVALUATE_TCL_H
 
 #include "diag.h"
-#include "evaluate.h"
+#include "evaluate-modulepath.h"
 #include "lmod-sandbox.h"
 
 /* tclsh (or tclsh8.6) on the PATH of env ("/usr/bin:/bin" when it has

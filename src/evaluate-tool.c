@@ -6,9 +6,12 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "evaluate.h"
-#include "evaluate-internal.h"
+#include "evaluate-env.h"
+#include "evaluate-modulepath.h"
+#include "evaluate-show.h"
+#include "evaluate-tool.h"
 #include "process.h"
+#include "util.h"
 #include "banned.h"
 
 #define TOOL_TIMEOUT 60

@@ -10,8 +10,10 @@
 #include <time.h>
 
 #include "evaluate.h"
-#include "evaluate-internal.h"
+#include "evaluate-env.h"
+#include "evaluate-modulepath.h"
 #include "evaluate-tcl.h"
+#include "evaluate-tool.h"
 #include "lmod-sandbox.h"
 #include "strbuf.h"
 #include "util-file.h"

@@ -50,76 +50,11 @@
 #include <stdbool.h>
 
 #include "diag.h"
-#include "hashmap.h"
+#include "evaluate-env.h"
+#include "evaluate-modulepath.h"
+#include "evaluate-types.h"
 #include "util.h"
 
-struct modulefile {
-        char *name;      /* "cuda" (may hold '/': "apps/cuda") */
-        char *version;   /* "12.9", or "" for a module file without version */
-        char *fullname;  /* "cuda/12.9" */
-        char *path;      /* the modulefile */
-        bool lua;        /* .lua (else Tcl, starting with #%Module) */
-        bool hidden;     /* by a modulerc's hide_version or hide_modulefile */
-};
-void modulefile_release(struct modulefile *m);
-
-/* Lmod's version order: < 0, 0, > 0. */
-int module_version_compare(const char *a, const char *b);
-
-/* Look spec up in the directories of mp. -ENOENT with d saying so when
- * nothing matches. */
-int modulepath_find(const struct strv *mp, const char *spec, struct modulefile *ret,
-                    struct diag *d);
-/* Every module of every directory of mp, one per full name (the first
- * directory wins), sorted by name then version; hidden ones left out. */
-int modulepath_list(const struct strv *mp, struct modulefile **ret, size_t *n_ret,
-                    struct diag *d);
-/* The same, with the modulerc files Lmod reads besides those of the
- * module directories: $LMOD_MODULERCFILE (a ':'-separated list, the first
- * file winning) and then $HOME/.modulerc.lua (else $HOME/.modulerc),
- * which wins over them, both from env (NULL: none). Every directive Lmod
- * 8.6 follows is followed, in .modulerc.lua and in the Tcl .modulerc and
- * .version: module_version (a default, or another name for a version),
- * module_alias (a name for another module; "/NAME" in a directory's file
- * is NAME under it), hide_version (a full name) and hide_modulefile (a
- * path). A spec goes through the aliases first (at most 16 hops). The
- * default of a name is the one a global modulerc marks, else the one its
- * directory marks, else the highest version that is not hidden. A hidden
- * version is never listed nor a default, but loads by its full name. */
-int modulepath_find_rc(const struct strv *mp, char *const *env, const char *spec,
-                       struct modulefile *ret, struct diag *d);
-int modulepath_list_rc(const struct strv *mp, char *const *env, struct modulefile **ret,
-                       size_t *n_ret, struct diag *d);
-void modulefile_array_free(struct modulefile *a, size_t n);
-
-/* Split a MODULEPATH-like value at ':' (empty entries dropped). */
-void modulepath_split(const char *value, struct strv *ret);
-
-struct loaded_module {
-        struct modulefile file;
-        char *requested_by;   /* the fullname whose depends_on/load loaded it, or NULL */
-        struct strv messages; /* LmodMessage texts */
-        struct strv warnings; /* LmodWarning texts (Lmod prints them and exits 1,
-                               * the environment changed all the same) */
-        /* set_alias and set_shell_function (bash body), "NAME=text", in
-         * call order: recorded, never run. */
-        struct strv aliases;
-        struct strv shell_functions;
-        /* The entries its prepend_path/append_path calls named, as
-         * "NAME=entry", in call order, whether or not the variable already
-         * had them (Tcl: what the tool's `module show` lists, for the last
-         * module only). */
-        struct strv path_entries;
-};
-
-struct evaluation {
-        struct loaded_module *modules; /* in load order: dependencies first */
-        size_t n_modules;
-        struct strv env;               /* after: "NAME=value" */
-        /* The environment after every module but the last in load order:
-         * what the last module itself changed is env minus this. */
-        struct strv env_before_last;
-};
 void evaluation_release(struct evaluation *e);
 
 struct evaluate_options {
@@ -158,57 +93,6 @@ void evaluate_start_env(const struct evaluate_options *o, struct strv *ret);
  * dependency cycle) leave ret untouched. */
 int evaluate_load(const struct evaluate_options *o, char *const *specs, size_t n_specs,
                   struct evaluation *ret, struct diag *d);
-
-/* Variables the module tools keep for themselves (_ModuleTable*, __LMOD_*,
- * LMOD_*, _LMFILES_, LOADEDMODULES, __MODULES_*, MODULES_*, BASH_FUNC_*)
- * and the shell's own (_, SHLVL, PWD, OLDPWD). MODULEPATH is not one. */
-bool env_is_bookkeeping(const char *name);
-
-/* One variable's change between two environments. */
-enum env_change_kind {
-        ENV_SET,      /* new or changed value that is not a path extension */
-        ENV_PATH,     /* entries put in front of and/or after the old value */
-        ENV_UNSET,
-};
-struct env_change {
-        char *name;
-        enum env_change_kind kind;
-        char *value;          /* the new value (NULL for ENV_UNSET) */
-        char *old_value;      /* or NULL */
-        struct strv prepended, appended; /* ENV_PATH: the entries, in order */
-};
-struct env_diff {
-        struct env_change *changes; /* sorted by name */
-        size_t n;
-};
-/* What differs from before to after, bookkeeping variables left out. A
- * changed variable is ENV_PATH when after = P:before:A with P or A not
- * empty (':'-separated), else ENV_SET (a new variable is ENV_SET, whatever
- * its value). */
-void env_diff_compute(const struct strv *before, const struct strv *after, struct env_diff *ret);
-void env_diff_release(struct env_diff *d);
-
-/* A load's environment: the "NAME=value" variables a program would be
- * started with, each name once, indexed by name, so that a lookup, a set
- * and an unset cost the same with ten variables as with the 10,000 a
- * load may set (the index maps a name to its position in vars; the order
- * is vars', never the index's). The order of vars is not kept across
- * env_unset. */
-struct env {
-        struct strv vars;
-        struct hashmap index;
-};
-/* A copy of the "NAME=value" items of from (NULL-terminated); of a name
- * given twice the first is kept, as getenv(3) would find it. */
-void env_init(struct env *e, char *const *from);
-void env_release(struct env *e);
-/* The variables, e released. */
-struct strv env_take_vars(struct env *e);
-const char *env_lookup(const struct env *e, const char *name);
-/* A name holding '=' names no variable: env_lookup gives NULL, env_set
- * and env_unset do nothing (the sandboxes refuse such names first). */
-void env_set(struct env *e, const char *name, const char *value);
-void env_unset(struct env *e, const char *name);
 
 /* What the last module of e itself puts on the path variable name: the
  * entries of its own prepend/append calls, else (a tool that did not tell)

@@ -9,11 +9,17 @@
 #include <unistd.h>
 
 #include "generate.h"
+#include "config-site.h"
+#include "plan.h"
+#include "render-check.h"
 #include "render.h"
 #include "spider-cache.h"
 #include "strbuf.h"
 #include "util-path.h"
 #include "util-term.h"
+#include "version.h"
+#include "write-index.h"
+#include "write-site.h"
 #include "build-config.h"
 #include "banned.h"
 

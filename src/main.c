@@ -3,11 +3,18 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cmd.h"
+#include "cmd-config.h"
+#include "cmd-doctor.h"
+#include "cmd-generate.h"
+#include "cmd-help.h"
+#include "cmd-scan.h"
+#include "cmd-show.h"
+#include "cmd-validate.h"
+#include "output.h"
 #include "build-config.h"
 #include "banned.h"
 
-const struct command *const commands[] = {
+static const struct command *const commands[] = {
         &cmd_scan,
         &cmd_generate,
         &cmd_show,
@@ -17,14 +24,6 @@ const struct command *const commands[] = {
         &cmd_help,
         NULL,
 };
-
-const struct command *command_find(const char *name)
-{
-        for (const struct command *const *c = commands; *c; c++)
-                if (streq((*c)->name, name))
-                        return *c;
-        return NULL;
-}
 
 int main(int argc, char **argv)
 {
@@ -37,7 +36,7 @@ int main(int argc, char **argv)
                 { "version", no_argument, NULL, 'V' },
                 {},
         };
-        struct global_options g = { 0 };
+        struct global_options g = { .commands = commands };
         const char *color = "auto";
         const struct command *cmd;
         int c;
@@ -59,7 +58,7 @@ int main(int argc, char **argv)
                         color = optarg;
                         break;
                 case 'h':
-                        print_main_help(stdout, true);
+                        print_main_help(commands, stdout, true);
                         return finish_stdout(0);
                 case 'V':
                         printf("cudamod %s\n", CUDAMOD_VERSION);
@@ -69,7 +68,7 @@ int main(int argc, char **argv)
                                 log_error("unknown option '-%c'", optopt);
                         else
                                 log_error("unknown option '%s'", argv[optind - 1]);
-                        print_main_help(stderr, false);
+                        print_main_help(commands, stderr, false);
                         return EXIT_USAGE;
                 }
         }
@@ -86,10 +85,10 @@ int main(int argc, char **argv)
                 return EXIT_USAGE;
         }
         if (optind >= argc) {
-                print_main_help(stderr, false);
+                print_main_help(commands, stderr, false);
                 return EXIT_USAGE;
         }
-        cmd = command_find(argv[optind]);
+        cmd = command_find(commands, argv[optind]);
         if (!cmd) {
                 log_error("'%s' is not a cudamod command; see 'cudamod --help'", argv[optind]);
                 return EXIT_USAGE;

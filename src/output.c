@@ -5,10 +5,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd.h"
+#include "output.h"
+#include "config-naming.h"
+#include "evaluate-modulepath.h"
 #include "evaluate.h"
 #include "plan-naming.h"
 #include "strbuf.h"
+#include "util.h"
 #include "write.h"
 #include "banned.h"
 
@@ -161,7 +164,7 @@ void print_folded(const char *prefix, size_t indent, const char *text)
         putchar('\n');
 }
 
-void print_main_help(FILE *f, bool full)
+void print_main_help(const struct command *const *commands, FILE *f, bool full)
 {
         fputs("usage: cudamod [--config FILE] [-q|-v] [--color=auto|always|never] COMMAND [ARGS]\n", f);
         if (!full) {
@@ -185,6 +188,14 @@ void print_main_help(FILE *f, bool full)
               "\n"
               "Exit status: 0 success, 1 a failure was found, 2 usage or configuration error.\n",
               f);
+}
+
+const struct command *command_find(const struct command *const *commands, const char *name)
+{
+        for (const struct command *const *c = commands; *c; c++)
+                if (streq((*c)->name, name))
+                        return *c;
+        return NULL;
 }
 
 int load_config(const struct global_options *g, struct config *ret)

@@ -8,6 +8,7 @@
 
 #include "component.h"
 #include "config.h"
+#include "config-naming.h"
 #include "diag.h"
 #include "version.h"
 

@@ -25,10 +25,14 @@
 #include <limits.h>
 
 #include "detect.h"
+#include "component.h"
+#include "config-naming.h"
 #include "plan.h"
 #include "plan-naming.h"
 #include "strbuf.h"
 #include "util-path.h"
+#include "util.h"
+#include "version.h"
 #include "banned.h"
 
 void opset_push(struct opset *s, enum env_op_kind kind, const char *name, const char *value)

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "process.h"
+#include "util.h"
 #include "banned.h"
 
 #define OUTPUT_MAX (1024 * 1024)

@@ -14,7 +14,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "render.h"
+#include "render-check.h"
 #include "strbuf.h"
 #include "util.h"
 #include "banned.h"

@@ -7,8 +7,11 @@
 #include <fcntl.h>
 
 #include "detect.h"
+#include "component.h"
 #include "scan.h"
 #include "util-path.h"
+#include "util.h"
+#include "walk.h"
 #include "banned.h"
 
 const char *const scan_default_roots[] = {

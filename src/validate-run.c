@@ -10,12 +10,18 @@
 
 #include "build-config.h"
 #include "component.h"
+#include "detect.h"
+#include "evaluate.h"
+#include "evaluate-modulepath.h"
 #include "install.h"
+#include "plan.h"
 #include "strbuf.h"
 #include "util-path.h"
+#include "validate.h"
 #include "validate-pool.h"
 #include "validate-run.h"
 #include "write.h"
+#include "write-index.h"
 #include "banned.h"
 
 /* One run: what becomes the result (units, results, targets; handed on

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 
 #include "detect.h"
+#include "evaluate-env.h"
+#include "evaluate-modulepath.h"
 #include "evaluate.h"
 #include "plan.h"
 #include "util-path.h"

@@ -51,6 +51,14 @@ enum cuda_comp {
         _CUDA_COMP_INVALID = -1,
 };
 
+/* pip distribution names of interest are short. */
+#define PIP_NAME_MAX 128
+/* Normalise a pip distribution name as PEP 503 does (lowercase, every run of
+ * '-', '_', '.' becomes one '-') into buf, then cut a trailing "-cuNN" and
+ * store NN in *ret_cuda_major (0 when absent). False when the name does not
+ * fit in buf. */
+bool pip_name_normalise(const char *name, char *buf, size_t size, unsigned long *ret_cuda_major);
+
 /* "cudart", "nvcc", …: the keys of the JSON "components" object. */
 const char *cuda_comp_to_string(enum cuda_comp c);
 /* From a version.json key ("cuda_cudart", "libcublas", …). */
@@ -112,32 +120,5 @@ int nccl_version_string_parse(const char *s, struct version *ret_nccl, struct ve
  * the version after ".so.". -ENOENT when the name is not of that library
  * (libcudart.so, libcudart_static.a, libcudart.so.12.bak are not). */
 int soname_version_parse(const char *filename, const char *stem, struct version *ret);
-
-/* What a directory or archive name tells about an install, e.g.
- *   cudnn-linux-x86_64-9.7.1.26_cuda12-archive   version 9.7.1.26, cuda 12
- *   cudnn-11.4-linux-x64-v8.2.4.15               version 8.2.4.15, cuda 11.4
- *   cudnn-9.17.0.29-13-<spack hash>              version 9.17.0.29, cuda 13
- *   8.9.2.26-CUDA-12.1.1 (EasyBuild, parent cuDNN) version 8.9.2.26, cuda 12.1.1
- *   nccl_2.21.5-1+cuda12.4_x86_64                version 2.21.5, cuda 12.4
- *   2.18.3-GCCcore-12.3.0-CUDA-12.1.1            version 2.18.3, cuda 12.1.1
- *   cuda-12.4.0-<spack hash>, cuda-12.4, 12.4.0 (EasyBuild, parent CUDA)
- *   nvidia_cudnn_cu13-9.19.0.56.dist-info        version 9.19.0.56, cuda 13
- * `component` is "cuda", "cudnn" or "nccl"; `parent` is the parent
- * directory's base name (EasyBuild puts the name there) or NULL. Returns
- * 0 when anything was found, -ENOENT otherwise; unknown parts stay count 0.
- * A compiler version (GCCcore-12.3.0) is never taken for a CUDA version. */
-struct name_hint {
-        struct version version;
-        struct version cuda;
-};
-int name_hint_parse(const char *component, const char *name, const char *parent,
-                    struct name_hint *ret);
-/* For the components' own name forms (component.h name_hint): a version
- * at p that ends at the end of the name or at a separator ('-', '_',
- * '+'); and the CUDA version after a "cuda" word that starts at a
- * separator in tail: "_cuda12", "+cuda12.4", "-cuda-12.1.1" (EasyBuild),
- * "-CUDAcore-12.6.2", "cuda12" (never "-GCCcore-12.3.0"). */
-bool name_version(const char *p, struct version *ret, const char **ret_end);
-bool name_cuda_marker(const char *tail, struct version *ret);
 
 #endif

@@ -8,8 +8,9 @@
 #include <sys/stat.h>
 
 #include "strbuf.h"
-#include "write.h"
-#include "write-internal.h"
+#include "util-write.h"
+#include "util.h"
+#include "write-atomic.h"
 #include "banned.h"
 
 /* A file at a generated path is read to compare it with the new content;

@@ -5,7 +5,8 @@
 #include <stdint.h>
 
 #include "strbuf.h"
-#include "write.h"
+#include "util.h"
+#include "write-diff.h"
 #include "banned.h"
 
 #define DIFF_CONTEXT 3

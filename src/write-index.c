@@ -12,8 +12,12 @@
 #include "build-config.h"
 #include "strbuf.h"
 #include "util-path.h"
-#include "write.h"
-#include "write-internal.h"
+#include "util-write.h"
+#include "util.h"
+#include "write-atomic.h"
+#include "write-index.h"
+#include "write-name.h"
+#include "write-outdir.h"
 #include "banned.h"
 
 #define INDEX_MAX ((size_t)64 * 1024 * 1024)

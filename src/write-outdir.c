@@ -13,8 +13,11 @@
 #include <time.h>
 
 #include "strbuf.h"
-#include "write.h"
-#include "write-internal.h"
+#include "util-write.h"
+#include "util.h"
+#include "write-atomic.h"
+#include "write-name.h"
+#include "write-outdir.h"
 #include "banned.h"
 
 /* The first existing prefix of path that is not a directory, or NULL. */

@@ -14,8 +14,10 @@
 #include <sys/stat.h>
 
 #include "strbuf.h"
-#include "write.h"
-#include "write-internal.h"
+#include "write-atomic.h"
+#include "write-index.h"
+#include "write-name.h"
+#include "write-site.h"
 #include "banned.h"
 
 enum {

@@ -8,18 +8,22 @@
  * tree can never redirect a write or a removal outside it. The output
  * directory and its lock are in write-outdir.c, reading and writing its
  * files in write-atomic.c, the index in write-index.c, the diffs in
- * write-diff.c. */
+ * write-diff.c, the names a file may take in write-name.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <nettle/sha2.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
 #include "strbuf.h"
+#include "util-write.h"
 #include "write.h"
-#include "write-internal.h"
+#include "write-atomic.h"
+#include "write-diff.h"
+#include "write-index.h"
+#include "write-name.h"
+#include "write-outdir.h"
 #include "banned.h"
 
 static const char *const status_names[_FILE_STATUS_MAX] = {
@@ -38,54 +42,6 @@ const char *file_status_to_string(enum file_status s)
         if ((unsigned)s >= _FILE_STATUS_MAX)
                 return NULL;
         return status_names[s];
-}
-
-void sha256_hex(const void *data, size_t len, char ret[65])
-{
-        static const char hex[] = "0123456789abcdef";
-        struct sha256_ctx ctx;
-        uint8_t digest[SHA256_DIGEST_SIZE];
-
-        sha256_init(&ctx);
-        sha256_update(&ctx, len, data);
-        sha256_digest(&ctx, sizeof(digest), digest);
-        for (size_t i = 0; i < sizeof(digest); i++) {
-                ret[2 * i] = hex[digest[i] >> 4];
-                ret[2 * i + 1] = hex[digest[i] & 0xf];
-        }
-        ret[64] = '\0';
-}
-
-/* ---- paths ---- */
-
-/* Why rel cannot name a generated file, or NULL when it can. */
-const char *gen_path_problem(const char *rel)
-{
-        const char *c = rel;
-
-        if (!rel || !*rel)
-                return "empty path";
-        if (rel[0] == '/')
-                return "absolute path";
-        if (!utf8_valid(rel))
-                return "not valid UTF-8";
-        for (;;) {
-                const char *e = strchrnul(c, '/');
-                size_t n = (size_t)(e - c);
-
-                if (n == 0)
-                        return "empty path component";
-                if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-                        return "'.' or '..' component";
-                if (n >= strlen(TMP_PREFIX) && memcmp(c, TMP_PREFIX, strlen(TMP_PREFIX)) == 0)
-                        return "reserved name";
-                if (!*e)
-                        break;
-                c = e + 1;
-        }
-        if (streq(rel, INDEX_NAME) || streq(rel, LOCK_NAME))
-                return "reserved name";
-        return NULL;
 }
 
 static int cmp_gen_ptr(const void *x, const void *y)

@@ -10,6 +10,9 @@
 
 #include "component.h"
 #include "config.h"
+#include "config-naming.h"
+#include "config-site.h"
+#include "config-write.h"
 #include "plan-naming.h"
 #include "strbuf.h"
 #include "testutil.h"

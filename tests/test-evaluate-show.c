@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "evaluate.h"
-#include "evaluate-internal.h"
+#include "evaluate-show.h"
 #include "fixture.h"
 #include "strbuf.h"
 #include "testutil.h"

@@ -19,6 +19,7 @@
 #include "fixture.h"
 #include "component.h"
 #include "render.h"
+#include "render-check.h"
 #include "strbuf.h"
 #include "util.h"
 

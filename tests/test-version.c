@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "name-hint.h"
 #include "util.h"
 #include "version.h"
 

@@ -22,6 +22,10 @@
 #include "testutil.h"
 #include "util.h"
 #include "write.h"
+#include "write-diff.h"
+#include "write-index.h"
+#include "write-name.h"
+#include "write-site.h"
 
 #define GEN(p, c, m) { .path = (p), .content = (c), .len = sizeof(c) - 1, .install = "/opt/x", .module = (m) }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "config-write.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

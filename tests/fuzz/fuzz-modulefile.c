@@ -35,6 +35,7 @@
 
 #include "lmod-sandbox.h"
 #include "render.h"
+#include "render-check.h"
 #include "util-path.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

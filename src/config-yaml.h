@@ -1,31 +1,20 @@
-/* config-internal.h: what the three parts of the site config share, for
- * them alone: config.c (the schema), config-yaml.c (the YAML reader) and
- * config-write.c (the writer). The reader walks libyaml's events with a
- * struct parser: its iterators and getters work on the current event and
- * return a negative errno with p->d filled (the event's position and the
- * dotted key in p->path) when the event is not what the schema expects. */
-#ifndef CUDAMOD_CONFIG_INTERNAL_H
-#define CUDAMOD_CONFIG_INTERNAL_H
+/* config-yaml.h: the YAML reader of the site config
+ * (config-yaml.c), for config.c and its parts. The reader walks libyaml's
+ * events with a struct parser: its iterators and getters work on the
+ * current event and return a negative errno with p->d filled (the event's
+ * position and the dotted key in p->path) when the event is not what the
+ * schema expects. */
+#ifndef CUDAMOD_CONFIG_YAML_H
+#define CUDAMOD_CONFIG_YAML_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <yaml.h>
 
-#include "config.h"
 #include "diag.h"
 #include "hashmap.h"
 #include "strbuf.h"
 #include "util.h"
-
-/* Keys that both the loader and the writer spell (the components' are
- * component_names, component.h). */
-static const char *const env_op_keys[] = {
-        [ENV_OP_SETENV] = "setenv",
-        [ENV_OP_PREPEND_PATH] = "prepend_path",
-        [ENV_OP_APPEND_PATH] = "append_path",
-        NULL,
-};
-#define ENV_OP_KINDS (ELEMENTSOF(env_op_keys) - 1)
 
 /* A set of strings it does not own, to find duplicates in linear time
  * (a map may hold a hundred thousand keys in 1 MiB). Zeroed is empty. */
@@ -99,19 +88,5 @@ int set_string(struct parser *p, char **field);
 int get_bool(struct parser *p, bool *ret);
 int get_uint(struct parser *p, unsigned min, unsigned max, unsigned *ret);
 int parse_string_list(struct parser *p, struct strv *list);
-
-/* config-naming.c: module names and versions, and the `naming` and
- * `arch` keys. */
-void naming_init_default(struct config *c);
-int parse_naming(struct parser *p, struct config *c);
-int parse_arch(struct parser *p, struct config *c);
-
-/* config-site.c: family, modulepath, lmod. */
-void config_site_init_default(struct config *c);
-void config_site_release(struct config *c);
-void config_site_copy(struct config *dst, const struct config *src);
-int config_parse_family(struct parser *p, struct config *c);
-int config_parse_modulepath(struct parser *p, struct config *c);
-int config_parse_lmod(struct parser *p, struct config *c);
 
 #endif

@@ -1,4 +1,4 @@
-/* elf.c: sonames, DT_NEEDED, run paths and marker strings, read with libelf.
+/* elf-file.c: sonames, DT_NEEDED, run paths and marker strings, read with libelf.
  *
  * Bytes are only ever reached through libelf's bounds-checked accessors
  * (gelf_getehdr, gelf_getphdr, elf_getdata, elf_getdata_rawchunk), and every
