@@ -3,6 +3,7 @@
 #include <errno.h>
 
 #include "cmd.h"
+#include "cmd-doctor-build.h"
 #include "doctor-build.h"
 #include "install.h"
 #include "strbuf.h"

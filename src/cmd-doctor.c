@@ -6,9 +6,9 @@
 #include <getopt.h>
 
 #include "cmd.h"
+#include "cmd-doctor-build.h"
 #include "detect.h"
 #include "doctor.h"
-#include "doctor-build.h"
 #include "evaluate.h"
 #include "install.h"
 #include "libfile.h"

@@ -28,8 +28,10 @@
 #include "plan.h"
 #include "strbuf.h"
 #include "util-path.h"
-#include "validate.h"
+#include "validate-checks.h"
 #include "validate-pool.h"
+#include "validate-probe.h"
+#include "validate.h"
 #include "write.h"
 #include "banned.h"
 

@@ -14,7 +14,7 @@
 #include "plan.h"
 #include "util-file.h"
 #include "util-path.h"
-#include "validate.h"
+#include "validate-elf.h"
 #include "banned.h"
 
 /* The per-component folders of CUDA 12 wheels (site-packages/nvidia/…). */

@@ -8,7 +8,7 @@
 #include "elf-file.h"
 #include "libfile.h"
 #include "util-file.h"
-#include "validate.h"
+#include "validate-elf.h"
 #include "banned.h"
 
 static const char *const cudnn8_libs[] = {

@@ -13,6 +13,7 @@
 #include "libfile.h"
 #include "process.h"
 #include "strbuf.h"
+#include "toolchain.h"
 #include "util-file.h"
 #include "util-path.h"
 #include "validate.h"

@@ -87,10 +87,4 @@ struct build_report {
 int doctor_build_run(const struct doctor_options *o, struct build_report *ret, struct diag *d);
 void build_report_release(struct build_report *r);
 
-/* The command: run, print (text or JSON), and the exit status (0 nothing
- * found, 1 problems, 2 usage). cmd-doctor-build.c. */
-struct global_options;
-int doctor_build_command(const struct doctor_options *o, bool json, const struct strv *mp,
-                         const struct global_options *g);
-
 #endif

@@ -24,7 +24,7 @@
 #include "libfile.h"
 #include "resolve.h"
 #include "strbuf.h"
-#include "validate.h"
+#include "validate-elf.h"
 #include "version.h"
 #include "banned.h"
 
