@@ -954,4 +954,5 @@ const struct component component_cuda = {
         .lazy = validate_lazy_cuda,
         .probe = { .key = "cudart", .version_key = "runtime_version" },
         .module_cuda_major = cuda_module_cuda_major,
+        .torch_build = { .option = "USE_CUDA", .root_variable = NULL, .library_stem = "libcudart" },
 };

@@ -347,4 +347,5 @@ const struct component component_cudnn = {
         .lazy = validate_lazy_cudnn,
         .probe = { .key = "cudnn", .off = "--no-cudnn" },
         .module_cuda_major = cudnn_module_cuda_major,
+        .torch_build = { .option = "USE_CUDNN", .root_variable = "CUDNN_ROOT", .library_stem = "libcudnn" },
 };

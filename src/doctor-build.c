@@ -227,34 +227,12 @@ static char *suggest_module(struct build *b, const struct component *kind, unsig
         }
 }
 
-/* The root variable a module for this component would set. */
-static const char *root_variable(enum build_id id)
+/* The root variable a module for this component would set, or NULL. */
+static const char *root_variable(const struct build *b, enum build_id id)
 {
-        switch (id) {
-        case BUILD_CUDNN: return "CUDNN_ROOT";
-        case BUILD_CUSPARSELT: return "CUSPARSELT_ROOT";
-        case BUILD_CUDSS: return "CUDSS_ROOT";
-        case BUILD_NCCL: return "NCCL_ROOT";
-        case BUILD_MAGMA: return "MAGMA_HOME";
-        case BUILD_NVSHMEM: return "NVSHMEM_HOME";
-        default: return NULL;
-        }
-}
+        const struct component *kind = b->r->c[id].kind;
 
-static const struct component *component_of(enum build_id id)
-{
-        switch (id) {
-        case BUILD_TOOLKIT:
-        case BUILD_NVCC:
-        case BUILD_CUDART: return component_toolkit();
-        case BUILD_CUDNN: return &component_cudnn;
-        case BUILD_CUSPARSELT: return &component_cusparselt;
-        case BUILD_CUDSS: return &component_cudss;
-        case BUILD_NCCL: return &component_nccl;
-        case BUILD_MAGMA: return &component_magma;
-        case BUILD_NVSHMEM: return &component_nvshmem;
-        default: return NULL;
-        }
+        return kind ? kind->torch_build.root_variable : NULL;
 }
 
 /* What to do for a component that is missing or wrong: load the module of
@@ -262,9 +240,8 @@ static const struct component *component_of(enum build_id id)
 static char *component_fix(struct build *b, enum build_id id)
 {
         const struct build_component *c = &b->r->c[id];
-        const struct component *kind = component_of(id);
-        _cleanup_free_ char *load = kind ? suggest_module(b, kind, b->r->cuda_major) : NULL;
-        const char *var = root_variable(id);
+        _cleanup_free_ char *load = c->kind ? suggest_module(b, c->kind, b->r->cuda_major) : NULL;
+        const char *var = root_variable(b, id);
         _cleanup_free_ char *cuda = b->r->cuda_major ? xasprintf(" for CUDA %lu", b->r->cuda_major) : xstrdup("");
         bool no_mp = !b->o->modulepath || !b->o->modulepath->len;
 
@@ -897,7 +874,7 @@ static void cupti_find(struct build *b)
 static bool wanted(const struct build *b, enum build_id id)
 {
         const struct build_component *c = &b->r->c[id];
-        const char *var = root_variable(id);
+        const char *var = root_variable(b, id);
 
         if (id == BUILD_CUDNN || (c->option && getv(b, c->option)) || (var && getv(b, var)))
                 return true;
@@ -908,10 +885,11 @@ static bool wanted(const struct build *b, enum build_id id)
 }
 
 /* What a library found says: versions, CUDA major, installs; the findings. */
-static void library_check(struct build *b, enum build_id id, const char *stem, bool mismatch_fatal)
+static void library_check(struct build *b, enum build_id id, bool mismatch_fatal)
 {
         struct build_component *c = &b->r->c[id];
-        const struct component *kind = component_of(id);
+        const struct component *kind = c->kind;
+        const char *stem = kind->torch_build.library_stem;
         _cleanup_free_ char *hi = NULL, *li = NULL;
         _cleanup_strbuf_ struct strbuf extra = STRBUF_INIT;
         bool found = c->library.path && (c->header.path || id == BUILD_MAGMA);
@@ -989,7 +967,7 @@ static void library_check(struct build *b, enum build_id id, const char *stem, b
                                               c->library.path, c->library_version ? c->library_version : "?",
                                               c->library.from),
                                     xasprintf("set %s to the one install (it is searched first for both)",
-                                              root_variable(id) ? root_variable(id) : "CMAKE_PREFIX_PATH"),
+                                              root_variable(b, id) ? root_variable(b, id) : "CMAKE_PREFIX_PATH"),
                                     "%s", versions_differ ? "the build compiles against one version and links "
                                                             "another: undefined symbols, or wrong results"
                                                           : "the build compiles against one install and links "
@@ -1024,20 +1002,26 @@ static void stubs_check(struct build *b)
 
 /* --- the run ------------------------------------------------------------------------- */
 
+/* The rows that are not a component of the table's: the toolkit as
+ * FindCUDA, CMake's CUDA compiler and FindCUDAToolkit find it (the
+ * toolkit's, with names of their own), the host compiler and CUPTI. The
+ * others take name, label and option from their component. */
 static const struct {
         const char *name, *label, *option;
+        bool toolkit;
+        const struct component *kind;
 } table[N_BUILD] = {
-        [BUILD_TOOLKIT] = { "toolkit", "CUDA toolkit", "USE_CUDA" },
-        [BUILD_NVCC] = { "nvcc", "nvcc", NULL },
-        [BUILD_HOST] = { "host-compiler", "host compiler", NULL },
-        [BUILD_CUDART] = { "cudart", "cudart", NULL },
-        [BUILD_CUDNN] = { "cudnn", "cuDNN", "USE_CUDNN" },
-        [BUILD_CUSPARSELT] = { "cusparselt", "cuSPARSELt", "USE_CUSPARSELT" },
-        [BUILD_CUDSS] = { "cudss", "cuDSS", "USE_CUDSS" },
-        [BUILD_NCCL] = { "nccl", "NCCL", "USE_SYSTEM_NCCL" },
-        [BUILD_MAGMA] = { "magma", "MAGMA", "USE_MAGMA" },
-        [BUILD_NVSHMEM] = { "nvshmem", "NVSHMEM", "USE_NVSHMEM" },
-        [BUILD_CUPTI] = { "cupti", "CUPTI", NULL },
+        [BUILD_TOOLKIT] = { "toolkit", "CUDA toolkit", "USE_CUDA", true, NULL },
+        [BUILD_NVCC] = { "nvcc", "nvcc", NULL, true, NULL },
+        [BUILD_HOST] = { "host-compiler", "host compiler", NULL, false, NULL },
+        [BUILD_CUDART] = { "cudart", "cudart", NULL, true, NULL },
+        [BUILD_CUDNN] = { .kind = &component_cudnn },
+        [BUILD_CUSPARSELT] = { .kind = &component_cusparselt },
+        [BUILD_CUDSS] = { .kind = &component_cudss },
+        [BUILD_NCCL] = { .kind = &component_nccl },
+        [BUILD_MAGMA] = { .kind = &component_magma },
+        [BUILD_NVSHMEM] = { .kind = &component_nvshmem },
+        [BUILD_CUPTI] = { "cupti", "CUPTI", NULL, false, NULL },
 };
 
 int doctor_build_run(const struct doctor_options *o, struct build_report *ret, struct diag *d)
@@ -1049,9 +1033,16 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
 
         (void)d;
         *ret = (struct build_report){ 0 };
-        for (size_t i = 0; i < N_BUILD; i++)
-                ret->c[i] = (struct build_component){ .name = table[i].name, .label = table[i].label,
-                                                      .option = table[i].option, .state = "not searched" };
+        for (size_t i = 0; i < N_BUILD; i++) {
+                const struct component *kind = table[i].toolkit ? component_toolkit() : table[i].kind;
+
+                ret->c[i] = table[i].kind ? (struct build_component){ .name = kind->name, .label = kind->label,
+                                                                      .option = kind->torch_build.option }
+                                          : (struct build_component){ .name = table[i].name, .label = table[i].label,
+                                                                      .option = table[i].option };
+                ret->c[i].kind = kind;
+                ret->c[i].state = "not searched";
+        }
         modulepath_split(env_get(b.env, "LOADEDMODULES"), &ret->loaded);
         b.lib64 = !exists_rooted(&b, "/etc/debian_version") && !exists_rooted(&b, "/etc/arch-release");
         if (uname(&u) == 0) {
@@ -1095,34 +1086,34 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
                             "torch is compiled with one CUDA and linked with another's runtime");
         if (truthy(&b, "USE_CUDNN", true)) {
                 cudnn_find(&b);
-                library_check(&b, BUILD_CUDNN, "libcudnn", false);
+                library_check(&b, BUILD_CUDNN, false);
         } else
                 ret->c[BUILD_CUDNN].state = "off";
         if (truthy(&b, "USE_CUSPARSELT", true)) {
                 sparse_find(&b, BUILD_CUSPARSELT, "cusparseLt.h", "libcusparseLt.so", "CUSPARSELT");
-                library_check(&b, BUILD_CUSPARSELT, "libcusparseLt", false);
+                library_check(&b, BUILD_CUSPARSELT, false);
         } else
                 ret->c[BUILD_CUSPARSELT].state = "off";
         if (truthy(&b, "USE_CUDSS", true)) {
                 sparse_find(&b, BUILD_CUDSS, "cudss.h", "libcudss.so", "CUDSS");
-                library_check(&b, BUILD_CUDSS, "libcudss", false);
+                library_check(&b, BUILD_CUDSS, false);
         } else
                 ret->c[BUILD_CUDSS].state = "off";
         if (!truthy(&b, "USE_NCCL", true) || !truthy(&b, "USE_DISTRIBUTED", true))
                 ret->c[BUILD_NCCL].state = "off";
         else if (truthy(&b, "USE_SYSTEM_NCCL", false)) {
                 nccl_find(&b);
-                library_check(&b, BUILD_NCCL, "libnccl", true);
+                library_check(&b, BUILD_NCCL, true);
         } else
                 ret->c[BUILD_NCCL].state = "bundled";
         if (truthy(&b, "USE_MAGMA", true)) {
                 magma_find(&b);
-                library_check(&b, BUILD_MAGMA, "libmagma", false);
+                library_check(&b, BUILD_MAGMA, false);
         } else
                 ret->c[BUILD_MAGMA].state = "off";
         if (truthy(&b, "USE_NVSHMEM", true)) {
                 nvshmem_find(&b);
-                library_check(&b, BUILD_NVSHMEM, "libnvshmem_host", false);
+                library_check(&b, BUILD_NVSHMEM, false);
         } else
                 ret->c[BUILD_NVSHMEM].state = "off";
         if (truthy(&b, "USE_KINETO", true))

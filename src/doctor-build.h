@@ -40,6 +40,8 @@ enum build_id {
 struct build_component {
         const char *name;          /* static: "toolkit", "nvcc", "host-compiler", "cudart", "cudnn", ... */
         const char *label;         /* static: "cuDNN" */
+        const struct component *kind; /* what it is of (the toolkit for toolkit, nvcc, cudart),
+                                       * or NULL (host-compiler, cupti) */
         const char *option;        /* static: "USE_CUDNN", or NULL */
         const char *state;         /* static: "found", "not found", "off", "bundled", "not searched" */
         char *prefix;              /* the toolkit's root (toolkit, nvcc; cudart: FindCUDAToolkit's,
