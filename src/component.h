@@ -196,8 +196,9 @@ const struct component *component_toolkit(void);
  * by its stems, or NULL. */
 const struct component *component_of_soname(const char *soname);
 /* "CUDA, cuDNN or NCCL" (labels), "libcudart, libcudnn or libnccl"
- * (libraries): every component, for messages; conj is " or ", " and ". */
-enum component_field { COMPONENT_FIELD_LABEL, COMPONENT_FIELD_LIBRARY };
+ * (libraries), "cuda, cudnn, nccl" (names): every component, for messages
+ * and help texts; conj is " or ", " and ", ", ". */
+enum component_field { COMPONENT_FIELD_LABEL, COMPONENT_FIELD_LIBRARY, COMPONENT_FIELD_NAME };
 char *component_list(enum component_field field, const char *conj);
 
 /* The version codes of component_probe's generic requests and of the
