@@ -16,7 +16,7 @@ static json_t *string_or_null(const char *s)
         return s ? json_string_lossy(s) : json_null();
 }
 
-static json_t *hit_json(const struct build_hit *h)
+static json_t *hit_json(const struct cmake_find_hit *h)
 {
         if (!h->path)
                 return json_null();
@@ -60,7 +60,7 @@ static void folded(const char *prefix, const char *text)
 }
 
 /* "PATH  (from)", or the hit's absence. */
-static char *hit_text(const struct build_hit *h)
+static char *hit_text(const struct cmake_find_hit *h)
 {
         _cleanup_free_ char *p = term_escape(h->path), *f = term_escape(h->from ? h->from : "?");
 

@@ -13,7 +13,6 @@
 #include "output.h"
 #include "detect.h"
 #include "doctor.h"
-#include "doctor-build.h"
 #include "evaluate.h"
 #include "install.h"
 #include "libfile.h"

@@ -292,8 +292,7 @@ const struct command cmd_generate = {
                  "                [--dry-run] [--check] [--prune] [--force] [--json]\n"
                  "                [--lock-timeout S] [--jobs N] [--rename] [ROOT...]",
         .help = "Scan ROOTs (default: the config's 'search', else the built-in roots), and\n"
-                "write one modulefile per install of the CUDA stack (cuda, cudnn, nccl,\n"
-                "cusparselt, cudss, nvshmem, magma) into DIR,\n"
+                "write one modulefile per install of the CUDA stack ({components}) into DIR,\n"
                 "with a modulerc marking each default. Lmod users 'module use DIR/Core'\n"
                 "(hierarchical layout) or 'module use DIR' (flat layout).\n"
                 "\n"

@@ -174,7 +174,7 @@ const struct command cmd_scan = {
         .help = "Walk each ROOT (default: /usr/local, /opt, /usr/lib/cuda,\n"
                 "/usr/lib/nvidia-cuda-toolkit, the multiarch library directories,\n"
                 "/opt/nvidia/hpc_sdk) and report every installation of the CUDA stack\n"
-                "(cuda, cudnn, nccl, cusparselt, cudss, nvshmem, magma): version, the CUDA\n"
+                "({components}): version, the CUDA\n"
                 "major a library's build targets,\n"
                 "architecture, layout, prefix, directories, the symlinks that lead to it,\n"
                 "and any problem. Versions are read from files; nothing is executed and\n"

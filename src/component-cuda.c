@@ -15,7 +15,7 @@
 #include "plan.h"
 #include "util-file.h"
 #include "util-path.h"
-#include "validate.h"
+#include "validate-elf.h"
 #include "banned.h"
 
 /* The per-component folders of CUDA 12 wheels (site-packages/nvidia/…). */
@@ -955,4 +955,5 @@ const struct component component_cuda = {
         .lazy = validate_lazy_cuda,
         .probe = { .key = "cudart", .version_key = "runtime_version" },
         .module_cuda_major = cuda_module_cuda_major,
+        .torch_build = { .option = "USE_CUDA", .root_variable = NULL, .library_stem = "libcudart" },
 };

@@ -9,7 +9,7 @@
 #include "libfile.h"
 #include "name-hint.h"
 #include "util-file.h"
-#include "validate.h"
+#include "validate-elf.h"
 #include "banned.h"
 
 static const char *const cudnn8_libs[] = {
@@ -348,4 +348,5 @@ const struct component component_cudnn = {
         .lazy = validate_lazy_cudnn,
         .probe = { .key = "cudnn", .off = "--no-cudnn" },
         .module_cuda_major = cudnn_module_cuda_major,
+        .torch_build = { .option = "USE_CUDNN", .root_variable = "CUDNN_ROOT", .library_stem = "libcudnn" },
 };

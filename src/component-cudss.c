@@ -215,4 +215,5 @@ const struct component component_cudss = {
         .probe = { .key = "cudss", .request = "cudss=libcudss.so.0:cudssGetProperty:property" },
         .module_cuda_major = cudss_module_cuda_major,
         .doctor_cuda_major_why = "it loads the libcublas of its own CUDA major beside torch's: torch.linalg's sparse solvers fail to load or crash",
+        .torch_build = { .option = "USE_CUDSS", .root_variable = "CUDSS_ROOT", .library_stem = "libcudss" },
 };

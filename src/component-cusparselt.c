@@ -274,4 +274,5 @@ const struct component component_cusparselt = {
         },
         .module_cuda_major = cusparselt_module_cuda_major,
         .doctor_cuda_major_why = "it carries its own CUDA runtime, built for the other major: torch's sparse semi-structured kernels fail (or need a newer driver than torch)",
+        .torch_build = { .option = "USE_CUSPARSELT", .root_variable = "CUSPARSELT_ROOT", .library_stem = "libcusparseLt" },
 };

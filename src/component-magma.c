@@ -379,4 +379,5 @@ const struct component component_magma = {
         .probe = { .key = "magma", .request = "magma=libmagma.so:magma_version:magma" },
         .module_cuda_major = magma_module_cuda_major,
         .doctor_cuda_major_why = "it loads libcudart and libcublas of its own CUDA major beside torch's: the first torch.linalg call on the GPU fails to load libtorch_cuda_linalg or crashes",
+        .torch_build = { .option = "USE_MAGMA", .root_variable = "MAGMA_HOME", .library_stem = "libmagma" },
 };

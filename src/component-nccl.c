@@ -233,4 +233,5 @@ const struct component component_nccl = {
         },
         .probe = { .key = "nccl", .off = "--no-nccl" },
         .module_cuda_major = nccl_module_cuda_major,
+        .torch_build = { .option = "USE_SYSTEM_NCCL", .root_variable = "NCCL_ROOT", .library_stem = "libnccl" },
 };

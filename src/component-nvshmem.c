@@ -334,4 +334,5 @@ const struct component component_nvshmem = {
         },
         .module_cuda_major = nvshmem_module_cuda_major,
         .doctor_cuda_major_why = "it carries its own CUDA runtime, built for the other major: symmetric memory fails at initialisation (or needs a newer driver than torch)",
+        .torch_build = { .option = "USE_NVSHMEM", .root_variable = "NVSHMEM_HOME", .library_stem = "libnvshmem_host" },
 };

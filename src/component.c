@@ -74,7 +74,8 @@ char *component_list(enum component_field field, const char *conj)
         size_t i = 0;
 
         FOREACH_COMPONENT(c) {
-                const char *s = field == COMPONENT_FIELD_LABEL ? c->label : c->library;
+                const char *s = field == COMPONENT_FIELD_LABEL ? c->label :
+                                field == COMPONENT_FIELD_NAME ? c->name : c->library;
 
                 i++;
                 strbuf_addf(&sb, "%s%s", i == 1 ? "" : i == N_COMPONENTS ? conj : ", ", s);

@@ -90,6 +90,18 @@ struct component_probe {
         const char *version_key; /* the key of its version in that object; NULL: "version" */
 };
 
+/* doctor --build: what a PyTorch source build asks of it. option: the
+ * USE_* that turns it off (USE_SYSTEM_NCCL for NCCL, which PyTorch builds
+ * itself otherwise); NULL when PyTorch does not use it, and then the rest
+ * is NULL too. root_variable: the root its find module reads, which a
+ * module of it sets (CUDNN_ROOT, MAGMA_HOME); library_stem: the library
+ * the find module looks for, whose file name tells its version. */
+struct component_torch_build {
+        const char *option;
+        const char *root_variable;
+        const char *library_stem;
+};
+
 struct component {
         const char *name;       /* "cudnn": config key, module name, JSON, module kind */
         const char *title;      /* "NVIDIA cuDNN" */
@@ -159,6 +171,7 @@ struct component {
          * and NCCL have findings of their own, doctor.c). */
         unsigned long (*module_cuda_major)(const struct strv *own_libdirs);
         const char *doctor_cuda_major_why;
+        struct component_torch_build torch_build;
 };
 
 #define X(name) extern const struct component component_##name;
@@ -183,8 +196,9 @@ const struct component *component_toolkit(void);
  * by its stems, or NULL. */
 const struct component *component_of_soname(const char *soname);
 /* "CUDA, cuDNN or NCCL" (labels), "libcudart, libcudnn or libnccl"
- * (libraries): every component, for messages; conj is " or ", " and ". */
-enum component_field { COMPONENT_FIELD_LABEL, COMPONENT_FIELD_LIBRARY };
+ * (libraries), "cuda, cudnn, nccl" (names): every component, for messages
+ * and help texts; conj is " or ", " and ", ", ". */
+enum component_field { COMPONENT_FIELD_LABEL, COMPONENT_FIELD_LIBRARY, COMPONENT_FIELD_NAME };
 char *component_list(enum component_field field, const char *conj);
 
 /* The version codes of component_probe's generic requests and of the

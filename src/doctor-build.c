@@ -8,12 +8,14 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
+#include "cmake-find.h"
 #include "doctor-build.h"
 #include "evaluate-modulepath.h"
 #include "evaluate.h"
 #include "libfile.h"
 #include "process.h"
 #include "strbuf.h"
+#include "toolchain.h"
 #include "util-file.h"
 #include "util-path.h"
 #include "validate.h"
@@ -21,26 +23,6 @@
 #include "banned.h"
 
 #define HOST_TIMEOUT 20
-
-enum find_kind { FIND_PROGRAM, FIND_PATH, FIND_LIBRARY };
-
-struct sdir {
-        char *dir;
-        char *from;     /* the label */
-        char *prefix;   /* the prefix of a default, for the label's "+ rel" */
-        bool fallback;
-};
-
-struct search {
-        struct sdir *items;
-        size_t n;
-};
-
-/* A prefix a find module appended to CMAKE_PREFIX_PATH. */
-struct appended {
-        char *prefix;
-        char *from;
-};
 
 struct build {
         const struct doctor_options *o;
@@ -51,7 +33,7 @@ struct build {
         bool lib64;          /* FIND_LIBRARY_USE_LIB64_PATHS (not Debian, not Arch) */
         char *root;          /* CUDA_TOOLKIT_ROOT_DIR (FindCUDA's), or NULL */
         char *top;           /* FindCUDAToolkit's root for it (nvcc -v's TOP) */
-        struct appended *app;
+        struct cmake_find_prefix *app; /* what the find modules appended to CMAKE_PREFIX_PATH */
         size_t n_app;
         /* the modulepath's units, evaluated on first use */
         bool discovered;
@@ -69,17 +51,10 @@ static const char *getv(const struct build *b, const char *name)
         return v && *v ? v : NULL;
 }
 
-/* CMake's truth (ON, 1, YES, TRUE, Y; a number other than 0); def when unset. */
+/* CMake's truth of name (cmake_is_true); def when unset. */
 static bool truthy(const struct build *b, const char *name, bool def)
 {
-        const char *v = getv(b, name);
-
-        if (!v)
-                return def;
-        if (!strcasecmp(v, "0") || !strcasecmp(v, "OFF") || !strcasecmp(v, "NO") || !strcasecmp(v, "FALSE") ||
-            !strcasecmp(v, "N") || !strcasecmp(v, "IGNORE") || !strcasecmp(v, "NOTFOUND") || endswith(v, "-NOTFOUND"))
-                return false;
-        return true;
+        return cmake_is_true(getv(b, name), def);
 }
 
 /* name's ':'-separated entries (empty ones dropped). */
@@ -94,11 +69,7 @@ static void env_list(const struct build *b, const char *name, struct strv *ret)
 /* A default place under the sysroot. */
 static char *rooted(const struct build *b, const char *abs)
 {
-        if (!b->sysroot || streq(b->sysroot, "/"))
-                return xstrdup(abs);
-        if (streq(abs, "/"))
-                return xstrdup(b->sysroot);
-        return path_join(b->sysroot, abs + 1);
+        return cmake_find_rooted(b->sysroot, abs);
 }
 
 static bool exists_rooted(const struct build *b, const char *abs)
@@ -108,233 +79,12 @@ static bool exists_rooted(const struct build *b, const char *abs)
         return access(p, F_OK) == 0;
 }
 
-/* --- the search directories ---------------------------------------------------- */
-
-static void sdir_add(struct search *s, const char *dir, const char *from, const char *prefix, bool fallback)
-{
-        if (!dir || !*dir)
-                return;
-        s->items = xreallocarray(s->items, s->n + 1, sizeof(*s->items));
-        s->items[s->n++] = (struct sdir){ .dir = xstrdup(dir), .from = xstrdup(from),
-                                          .prefix = prefix ? xstrdup(prefix) : NULL, .fallback = fallback };
-}
-
-static void search_release(struct search *s)
-{
-        for (size_t i = 0; i < s->n; i++) {
-                free(s->items[i].dir);
-                free(s->items[i].from);
-                free(s->items[i].prefix);
-        }
-        free(s->items);
-        *s = (struct search){ 0 };
-}
-
-/* cmSearchPath::AddPrefixPaths: P/<sub>/<arch> (lib, include), P/lib64
- * before P/lib where lib64 paths are used, P/<sub> (bin and sbin for
- * programs), then P itself (not "/"). */
-static void add_prefix(const struct build *b, struct search *s, enum find_kind k, const char *p, const char *from,
-                       bool fallback)
-{
-        const char *subs[3] = { NULL };
-        bool def = fallback;
-
-        if (!p || !*p)
-                return;
-        subs[0] = k == FIND_PROGRAM ? "bin" : k == FIND_PATH ? "include" : "lib";
-        if (k == FIND_PROGRAM)
-                subs[1] = "sbin";
-        for (size_t i = 0; subs[i]; i++) {
-                _cleanup_free_ char *d = path_join(p, subs[i]);
-
-                if (k != FIND_PROGRAM && b->arch) {
-                        _cleanup_free_ char *a = path_join(d, b->arch);
-                        sdir_add(s, a, from, def ? p : NULL, fallback);
-                }
-                if (k == FIND_LIBRARY && b->lib64) {
-                        _cleanup_free_ char *l = path_join(p, "lib64");
-                        sdir_add(s, l, from, def ? p : NULL, fallback);
-                }
-                sdir_add(s, d, from, def ? p : NULL, fallback);
-        }
-        if (!streq(p, "/"))
-                sdir_add(s, p, from, def ? p : NULL, fallback);
-}
-
-struct find {
-        enum find_kind kind;
-        const char *const *names;    /* NULL-terminated */
-        const char *const *suffixes; /* PATH_SUFFIXES, NULL-terminated, or NULL */
-        const char *root_var;        /* "CUDNN_ROOT" (<Pkg>_ROOT), or NULL */
-        const char *const *hints;    /* directories; labelled hints_from */
-        const char *hints_from;
-        bool hints_fallback;         /* the hints are hard-coded defaults (/usr/local/magma) */
-        const char *const *paths;    /* PATHS */
-        const char *paths_from;
-        bool no_default;             /* NO_DEFAULT_PATH: only hints and paths */
-};
-
-/* The directories, in the order CMake searches them. */
-static void search_dirs(const struct build *b, const struct find *f, struct search *s)
-{
-        struct search raw = { 0 };
-        _cleanup_(strv_release) struct strv cpp = { 0 }, extra = { 0 }, envpath = { 0 };
-        const char *extra_var = f->kind == FIND_PROGRAM ? "CMAKE_PROGRAM_PATH"
-                                : f->kind == FIND_PATH  ? "CMAKE_INCLUDE_PATH"
-                                                        : "CMAKE_LIBRARY_PATH";
-
-        if (!f->no_default) {
-                /* <Pkg>_ROOT: the variable (setup.py forwards the
-                 * environment's CUDNN_ROOT as -D) and the environment's
-                 * (CMP0074 NEW). */
-                if (f->root_var) {
-                        _cleanup_(strv_release) struct strv roots = { 0 };
-
-                        env_list(b, f->root_var, &roots);
-                        for (size_t i = 0; i < roots.len; i++)
-                                add_prefix(b, &raw, f->kind, roots.items[i], f->root_var, false);
-                }
-                /* CMAKE_PREFIX_PATH: setup.py's variable holds the
-                 * environment's entries, then what the find modules
-                 * appended so far; the environment's again after (no
-                 * new directory). */
-                env_list(b, "CMAKE_PREFIX_PATH", &cpp);
-                for (size_t i = 0; i < cpp.len; i++)
-                        add_prefix(b, &raw, f->kind, cpp.items[i], "CMAKE_PREFIX_PATH", false);
-                for (size_t i = 0; i < b->n_app; i++)
-                        add_prefix(b, &raw, f->kind, b->app[i].prefix, b->app[i].from, false);
-                env_list(b, extra_var, &extra);
-                for (size_t i = 0; i < extra.len; i++)
-                        sdir_add(&raw, extra.items[i], extra_var, NULL, false);
-        }
-        for (size_t i = 0; f->hints && f->hints[i]; i++)
-                sdir_add(&raw, f->hints[i], f->hints_from, f->hints_fallback ? f->hints[i] : NULL,
-                         f->hints_fallback);
-        if (!f->no_default) {
-                _cleanup_(strv_release) struct strv lib = { 0 };
-                const char *spp[] = { "/usr/local", "/usr", "/", NULL };
-                const char *late[] = { "/usr/X11R6", "/usr/pkg", "/opt", NULL };
-                int err = 0;
-                _cleanup_free_ char *cmake = process_find_program("cmake", b->env, &err);
-                _cleanup_free_ char *cbin = cmake ? path_dirname(cmake) : NULL;
-                _cleanup_free_ char *cprefix = cbin ? path_dirname(cbin) : NULL;
-
-                /* The system environment: LIB / INCLUDE, then PATH, as
-                 * they are (the bin -> lib rewrite is Windows'). */
-                env_list(b, f->kind == FIND_PATH ? "INCLUDE" : f->kind == FIND_LIBRARY ? "LIB" : "NO SUCH", &lib);
-                for (size_t i = 0; i < lib.len; i++)
-                        sdir_add(&raw, lib.items[i], f->kind == FIND_PATH ? "INCLUDE" : "LIB", NULL, false);
-                env_list(b, "PATH", &envpath);
-                for (size_t i = 0; i < envpath.len; i++)
-                        sdir_add(&raw, envpath.items[i], "PATH", NULL, false);
-                /* CMAKE_SYSTEM_PREFIX_PATH (Platform/UnixPaths.cmake):
-                 * /usr/local /usr /, cmake's own prefix, the install
-                 * prefix (torch/, never holds these), /usr/X11R6 /usr/pkg
-                 * /opt. */
-                for (size_t i = 0; spp[i]; i++) {
-                        _cleanup_free_ char *p = rooted(b, spp[i]);
-                        _cleanup_free_ char *label = xasprintf("default %s", spp[i]);
-
-                        add_prefix(b, &raw, f->kind, p, label, true);
-                }
-                if (cprefix && !streq(cprefix, "/usr") && !streq(cprefix, "/usr/local") && !streq(cprefix, "/"))
-                        add_prefix(b, &raw, f->kind, cprefix, "cmake's prefix", true);
-                for (size_t i = 0; late[i]; i++) {
-                        _cleanup_free_ char *p = rooted(b, late[i]);
-                        _cleanup_free_ char *label = xasprintf("default %s", late[i]);
-
-                        add_prefix(b, &raw, f->kind, p, label, true);
-                }
-        }
-        for (size_t i = 0; f->paths && f->paths[i]; i++)
-                sdir_add(&raw, f->paths[i], f->paths_from, NULL, false);
-
-        /* cmSearchPath::AddSuffixes: each directory's suffixed forms,
-         * then the directory. */
-        for (size_t i = 0; i < raw.n; i++) {
-                const struct sdir *d = &raw.items[i];
-
-                for (size_t k = 0; f->suffixes && f->suffixes[k]; k++) {
-                        _cleanup_free_ char *p = path_join(d->dir, f->suffixes[k]);
-                        sdir_add(s, p, d->from, d->prefix, d->fallback);
-                }
-                sdir_add(s, d->dir, d->from, d->prefix, d->fallback);
-        }
-        search_release(&raw);
-}
-
-static bool file_fits(enum find_kind k, const char *path)
-{
-        struct stat st;
-
-        if (stat(path, &st) < 0)
-                return false;
-        if (k == FIND_PROGRAM)
-                return S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-        if (k == FIND_LIBRARY)
-                return !S_ISDIR(st.st_mode);
-        return true;
-}
-
-/* The file names tried for one NAMES entry: a name with a library suffix
- * as it is; a bare one as lib<name>.so, then lib<name>.a (after
- * lib<name>.so.<version> when version is given, FindNCCL's NCCL_VERSION). */
-static void file_names(enum find_kind k, const char *name, const char *version, struct strv *ret)
-{
-        if (k != FIND_LIBRARY || endswith(name, ".so") || endswith(name, ".a") || strstr(name, ".so.")) {
-                strv_add(ret, name);
-                return;
-        }
-        if (version)
-                strv_push(ret, xasprintf("lib%s.so.%s", name, version));
-        strv_push(ret, xasprintf("lib%s.so", name));
-        strv_push(ret, xasprintf("lib%s.a", name));
-}
-
-/* The first hit: names outer, directories inner (no NAMES_PER_DIR). */
-static void find_run(const struct build *b, const struct find *f, const char *version, struct build_hit *ret)
-{
-        struct search s = { 0 };
-
-        *ret = (struct build_hit){ 0 };
-        search_dirs(b, f, &s);
-        for (size_t n = 0; f->names[n] && !ret->path; n++) {
-                _cleanup_(strv_release) struct strv files = { 0 };
-
-                file_names(f->kind, f->names[n], version, &files);
-                for (size_t i = 0; i < s.n && !ret->path; i++)
-                        for (size_t k = 0; k < files.len && !ret->path; k++) {
-                                _cleanup_free_ char *p = path_join(s.items[i].dir, files.items[k]);
-                                const struct sdir *d = &s.items[i];
-
-                                if (!file_fits(f->kind, p))
-                                        continue;
-                                ret->path = TAKE_PTR(p);
-                                ret->fallback = d->fallback;
-                                if (d->prefix && !streq(d->prefix, d->dir))
-                                        ret->from = xasprintf("%s + %s", d->from,
-                                                              d->dir + strlen(d->prefix) +
-                                                                      (d->prefix[strlen(d->prefix) - 1] != '/'));
-                                else
-                                        ret->from = xstrdup(d->from);
-                        }
-        }
-        search_release(&s);
-}
-
-static void hit_release(struct build_hit *h)
-{
-        free(h->path);
-        free(h->from);
-        *h = (struct build_hit){ 0 };
-}
-
 static void append_prefix(struct build *b, const char *prefix, const char *from)
 {
         if (!prefix || !*prefix)
                 return;
         b->app = xreallocarray(b->app, b->n_app + 1, sizeof(*b->app));
-        b->app[b->n_app++] = (struct appended){ .prefix = xstrdup(prefix), .from = xstrdup(from) };
+        b->app[b->n_app++] = (struct cmake_find_prefix){ .prefix = xstrdup(prefix), .from = xstrdup(from) };
 }
 
 /* A find module's appends to CMAKE_PREFIX_PATH: FindCUDNN's
@@ -355,6 +105,16 @@ static void module_appends(struct build *b, const char *root_var, const char *ro
                 append_prefix(b, v, root_dir_var);
         if (b->root)
                 append_prefix(b, b->root, "CUDA_TOOLKIT_ROOT_DIR (appended)");
+}
+
+/* The first file f finds in b's environment (cmake-find.h). */
+static void find_run(const struct build *b, const struct cmake_find *f, const char *version,
+                     struct cmake_find_hit *ret)
+{
+        const struct cmake_find_env e = { .env = b->env, .sysroot = b->sysroot, .arch = b->arch, .lib64 = b->lib64,
+                                          .appended = b->app, .n_appended = b->n_app };
+
+        cmake_find_run(&e, f, version, ret);
 }
 
 /* --- findings ------------------------------------------------------------------- */
@@ -468,34 +228,12 @@ static char *suggest_module(struct build *b, const struct component *kind, unsig
         }
 }
 
-/* The root variable a module for this component would set. */
-static const char *root_variable(enum build_id id)
+/* The root variable a module for this component would set, or NULL. */
+static const char *root_variable(const struct build *b, enum build_id id)
 {
-        switch (id) {
-        case BUILD_CUDNN: return "CUDNN_ROOT";
-        case BUILD_CUSPARSELT: return "CUSPARSELT_ROOT";
-        case BUILD_CUDSS: return "CUDSS_ROOT";
-        case BUILD_NCCL: return "NCCL_ROOT";
-        case BUILD_MAGMA: return "MAGMA_HOME";
-        case BUILD_NVSHMEM: return "NVSHMEM_HOME";
-        default: return NULL;
-        }
-}
+        const struct component *kind = b->r->c[id].kind;
 
-static const struct component *component_of(enum build_id id)
-{
-        switch (id) {
-        case BUILD_TOOLKIT:
-        case BUILD_NVCC:
-        case BUILD_CUDART: return component_toolkit();
-        case BUILD_CUDNN: return &component_cudnn;
-        case BUILD_CUSPARSELT: return &component_cusparselt;
-        case BUILD_CUDSS: return &component_cudss;
-        case BUILD_NCCL: return &component_nccl;
-        case BUILD_MAGMA: return &component_magma;
-        case BUILD_NVSHMEM: return &component_nvshmem;
-        default: return NULL;
-        }
+        return kind ? kind->torch_build.root_variable : NULL;
 }
 
 /* What to do for a component that is missing or wrong: load the module of
@@ -503,9 +241,8 @@ static const struct component *component_of(enum build_id id)
 static char *component_fix(struct build *b, enum build_id id)
 {
         const struct build_component *c = &b->r->c[id];
-        const struct component *kind = component_of(id);
-        _cleanup_free_ char *load = kind ? suggest_module(b, kind, b->r->cuda_major) : NULL;
-        const char *var = root_variable(id);
+        _cleanup_free_ char *load = c->kind ? suggest_module(b, c->kind, b->r->cuda_major) : NULL;
+        const char *var = root_variable(b, id);
         _cleanup_free_ char *cuda = b->r->cuda_major ? xasprintf(" for CUDA %lu", b->r->cuda_major) : xstrdup("");
         bool no_mp = !b->o->modulepath || !b->o->modulepath->len;
 
@@ -671,7 +408,7 @@ static char *same_toolkit(const char *a, const char *b)
         return ra && rb && streq(ra, rb) ? xstrdup(ra) : NULL;
 }
 
-static void toolkit_search(struct build *b, bool use_home, struct build_hit *ret)
+static void toolkit_search(struct build *b, bool use_home, struct cmake_find_hit *ret)
 {
         /* FindCUDA (PyTorch's cmake/Modules_CUDA_fix/upstream/FindCUDA.cmake):
          * find_program(nvcc PATHS ENV CUDA_TOOLKIT_ROOT ENV CUDA_PATH
@@ -685,7 +422,7 @@ static void toolkit_search(struct build *b, bool use_home, struct build_hit *ret
         const char *opt_paths[] = { opt, NULL };
         const char *home = use_home ? getv(b, "CUDA_HOME") : NULL;
 
-        *ret = (struct build_hit){ 0 };
+        *ret = (struct cmake_find_hit){ 0 };
         for (size_t i = 0; vars[i] && !ret->path; i++) {
                 const char *v = getv(b, vars[i]);
                 /* setup.py before PyTorch 2.8 passed CUDA_HOME as CUDA_BIN_PATH. */
@@ -698,15 +435,15 @@ static void toolkit_search(struct build *b, bool use_home, struct build_hit *ret
                 if (!v)
                         continue;
                 find_run(b,
-                         &(struct find){ .kind = FIND_PROGRAM, .names = nvcc, .suffixes = bin_suffixes,
+                         &(struct cmake_find){ .kind = CMAKE_FIND_PROGRAM, .names = nvcc, .suffixes = bin_suffixes,
                                          .hints = (const char *const[]){ v, NULL }, .hints_from = from,
                                          .no_default = true },
                          NULL, ret);
         }
         if (!ret->path) {
-                hit_release(ret);
+                cmake_find_hit_release(ret);
                 find_run(b,
-                         &(struct find){ .kind = FIND_PROGRAM, .names = nvcc, .suffixes = cuda_bin,
+                         &(struct cmake_find){ .kind = CMAKE_FIND_PROGRAM, .names = nvcc, .suffixes = cuda_bin,
                                          .paths = opt_paths, .paths_from = "default /opt/cuda/bin" },
                          NULL, ret);
                 if (ret->path && streq(ret->from, "default /opt/cuda/bin"))
@@ -721,7 +458,7 @@ static bool nvcc_found(struct build_component *c)
         _cleanup_free_ char *bin = NULL;
 
         if (!c->library.path) {
-                hit_release(&c->library);
+                cmake_find_hit_release(&c->library);
                 c->state = "not found";
                 return false;
         }
@@ -737,7 +474,7 @@ static void toolkit_find(struct build *b)
         toolkit_search(b, true, &c->library);
         /* PyTorch 2.8 and later no longer pass CUDA_HOME on (PR #145822). */
         if (c->library.path && startswith(c->library.from, "CUDA_HOME")) {
-                struct build_hit newer;
+                struct cmake_find_hit newer;
                 _cleanup_free_ char *same = NULL;
 
                 toolkit_search(b, false, &newer);
@@ -751,7 +488,7 @@ static void toolkit_find(struct build *b)
                                              : xstrdup("the toolkit comes from CUDA_HOME, which setup.py passes as "
                                                        "CUDA_BIN_PATH only before PyTorch 2.8; a newer tree finds no "
                                                        "toolkit: set CUDA_PATH too"));
-                hit_release(&newer);
+                cmake_find_hit_release(&newer);
         }
         if (!nvcc_found(c))
                 return;
@@ -800,7 +537,7 @@ static void nvcc_find(struct build *b)
                 _cleanup_free_ char *cpbin = cp ? path_join(cp, "bin") : NULL;
 
                 find_run(b,
-                         &(struct find){ .kind = FIND_PROGRAM, .names = (const char *const[]){ "nvcc", NULL },
+                         &(struct cmake_find){ .kind = CMAKE_FIND_PROGRAM, .names = (const char *const[]){ "nvcc", NULL },
                                          .paths = (const char *const[]){ cpbin, NULL },
                                          .paths_from = "CUDA_PATH" },
                          NULL, &c->library);
@@ -930,7 +667,7 @@ static void cudart_find(struct build *b)
 {
         struct build_component *c = &b->r->c[BUILD_CUDART];
         const char *suffixes[] = { "lib64", "lib/x64", NULL };
-        struct appended *saved;
+        struct cmake_find_prefix *saved;
 
         if (!b->root) {
                 c->state = "not searched";
@@ -948,7 +685,7 @@ static void cudart_find(struct build *b)
         b->app = xcalloc(b->n_app + 1, sizeof(*b->app));
         if (b->n_app)
                 memcpy(b->app, saved, b->n_app * sizeof(*b->app));
-        b->app[b->n_app] = (struct appended){ .prefix = b->top, .from = (char *)"CUDAToolkit_ROOT_DIR (appended)" };
+        b->app[b->n_app] = (struct cmake_find_prefix){ .prefix = b->top, .from = (char *)"CUDAToolkit_ROOT_DIR (appended)" };
         b->n_app++;
         {
                 _cleanup_free_ char *rootvar = xasprintf("CUDAToolkit_ROOT=%s", b->root);
@@ -961,7 +698,7 @@ static void cudart_find(struct build *b)
                 strv_add(&env, rootvar);
                 b->env = env.items;
                 find_run(b,
-                         &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ "cudart", NULL },
+                         &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY, .names = (const char *const[]){ "cudart", NULL },
                                          .suffixes = suffixes, .root_var = "CUDAToolkit_ROOT" },
                          NULL, &c->library);
                 b->env = old;
@@ -993,12 +730,12 @@ static void cudnn_find(struct build *b)
         }
         module_appends(b, "CUDNN_ROOT", "CUDNN_ROOT_DIR");
         find_run(b,
-                 &(struct find){ .kind = FIND_PATH, .names = (const char *const[]){ "cudnn.h", NULL },
+                 &(struct cmake_find){ .kind = CMAKE_FIND_PATH, .names = (const char *const[]){ "cudnn.h", NULL },
                                  .suffixes = hsuf, .root_var = "CUDNN_ROOT",
                                  .hints = (const char *const[]){ incdir, NULL }, .hints_from = "CUDNN_INCLUDE_DIR" },
                  NULL, &c->header);
         find_run(b,
-                 &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ name, NULL },
+                 &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY, .names = (const char *const[]){ name, NULL },
                                  .suffixes = lsuf, .root_var = "CUDNN_ROOT",
                                  .paths = (const char *const[]){ libdir, NULL }, .paths_from = libfrom },
                  NULL, &c->library);
@@ -1015,12 +752,12 @@ static void sparse_find(struct build *b, enum build_id id, const char *header, c
 
         module_appends(b, root, root_dir);
         find_run(b,
-                 &(struct find){ .kind = FIND_PATH, .names = (const char *const[]){ header, NULL }, .suffixes = hsuf,
+                 &(struct cmake_find){ .kind = CMAKE_FIND_PATH, .names = (const char *const[]){ header, NULL }, .suffixes = hsuf,
                                  .root_var = root, .hints = (const char *const[]){ getv(b, inc), NULL },
                                  .hints_from = inc },
                  NULL, &c->header);
         find_run(b,
-                 &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ library, NULL },
+                 &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY, .names = (const char *const[]){ library, NULL },
                                  .suffixes = lsuf, .root_var = root,
                                  .paths = (const char *const[]){ getv(b, lib), NULL }, .paths_from = lib },
                  NULL, &c->library);
@@ -1032,13 +769,13 @@ static void nccl_find(struct build *b)
 
         module_appends(b, NULL, "NCCL_ROOT_DIR");
         find_run(b,
-                 &(struct find){ .kind = FIND_PATH, .names = (const char *const[]){ "nccl.h", NULL },
+                 &(struct cmake_find){ .kind = CMAKE_FIND_PATH, .names = (const char *const[]){ "nccl.h", NULL },
                                  .root_var = "NCCL_ROOT",
                                  .hints = (const char *const[]){ getv(b, "NCCL_INCLUDE_DIR"), NULL },
                                  .hints_from = "NCCL_INCLUDE_DIR" },
                  NULL, &c->header);
         find_run(b,
-                 &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ "nccl", "nccl_static", NULL },
+                 &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY, .names = (const char *const[]){ "nccl", "nccl_static", NULL },
                                  .root_var = "NCCL_ROOT",
                                  .hints = (const char *const[]){ getv(b, "NCCL_LIB_DIR"), NULL },
                                  .hints_from = "NCCL_LIB_DIR" },
@@ -1052,19 +789,19 @@ static void magma_find(struct build *b)
         const char *home = getv(b, "MAGMA_HOME");
 
         find_run(b,
-                 &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ "magma", NULL },
+                 &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY, .names = (const char *const[]){ "magma", NULL },
                                  .suffixes = (const char *const[]){ "lib", NULL },
                                  .hints = home ? (const char *const[]){ home, def, NULL } : (const char *const[]){ def, NULL },
                                  .hints_from = home ? "MAGMA_HOME" : "default /usr/local/magma", .hints_fallback = !home },
                  NULL, &c->library);
         find_run(b,
-                 &(struct find){ .kind = FIND_PATH, .names = (const char *const[]){ "magma.h", NULL },
+                 &(struct cmake_find){ .kind = CMAKE_FIND_PATH, .names = (const char *const[]){ "magma.h", NULL },
                                  .suffixes = (const char *const[]){ "include", NULL },
                                  .hints = home ? (const char *const[]){ home, def, NULL } : (const char *const[]){ def, NULL },
                                  .hints_from = home ? "MAGMA_HOME" : "default /usr/local/magma", .hints_fallback = !home },
                  NULL, &c->header);
         /* Both hints share one label: the default's directory is not MAGMA_HOME's. */
-        for (struct build_hit *h = &c->library; h; h = h == &c->library ? &c->header : NULL)
+        for (struct cmake_find_hit *h = &c->library; h; h = h == &c->library ? &c->header : NULL)
                 if (h->path && home && !under_dir(h->path, home) && under_dir(h->path, def)) {
                         free(h->from);
                         h->from = xstrdup("default /usr/local/magma");
@@ -1078,21 +815,21 @@ static void nvshmem_find(struct build *b)
         const char *lsuf[] = { "lib", "lib64", "cuda/lib", "cuda/lib64", "lib/x64", NULL };
         const char *home = getv(b, "NVSHMEM_HOME");
         _cleanup_free_ char *inc = home ? path_join(home, "include") : NULL;
-        struct build_hit device = { 0 };
+        struct cmake_find_hit device = { 0 };
 
         find_run(b,
-                 &(struct find){ .kind = FIND_LIBRARY,
+                 &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY,
                                  .names = (const char *const[]){ "nvshmem_host", "libnvshmem_host.so.3", NULL },
                                  .suffixes = lsuf, .hints = (const char *const[]){ home, NULL },
                                  .hints_from = "NVSHMEM_HOME" },
                  NULL, &c->library);
         find_run(b,
-                 &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ "nvshmem_device", NULL },
+                 &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY, .names = (const char *const[]){ "nvshmem_device", NULL },
                                  .suffixes = lsuf, .hints = (const char *const[]){ home, NULL },
                                  .hints_from = "NVSHMEM_HOME" },
                  NULL, &device);
         find_run(b,
-                 &(struct find){ .kind = FIND_PATH, .names = (const char *const[]){ "nvshmem.h", NULL },
+                 &(struct cmake_find){ .kind = CMAKE_FIND_PATH, .names = (const char *const[]){ "nvshmem.h", NULL },
                                  .hints = (const char *const[]){ inc, NULL }, .hints_from = "NVSHMEM_HOME" },
                  NULL, &c->header);
         if (c->library.path && !device.path)
@@ -1100,8 +837,8 @@ static void nvshmem_find(struct build *b)
                                                   "builds without NVSHMEM",
                                                   c->library.path));
         if (!device.path)
-                hit_release(&c->library);
-        hit_release(&device);
+                cmake_find_hit_release(&c->library);
+        cmake_find_hit_release(&device);
 }
 
 /* Kineto: find_library(libcupti.so PATHS <root> <root>/extras/CUPTI/lib64
@@ -1115,12 +852,12 @@ static void cupti_find(struct build *b)
                             *h2 = path_join(b->root, "include");
 
         find_run(b,
-                 &(struct find){ .kind = FIND_LIBRARY, .names = (const char *const[]){ "libcupti.so", NULL },
+                 &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY, .names = (const char *const[]){ "libcupti.so", NULL },
                                  .paths = (const char *const[]){ b->root, l1, l2, l3, NULL },
                                  .paths_from = "CUDA_SOURCE_DIR (the toolkit)", .no_default = true },
                  NULL, &c->library);
         find_run(b,
-                 &(struct find){ .kind = FIND_PATH, .names = (const char *const[]){ "cupti.h", NULL },
+                 &(struct cmake_find){ .kind = CMAKE_FIND_PATH, .names = (const char *const[]){ "cupti.h", NULL },
                                  .paths = (const char *const[]){ h1, h2, b->root, h2, NULL },
                                  .paths_from = "CUDA_SOURCE_DIR (the toolkit)", .no_default = true },
                  NULL, &c->header);
@@ -1137,7 +874,7 @@ static void cupti_find(struct build *b)
 static bool wanted(const struct build *b, enum build_id id)
 {
         const struct build_component *c = &b->r->c[id];
-        const char *var = root_variable(id);
+        const char *var = root_variable(b, id);
 
         if (id == BUILD_CUDNN || (c->option && getv(b, c->option)) || (var && getv(b, var)))
                 return true;
@@ -1148,10 +885,11 @@ static bool wanted(const struct build *b, enum build_id id)
 }
 
 /* What a library found says: versions, CUDA major, installs; the findings. */
-static void library_check(struct build *b, enum build_id id, const char *stem, bool mismatch_fatal)
+static void library_check(struct build *b, enum build_id id, bool mismatch_fatal)
 {
         struct build_component *c = &b->r->c[id];
-        const struct component *kind = component_of(id);
+        const struct component *kind = c->kind;
+        const char *stem = kind->torch_build.library_stem;
         _cleanup_free_ char *hi = NULL, *li = NULL;
         _cleanup_strbuf_ struct strbuf extra = STRBUF_INIT;
         bool found = c->library.path && (c->header.path || id == BUILD_MAGMA);
@@ -1229,7 +967,7 @@ static void library_check(struct build *b, enum build_id id, const char *stem, b
                                               c->library.path, c->library_version ? c->library_version : "?",
                                               c->library.from),
                                     xasprintf("set %s to the one install (it is searched first for both)",
-                                              root_variable(id) ? root_variable(id) : "CMAKE_PREFIX_PATH"),
+                                              root_variable(b, id) ? root_variable(b, id) : "CMAKE_PREFIX_PATH"),
                                     "%s", versions_differ ? "the build compiles against one version and links "
                                                             "another: undefined symbols, or wrong results"
                                                           : "the build compiles against one install and links "
@@ -1264,20 +1002,26 @@ static void stubs_check(struct build *b)
 
 /* --- the run ------------------------------------------------------------------------- */
 
+/* The rows that are not a component of the table's: the toolkit as
+ * FindCUDA, CMake's CUDA compiler and FindCUDAToolkit find it (the
+ * toolkit's, with names of their own), the host compiler and CUPTI. The
+ * others take name, label and option from their component. */
 static const struct {
         const char *name, *label, *option;
+        bool toolkit;
+        const struct component *kind;
 } table[N_BUILD] = {
-        [BUILD_TOOLKIT] = { "toolkit", "CUDA toolkit", "USE_CUDA" },
-        [BUILD_NVCC] = { "nvcc", "nvcc", NULL },
-        [BUILD_HOST] = { "host-compiler", "host compiler", NULL },
-        [BUILD_CUDART] = { "cudart", "cudart", NULL },
-        [BUILD_CUDNN] = { "cudnn", "cuDNN", "USE_CUDNN" },
-        [BUILD_CUSPARSELT] = { "cusparselt", "cuSPARSELt", "USE_CUSPARSELT" },
-        [BUILD_CUDSS] = { "cudss", "cuDSS", "USE_CUDSS" },
-        [BUILD_NCCL] = { "nccl", "NCCL", "USE_SYSTEM_NCCL" },
-        [BUILD_MAGMA] = { "magma", "MAGMA", "USE_MAGMA" },
-        [BUILD_NVSHMEM] = { "nvshmem", "NVSHMEM", "USE_NVSHMEM" },
-        [BUILD_CUPTI] = { "cupti", "CUPTI", NULL },
+        [BUILD_TOOLKIT] = { "toolkit", "CUDA toolkit", "USE_CUDA", true, NULL },
+        [BUILD_NVCC] = { "nvcc", "nvcc", NULL, true, NULL },
+        [BUILD_HOST] = { "host-compiler", "host compiler", NULL, false, NULL },
+        [BUILD_CUDART] = { "cudart", "cudart", NULL, true, NULL },
+        [BUILD_CUDNN] = { .kind = &component_cudnn },
+        [BUILD_CUSPARSELT] = { .kind = &component_cusparselt },
+        [BUILD_CUDSS] = { .kind = &component_cudss },
+        [BUILD_NCCL] = { .kind = &component_nccl },
+        [BUILD_MAGMA] = { .kind = &component_magma },
+        [BUILD_NVSHMEM] = { .kind = &component_nvshmem },
+        [BUILD_CUPTI] = { "cupti", "CUPTI", NULL, false, NULL },
 };
 
 int doctor_build_run(const struct doctor_options *o, struct build_report *ret, struct diag *d)
@@ -1289,9 +1033,16 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
 
         (void)d;
         *ret = (struct build_report){ 0 };
-        for (size_t i = 0; i < N_BUILD; i++)
-                ret->c[i] = (struct build_component){ .name = table[i].name, .label = table[i].label,
-                                                      .option = table[i].option, .state = "not searched" };
+        for (size_t i = 0; i < N_BUILD; i++) {
+                const struct component *kind = table[i].toolkit ? component_toolkit() : table[i].kind;
+
+                ret->c[i] = table[i].kind ? (struct build_component){ .name = kind->name, .label = kind->label,
+                                                                      .option = kind->torch_build.option }
+                                          : (struct build_component){ .name = table[i].name, .label = table[i].label,
+                                                                      .option = table[i].option };
+                ret->c[i].kind = kind;
+                ret->c[i].state = "not searched";
+        }
         modulepath_split(env_get(b.env, "LOADEDMODULES"), &ret->loaded);
         b.lib64 = !exists_rooted(&b, "/etc/debian_version") && !exists_rooted(&b, "/etc/arch-release");
         if (uname(&u) == 0) {
@@ -1335,34 +1086,34 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
                             "torch is compiled with one CUDA and linked with another's runtime");
         if (truthy(&b, "USE_CUDNN", true)) {
                 cudnn_find(&b);
-                library_check(&b, BUILD_CUDNN, "libcudnn", false);
+                library_check(&b, BUILD_CUDNN, false);
         } else
                 ret->c[BUILD_CUDNN].state = "off";
         if (truthy(&b, "USE_CUSPARSELT", true)) {
                 sparse_find(&b, BUILD_CUSPARSELT, "cusparseLt.h", "libcusparseLt.so", "CUSPARSELT");
-                library_check(&b, BUILD_CUSPARSELT, "libcusparseLt", false);
+                library_check(&b, BUILD_CUSPARSELT, false);
         } else
                 ret->c[BUILD_CUSPARSELT].state = "off";
         if (truthy(&b, "USE_CUDSS", true)) {
                 sparse_find(&b, BUILD_CUDSS, "cudss.h", "libcudss.so", "CUDSS");
-                library_check(&b, BUILD_CUDSS, "libcudss", false);
+                library_check(&b, BUILD_CUDSS, false);
         } else
                 ret->c[BUILD_CUDSS].state = "off";
         if (!truthy(&b, "USE_NCCL", true) || !truthy(&b, "USE_DISTRIBUTED", true))
                 ret->c[BUILD_NCCL].state = "off";
         else if (truthy(&b, "USE_SYSTEM_NCCL", false)) {
                 nccl_find(&b);
-                library_check(&b, BUILD_NCCL, "libnccl", true);
+                library_check(&b, BUILD_NCCL, true);
         } else
                 ret->c[BUILD_NCCL].state = "bundled";
         if (truthy(&b, "USE_MAGMA", true)) {
                 magma_find(&b);
-                library_check(&b, BUILD_MAGMA, "libmagma", false);
+                library_check(&b, BUILD_MAGMA, false);
         } else
                 ret->c[BUILD_MAGMA].state = "off";
         if (truthy(&b, "USE_NVSHMEM", true)) {
                 nvshmem_find(&b);
-                library_check(&b, BUILD_NVSHMEM, "libnvshmem_host", false);
+                library_check(&b, BUILD_NVSHMEM, false);
         } else
                 ret->c[BUILD_NVSHMEM].state = "off";
         if (truthy(&b, "USE_KINETO", true))
@@ -1398,8 +1149,8 @@ void build_report_release(struct build_report *r)
                 struct build_component *c = &r->c[i];
 
                 free(c->prefix);
-                hit_release(&c->header);
-                hit_release(&c->library);
+                cmake_find_hit_release(&c->header);
+                cmake_find_hit_release(&c->library);
                 free(c->version);
                 free(c->library_version);
         }

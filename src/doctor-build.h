@@ -4,33 +4,22 @@
  * FindCUDAToolkit with the variables they read (STACK.md §7, §8, §10).
  *
  * Nothing is configured: the files each find_program/find_path/
- * find_library would return are looked up in the order CMake builds its
- * search directories (cmSearchPath: each prefix P gives P/<sub>/<arch>,
- * P/<sub>, P; every directory gets its PATH_SUFFIXES first, then itself)
+ * find_library would return are looked up as CMake does (cmake-find.h)
  * from <Pkg>_ROOT, CMAKE_PREFIX_PATH (with what the find modules append to
  * it: their *_ROOT_DIR and the toolkit's root), CMAKE_LIBRARY_PATH /
- * CMAKE_INCLUDE_PATH, the HINTS, PATH, the system prefixes (/usr/local,
- * /usr, /, cmake's own prefix, /opt) and the PATHS. Versions come from the
- * headers (§8), the CUDA majors of the libraries from the components'
- * module_cuda_major. Only the host compiler is run (`-E -dM`), to read
- * which it is. */
+ * CMAKE_INCLUDE_PATH, the HINTS, PATH, the system prefixes and the PATHS.
+ * Versions come from the headers (§8), the CUDA majors of the libraries
+ * from the components' module_cuda_major. Only the host compiler is run
+ * (`-E -dM`), to read which it is. */
 #ifndef CUDAMOD_DOCTOR_BUILD_H
 #define CUDAMOD_DOCTOR_BUILD_H
 
 #include <stdbool.h>
 
+#include "cmake-find.h"
 #include "diag.h"
 #include "doctor.h"
 #include "util.h"
-
-/* One file a search returns. */
-struct build_hit {
-        char *path;     /* NULL: nothing found */
-        char *from;     /* what gave the directory: "CUDNN_ROOT", "CMAKE_PREFIX_PATH",
-                         * "CUDA_TOOLKIT_ROOT_DIR (appended)", "PATH",
-                         * "default /usr/local + cuda/lib64", ... */
-        bool fallback;  /* a default place, nothing the environment names */
-};
 
 /* The ids of the components, in the order a configure meets them. */
 enum build_id {
@@ -51,11 +40,13 @@ enum build_id {
 struct build_component {
         const char *name;          /* static: "toolkit", "nvcc", "host-compiler", "cudart", "cudnn", ... */
         const char *label;         /* static: "cuDNN" */
+        const struct component *kind; /* what it is of (the toolkit for toolkit, nvcc, cudart),
+                                       * or NULL (host-compiler, cupti) */
         const char *option;        /* static: "USE_CUDNN", or NULL */
         const char *state;         /* static: "found", "not found", "off", "bundled", "not searched" */
         char *prefix;              /* the toolkit's root (toolkit, nvcc; cudart: FindCUDAToolkit's,
                                     * the `#$ TOP=` of `nvcc -v`), or NULL */
-        struct build_hit header, library;
+        struct cmake_find_hit header, library;
         char *version;             /* from its header (toolkit: version.json/txt, cuda.h; host: "GCC 12.2.0") */
         char *library_version;     /* from the library's file name, or NULL */
         unsigned long cuda_major;  /* what its library is built for; 0: unknown */

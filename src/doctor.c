@@ -10,8 +10,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "detect.h"
 #include "doctor.h"
+#include "detect.h"
+#include "elf-file.h"
 #include "evaluate-modulepath.h"
 #include "evaluate.h"
 #include "libfile.h"

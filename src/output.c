@@ -8,6 +8,7 @@
 #include "output.h"
 #include "config-naming.h"
 #include "evaluate-modulepath.h"
+#include "component.h"
 #include "evaluate.h"
 #include "plan-naming.h"
 #include "strbuf.h"
@@ -69,10 +70,93 @@ void command_print_usage(const struct command *cmd, FILE *f)
         fprintf(f, "usage: cudamod %s\n", cmd->usage);
 }
 
+/* The lists a help text names by a key, which print_help_text replaces
+ * by the component table's names ("cuda, cudnn, ..., magma") or labels
+ * ("CUDA, cuDNN, ..., MAGMA"): the help texts list what the table holds,
+ * and a new component is in every list without a word of them changing. */
+static const struct {
+        const char *key;
+        enum component_field field;
+} help_lists[] = {
+        { "{components}", COMPONENT_FIELD_NAME },
+        { "{labels}", COMPONENT_FIELD_LABEL },
+};
+
+/* The help_lists row whose key starts p (n bytes), or -1. */
+static int help_list_at(const char *p, size_t n)
+{
+        for (size_t i = 0; i < ELEMENTSOF(help_lists); i++)
+                if (n >= strlen(help_lists[i].key) && strncmp(p, help_lists[i].key, strlen(help_lists[i].key)) == 0)
+                        return (int)i;
+        return -1;
+}
+
+/* A line of help text that holds a list's key: the lists put in, folded
+ * at spaces to width columns, the later lines indented as the first. */
+static void print_list_line(FILE *f, const char *line, size_t len, size_t width)
+{
+        _cleanup_(strbuf_releasep) struct strbuf sb = STRBUF_INIT;
+        const char *p = line, *end = line + len;
+        size_t indent, col;
+
+        while (p < end) {
+                int i = help_list_at(p, (size_t)(end - p));
+
+                if (i < 0) {
+                        strbuf_addch(&sb, *p++);
+                        continue;
+                }
+                _cleanup_free_ char *names = component_list(help_lists[i].field, ", ");
+                strbuf_addstr(&sb, names);
+                p += strlen(help_lists[i].key);
+        }
+
+        indent = strspn(sb.buf, " ");
+        fwrite(sb.buf, 1, indent, f);
+        col = indent;
+        p = sb.buf + indent;
+        for (bool first = true; *p; first = false) {
+                size_t n = strcspn(p, " ");
+
+                if (!first && col + 1 + n > width) {
+                        fprintf(f, "\n%*s", (int)indent, "");
+                        col = indent;
+                } else if (!first) {
+                        fputc(' ', f);
+                        col++;
+                }
+                fwrite(p, 1, n, f);
+                col += n;
+                p += n;
+                while (*p == ' ')
+                        p++;
+        }
+        fputc('\n', f);
+}
+
+/* text as written, but for its lines that hold a list's key
+ * (print_list_line). */
+static void print_help_text(FILE *f, const char *text, size_t width)
+{
+        while (*text) {
+                size_t n = strcspn(text, "\n");
+                bool list = false;
+
+                for (size_t i = 0; i < n && !list; i++)
+                        list = help_list_at(text + i, n - i) >= 0;
+                if (list)
+                        print_list_line(f, text, n, width);
+                else
+                        fprintf(f, "%.*s%s", (int)n, text, text[n] ? "\n" : "");
+                text += n + (text[n] == '\n');
+        }
+}
+
 void command_print_help(const struct command *cmd, FILE *f)
 {
         command_print_usage(cmd, f);
-        fprintf(f, "\n%s\n\n%s", cmd->summary, cmd->help);
+        fprintf(f, "\n%s\n\n", cmd->summary);
+        print_help_text(f, cmd->help, 80);
 }
 
 int command_bad_option(const struct command *cmd, char **argv)
@@ -171,10 +255,13 @@ void print_main_help(const struct command *const *commands, FILE *f, bool full)
                 fputs("See 'cudamod --help'.\n", f);
                 return;
         }
-        fputs("\nFind the CUDA stack's installations (CUDA, cuDNN, NCCL, cuSPARSELt, cuDSS, NVSHMEM,\nMAGMA) and make environment modules for them.\n"
-              "\n"
-              "Commands:\n",
-              f);
+        /* Folded at 84 columns, the width its first line has always had. */
+        print_help_text(f,
+                        "\n"
+                        "Find the CUDA stack's installations ({labels}) and make environment modules for them.\n"
+                        "\n"
+                        "Commands:\n",
+                        84);
         for (const struct command *const *c = commands; *c; c++)
                 fprintf(f, "  %-10s %s\n", (*c)->name, (*c)->summary);
         fputs("\n"

@@ -19,12 +19,14 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 
+#include "validate-elf.h"
 #include "detect.h"
+#include "diag.h"
 #include "elf-file.h"
 #include "libfile.h"
 #include "resolve.h"
 #include "strbuf.h"
-#include "validate.h"
+#include "util.h"
 #include "version.h"
 #include "banned.h"
 

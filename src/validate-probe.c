@@ -19,15 +19,17 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "validate-probe.h"
+#include "diag.h"
 #include "libfile.h"
 #include "process.h"
 #include "strbuf.h"
+#include "toolchain.h"
 #include "util-file.h"
-#include "validate.h"
+#include "util.h"
 #include "version.h"
 #include "banned.h"
 
-#define HEADER_MAX (4 * 1024 * 1024)
 #define HEADER_HEAD (64 * 1024)
 #define DEFAULT_TIMEOUT 120
 /* More devices than any node has: a garbage document must not allocate much. */
@@ -97,60 +99,6 @@ static char *text_tail(const char *text, size_t len)
 }
 
 /* --- headers and versions ---------------------------------------------- */
-
-/* Read the first of names found in incdirs into ret_buf, its first head
- * bytes only when head is not 0; its path, or NULL when there is none. */
-static char *header_read(const struct strv *incdirs, const char *const *names, size_t head,
-                         struct strbuf *ret_buf)
-{
-        for (size_t n = 0; names[n]; n++)
-                for (size_t i = 0; i < incdirs->len; i++) {
-                        char *path = path_join(incdirs->items[i], names[n]);
-
-                        strbuf_reset(ret_buf);
-                        /* Type-checked before it is opened, as scan does:
-                         * a device planted in a module's include directory
-                         * is never opened. */
-                        if (file_read_regular_at(AT_FDCWD, path, NULL, head ? head : HEADER_MAX, head != 0,
-                                                 ret_buf, NULL) == 0)
-                                return path;
-                        free(path);
-                }
-        return NULL;
-}
-
-static int header_code(const struct component *c, const struct strbuf *buf, long *ret)
-{
-        if (c->header_code)
-                return c->header_code(buf->buf, buf->len, ret);
-        return component_macros_code(c->version_macros, buf->buf, buf->len, ret);
-}
-
-/* The version the component's header in incdirs declares, encoded as
- * the library's version function encodes it (12040, 90701, 8907, 22105).
- * Returns 0, -ENOENT when there is no such header or it declares no
- * version, another negative errno when the declaration is malformed;
- * *ret_file is the header read (or NULL). */
-int component_header_version(const struct strv *incdirs, const struct component *c, long *ret, char **ret_file)
-{
-        _cleanup_strbuf_ struct strbuf buf = STRBUF_INIT;
-        size_t head = c->version_header_head;
-        int r;
-
-        /* A long header (cuda_runtime_api.h is 600 KB) declares it in its
-         * first lines: read the head first, the whole only when it is not
-         * there. */
-        *ret_file = header_read(incdirs, c->version_headers, head, &buf);
-        if (!*ret_file)
-                return -ENOENT;
-        r = header_code(c, &buf, ret);
-        if (r == -ENOENT && head && buf.len >= head) {
-                free(*ret_file);
-                *ret_file = header_read(incdirs, c->version_headers, 0, &buf);
-                r = *ret_file ? header_code(c, &buf, ret) : -ENOENT;
-        }
-        return r;
-}
 
 /* "12.4 (12040)" */
 static char *code_string(const struct component *c, long code)

@@ -1,8 +1,11 @@
 /* test-component.c: the component table: every row complete and where
- * its index says, the lookups by name and by soname, and the codes. */
+ * its index says, the lookups by name and by soname, the codes, and the
+ * man pages' lists of components equal to it. */
 #include <check.h>
+#include <stdlib.h>
 
 #include "component.h"
+#include "strbuf.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -82,6 +85,89 @@ START_TEST(version_codes_read_as_each_library_writes_them)
 }
 END_TEST
 
+/* The doc file, its runs of blanks (line breaks, tabs) one space each. */
+static char *read_doc(const char *name)
+{
+        const char *src = getenv("CUDAMOD_SOURCE_ROOT");
+        _cleanup_free_ char *path = NULL;
+        struct strbuf sb = STRBUF_INIT;
+        char *w;
+
+        ck_assert_msg(src, "CUDAMOD_SOURCE_ROOT is not set");
+        path = xasprintf("%s/doc/%s", src, name);
+        ck_assert_int_ge(strbuf_read_file(&sb, path, 1 << 20), 0);
+        w = sb.buf;
+        for (const char *r = sb.buf; *r; r++)
+                if (*r == ' ' || *r == '\t' || *r == '\n') {
+                        if (w == sb.buf || w[-1] != ' ')
+                                *w++ = ' ';
+                } else
+                        *w++ = *r;
+        *w = '\0';
+        return strbuf_detach(&sb);
+}
+
+/* Every component (the toolkit too or not), its name or label between
+ * pre and post, joined by ", ", the last by conj. */
+static char *join(const char *pre, const char *post, bool label, bool toolkit, const char *conj)
+{
+        struct strbuf sb = STRBUF_INIT;
+        size_t n = 0, total = N_COMPONENTS - (toolkit ? 0 : 1);
+
+        FOREACH_COMPONENT(c) {
+                if (c->toolkit && !toolkit)
+                        continue;
+                n++;
+                strbuf_addstr(&sb, n == 1 ? "" : n == total ? conj : ", ");
+                strbuf_addf(&sb, "%s%s%s", pre, label ? c->label : c->name, post);
+        }
+        return strbuf_detach(&sb);
+}
+
+/* list is in doc, whole: what follows it is not one more item. */
+static void ck_doc_lists(const char *doc, const char *name, const char *list)
+{
+        const char *at = strstr(doc, list);
+
+        ck_assert_msg(at, "%s does not list the components as \"%s\"", name, list);
+        at += strlen(list);
+        ck_assert_msg(*at != ',' && !startswith(at, " and ") && !startswith(at, " or "),
+                      "%s lists more components than \"%s\"", name, list);
+}
+
+/* The man pages name the components in prose that cannot be generated:
+ * they must list what the table holds, in its order. */
+START_TEST(the_man_pages_list_the_table)
+{
+        _cleanup_free_ char *man = read_doc("cudamod.1.scd");
+        _cleanup_free_ char *site = read_doc("cudamod-site.yaml.5.scd");
+        _cleanup_free_ char *labels = join("", "", true, true, " and ");
+        _cleanup_free_ char *libraries = join("", "", true, false, " and ");
+        _cleanup_free_ char *names = join("*", "*", false, false, ", ");
+        static const char *const keys[] = { "family", "defaults", "naming", "ld_library_path" };
+        _cleanup_free_ char *name_line = xasprintf("find %s installs,", labels);
+        _cleanup_free_ char *toolkit_line = xasprintf("CUDA Toolkit, %s installation", libraries);
+
+        ck_doc_lists(man, "cudamod(1)", name_line);
+        ck_doc_lists(man, "cudamod(1)", toolkit_line);
+        ck_doc_lists(man, "cudamod(1)", names);
+        ck_doc_lists(site, "cudamod-site.yaml(5)", names);
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                _cleanup_free_ char *pre = xasprintf("*%s.", keys[i]);
+                _cleanup_free_ char *list = join(pre, "*", false, true, ", ");
+
+                ck_doc_lists(site, "cudamod-site.yaml(5)", list);
+        }
+        _cleanup_free_ char *setenv = join("*env.", ".setenv*", false, true, ", ");
+        _cleanup_free_ char *prepend = join("*env.", ".prepend_path*", false, true, ", ");
+        _cleanup_free_ char *append = join("*env.", ".append_path*", false, true, ", ");
+        _cleanup_free_ char *paths = xasprintf("%s, %s", prepend, append);
+
+        ck_doc_lists(site, "cudamod-site.yaml(5)", setenv);
+        ck_doc_lists(site, "cudamod-site.yaml(5)", paths);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("component");
@@ -91,6 +177,7 @@ int main(void)
         tcase_add_test(tc, names_that_are_not_in_the_table_are_not_components);
         tcase_add_test(tc, sonames_map_to_the_component_that_ships_them);
         tcase_add_test(tc, version_codes_read_as_each_library_writes_them);
+        tcase_add_test(tc, the_man_pages_list_the_table);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -258,7 +258,7 @@ static const struct doctor_finding *finding(const struct build_report *r, const 
                 _f;                                                                                   \
         })
 
-static void assert_hit(const struct build_report *r, const struct build_hit *h, const char *rel, const char *from)
+static void assert_hit(const struct build_report *r, const struct cmake_find_hit *h, const char *rel, const char *from)
 {
         _cleanup_free_ char *want = rel ? (rel[0] == '/' ? xstrdup(rel) : at(rel)) : NULL;
         _cleanup_free_ char *d = dump(r);

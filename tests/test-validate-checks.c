@@ -7,7 +7,8 @@
 #include "diag.h"
 #include "testutil.h"
 #include "util.h"
-#include "validate.h"
+#include "validate-checks.h"
+#include "validate-probe.h"
 #include "banned.h"
 
 START_TEST(checks_table_lists_ids_in_report_order)

@@ -11,7 +11,7 @@
 #include "strbuf.h"
 #include "testutil.h"
 #include "util.h"
-#include "validate.h"
+#include "validate-elf.h"
 #include "banned.h"
 
 #define CUDA_LIB "cuda/targets/x86_64-linux/lib"

@@ -24,7 +24,7 @@
 #include "strbuf.h"
 #include "testutil.h"
 #include "util.h"
-#include "validate.h"
+#include "validate-probe.h"
 
 /* --- fixture ------------------------------------------------------------ */
 

@@ -13,8 +13,9 @@
 #include "fixture.h"
 #include "strbuf.h"
 #include "testutil.h"
+#include "toolchain.h"
 #include "util.h"
-#include "validate.h"
+#include "validate-toolchain.h"
 #include "banned.h"
 
 #define REAL_CUDA "/usr/local/cuda-13.0"
