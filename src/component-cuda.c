@@ -693,10 +693,10 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         else
                 /* A bin/nvcc that is a device or FIFO is a problem, not a read. */
                 (void)check_regular_at(in, dir->fd, dir->path, "bin/nvcc");
-        if (name_hint_parse("cuda", path_basename(dir->realpath), NULL, &hint) >= 0 ||
+        if (name_hint_of(&component_cuda, path_basename(dir->realpath), NULL, &hint) >= 0 ||
             (!hint.version.count && dir->parent_realpath &&
-             name_hint_parse("cuda", path_basename(dir->realpath),
-                             path_basename(dir->parent_realpath), &hint) >= 0))
+             name_hint_of(&component_cuda, path_basename(dir->realpath),
+                          path_basename(dir->parent_realpath), &hint) >= 0))
                 hint_ver = hint.version;
 
         votes[0] = (struct version_vote){ json_ver, "version.json" };

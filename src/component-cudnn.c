@@ -150,14 +150,14 @@ static void name_hints(const struct walk_dir *dir, const struct dist_infos *di,
         struct name_hint h = { 0 };
 
         *ret = (struct name_hint){ 0 };
-        if (dist_infos_name_hint(di, "nvidia-cudnn", "cudnn", &h) >= 0) {
+        if (dist_infos_name_hint(di, "nvidia-cudnn", &component_cudnn, &h) >= 0) {
                 *ret = h;
                 *ret_source = "the wheel name";
                 return;
         }
-        if (name_hint_parse("cudnn", path_basename(dir->realpath),
-                            dir->parent_realpath ? path_basename(dir->parent_realpath) : NULL,
-                            &h) >= 0) {
+        if (name_hint_of(&component_cudnn, path_basename(dir->realpath),
+                         dir->parent_realpath ? path_basename(dir->parent_realpath) : NULL,
+                         &h) >= 0) {
                 *ret = h;
                 *ret_source = "the directory name";
                 return;
@@ -165,7 +165,7 @@ static void name_hints(const struct walk_dir *dir, const struct dist_infos *di,
         /* cuDNN <= 8.2 archives unpack to cuda/{include,lib64}: the archive
          * name is the parent's (cudnn-11.4-linux-x64-v8.2.4.15). */
         if (streq(path_basename(dir->realpath), "cuda") && dir->parent_realpath &&
-            name_hint_parse("cudnn", path_basename(dir->parent_realpath), NULL, &h) >= 0) {
+            name_hint_of(&component_cudnn, path_basename(dir->parent_realpath), NULL, &h) >= 0) {
                 *ret = h;
                 *ret_source = "the archive directory name";
         }

@@ -111,11 +111,11 @@ static void detect_cudss(const struct walk_dir *dir, struct install_list *l,
                 wheel_major = wheel_dir_cuda_major(dir->realpath);
         } else if (walk_dir_find(dir, "dist-info"))
                 dist_infos_read(dir->fd, "dist-info", &di);
-        if (dist_infos_name_hint(&di, "nvidia-cudss", "cudss", &hint) >= 0)
+        if (dist_infos_name_hint(&di, "nvidia-cudss", &component_cudss, &hint) >= 0)
                 hint_source = "the wheel name";
-        else if (name_hint_parse("cudss", path_basename(dir->realpath),
-                                 dir->parent_realpath ? path_basename(dir->parent_realpath) : NULL,
-                                 &hint) < 0)
+        else if (name_hint_of(&component_cudss, path_basename(dir->realpath),
+                              dir->parent_realpath ? path_basename(dir->parent_realpath) : NULL,
+                              &hint) < 0)
                 hint = (struct name_hint){ 0 };
 
         votes[0] = (struct version_vote){ header, "cudss.h" };

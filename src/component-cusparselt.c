@@ -68,12 +68,12 @@ static void name_hints(const struct walk_dir *dir, const struct library_find *f,
         *ret = (struct name_hint){ 0 };
         if (f->site)
                 dist_infos_read_path(f->site, &di);
-        if (dist_infos_name_hint(&di, "nvidia-cusparselt", "cusparselt", ret) >= 0)
+        if (dist_infos_name_hint(&di, "nvidia-cusparselt", &component_cusparselt, ret) >= 0)
                 *ret_source = "the wheel name";
         else if (!f->usr &&
-                 name_hint_parse("cusparselt", path_basename(dir->realpath),
-                                 dir->parent_realpath ? path_basename(dir->parent_realpath) : NULL,
-                                 ret) >= 0)
+                 name_hint_of(&component_cusparselt, path_basename(dir->realpath),
+                              dir->parent_realpath ? path_basename(dir->parent_realpath) : NULL,
+                              ret) >= 0)
                 *ret_source = "the directory name";
         else
                 *ret = (struct name_hint){ 0 };

@@ -111,7 +111,7 @@ static unsigned long cuda_prefix_major(int fd, const char *realpath)
                 return major;
         if (!cuda && !detect_is_file(fd, "bin/nvcc") && !detect_is_file(fd, "version.json"))
                 return 0;
-        if (name_hint_parse("cuda", path_basename(realpath), NULL, &h) >= 0 && h.version.count)
+        if (name_hint_of(&component_cuda, path_basename(realpath), NULL, &h) >= 0 && h.version.count)
                 return h.version.n[0];
         return 0;
 }
@@ -133,7 +133,7 @@ static int conda_hint(int fd, struct name_hint *ret)
                         continue;
                 s = xstrndup(n + (startswith(n, "lib") ? 3 : 0),
                              strlen(n) - strlen(".json") - (startswith(n, "lib") ? 3 : 0));
-                r = name_hint_parse("magma", s, NULL, ret);
+                r = name_hint_of(&component_magma, s, NULL, ret);
         }
         strv_release(&names);
         return r;
@@ -232,8 +232,8 @@ static struct install *magma_install(int fd, const char *path, const char *realp
         pc_version(in, fd, path, lib_rel, &pc);
         if (conda && conda_hint(fd, &hint) >= 0)
                 hint_source = "the conda package name";
-        else if (name_hint_parse("magma", path_basename(realpath),
-                                 parent_realpath ? path_basename(parent_realpath) : NULL, &hint) < 0)
+        else if (name_hint_of(&component_magma, path_basename(realpath),
+                              parent_realpath ? path_basename(parent_realpath) : NULL, &hint) < 0)
                 hint = (struct name_hint){ 0 };
 
         votes[0] = (struct version_vote){ header, "magma_types.h" };

@@ -105,13 +105,13 @@ static void detect_nccl(const struct walk_dir *dir, struct install_list *l,
                 dist_infos_read_path(f.site, &di);
         else if (walk_dir_find(dir, "dist-info"))
                 dist_infos_read(dir->fd, "dist-info", &di);
-        if (dist_infos_name_hint(&di, "nvidia-nccl", "nccl", &hint) >= 0)
+        if (dist_infos_name_hint(&di, "nvidia-nccl", &component_nccl, &hint) >= 0)
                 hint_source = "the wheel name";
         if (!hint.version.count && !hint.cuda.count)
-                (void)name_hint_parse("nccl", path_basename(dir->realpath),
-                                      dir->parent_realpath ? path_basename(dir->parent_realpath)
-                                                           : NULL,
-                                      &hint);
+                (void)name_hint_of(&component_nccl, path_basename(dir->realpath),
+                                   dir->parent_realpath ? path_basename(dir->parent_realpath)
+                                                        : NULL,
+                                   &hint);
 
         votes[0] = (struct version_vote){ header, "nccl.h" };
         votes[1] = (struct version_vote){ elf_nccl, "libnccl" };

@@ -129,12 +129,12 @@ static const char *nvshmem_hints(const struct walk_dir *dir, const struct librar
         *ret = (struct name_hint){ 0 };
         if (f->site)
                 dist_infos_read_path(f->site, &di);
-        if (dist_infos_name_hint(&di, "nvidia-nvshmem", "nvshmem", ret) >= 0)
+        if (dist_infos_name_hint(&di, "nvidia-nvshmem", &component_nvshmem, ret) >= 0)
                 source = "the wheel name";
-        else if (!f->usr && name_hint_parse("nvshmem", path_basename(dir->realpath),
-                                            dir->parent_realpath ? path_basename(dir->parent_realpath)
-                                                                 : NULL,
-                                            ret) >= 0)
+        else if (!f->usr && name_hint_of(&component_nvshmem, path_basename(dir->realpath),
+                                         dir->parent_realpath ? path_basename(dir->parent_realpath)
+                                                              : NULL,
+                                         ret) >= 0)
                 source = "the directory name";
         dist_infos_release(&di);
         return source;
@@ -267,13 +267,13 @@ static unsigned long nvshmem_module_cuda_major(const struct strv *own)
                 return major;
         prefix = path_dirname(real);
         parent = path_dirname(prefix);
-        if (name_hint_parse("nvshmem", path_basename(prefix), path_basename(parent), &h) >= 0 &&
+        if (name_hint_of(&component_nvshmem, path_basename(prefix), path_basename(parent), &h) >= 0 &&
             h.cuda.count)
                 return h.cuda.n[0];
         site = wheel_site_packages_of(prefix);
         if (site) {
                 dist_infos_read_path(site, &di);
-                if (dist_infos_name_hint(&di, "nvidia-nvshmem", "nvshmem", &h) >= 0 && h.cuda.count)
+                if (dist_infos_name_hint(&di, "nvidia-nvshmem", &component_nvshmem, &h) >= 0 && h.cuda.count)
                         major = h.cuda.n[0];
                 dist_infos_release(&di);
                 return major;

@@ -1047,7 +1047,7 @@ void dist_infos_read_path(const char *path, struct dist_infos *ret)
 }
 
 int dist_infos_name_hint(const struct dist_infos *di, const char *dist_prefix,
-                         const char *component, struct name_hint *ret)
+                         const struct component *c, struct name_hint *ret)
 {
         const char *name = NULL;
         const char *version = dist_infos_find(di, dist_prefix, &name);
@@ -1060,7 +1060,7 @@ int dist_infos_name_hint(const struct dist_infos *di, const char *dist_prefix,
         for (size_t i = 0; i < strlen(name); i++)
                 if (dirname[i] == '-')
                         dirname[i] = '_';
-        return name_hint_parse(component, dirname, NULL, ret);
+        return name_hint_of(c, dirname, NULL, ret);
 }
 
 int conda_cuda_version(int dirfd, struct version *ret)

@@ -120,10 +120,10 @@ const char *dist_infos_find(const struct dist_infos *di, const char *prefix, con
 
 /* Read the dist-infos of the directory at path (site-packages). */
 void dist_infos_read_path(const char *path, struct dist_infos *ret);
-/* The name hint of the dist whose name starts with dist_prefix
+/* The name hint for c of the dist whose name starts with dist_prefix
  * ("nvidia-cudnn"), read as its dist-info directory name. -ENOENT if none. */
 int dist_infos_name_hint(const struct dist_infos *di, const char *dist_prefix,
-                         const char *component, struct name_hint *ret);
+                         const struct component *c, struct name_hint *ret);
 
 /* The CUDA version a conda environment at dirfd pins: its cuda-version
  * package, conda-meta/cuda-version-<X.Y>-<build>.json, which conda-forge's

@@ -137,19 +137,28 @@ static bool name_hint_component(const struct component *c, const char *s, struct
         return true;
 }
 
-int name_hint_parse(const char *component, const char *name, const char *parent,
-                    struct name_hint *ret)
+/* Whether name names a component, ignoring ASCII case ("CUDA", "cuDNN"
+ * directory names): by the names alone, so that the detectors below the
+ * table can ask. */
+static bool names_component(const char *name)
+{
+        for (const char *const *n = component_names; *n; n++)
+                if (ascii_strcaseeq(*n, name))
+                        return true;
+        return false;
+}
+
+int name_hint_of(const struct component *c, const char *name, const char *parent,
+                 struct name_hint *ret)
 {
         static const char *const extensions[] = {
                 ".tar.xz", ".tar.gz", ".tar.bz2", ".tar.zst", ".txz", ".tgz", ".tar", ".zip",
         };
         struct name_hint h = { .version.count = 0 };
-        const struct component *c;
         char s[NAME_HINT_MAX + 1];
         size_t n;
         bool found;
 
-        c = component_from_string(component);
         if (!c || !name)
                 return -EINVAL;
 
@@ -181,8 +190,8 @@ int name_hint_parse(const char *component, const char *name, const char *parent,
                 } else {
                         const char *end;
 
-                        found = !(parent && component_from_name_nocase(parent) &&
-                                  !ascii_strcaseeq(parent, component)) &&
+                        found = !(parent && names_component(parent) &&
+                                  !ascii_strcaseeq(parent, c->name)) &&
                                 name_version(s, &h.version, &end) && h.version.count >= 2;
                         if (found && !c->toolkit)
                                 name_cuda_marker(end, &h.cuda);
@@ -193,4 +202,10 @@ int name_hint_parse(const char *component, const char *name, const char *parent,
                 return -ENOENT;
         *ret = h;
         return 0;
+}
+
+int name_hint_parse(const char *component, const char *name, const char *parent,
+                    struct name_hint *ret)
+{
+        return name_hint_of(component_from_string(component), name, parent, ret);
 }
