@@ -7,12 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 
-#include "config.h"
+#include "config-host.h"
+#include "config-types.h"
 #include "detect.h"
 #include "elf-file.h"
 #include "libfile.h"
 #include "name-hint.h"
-#include "plan.h"
+#include "opset.h"
 #include "util-file.h"
 #include "util-path.h"
 #include "validate-elf.h"

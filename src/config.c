@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "component.h"
+#include "config-host.h"
 #include "config-naming.h"
 #include "config-site.h"
 #include "config-yaml.h"
@@ -136,14 +137,6 @@ static void host_compilers_release(struct config *c)
         free(c->host_compilers);
         c->host_compilers = NULL;
         c->n_host_compilers = 0;
-}
-
-const struct config_host_compiler *config_host_compiler(const struct config *c, long cuda_major)
-{
-        for (size_t i = 0; i < c->n_host_compilers; i++)
-                if ((long)c->host_compilers[i].cuda_major == cuda_major)
-                        return &c->host_compilers[i];
-        return NULL;
 }
 
 /* --- modulerc directives (lmod-api) --- */

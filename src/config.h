@@ -30,9 +30,6 @@ extern const char *const env_op_keys[ENV_OP_APPEND_PATH + 2];
 const struct config_version_rc *config_version_rc(const struct config *c, unsigned component,
                                                   const char *version);
 
-/* The host_compiler entry for a CUDA major, or NULL. */
-const struct config_host_compiler *config_host_compiler(const struct config *c, long cuda_major);
-
 /* The built-in default (what `cudamod config --default` prints). */
 void config_init_default(struct config *c);
 void config_release(struct config *c);

@@ -26,7 +26,9 @@
 
 #include "detect.h"
 #include "component.h"
+#include "config-host.h"
 #include "config-naming.h"
+#include "opset.h"
 #include "plan.h"
 #include "plan-naming.h"
 #include "strbuf.h"
@@ -35,25 +37,6 @@
 #include "version.h"
 #include "banned.h"
 
-void opset_push(struct opset *s, enum env_op_kind kind, const char *name, const char *value)
-{
-        if (s->n == s->alloc) {
-                s->alloc = s->alloc ? 2 * s->alloc : 16;
-                s->ops = xreallocarray(s->ops, s->alloc, sizeof(*s->ops));
-        }
-        s->ops[s->n++] = (struct plan_op){ kind, xstrdup(name), xstrdup(value), NULL };
-}
-
-static bool opset_has(const struct opset *s, enum env_op_kind kind, const char *name,
-                      const char *value)
-{
-        for (size_t i = 0; i < s->n; i++)
-                if (s->ops[i].kind == kind && streq(s->ops[i].name, name) &&
-                    streq(s->ops[i].value, value))
-                        return true;
-        return false;
-}
-
 static void plan_op_release(struct plan_op *op)
 {
         free(op->name);
@@ -61,36 +44,6 @@ static void plan_op_release(struct plan_op *op)
         free(op->origin);
 }
 
-void opset_path_add(const struct opset *s, struct strv *v, const char *dir)
-{
-        if (!dir || !install_path_present(s->in, dir) || path_is_system_dir(dir) || path_has_component(dir, "stubs") ||
-            strv_contains(v, dir))
-                return;
-        strv_add(v, dir);
-}
-
-void opset_prepends(struct opset *s, const char *var, struct strv *dirs)
-{
-        for (size_t i = s->no_paths ? 0 : dirs->len; i > 0; i--)
-                if (!opset_has(s, ENV_OP_PREPEND_PATH, var, dirs->items[i - 1]))
-                        opset_push(s, ENV_OP_PREPEND_PATH, var, dirs->items[i - 1]);
-        strv_release(dirs);
-}
-
-void opset_setenv(struct opset *s, const char *var, const char *value)
-{
-        if (value && *value)
-                opset_push(s, ENV_OP_SETENV, var, value);
-}
-
-void opset_pkgconfig(const struct opset *s, struct strv *v, const char *lib_dir)
-{
-        _cleanup_free_ char *pc = lib_dir ? path_join(lib_dir, "pkgconfig") : NULL;
-
-        opset_path_add(s, v, pc);
-}
-
-/* A library: its root variables, then its library and header paths. */
 static void ops_library(struct opset *s, const struct install *in, const struct config *cfg)
 {
         const struct component *c = in->component;

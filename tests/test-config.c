@@ -10,6 +10,7 @@
 
 #include "component.h"
 #include "config.h"
+#include "config-host.h"
 #include "config-naming.h"
 #include "config-site.h"
 #include "config-write.h"
