@@ -16,7 +16,7 @@
 #include "opset.h"
 #include "util-file.h"
 #include "util-path.h"
-#include "validate-elf.h"
+#include "lazy.h"
 #include "banned.h"
 
 /* The per-component folders of CUDA 12 wheels (site-packages/nvidia/…). */

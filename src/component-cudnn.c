@@ -9,7 +9,7 @@
 #include "libfile.h"
 #include "name-hint.h"
 #include "util-file.h"
-#include "validate-elf.h"
+#include "lazy.h"
 #include "banned.h"
 
 static const char *const cudnn8_libs[] = {

@@ -56,15 +56,22 @@ static bool stem_matches(const char *pattern, const char *stem)
         return streq(stem, pattern);
 }
 
-const struct component *component_of_soname(const char *soname)
+bool component_has_soname(const struct component *c, const char *soname)
 {
         const char *so = strstr(soname, ".so");
         _cleanup_free_ char *stem = xstrndup(soname, so ? (size_t)(so - soname) : strlen(soname));
 
+        for (const char *const *s = c ? c->stems : NULL; s && *s; s++)
+                if (stem_matches(*s, stem))
+                        return true;
+        return false;
+}
+
+const struct component *component_of_soname(const char *soname)
+{
         FOREACH_COMPONENT(c)
-                for (const char *const *s = c->stems; s && *s; s++)
-                        if (stem_matches(*s, stem))
-                                return c;
+                if (component_has_soname(c, soname))
+                        return c;
         return NULL;
 }
 

@@ -192,8 +192,10 @@ const struct component *component_from_string(const char *name);
 const struct component *component_from_name_nocase(const char *name);
 /* The CUDA Toolkit's row: the component the others depend on. */
 const struct component *component_toolkit(void);
-/* The component whose library has this soname ("libcudnn_ops.so.9"),
- * by its stems, or NULL. */
+/* Whether soname ("libcudnn_ops.so.9") is one of c's libraries, by its
+ * stems (false for no c). */
+bool component_has_soname(const struct component *c, const char *soname);
+/* The component whose library has this soname, or NULL. */
 const struct component *component_of_soname(const char *soname);
 /* "CUDA, cuDNN or NCCL" (labels), "libcudart, libcudnn or libnccl"
  * (libraries), "cuda, cudnn, nccl" (names): every component, for messages

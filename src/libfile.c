@@ -49,7 +49,11 @@ char *soname_stem(const char *soname)
 
 char *soname_advice(const char *soname)
 {
-        const struct component *c = component_of_soname(soname);
+        return soname_advice_of(component_of_soname(soname), soname);
+}
+
+char *soname_advice_of(const struct component *c, const char *soname)
+{
         _cleanup_free_ char *stem = soname_stem(soname);
         struct version v;
 

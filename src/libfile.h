@@ -34,6 +34,9 @@ char *soname_stem(const char *soname);
  * module", "load a cudnn/9.x module", …, or "install it or load the
  * module that provides it". Newly allocated. */
 char *soname_advice(const char *soname);
+/* The same for a soname of c's (component_of_soname), or of none (NULL). */
+struct component;
+char *soname_advice_of(const struct component *c, const char *soname);
 
 /* The CUDA major a cuDNN (sub-)library names: a DT_NEEDED libcublasLt.so.N,
  * libcublas.so.N or libnvrtc.so.N (cuDNN 8), or the libcublasLt.so.N /

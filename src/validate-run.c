@@ -18,6 +18,7 @@
 #include "strbuf.h"
 #include "util-path.h"
 #include "validate.h"
+#include "validate-check.h"
 #include "validate-checks.h"
 #include "validate-pool.h"
 #include "validate-probe.h"

@@ -25,6 +25,7 @@
 #include "toolchain.h"
 #include "util-file.h"
 #include "util.h"
+#include "validate-check.h"
 #include "version.h"
 #include "banned.h"
 

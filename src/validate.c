@@ -91,59 +91,6 @@ char *validate_refused_toolchain_variable(char *const *env)
         return NULL;
 }
 
-static const char *const check_status_names[_CHECK_STATUS_MAX] = {
-        [CHECK_PASS] = "pass",
-        [CHECK_WARN] = "warn",
-        [CHECK_FAIL] = "fail",
-        [CHECK_SKIP] = "skip",
-};
-
-void findings_add(struct findings *f, enum check_status s, const char *fmt, ...)
-{
-        struct strbuf *sb = s == CHECK_PASS ? &f->facts : &f->problems;
-        va_list ap;
-
-        if (s > f->worst && s != CHECK_SKIP)
-                f->worst = s;
-        if (sb->len)
-                strbuf_addstr(sb, s == CHECK_PASS ? "; " : "\n");
-        va_start(ap, fmt);
-        strbuf_vaddf(sb, fmt, ap);
-        va_end(ap);
-}
-
-void findings_release(struct findings *f)
-{
-        strbuf_release(&f->facts);
-        strbuf_release(&f->problems);
-}
-
-const char *check_status_to_string(enum check_status s)
-{
-        return s < _CHECK_STATUS_MAX ? check_status_names[s] : NULL;
-}
-
-void check_release(struct check *c)
-{
-        free(c->message);
-        c->message = NULL;
-}
-
-enum check_status check_set(struct check *c, enum check_status s, const char *fmt, ...)
-{
-        va_list ap;
-        char *m;
-
-        va_start(ap, fmt);
-        if (vasprintf(&m, fmt, ap) < 0)
-                die_oom();
-        va_end(ap);
-        free(c->message);
-        c->message = m;
-        c->status = s;
-        return s;
-}
-
 /* Whether dir holds a file named prefix followed by a digit ("libcudart.so."
  * then "12"). */
 static bool dir_has_versioned(const char *dir, const char *prefix)

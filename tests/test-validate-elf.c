@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "component.h"
 #include "fixture.h"
 #include "resolve.h"
 #include "strbuf.h"
