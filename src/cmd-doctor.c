@@ -7,6 +7,7 @@
 
 #include "cmd-doctor.h"
 #include "cmd-doctor-build.h"
+#include "component-table.h"
 #include "component.h"
 #include "config.h"
 #include "diag.h"

@@ -2,6 +2,7 @@
 #include <getopt.h>
 
 #include "cmd-scan.h"
+#include "component-table.h"
 #include "component.h"
 #include "config.h"
 #include "install.h"

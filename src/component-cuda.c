@@ -7,16 +7,23 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include "component-cuda.h"
 #include "config-host.h"
 #include "config-types.h"
 #include "detect.h"
+#include "diag.h"
 #include "elf-file.h"
+#include "install.h"
+#include "lazy.h"
 #include "libfile.h"
 #include "name-hint.h"
 #include "opset.h"
+#include "strbuf.h"
+#include "util.h"
 #include "util-file.h"
 #include "util-path.h"
-#include "lazy.h"
+#include "version.h"
+#include "walk.h"
 #include "banned.h"
 
 /* The per-component folders of CUDA 12 wheels (site-packages/nvidia/…). */

@@ -4,12 +4,19 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include "component-cudnn.h"
 #include "detect.h"
+#include "diag.h"
 #include "elf-file.h"
+#include "install.h"
+#include "lazy.h"
 #include "libfile.h"
 #include "name-hint.h"
+#include "strbuf.h"
+#include "util.h"
 #include "util-file.h"
-#include "lazy.h"
+#include "version.h"
+#include "walk.h"
 #include "banned.h"
 
 static const char *const cudnn8_libs[] = {

@@ -7,10 +7,17 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include "component-cudss.h"
 #include "detect.h"
+#include "diag.h"
 #include "elf-file.h"
+#include "install.h"
 #include "libfile.h"
 #include "name-hint.h"
+#include "strbuf.h"
+#include "util.h"
+#include "version.h"
+#include "walk.h"
 #include "banned.h"
 
 static const char *const cudss_headers[] = { "cudss.h", NULL };

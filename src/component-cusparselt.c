@@ -7,10 +7,16 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include "component-cusparselt.h"
 #include "detect.h"
 #include "elf-file.h"
+#include "install.h"
 #include "libfile.h"
 #include "name-hint.h"
+#include "strbuf.h"
+#include "util.h"
+#include "version.h"
+#include "walk.h"
 #include "banned.h"
 
 static const char *const cusparselt_headers[] = { "cusparseLt.h", NULL };

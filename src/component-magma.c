@@ -11,11 +11,18 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include "component-cuda.h"
+#include "component-magma.h"
 #include "detect.h"
 #include "elf-file.h"
+#include "install.h"
 #include "libfile.h"
 #include "name-hint.h"
+#include "strbuf.h"
+#include "util.h"
 #include "util-path.h"
+#include "version.h"
+#include "walk.h"
 #include "banned.h"
 
 /* magma_types.h: MICRO, not PATCH. */

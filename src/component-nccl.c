@@ -4,11 +4,18 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include "component-nccl.h"
 #include "detect.h"
+#include "diag.h"
 #include "elf-file.h"
+#include "install.h"
 #include "libfile.h"
 #include "name-hint.h"
+#include "strbuf.h"
+#include "util.h"
 #include "util-path.h"
+#include "version.h"
+#include "walk.h"
 #include "banned.h"
 
 /* …/comm_libs/<X.Y>/nccl: the CUDA version in the path, else count 0. */

@@ -9,11 +9,16 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include "component-nvshmem.h"
 #include "detect.h"
 #include "elf-file.h"
+#include "install.h"
 #include "libfile.h"
 #include "name-hint.h"
+#include "strbuf.h"
+#include "util.h"
 #include "util-path.h"
+#include "version.h"
 #include "banned.h"
 
 /* The release, in non_abi/nvshmem_version.h (NVSHMEM_MAJOR_VERSION is the

@@ -1,16 +1,11 @@
-/* component.c: the component table and its lookups. */
+/* component.c: the components' names and the helpers the descriptors
+ * share (component.h). */
 #include <errno.h>
 
 #include "component.h"
-#include "strbuf.h"
 #include "util.h"
+#include "version.h"
 #include "banned.h"
-
-const struct component *const component_table[N_COMPONENTS] = {
-#define X(name) [COMPONENT_INDEX(name)] = &component_##name,
-        COMPONENT_LIST(X)
-#undef X
-};
 
 const char *const component_names[N_COMPONENTS + 1] = {
 #define X(name) #name,
@@ -18,34 +13,6 @@ const char *const component_names[N_COMPONENTS + 1] = {
 #undef X
         NULL,
 };
-
-const struct component *component_from_string(const char *name)
-{
-        if (!name)
-                return NULL;
-        FOREACH_COMPONENT(c)
-                if (streq(c->name, name))
-                        return c;
-        return NULL;
-}
-
-const struct component *component_from_name_nocase(const char *name)
-{
-        if (!name)
-                return NULL;
-        FOREACH_COMPONENT(c)
-                if (ascii_strcaseeq(c->name, name))
-                        return c;
-        return NULL;
-}
-
-const struct component *component_toolkit(void)
-{
-        FOREACH_COMPONENT(c)
-                if (c->toolkit)
-                        return c;
-        return NULL;
-}
 
 static bool stem_matches(const char *pattern, const char *stem)
 {
@@ -65,29 +32,6 @@ bool component_has_soname(const struct component *c, const char *soname)
                 if (stem_matches(*s, stem))
                         return true;
         return false;
-}
-
-const struct component *component_of_soname(const char *soname)
-{
-        FOREACH_COMPONENT(c)
-                if (component_has_soname(c, soname))
-                        return c;
-        return NULL;
-}
-
-char *component_list(enum component_field field, const char *conj)
-{
-        struct strbuf sb = STRBUF_INIT;
-        size_t i = 0;
-
-        FOREACH_COMPONENT(c) {
-                const char *s = field == COMPONENT_FIELD_LABEL ? c->label :
-                                field == COMPONENT_FIELD_NAME ? c->name : c->library;
-
-                i++;
-                strbuf_addf(&sb, "%s%s", i == 1 ? "" : i == N_COMPONENTS ? conj : ", ", s);
-        }
-        return strbuf_detach(&sb);
 }
 
 struct version component_code_mmp(long code)

@@ -1,15 +1,19 @@
-/* component.h: the component table.
+/* component.h: what a component is (component.c): the descriptor, the
+ * list of the components' names, and the helpers the descriptors share.
  *
  * A component is one library of the CUDA stack that gets modules (the
  * toolkit, cuDNN, NCCL, ...). Everything specific to one lives in its
- * `const struct component`, defined in src/component-<name>.c, in the
- * manner of systemd's unit_vtable: its names, how its version is written,
- * its libraries and headers, how the scan finds it, the environment its
- * modules set, and what validate and doctor ask of it. Code outside those
- * files reaches a component only through this table: the scan runs every
- * detector, plan, render, validate and doctor read the descriptor, and a
- * name that is not in the table is an error where it is read (config key,
- * JSON, module kind).
+ * `const struct component`, defined in src/component-<name>.c and
+ * declared in its component-<name>.h, in the manner of systemd's
+ * unit_vtable: its names, how its version is written, its libraries and
+ * headers, how the scan finds it, the environment its modules set, and
+ * what validate and doctor ask of it. Code outside those files reaches a
+ * component only through the table (component-table.h), which lies above
+ * every component file: the scan runs every detector, plan, render,
+ * validate and doctor read the descriptor, and a name that is not in the
+ * table is an error where it is read (config key, JSON, module kind).
+ * This header lies below them all: what a component file needs of the
+ * others is here (COMPONENT_LIST, component_names), never the table.
  *
  * The descriptors are static and immutable; an install, a config and a
  * module point at them and never own them. */
@@ -35,7 +39,8 @@ struct walk_dir;
 struct walk_verdict;
 
 /* The table, in the order scan lists and plan writes: adding a component
- * is its file, one line here, and one line in src/meson.build. */
+ * is its file and header, one line here, one #include in
+ * component-table.c, and one line in src/meson.build. */
 #define COMPONENT_LIST(X) \
         X(cuda)           \
         X(cudnn)          \
@@ -124,7 +129,7 @@ struct component {
          * `library` and dlopen()s, NULL-terminated, or NULL. */
         const char *const *(*dlopened)(unsigned long major);
 
-        /* scan: the names that tell its version (version.h name hints):
+        /* scan: the names that tell its version (name-hint.h):
          * its wheel's normalised dist name ("nvidia-cudnn"), the name its
          * NVIDIA archives start with when not its own ("libcusparse_lt"),
          * whether the HPC SDK has it as comm_libs/<X.Y>/<name>, and its own
@@ -161,7 +166,7 @@ struct component {
         struct version (*code_version)(long code);
         struct component_build_check build;
         struct component_probe probe;
-        /* The lazy check: what it dlopen()s resolves; NULL: nothing. */
+        /* The lazy check (lazy.h): what it dlopen()s resolves; NULL: nothing. */
         void (*lazy)(const struct validate_module *t, struct check *ret);
 
         /* doctor: the CUDA major the libraries in a module's library
@@ -174,35 +179,12 @@ struct component {
         struct component_torch_build torch_build;
 };
 
-#define X(name) extern const struct component component_##name;
-COMPONENT_LIST(X)
-#undef X
-
-extern const struct component *const component_table[N_COMPONENTS];
 /* Their names in table order, NULL-terminated (config keys). */
 extern const char *const component_names[N_COMPONENTS + 1];
 
-#define FOREACH_COMPONENT(c) \
-        for (const struct component *const *_c = component_table, *c; \
-             _c < component_table + N_COMPONENTS && (c = *_c); _c++)
-
-/* The component named name (case-sensitive), or NULL. */
-const struct component *component_from_string(const char *name);
-/* The same, ignoring ASCII case ("CUDA", "cuDNN" directory names). */
-const struct component *component_from_name_nocase(const char *name);
-/* The CUDA Toolkit's row: the component the others depend on. */
-const struct component *component_toolkit(void);
 /* Whether soname ("libcudnn_ops.so.9") is one of c's libraries, by its
  * stems (false for no c). */
 bool component_has_soname(const struct component *c, const char *soname);
-/* The component whose library has this soname, or NULL. */
-const struct component *component_of_soname(const char *soname);
-/* "CUDA, cuDNN or NCCL" (labels), "libcudart, libcudnn or libnccl"
- * (libraries), "cuda, cudnn, nccl" (names): every component, for messages
- * and help texts; conj is " or ", " and ", ", ". */
-enum component_field { COMPONENT_FIELD_LABEL, COMPONENT_FIELD_LIBRARY, COMPONENT_FIELD_NAME };
-char *component_list(enum component_field field, const char *conj);
-
 /* The version codes of component_probe's generic requests and of the
  * headers read with header_define_triple: MAJOR*10000+MINOR*100+PATCH. */
 struct version component_code_mmp(long code);

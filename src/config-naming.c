@@ -8,6 +8,8 @@
  * install's facts (plan-naming.c), never meets a bad name. */
 #include <errno.h>
 
+#include "component-cudnn.h"
+#include "component-table.h"
 #include "component.h"
 #include "config-naming.h"
 #include "config-yaml.h"

@@ -3,6 +3,7 @@
  * lmod): their default, copy, release and loader. */
 #include <errno.h>
 
+#include "component-table.h"
 #include "component.h"
 #include "config-site.h"
 #include "config-yaml.h"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <yaml.h>
 
+#include "component-table.h"
 #include "component.h"
 #include "config.h"
 #include "config-naming.h"

@@ -10,6 +10,13 @@
 
 #include "cmake-find.h"
 #include "doctor-build.h"
+#include "component-cudnn.h"
+#include "component-cudss.h"
+#include "component-cusparselt.h"
+#include "component-magma.h"
+#include "component-nccl.h"
+#include "component-nvshmem.h"
+#include "component-table.h"
 #include "evaluate-modulepath.h"
 #include "evaluate.h"
 #include "libfile.h"

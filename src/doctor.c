@@ -11,6 +11,9 @@
 #include <sys/stat.h>
 
 #include "doctor.h"
+#include "component-cudnn.h"
+#include "component-nccl.h"
+#include "component-table.h"
 #include "detect.h"
 #include "elf-file.h"
 #include "evaluate-modulepath.h"

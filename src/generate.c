@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "generate.h"
+#include "component-table.h"
 #include "config-site.h"
 #include "plan.h"
 #include "render-check.h"

@@ -47,11 +47,6 @@ char *soname_stem(const char *soname)
         return xstrndup(soname, so ? (size_t)(so - soname) : strlen(soname));
 }
 
-char *soname_advice(const char *soname)
-{
-        return soname_advice_of(component_of_soname(soname), soname);
-}
-
 char *soname_advice_of(const struct component *c, const char *soname)
 {
         _cleanup_free_ char *stem = soname_stem(soname);

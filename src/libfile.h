@@ -30,11 +30,10 @@ bool same_real_dir(const char *a_path, const char *b_path);
 /* "libcublasLt" of "libcublasLt.so.12", newly allocated. */
 char *soname_stem(const char *soname);
 
-/* What to do about a soname that resolves nowhere: "load a cuda/12.x
- * module", "load a cudnn/9.x module", …, or "install it or load the
- * module that provides it". Newly allocated. */
-char *soname_advice(const char *soname);
-/* The same for a soname of c's (component_of_soname), or of none (NULL). */
+/* What to do about a soname of c's (component-table.h
+ * component_of_soname; NULL: of none) that resolves nowhere: "load a
+ * cuda/12.x module", "load a cudnn/9.x module", …, or "install it or load
+ * the module that provides it". Newly allocated. */
 struct component;
 char *soname_advice_of(const struct component *c, const char *soname);
 

@@ -203,9 +203,3 @@ int name_hint_of(const struct component *c, const char *name, const char *parent
         *ret = h;
         return 0;
 }
-
-int name_hint_parse(const char *component, const char *name, const char *parent,
-                    struct name_hint *ret)
-{
-        return name_hint_of(component_from_string(component), name, parent, ret);
-}

@@ -38,8 +38,4 @@ int name_hint_of(const struct component *c, const char *name, const char *parent
 bool name_version(const char *p, struct version *ret, const char **ret_end);
 bool name_cuda_marker(const char *tail, struct version *ret);
 
-/* name_hint_of the component named `component` ("cudnn"): for the tests. */
-int name_hint_parse(const char *component, const char *name, const char *parent,
-                    struct name_hint *ret);
-
 #endif

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "output.h"
+#include "component-table.h"
 #include "config-naming.h"
 #include "evaluate-modulepath.h"
 #include "component.h"

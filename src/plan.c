@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <limits.h>
 
+#include "component-table.h"
 #include "detect.h"
 #include "component.h"
 #include "config-host.h"

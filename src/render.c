@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "component-table.h"
 #include "component.h"
 #include "render.h"
 #include "util-file.h"

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 
+#include "component-table.h"
 #include "detect.h"
 #include "component.h"
 #include "scan.h"

@@ -2,6 +2,7 @@
  * one row each, its id, whether it runs per module or per launcher target,
  * and the function that runs it from a struct check_input. A new check is
  * a new row here; cmd-validate.c only walks the table. */
+#include "component-table.h"
 #include "validate-check.h"
 #include "validate-checks.h"
 #include "validate-elf.h"

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "validate-elf.h"
+#include "component-table.h"
 #include "validate-check.h"
 #include "detect.h"
 #include "diag.h"

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "validate-probe.h"
+#include "component-table.h"
 #include "diag.h"
 #include "libfile.h"
 #include "process.h"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "build-config.h"
+#include "component-table.h"
 #include "component.h"
 #include "detect.h"
 #include "evaluate.h"

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "validate-toolchain.h"
+#include "component-table.h"
 #include "process.h"
 #include "strbuf.h"
 #include "toolchain.h"

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 
+#include "component-table.h"
 #include "detect.h"
 #include "evaluate-env.h"
 #include "evaluate-modulepath.h"

@@ -4,6 +4,10 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "component-cuda.h"
+#include "component-cudnn.h"
+#include "component-nccl.h"
+#include "component-table.h"
 #include "component.h"
 #include "strbuf.h"
 #include "testutil.h"

@@ -8,6 +8,10 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include "component-cuda.h"
+#include "component-cudnn.h"
+#include "component-magma.h"
+#include "component-nccl.h"
 #include "component.h"
 #include "config.h"
 #include "config-host.h"

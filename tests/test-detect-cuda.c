@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "component-cuda.h"
 #include "fixture.h"
 #include "layouts.h"
 #include "scanhelp.h"

@@ -4,6 +4,8 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "component-cuda.h"
+#include "component-cudss.h"
 #include "fixture.h"
 #include "layouts.h"
 #include "scanhelp.h"

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "component-cuda.h"
+#include "component-cusparselt.h"
 #include "detect.h"
 #include "fixture.h"
 #include "layouts.h"

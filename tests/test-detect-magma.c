@@ -3,6 +3,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "component-magma.h"
 #include "fixture.h"
 #include "layouts.h"
 #include "scanhelp.h"

@@ -3,6 +3,8 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "component-cuda.h"
+#include "component-nccl.h"
 #include "fixture.h"
 #include "layouts.h"
 #include "scanhelp.h"

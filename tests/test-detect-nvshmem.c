@@ -5,6 +5,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "component-nvshmem.h"
 #include "fixture.h"
 #include "scanhelp.h"
 #include "testutil.h"

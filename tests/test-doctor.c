@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "component-cudnn.h"
+#include "component-nccl.h"
 #include "doctor.h"
 #include "fixture.h"
 #include "strbuf.h"

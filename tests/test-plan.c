@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
+#include "component-cuda.h"
+#include "component-cudnn.h"
+#include "component-nccl.h"
 #include "demo.h"
 #include "fixture.h"
 #include "layouts.h"

@@ -8,6 +8,7 @@
  * create the file X. */
 #include <check.h>
 
+#include "component-table.h"
 #include "testutil.h"
 #include <errno.h>
 #include <fcntl.h>

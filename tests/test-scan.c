@@ -11,6 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "component-cuda.h"
+#include "component-cudnn.h"
+#include "component-nccl.h"
+#include "component-table.h"
 #include "demo.h"
 #include "fixture.h"
 #include "scanhelp.h"

@@ -4,6 +4,7 @@
 #include <check.h>
 #include <errno.h>
 
+#include "component-cuda.h"
 #include "diag.h"
 #include "testutil.h"
 #include "util.h"

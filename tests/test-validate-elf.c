@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "component-cuda.h"
+#include "component-cudnn.h"
+#include "component-nccl.h"
 #include "component.h"
 #include "fixture.h"
 #include "resolve.h"

@@ -20,6 +20,13 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "component-cuda.h"
+#include "component-cudnn.h"
+#include "component-cudss.h"
+#include "component-cusparselt.h"
+#include "component-magma.h"
+#include "component-nccl.h"
+#include "component-nvshmem.h"
 #include "fixture.h"
 #include "strbuf.h"
 #include "testutil.h"

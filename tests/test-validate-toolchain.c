@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "component-table.h"
 #include "fixture.h"
 #include "strbuf.h"
 #include "testutil.h"

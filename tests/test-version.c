@@ -5,6 +5,7 @@
  * len. */
 #include <check.h>
 
+#include "component-table.h"
 #include "testutil.h"
 #include <errno.h>
 #include <limits.h>

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "component-table.h"
 #include "name-hint.h"
 #include "version.h"
 
