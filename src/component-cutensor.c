@@ -61,11 +61,20 @@ static int wheel_name_hint(const char *site, struct name_hint *ret)
         return r;
 }
 
+/* cutensor.h as read for the first of an archive's lib/<N>: the others
+ * share it (a file is read once in a scan). */
+struct header_head {
+        bool tried;
+        int r;
+        struct strbuf sb;
+};
+
 /* One install: the library in f->ld (lib, or lib/<N> of an archive), cuda
  * the CUDA major that directory names (an archive's lib/<N>, a Debian
- * tree's; 0: none). */
+ * tree's; 0: none); head, when not NULL, the header read once for all of
+ * an archive's. */
 static void add_install(const struct walk_dir *dir, const struct library_find *f, unsigned long cuda,
-                        struct install_list *l)
+                        struct header_head *head, struct install_list *l)
 {
         const char *hint_source = "the directory name";
         struct name_hint hint = { 0 };
@@ -85,15 +94,19 @@ static void add_install(const struct walk_dir *dir, const struct library_find *f
 
         if (f->include_rel) {
                 _cleanup_free_ char *h = path_join(f->include_rel, "cutensor.h");
-                struct strbuf sb = STRBUF_INIT;
+                struct strbuf own = STRBUF_INIT;
+                struct strbuf *sb = head ? &head->sb : &own;
+                int r = head && head->tried ? head->r
+                                            : read_head_at(f->include_fd, f->usr ? f->usr : dir->path, h,
+                                                           DETECT_MAX_HEADER_HEAD, in, sb);
 
-                if (read_head_at(f->include_fd, f->usr ? f->usr : dir->path, h, DETECT_MAX_HEADER_HEAD, in,
-                                 &sb) >= 0 &&
-                    header_define_triple(sb.buf, sb.len, cutensor_macros, &header) == -EINVAL)
+                if (head)
+                        head->tried = true, head->r = r;
+                if (r >= 0 && header_define_triple(sb->buf, sb->len, cutensor_macros, &header) == -EINVAL)
                         install_add_problem(in, "version-mismatch",
                                             "'%s/cutensor.h': a CUTENSOR_* version define is not a number",
                                             in->include_dir);
-                strbuf_release(&sb);
+                strbuf_release(&own);
         }
         if (f->ld.soname.n[0] != 2)
                 install_add_problem(in, "version-mismatch", "'%s' is not a cuTENSOR 2 soname (libcutensor.so.2)",
@@ -141,6 +154,7 @@ static void add_install(const struct walk_dir *dir, const struct library_find *f
  * major N, each its own install. -ENOENT when dir is not one. */
 static int detect_archive(const struct walk_dir *dir, struct install_list *l)
 {
+        struct header_head head = { .sb = STRBUF_INIT };
         struct strv names = { 0 };
         int found = -ENOENT;
 
@@ -161,11 +175,12 @@ static int detect_archive(const struct walk_dir *dir, struct install_list *l)
                 }
                 if (detect_is_file(dir->fd, "include/cutensor.h"))
                         f.include_rel = xstrdup("include");
-                add_install(dir, &f, v.n[0], l);
+                add_install(dir, &f, v.n[0], &head, l);
                 library_find_release(&f);
                 found = 0;
         }
         strv_release(&names);
+        strbuf_release(&head.sb);
         return found;
 }
 
@@ -181,7 +196,7 @@ static void detect_cutensor(const struct walk_dir *dir, struct install_list *l,
         }
         if (!f.usr && !f.site && (f.site = wheel_site_of(dir->realpath)))
                 f.layout = LAYOUT_WHEEL;
-        add_install(dir, &f, f.tree_major, l);
+        add_install(dir, &f, f.tree_major, NULL, l);
         library_verdict(verdict, f.usr, f.layout);
         library_find_release(&f);
 }
