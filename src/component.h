@@ -44,6 +44,7 @@ struct walk_verdict;
         X(cudss)          \
         X(nvshmem)        \
         X(magma)          \
+        X(cutensor)       \
         /* end of the table: every row above ends in a backslash */
 
 #define COMPONENT_INDEX(name) _COMPONENT_INDEX_##name
