@@ -24,6 +24,7 @@
 #include "version.h"
 
 struct config;
+struct doctor;
 struct install;
 struct install_list;
 struct name_hint;
@@ -168,9 +169,13 @@ struct component {
          * directories are for, 0 when unknown; and what goes wrong when
          * the one torch loads is for another CUDA major than torch's: with
          * it, doctor's generic cuda-major finding (R5) covers it (cuDNN
-         * and NCCL have findings of their own, doctor.c). */
+         * and NCCL have findings of their own, `doctor`). */
         unsigned long (*module_cuda_major)(const struct strv *own_libdirs);
         const char *doctor_cuda_major_why;
+        /* doctor: its own findings on the libraries torch loads
+         * (doctor-finding.h), run in table order after the toolkit's
+         * libraries are checked; NULL: none. */
+        void (*doctor)(struct doctor *doc);
         struct component_torch_build torch_build;
 };
 
