@@ -4,6 +4,8 @@
 #ifndef CUDAMOD_VALIDATE_ELF_H
 #define CUDAMOD_VALIDATE_ELF_H
 
+#include "elf-file.h"
+#include "resolve.h"
 #include "validate.h"
 
 /* closure: every DT_NEEDED of every shared library (ELF ET_DYN, regular
@@ -25,10 +27,23 @@ void check_closure(const struct validate_module *m, struct check *ret);
  * - cuda: libnvJitLink.so.N resolves from the same toolkit as
  *   libcusparse.so.N, or one at least as new (file versions);
  * - other kinds: skip. */
-/* The lazy checks of the toolkit (libcusparse's libnvJitLink) and of
- * cuDNN (its sub-libraries), the components' `lazy`. */
+/* The lazy check of the toolkit (libcusparse's libnvJitLink), its
+ * component's `lazy`; cuDNN's is component-cudnn.c's. */
 void validate_lazy_cuda(const struct validate_module *m, struct check *ret);
-void validate_lazy_cudnn(const struct validate_module *m, struct check *ret);
 void check_lazy(const struct validate_module *m, struct check *ret);
+
+/* For the components' lazy checks: the resolver's view of the module
+ * under test, its LD_LIBRARY_PATH and the real loader cache (read per
+ * check: it is small; one that cannot be read is a warning in f). */
+struct elf_context {
+        struct resolve_env env;
+        struct ldcache *cache;
+};
+void elf_context_init(struct elf_context *c, const struct validate_module *m, struct findings *f);
+void elf_context_release(struct elf_context *c);
+/* The module's library stem.so.N: its path (newly allocated), ELF facts
+ * and N; NULL when absent or unreadable (reported in f). */
+char *validate_own_library(const struct validate_module *m, const char *stem, struct elf_info *info,
+                           unsigned long *major, struct findings *f);
 
 #endif

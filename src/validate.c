@@ -118,6 +118,22 @@ void findings_release(struct findings *f)
         strbuf_release(&f->problems);
 }
 
+void findings_finish(struct findings *f, const char *summary, struct check *ret)
+{
+        check_set(ret, f->worst, "%s%s%s", summary, f->problems.len ? "\n" : "", f->problems.buf);
+        findings_release(f);
+}
+
+void findings_skip(struct findings *f, const char *why, struct check *ret)
+{
+        if (f->worst == CHECK_PASS) {
+                check_set(ret, CHECK_SKIP, "%s", why);
+                findings_release(f);
+        } else {
+                findings_finish(f, why, ret);
+        }
+}
+
 const char *check_status_to_string(enum check_status s)
 {
         return s < _CHECK_STATUS_MAX ? check_status_names[s] : NULL;

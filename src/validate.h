@@ -60,6 +60,11 @@ struct findings {
 #define FINDINGS_INIT { .worst = CHECK_PASS, .facts = STRBUF_INIT, .problems = STRBUF_INIT }
 _printf_(3, 4) void findings_add(struct findings *f, enum check_status s, const char *fmt, ...);
 void findings_release(struct findings *f);
+/* Set ret: the summary, then the problems' lines; release f. */
+void findings_finish(struct findings *f, const char *summary, struct check *ret);
+/* Nothing to check: skip with why, unless reading what was there went
+ * wrong (then finish with why as the summary); release f. */
+void findings_skip(struct findings *f, const char *why, struct check *ret);
 
 
 struct validate_options {
