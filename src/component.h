@@ -48,6 +48,10 @@ struct walk_verdict;
         X(cutensor)       \
         /* end of the table: every row above ends in a backslash */
 
+/* How many components PyTorch's configure finds as libraries (those with a
+ * torch_build.order): doctor --build's rows. */
+#define TORCH_BUILD_LIBRARIES 6
+
 #define COMPONENT_INDEX(name) _COMPONENT_INDEX_##name
 enum {
 #define X(name) COMPONENT_INDEX(name),
@@ -118,7 +122,9 @@ struct component_torch_build {
          * place among the libraries PyTorch's configure finds (cudnn 1,
          * cusparselt, cudss, nccl, magma, nvshmem): the report's rows and
          * the searches follow it, each find's appends to CMAKE_PREFIX_PATH
-         * seen by the later ones; 0 for the toolkit, found otherwise. */
+         * seen by the later ones; 0 for the toolkit, found otherwise, and
+         * for what PyTorch does not use (cuTENSOR). The orders run 1 to
+         * TORCH_BUILD_LIBRARIES, each once (test-component). */
         unsigned order;
         /* The USE_* (default on) that must all be on for it to be searched;
          * system (NCCL's USE_SYSTEM_NCCL, default off): off, PyTorch builds

@@ -968,7 +968,7 @@ static void stubs_check(struct build *b)
 
 size_t build_row(const struct component *c)
 {
-        assert(c->torch_build.order > 0 && c->torch_build.order < N_COMPONENTS);
+        assert(c->torch_build.order > 0 && c->torch_build.order <= TORCH_BUILD_LIBRARIES);
         return BUILD_LIBRARIES + c->torch_build.order - 1;
 }
 

@@ -30,7 +30,7 @@ enum build_id {
         BUILD_HOST,     /* the host compiler that nvcc runs */
         BUILD_CUDART,   /* FindCUDAToolkit: cuda_runtime.h and libcudart.so */
         BUILD_LIBRARIES, /* the first library's row (torch_build.order 1) */
-        BUILD_CUPTI = BUILD_LIBRARIES + N_COMPONENTS - 1,
+        BUILD_CUPTI = BUILD_LIBRARIES + TORCH_BUILD_LIBRARIES,
         N_BUILD,
 };
 
