@@ -143,19 +143,6 @@ static int apply_args(struct config *cfg, const struct generate_args *a)
         return 0;
 }
 
-/* generate_options.log: on stderr, as the other commands say things. */
-static void log_message(enum message_level level, const char *message, void *userdata)
-{
-        const struct global_options *g = userdata;
-
-        if (level == MESSAGE_ERROR)
-                log_error("%s", message);
-        else if (level == MESSAGE_WARNING)
-                log_warning(g, "%s", message);
-        else
-                log_verbose(g, "%s", message);
-}
-
 /* generate_options.scan_run: with a progress line on a terminal. */
 static int scan_shown(struct scan_options *so, struct scan_result *ret, void *userdata)
 {

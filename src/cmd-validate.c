@@ -200,19 +200,6 @@ static void unit_progress(size_t done, size_t total, bool end, void *userdata)
         fflush(stderr);
 }
 
-/* validate_run_options.log: on stderr, as the other commands say things. */
-static void log_message(enum message_level level, const char *message, void *userdata)
-{
-        const struct global_options *g = userdata;
-
-        if (level == MESSAGE_ERROR)
-                log_error("%s", message);
-        else if (level == MESSAGE_WARNING)
-                log_warning(g, "%s", message);
-        else
-                log_verbose(g, "%s", message);
-}
-
 /* --- the command ------------------------------------------------------------- */
 
 /* The probe: $CUDAMOD_PROBE, else next to cudamod (a build tree), else

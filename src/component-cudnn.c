@@ -7,14 +7,18 @@
 #include "component-cudnn.h"
 #include "detect.h"
 #include "diag.h"
+#include "doctor-finding.h"
 #include "elf-file.h"
 #include "install.h"
 #include "lazy.h"
 #include "libfile.h"
 #include "name-hint.h"
+#include "resolve.h"
 #include "strbuf.h"
 #include "util.h"
 #include "util-file.h"
+#include "util-path.h"
+#include "validate-check.h"
 #include "version.h"
 #include "walk.h"
 #include "banned.h"
@@ -313,6 +317,483 @@ static unsigned long cudnn_module_cuda_major(const struct strv *own)
         return major;
 }
 
+/* --- validate and doctor: the cuDNN a process loads -------------------------- */
+
+/* The version of the cuDNN whose libcudnn is path in dir: the real file's
+ * name, else the headers beside the library directory (a wheel names its
+ * files libcudnn.so.9 only); dir NULL: the name only. */
+static struct version cudnn_version_of(const char *path, const char *dir)
+{
+        static const char *const headers[] = { "../include/cudnn_version.h", "../include/cudnn.h" };
+        struct version v = lib_file_version(path, "libcudnn");
+
+        for (size_t i = 0; i < ELEMENTSOF(headers) && !v.count && dir; i++) {
+                _cleanup_free_ char *h = path_join(dir, headers[i]);
+                struct strbuf sb = STRBUF_INIT;
+
+                if (file_read_regular_at(AT_FDCWD, h, NULL, (size_t)1 << 20, false, &sb, NULL) < 0 || cudnn_header_parse(sb.buf, sb.len, &v) < 0)
+                        v.count = 0;
+                strbuf_release(&sb);
+        }
+        return v;
+}
+
+/* The libcudnn.so.N (soname) files LD_LIBRARY_PATH reaches, each real
+ * file once: more than one is what validate's lazy check and doctor both
+ * fault (sub-libraries load from either). */
+struct cudnn_reach {
+        struct strv files;      /* their real paths */
+        struct strv shown;      /* "<version> in '<entry>'" for each */
+        bool differ;            /* one's version is not own's, or not known */
+};
+
+/* headers: when a file's name does not tell its version, read the
+ * headers beside its real directory (doctor; validate goes by the names). */
+static void cudnn_reach(const struct strv *ld_library_path, const char *soname, const struct version *own,
+                        bool headers, struct cudnn_reach *ret)
+{
+        for (size_t i = 0; i < ld_library_path->len; i++) {
+                _cleanup_free_ char *p = path_join(ld_library_path->items[i], soname);
+                _cleanup_free_ char *real = realpath(p, NULL), *dir = NULL, *vs = NULL;
+                struct version v;
+
+                if (!real || strv_contains(&ret->files, real))
+                        continue;
+                strv_add(&ret->files, real);
+                dir = headers ? path_dirname(real) : NULL;
+                v = cudnn_version_of(p, dir);
+                ret->differ |= !v.count || !own->count || version_compare(&v, own) != 0;
+                vs = lib_version_string(&v);
+                strv_push(&ret->shown, xasprintf("%s in '%s'", vs, ld_library_path->items[i]));
+        }
+}
+
+static void cudnn_reach_release(struct cudnn_reach *r)
+{
+        strv_release(&r->files);
+        strv_release(&r->shown);
+}
+
+/* --- validate's lazy check -------------------------------------------------- */
+
+/* The CUDA majors whose libcublasLt the LD_LIBRARY_PATH offers ("13"). */
+static void offered_cuda_majors(const struct validate_module *m, struct strv *ret)
+{
+        for (size_t i = 0; i < m->ld_library_path.len; i++) {
+                struct strv names = { 0 };
+
+                if (dir_list(AT_FDCWD, m->ld_library_path.items[i], &names) < 0)
+                        continue;
+                for (size_t k = 0; k < names.len; k++) {
+                        struct version v;
+
+                        if (soname_version_parse(names.items[k], "libcublasLt", &v) >= 0 && v.count == 1)
+                                strv_push(ret, xasprintf("%lu", v.n[0]));
+                }
+                strv_release(&names);
+        }
+        strv_sort_uniq(ret);
+}
+
+/* cuDNN as the process would see it: the dispatcher of the module and the
+ * sub-libraries it dlopen()s. */
+struct cudnn {
+        char *path;              /* the module's libcudnn.so.N */
+        struct elf_info info;
+        unsigned long major;
+        struct version version;  /* its file version (count 0: unknown) */
+        struct strv subs;        /* where each sub-library resolves (found ones) */
+};
+
+static void cudnn_release(struct cudnn *c)
+{
+        free(c->path);
+        elf_info_release(&c->info);
+        strv_release(&c->subs);
+}
+
+/* libcudnn.so.N in more than one LD_LIBRARY_PATH directory. */
+static void cudnn_check_reachable(const struct validate_module *m, const struct cudnn *c,
+                                  struct findings *f)
+{
+        _cleanup_free_ char *soname = xasprintf("libcudnn.so.%lu", c->major);
+        struct cudnn_reach reach = { 0 };
+
+        cudnn_reach(&m->ld_library_path, soname, &c->version, false, &reach);
+        if (reach.files.len > 1) {
+                struct strbuf sb = STRBUF_INIT;
+
+                strbuf_add_list(&sb, &reach.shown, reach.shown.len);
+                if (reach.differ)
+                        findings_add(f, CHECK_FAIL, "two cuDNN versions are reachable through "
+                                     "LD_LIBRARY_PATH (%s): sub-libraries may load from the other "
+                                     "(CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH); unload the other "
+                                     "cudnn module", sb.buf);
+                else
+                        findings_add(f, CHECK_WARN, "%s is reachable twice through LD_LIBRARY_PATH "
+                                     "(%s); keep one", soname, sb.buf);
+                strbuf_release(&sb);
+        }
+        cudnn_reach_release(&reach);
+}
+
+/* The sub-libraries to check: those of the major, and any other
+ * libcudnn_*.so.N beside the dispatcher. */
+static void cudnn_sub_sonames(const struct cudnn *c, struct strv *ret)
+{
+        _cleanup_free_ char *dir = path_dirname(c->path);
+        _cleanup_free_ char *suffix = xasprintf(".so.%lu", c->major);
+        struct strv names = { 0 };
+
+        for (const char *const *s = cudnn_sublibraries(c->major); s && *s; s++)
+                strv_push(ret, xasprintf("%s%s", *s, suffix));
+        if (dir_list(AT_FDCWD, dir, &names) >= 0)
+                for (size_t i = 0; i < names.len; i++)
+                        if (startswith(names.items[i], "libcudnn_") && endswith(names.items[i], suffix))
+                                strv_add(ret, names.items[i]);
+        strv_release(&names);
+        strv_sort_uniq(ret);
+}
+
+/* One sub-library, dlopen()ed by soname from the dispatcher: from its
+ * directory and of its version. Returns false when that directory lacks it
+ * (wherever else it may resolve). */
+static bool cudnn_check_sub(const struct elf_context *ctx, struct cudnn *c, const char *soname,
+                            struct findings *f)
+{
+        _cleanup_free_ char *stem = soname_stem(soname), *dir = path_dirname(c->path);
+        _cleanup_free_ char *own = path_join(dir, soname), *fix = NULL;
+        struct resolved r = { 0 };
+        struct version v;
+
+        if (access(own, F_OK) < 0 ||
+            resolve_needed(&ctx->env, c->path, &c->info, soname, &r, NULL) < 0 ||
+            r.source == RESOLVE_NOT_FOUND) {
+                resolved_release(&r);
+                return false;
+        }
+        v = lib_file_version(r.path, stem);
+        if (!same_real_dir(r.path, c->path)) {
+                fix = r.source == RESOLVE_LD_LIBRARY_PATH
+                              ? xasprintf("remove '%s' from LD_LIBRARY_PATH", r.searched_entry)
+                              : xasprintf("put '%s' first in LD_LIBRARY_PATH", dir);
+                findings_add(f, CHECK_FAIL, "%s resolves to '%s' (%s), not to libcudnn's directory "
+                             "'%s': sub-libraries from two installs fail with "
+                             "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH; %s", soname, r.path,
+                             resolve_source_to_string(r.source), dir, fix);
+        } else if (v.count && c->version.count && version_compare(&v, &c->version) != 0) {
+                _cleanup_free_ char *a = lib_version_string(&v), *b = lib_version_string(&c->version);
+                findings_add(f, CHECK_FAIL, "'%s' is version %s but libcudnn is %s: reinstall "
+                             "cuDNN %s whole", r.path, a, b, b);
+        }
+        strv_add(&c->subs, r.path);
+        resolved_release(&r);
+        return true;
+}
+
+static void cudnn_check_subs(const struct elf_context *ctx, struct cudnn *c, struct findings *f)
+{
+        _cleanup_free_ char *dir = path_dirname(c->path), *ver = lib_version_string(&c->version);
+        struct strv sonames = { 0 }, missing = { 0 };
+
+        cudnn_sub_sonames(c, &sonames);
+        for (size_t i = 0; i < sonames.len; i++)
+                if (!cudnn_check_sub(ctx, c, sonames.items[i], f))
+                        strv_add(&missing, sonames.items[i]);
+        if (missing.len) {
+                struct strbuf sb = STRBUF_INIT;
+
+                strbuf_add_list(&sb, &missing, missing.len);
+                findings_add(f, CHECK_FAIL, "libcudnn.so.%lu loads %s, which %s missing from its "
+                             "directory (CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, or a mix with "
+                             "another cuDNN found elsewhere): the cuDNN in '%s' is incomplete; "
+                             "reinstall cuDNN %s whole", c->major, sb.buf,
+                             missing.len == 1 ? "is" : "are", dir, ver);
+                strbuf_release(&sb);
+        }
+        strv_release(&sonames);
+        strv_release(&missing);
+}
+
+/* Advice when the CUDA libraries of cuDNN's CUDA major do not resolve. */
+static char *cuda_major_advice(const struct validate_module *m, unsigned long major)
+{
+        struct strv offered = { 0 };
+        struct strbuf sb = STRBUF_INIT;
+
+        offered_cuda_majors(m, &offered);
+        strbuf_addf(&sb, "load a cuda/%lu.x module", major);
+        for (size_t i = 0; i < offered.len; i++)
+                if (strtoul(offered.items[i], NULL, 10) != major)
+                        strbuf_addf(&sb, " or install a cuDNN built for CUDA %s", offered.items[i]);
+        strv_release(&offered);
+        return strbuf_detach(&sb);
+}
+
+/* libcublasLt.so.N and libnvrtc.so.N of the CUDA major cuDNN is built for
+ * resolve from the sub-library that loads them. Returns the major (0:
+ * unknown). */
+static unsigned long cudnn_check_cuda(const struct validate_module *m, const struct elf_context *ctx,
+                                      const struct cudnn *c, struct findings *f)
+{
+        static const char *const stems[] = { "libcublasLt", "libnvrtc" };
+        struct strv missing = { 0 };
+        struct elf_info info = { 0 };
+        unsigned long major = 0;
+        size_t src;
+
+        for (src = 0; src < c->subs.len && !major; src++) {
+                elf_info_release(&info);
+                if (elf_read_info(AT_FDCWD, c->subs.items[src], &info, NULL) >= 0)
+                        major = lib_cuda_major_named_by(c->subs.items[src], &info);
+        }
+        if (!major) {
+                findings_add(f, CHECK_WARN, "cannot tell which CUDA cuDNN was built for (no "
+                             "sub-library names libcublasLt.so.N or libnvrtc.so.N), so their "
+                             "libcublasLt and libnvrtc were not checked");
+                elf_info_release(&info);
+                return 0;
+        }
+        for (size_t k = 0; k < ELEMENTSOF(stems); k++) {
+                _cleanup_free_ char *soname = xasprintf("%s.so.%lu", stems[k], major);
+                struct resolved r = { 0 };
+
+                if (resolve_needed(&ctx->env, c->subs.items[src - 1], &info, soname, &r, NULL) < 0 ||
+                    r.source == RESOLVE_NOT_FOUND)
+                        strv_add(&missing, soname);
+                resolved_release(&r);
+        }
+        if (missing.len) {
+                _cleanup_free_ char *advice = cuda_major_advice(m, major);
+                struct strbuf sb = STRBUF_INIT;
+
+                strbuf_add_list(&sb, &missing, missing.len);
+                findings_add(f, CHECK_FAIL, "this cuDNN is built for CUDA %lu ('%s' loads "
+                             "libcublasLt.so.%lu), but %s %s nowhere: %s", major,
+                             path_basename(c->subs.items[src - 1]), major, sb.buf,
+                             missing.len == 1 ? "resolves" : "resolve", advice);
+                strbuf_release(&sb);
+        }
+        strv_release(&missing);
+        elf_info_release(&info);
+        return major;
+}
+
+static void cudnn_lazy(const struct validate_module *m, struct check *ret)
+{
+        struct findings f = FINDINGS_INIT;
+        struct cudnn c = { 0 };
+        struct elf_context ctx;
+        _cleanup_free_ char *ver = NULL, *dir = NULL, *summary = NULL;
+        unsigned long cuda;
+
+        c.path = validate_own_library(m, "libcudnn", &c.info, &c.major, &f);
+        if (!c.path) {
+                findings_skip(&f, "no libcudnn.so.N in the module's library directories", ret);
+                return;
+        }
+        elf_context_init(&ctx, m, &f);
+        c.version = lib_file_version(c.path, "libcudnn");
+        ver = lib_version_string(&c.version);
+        dir = path_dirname(c.path);
+        cudnn_check_reachable(m, &c, &f);
+        cudnn_check_subs(&ctx, &c, &f);
+        cuda = cudnn_check_cuda(m, &ctx, &c, &f);
+        if (f.worst == CHECK_PASS)
+                summary = xasprintf("cuDNN %s in '%s': %zu sub-libraries resolve there, all %s; "
+                                    "built for CUDA %lu, whose libcublasLt.so.%lu and libnvrtc.so.%lu "
+                                    "resolve", ver, dir, c.subs.len, ver, cuda, cuda, cuda);
+        else
+                summary = xasprintf("cuDNN %s in '%s':", ver, dir);
+        findings_finish(&f, summary, ret);
+        elf_context_release(&ctx);
+        cudnn_release(&c);
+}
+
+/* --- doctor ------------------------------------------------------------------- */
+
+/* cuDNN as torch loads it: the dispatcher and what it dlopen()s. */
+struct cudnn_found {
+        char *soname;                 /* libcudnn.so.N */
+        unsigned long major;          /* N */
+        const char *path;             /* where it resolves (in the report) */
+        const struct libset_entry *by; /* the first library needing it */
+        char *dir;                    /* its real directory */
+        struct elf_info info;
+        struct version version;
+        char *ver;                    /* the version as text ("unknown") */
+        struct strv subs;             /* the sub-libraries resolved in dir */
+};
+
+static void cudnn_found_release(struct cudnn_found *c)
+{
+        free(c->soname);
+        free(c->dir);
+        elf_info_release(&c->info);
+        free(c->ver);
+        strv_release(&c->subs);
+}
+
+/* Another version of libcudnn.so.N on LD_LIBRARY_PATH is a finding: a
+ * sub-library the first lacks comes from it. One in the loader cache (a
+ * distribution's cuDNN) is a note: it is reached only for what the
+ * dispatcher's directory lacks, which the sub-library check reports. */
+static void cudnn_reachable(struct doctor *doc, const struct cudnn_found *c)
+{
+        struct doctor_report *r = doc->r;
+        struct cudnn_reach reach = { 0 };
+        const char *cached = doc->cache ? ldcache_lookup(doc->cache, c->soname, c->info.elf_class, c->info.machine)
+                                        : NULL;
+
+        cudnn_reach(&r->ld_library_path, c->soname, &c->version, true, &reach);
+        if (reach.files.len > 1 && reach.differ) {
+                struct strbuf sb = STRBUF_INIT;
+
+                strbuf_add_list(&sb, &reach.shown, reach.shown.len);
+                doctor_add_finding(r, DOCTOR_CUDNN_VERSIONS, "R5",
+                                   xasprintf("two cuDNN versions are on LD_LIBRARY_PATH: %s; %s loads the one in '%s'",
+                                             sb.buf, c->by->name, c->dir),
+                                   "cuDNN dlopen()s its sub-libraries by soname, so they can come from the "
+                                   "other version (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH), and a cuDNN "
+                                   "older than torch's build fails its check (\"cuDNN version "
+                                   "incompatibility\")%s",
+                                   xasprintf("keep one cuDNN on the loader path: unload the other cudnn module "
+                                             "or remove its directory from LD_LIBRARY_PATH%s%s",
+                                             r->module_load ? "; this torch wants: " : "",
+                                             r->module_load ? r->module_load : ""),
+                                   "");
+                strbuf_release(&sb);
+        }
+        if (cached) {
+                _cleanup_free_ char *real = realpath(cached, NULL), *dir = NULL, *ws = NULL;
+                struct version w;
+
+                if (real && !strv_contains(&reach.files, real)) {
+                        dir = path_dirname(real);
+                        w = cudnn_version_of(cached, dir);
+                        if (!w.count || !c->version.count || version_compare(&w, &c->version) != 0) {
+                                ws = lib_version_string(&w);
+                                doctor_add_note(r, "the loader cache also offers cuDNN %s ('%s'): a sub-library "
+                                                "missing beside '%s' would load from there", ws, cached, c->path);
+                        }
+                }
+        }
+        cudnn_reach_release(&reach);
+}
+
+/* The sub-libraries, as libcudnn dlopen()s them: all there, all beside it. */
+static void cudnn_subs(struct doctor *doc, struct cudnn_found *c)
+{
+        struct strv missing = { 0 }, foreign = { 0 };
+        struct strbuf sb = STRBUF_INIT;
+
+        for (const char *const *s = cudnn_sublibraries(c->major); s && *s; s++) {
+                _cleanup_free_ char *sub = xasprintf("%s.so.%lu", *s, c->major);
+                struct resolved res = { 0 };
+
+                if (resolve_needed(&doc->renv, c->path, &c->info, sub, &res, NULL) < 0 ||
+                    res.source == RESOLVE_NOT_FOUND)
+                        strv_add(&missing, sub);
+                else if (!same_real_dir(res.path, c->path))
+                        strv_push(&foreign, xasprintf("%s from '%s'", sub, res.path));
+                else
+                        strv_add(&c->subs, res.path);
+                resolved_release(&res);
+        }
+        if (missing.len || foreign.len) {
+                strbuf_addf(&sb, "libcudnn.so.%lu (cuDNN %s) is in '%s', but ", c->major, c->ver, c->dir);
+                if (missing.len) {
+                        strbuf_add_list(&sb, &missing, missing.len);
+                        strbuf_addf(&sb, " %s nowhere", missing.len == 1 ? "resolves" : "resolve");
+                }
+                if (foreign.len) {
+                        strbuf_addstr(&sb, missing.len ? ", and " : "");
+                        strbuf_add_list(&sb, &foreign, foreign.len);
+                        strbuf_addstr(&sb, foreign.len == 1 ? " comes from another directory" :
+                                                              " come from other directories");
+                }
+                doctor_add_finding(doc->r, DOCTOR_CUDNN_SUBLIBRARIES, foreign.len ? "R5" : "R3", strbuf_detach(&sb),
+                                   "cuDNN %lu loads its sub-libraries by soname at the first convolution: %s",
+                                   xasprintf("use one complete cuDNN: reinstall cuDNN %s whole in '%s' and put it "
+                                             "first in LD_LIBRARY_PATH (load its cudnn module last)", c->ver, c->dir),
+                                   c->major,
+                                   foreign.len ? "from two installs they fail with "
+                                                 "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"
+                                               : "a missing one fails with \"Unable to load any of "
+                                                 "{libcudnn_…}\" and CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED");
+        }
+        strv_release(&missing);
+        strv_release(&foreign);
+}
+
+/* The CUDA major this cuDNN is built for is torch's. */
+static void cudnn_cuda_major(struct doctor *doc, const struct cudnn_found *c)
+{
+        struct doctor_report *r = doc->r;
+        unsigned long cuda = 0;
+
+        for (size_t i = 0; i < c->subs.len && !cuda; i++) {
+                struct elf_info si = { 0 };
+
+                if (elf_read_info(AT_FDCWD, c->subs.items[i], &si, NULL) >= 0)
+                        cuda = lib_cuda_major_named_by(c->subs.items[i], &si);
+                elf_info_release(&si);
+        }
+        if (!cuda)
+                cuda = lib_cuda_major_named_by(c->path, &c->info);
+        if (cuda && r->built.cuda_major && cuda != r->built.cuda_major)
+                doctor_add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
+                                   xasprintf("the cuDNN (%s) that resolves ('%s') is built for CUDA %lu, but "
+                                             "torch for CUDA %lu", c->ver, c->path, cuda, r->built.cuda_major),
+                                   "it loads libcublasLt and libnvrtc of CUDA %lu beside torch's CUDA %lu: "
+                                   "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH or a crash at the first "
+                                   "convolution (#188892)",
+                                   doctor_major_fix(r, &component_cudnn, "a"), cuda, r->built.cuda_major);
+}
+
+/* Not older than the build (torch's own rule: the same major, a minor at
+ * least the build's). */
+static void cudnn_build(struct doctor *doc, const struct cudnn_found *c)
+{
+        struct doctor_report *r = doc->r;
+        const struct version *v = &c->version;
+        struct version b;
+
+        if (!r->built.linked[component_cudnn.index] || !v->count || version_parse(r->built.linked[component_cudnn.index], &b) < 0 || b.count < 2)
+                return;
+        if (b.n[0] == v->n[0] && (v->count < 2 || v->n[1] >= b.n[1]))
+                return;
+        doctor_add_finding(r, DOCTOR_CUDNN_BUILD, "R2",
+                           xasprintf("torch was built against cuDNN %s, but cuDNN %s resolves ('%s')", r->built.linked[component_cudnn.index],
+                                     c->ver, c->path),
+                           "torch accepts the same major and a minor at least the build's: the first "
+                           "convolution fails with \"cuDNN version incompatibility: PyTorch was compiled  "
+                           "against (%lu, %lu, …) but found runtime version …\"",
+                           xasprintf("load cuDNN %s or a newer %lu.x%s%s", r->built.linked[component_cudnn.index], b.n[0],
+                                     r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
+                           b.n[0], b.n[1]);
+}
+
+/* doctor: the cuDNN torch loads (the libcudnn.so.N it needs, where that
+ * resolves): one version reachable, its sub-libraries complete and beside
+ * it, built for torch's CUDA major, not older than torch's build. */
+static void cudnn_doctor(struct doctor *doc)
+{
+        struct cudnn_found c = { 0 };
+
+        c.major = doctor_needed_major(doc, "libcudnn", &c.soname);
+        c.path = c.major ? doctor_resolved_path(doc, c.soname, &c.by) : NULL;
+        if (c.path && elf_read_info(AT_FDCWD, c.path, &c.info, NULL) >= 0 && (c.dir = real_dirname(c.path))) {
+                c.version = cudnn_version_of(c.path, c.dir);
+                c.ver = lib_version_string(&c.version);
+                cudnn_reachable(doc, &c);
+                cudnn_subs(doc, &c);
+                cudnn_cuda_major(doc, &c);
+                cudnn_build(doc, &c);
+        }
+        cudnn_found_release(&c);
+}
+
 const struct component component_cudnn = {
         .name = "cudnn",
         .title = "NVIDIA cuDNN",
@@ -352,8 +833,27 @@ const struct component component_cudnn = {
                            "        return cudnnGetVersion() > 0 ? 0 : 1;\n"
                            "}\n",
         },
-        .lazy = validate_lazy_cudnn,
+        .lazy = cudnn_lazy,
         .probe = { .key = "cudnn", .off = "--no-cudnn" },
         .module_cuda_major = cudnn_module_cuda_major,
-        .torch_build = { .option = "USE_CUDNN", .root_variable = "CUDNN_ROOT", .library_stem = "libcudnn" },
+        .doctor = cudnn_doctor,
+        .torch_build = {
+                .option = "USE_CUDNN",
+                .root_variable = "CUDNN_ROOT",
+                .library_stem = "libcudnn",
+                .order = 1,
+                .enable = { "USE_CUDNN" },
+                .find_root = "CUDNN_ROOT",
+                .append_root = "CUDNN_ROOT",
+                .append_root_dir = "CUDNN_ROOT_DIR",
+                .static_switch = "USE_STATIC_CUDNN",
+                .static_name = "libcudnn_static.a",
+                .always_wanted = true,
+                .off_why = "cmake only warns (\"Cannot find cuDNN library. Turning the option off\"): the "
+                           "torch built has no cuDNN (slow convolutions, torch.backends.cudnn.is_available() False)",
+                .header = { .names = (const char *const[]){ "cudnn.h", NULL }, .suffixes = (const char *const[]){ "cuda/include", "cuda", "include", NULL },
+                            .hints = "CUDNN_INCLUDE_DIR" },
+                .library = { .names = (const char *const[]){ "cudnn", NULL }, .suffixes = (const char *const[]){ "lib", "lib64", "cuda/lib", "cuda/lib64", "lib/x64", NULL },
+                             .paths = "CUDNN_LIBRARY", .paths_else = "CUDNN_LIB_DIR" },
+        },
 };

@@ -7,6 +7,7 @@
 #include "component-nccl.h"
 #include "detect.h"
 #include "diag.h"
+#include "doctor-finding.h"
 #include "elf-file.h"
 #include "install.h"
 #include "libfile.h"
@@ -194,6 +195,50 @@ static unsigned long nccl_module_cuda_major(const struct strv *own)
         return soname_file_cuda_major(own, "libnccl", nccl_elf_cuda_major);
 }
 
+/* doctor: the libnccl.so.2 torch loads is built for torch's CUDA major and
+ * not older than torch's build. */
+static void nccl_doctor(struct doctor *doc)
+{
+        struct doctor_report *r = doc->r;
+        const char *path = doctor_resolved_path(doc, "libnccl.so.2", NULL);
+        struct elf_info info = { 0 };
+        struct version nccl = { .count = 0 };
+        unsigned long cuda;
+
+        if (!path || elf_read_info(AT_FDCWD, path, &info, NULL) < 0)
+                return;
+        cuda = lib_nccl_cuda_major(path, &info, &nccl);
+        if (!nccl.count)
+                nccl = lib_file_version(path, "libnccl");
+        if (cuda && r->built.cuda_major && cuda != r->built.cuda_major) {
+                _cleanup_free_ char *ns = lib_version_string(&nccl);
+
+                doctor_add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
+                                   xasprintf("the NCCL (%s) that resolves ('%s') is built for CUDA %lu, but torch "
+                                             "for CUDA %lu", ns, path, cuda, r->built.cuda_major),
+                                   "NCCL carries its own CUDA runtime: one of another major than torch's "
+                                   "fails at the first collective (or needs a newer driver than torch)%s",
+                                   doctor_major_fix(r, &component_nccl, "an"), "");
+        }
+        if (r->built.linked[component_nccl.index] && nccl.count) {
+                struct version b;
+
+                if (version_parse(r->built.linked[component_nccl.index], &b) >= 0 && version_compare(&nccl, &b) < 0) {
+                        _cleanup_free_ char *ns = lib_version_string(&nccl);
+
+                        doctor_add_finding(r, DOCTOR_NCCL_BUILD, "R8",
+                                           xasprintf("torch was built against NCCL %s, but the older NCCL %s "
+                                                     "resolves ('%s')", r->built.linked[component_nccl.index], ns, path),
+                                           "symbols torch uses may be missing: `import torch` fails with "
+                                           "\"undefined symbol: ncclCommRegister\" or similar%s",
+                                           xasprintf("load NCCL %s or newer%s%s", r->built.linked[component_nccl.index],
+                                                     r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
+                                           "");
+                }
+        }
+        elf_info_release(&info);
+}
+
 const struct component component_nccl = {
         .name = "nccl",
         .title = "NVIDIA NCCL",
@@ -240,5 +285,19 @@ const struct component component_nccl = {
         },
         .probe = { .key = "nccl", .off = "--no-nccl" },
         .module_cuda_major = nccl_module_cuda_major,
-        .torch_build = { .option = "USE_SYSTEM_NCCL", .root_variable = "NCCL_ROOT", .library_stem = "libnccl" },
+        .doctor = nccl_doctor,
+        .torch_build = {
+                .option = "USE_SYSTEM_NCCL",
+                .root_variable = "NCCL_ROOT",
+                .library_stem = "libnccl",
+                .order = 4,
+                .enable = { "USE_NCCL", "USE_DISTRIBUTED" },
+                .system = "USE_SYSTEM_NCCL",
+                .find_root = "NCCL_ROOT",
+                .append_root_dir = "NCCL_ROOT_DIR",
+                .version_variable = "NCCL_VERSION",
+                .mismatch_fatal = true,
+                .header = { .names = (const char *const[]){ "nccl.h", NULL }, .hints = "NCCL_INCLUDE_DIR" },
+                .library = { .names = (const char *const[]){ "nccl", "nccl_static", NULL }, .hints = "NCCL_LIB_DIR" },
+        },
 };

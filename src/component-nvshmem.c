@@ -339,5 +339,16 @@ const struct component component_nvshmem = {
         },
         .module_cuda_major = nvshmem_module_cuda_major,
         .doctor_cuda_major_why = "it carries its own CUDA runtime, built for the other major: symmetric memory fails at initialisation (or needs a newer driver than torch)",
-        .torch_build = { .option = "USE_NVSHMEM", .root_variable = "NVSHMEM_HOME", .library_stem = "libnvshmem_host" },
+        .torch_build = {
+                .option = "USE_NVSHMEM",
+                .root_variable = "NVSHMEM_HOME",
+                .library_stem = "libnvshmem_host",
+                .order = 6,
+                .enable = { "USE_NVSHMEM" },
+                .required = "nvshmem_device",
+                .library_first = true,
+                .header = { .names = (const char *const[]){ "nvshmem.h", NULL }, .hints = "NVSHMEM_HOME", .hints_dir = "include" },
+                .library = { .names = (const char *const[]){ "nvshmem_host", "libnvshmem_host.so.3", NULL }, .suffixes = (const char *const[]){ "lib", "lib64", "cuda/lib", "cuda/lib64", "lib/x64", NULL },
+                             .hints = "NVSHMEM_HOME" },
+        },
 };

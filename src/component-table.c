@@ -8,6 +8,7 @@
 #include "component-cudss.h"
 #include "component-nvshmem.h"
 #include "component-magma.h"
+#include "component-cutensor.h"
 #include "component-table.h"
 #include "libfile.h"
 #include "name-hint.h"

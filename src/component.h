@@ -28,6 +28,7 @@
 #include "version.h"
 
 struct config;
+struct doctor;
 struct install;
 struct install_list;
 struct name_hint;
@@ -49,7 +50,12 @@ struct walk_verdict;
         X(cudss)          \
         X(nvshmem)        \
         X(magma)          \
+        X(cutensor)       \
         /* end of the table: every row above ends in a backslash */
+
+/* How many components PyTorch's configure finds as libraries (those with a
+ * torch_build.order): doctor --build's rows. */
+#define TORCH_BUILD_LIBRARIES 6
 
 #define COMPONENT_INDEX(name) _COMPONENT_INDEX_##name
 enum {
@@ -101,10 +107,57 @@ struct component_probe {
  * is NULL too. root_variable: the root its find module reads, which a
  * module of it sets (CUDNN_ROOT, MAGMA_HOME); library_stem: the library
  * the find module looks for, whose file name tells its version. */
+/* One find_path (the header) or find_library of its find module: the
+ * names, PATH_SUFFIXES, the variable whose value is its HINTS
+ * (NVSHMEM_HOME, with hints_dir "include" appended) and the one whose
+ * value is its PATHS (paths_else read when paths is unset: CUDNN_LIBRARY,
+ * else CUDNN_LIB_DIR); each NULL when the module has none. */
+struct component_torch_find {
+        const char *const *names;
+        const char *const *suffixes;
+        const char *hints, *hints_dir;
+        const char *paths, *paths_else;
+};
+
 struct component_torch_build {
         const char *option;
         const char *root_variable;
         const char *library_stem;
+        /* Its find rule (doctor-build.c loops over the rules). order: its
+         * place among the libraries PyTorch's configure finds (cudnn 1,
+         * cusparselt, cudss, nccl, magma, nvshmem): the report's rows and
+         * the searches follow it, each find's appends to CMAKE_PREFIX_PATH
+         * seen by the later ones; 0 for the toolkit, found otherwise, and
+         * for what PyTorch does not use (cuTENSOR). The orders run 1 to
+         * TORCH_BUILD_LIBRARIES, each once (test-component). */
+        unsigned order;
+        /* The USE_* (default on) that must all be on for it to be searched;
+         * system (NCCL's USE_SYSTEM_NCCL, default off): off, PyTorch builds
+         * its bundled copy and nothing is searched. */
+        const char *enable[3];
+        const char *system;
+        /* The <Pkg>_ROOT both finds read, and the module's appends to
+         * CMAKE_PREFIX_PATH: $ENV{append_root}, then $ENV{append_root_dir}
+         * and the toolkit's root (append_root_dir NULL: none). */
+        const char *find_root;
+        const char *append_root, *append_root_dir;
+        /* The variable holding the library version asked (NCCL_VERSION). */
+        const char *version_variable;
+        /* A hard-coded hint after the variable's (MAGMA's /usr/local/magma). */
+        const char *default_hint;
+        /* static_switch on (USE_STATIC_CUDNN): the library is static_name. */
+        const char *static_switch, *static_name;
+        /* A library that must be found beside (NVSHMEM's nvshmem_device),
+         * with the library's suffixes and hints: without it, no library. */
+        const char *required;
+        bool library_first;     /* its module finds the library before the header (MAGMA) */
+        bool header_optional;   /* found by its library alone (MAGMA) */
+        bool mismatch_fatal;    /* header and library versions must match (FindNCCL) */
+        bool always_wanted;     /* wanted even when nothing asks for it (cuDNN) */
+        /* What turning option off costs, when not "cmake only says so in
+         * its output: the torch built lacks it". */
+        const char *off_why;
+        struct component_torch_find header, library;
 };
 
 struct component {
@@ -173,9 +226,13 @@ struct component {
          * directories are for, 0 when unknown; and what goes wrong when
          * the one torch loads is for another CUDA major than torch's: with
          * it, doctor's generic cuda-major finding (R5) covers it (cuDNN
-         * and NCCL have findings of their own, doctor.c). */
+         * and NCCL have findings of their own, `doctor`). */
         unsigned long (*module_cuda_major)(const struct strv *own_libdirs);
         const char *doctor_cuda_major_why;
+        /* doctor: its own findings on the libraries torch loads
+         * (doctor-finding.h), run in table order after the toolkit's
+         * libraries are checked; NULL: none. */
+        void (*doctor)(struct doctor *doc);
         struct component_torch_build torch_build;
 };
 

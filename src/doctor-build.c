@@ -2,6 +2,7 @@
  * order is STACK.md §7.3's, checked against CMake 3.25's cmSearchPath and
  * cmFindBase (tests/test-doctor-build.c runs the real find_library and
  * find_path on the same trees). */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -253,7 +254,8 @@ static char *component_fix(struct build *b, enum build_id id)
         _cleanup_free_ char *cuda = b->r->cuda_major ? xasprintf(" for CUDA %lu", b->r->cuda_major) : xstrdup("");
         bool no_mp = !b->o->modulepath || !b->o->modulepath->len;
 
-        const char *without = id == BUILD_NCCL ? "to build the bundled NCCL instead" : "to build without it";
+        const char *without = c->kind && c->kind->torch_build.system ? "to build the bundled NCCL instead"
+                                                                     : "to build without it";
 
         if (load)
                 return xasprintf("%s (a %s%s), or set %s=0 %s", load, c->label, cuda,
@@ -721,131 +723,74 @@ static void cudart_find(struct build *b)
 
 /* --- the libraries ------------------------------------------------------------------ */
 
-static void cudnn_find(struct build *b)
+/* One find of rule f: its hints (the variable's value, hints_dir
+ * appended, then the default hint) and paths (paths, else paths_else). */
+static void rule_find(struct build *b, const struct component_torch_build *t, const struct component_torch_find *f,
+                      enum cmake_find_kind kind, const char *const *names, const char *version,
+                      struct cmake_find_hit *ret)
 {
-        struct build_component *c = &b->r->c[BUILD_CUDNN];
-        const char *hsuf[] = { "cuda/include", "cuda", "include", NULL };
-        const char *lsuf[] = { "lib", "lib64", "cuda/lib", "cuda/lib64", "lib/x64", NULL };
-        const char *incdir = getv(b, "CUDNN_INCLUDE_DIR");
-        const char *libdir = getv(b, "CUDNN_LIBRARY");
-        const char *libfrom = "CUDNN_LIBRARY";
-        const char *name = truthy(b, "USE_STATIC_CUDNN", false) ? "libcudnn_static.a" : "cudnn";
+        const char *hint = f->hints ? getv(b, f->hints) : NULL;
+        _cleanup_free_ char *sub = hint && f->hints_dir ? path_join(hint, f->hints_dir) : NULL;
+        _cleanup_free_ char *def = t->default_hint ? rooted(b, t->default_hint) : NULL;
+        _cleanup_free_ char *def_from = t->default_hint ? xasprintf("default %s", t->default_hint) : NULL;
+        const char *paths = f->paths ? getv(b, f->paths) : NULL, *paths_from = f->paths;
 
-        if (!libdir && getv(b, "CUDNN_LIB_DIR")) {
-                libdir = getv(b, "CUDNN_LIB_DIR");
-                libfrom = "CUDNN_LIB_DIR";
+        if (sub)
+                hint = sub;
+        if (!paths && f->paths_else && getv(b, f->paths_else)) {
+                paths = getv(b, f->paths_else);
+                paths_from = f->paths_else;
         }
-        module_appends(b, "CUDNN_ROOT", "CUDNN_ROOT_DIR");
         find_run(b,
-                 &(struct cmake_find){ .kind = CMAKE_FIND_PATH, .names = (const char *const[]){ "cudnn.h", NULL },
-                                 .suffixes = hsuf, .root_var = "CUDNN_ROOT",
-                                 .hints = (const char *const[]){ incdir, NULL }, .hints_from = "CUDNN_INCLUDE_DIR" },
-                 NULL, &c->header);
-        find_run(b,
-                 &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY, .names = (const char *const[]){ name, NULL },
-                                 .suffixes = lsuf, .root_var = "CUDNN_ROOT",
-                                 .paths = (const char *const[]){ libdir, NULL }, .paths_from = libfrom },
-                 NULL, &c->library);
+                 &(struct cmake_find){ .kind = kind, .names = names, .suffixes = f->suffixes, .root_var = t->find_root,
+                                       .hints = def && hint ? (const char *const[]){ hint, def, NULL }
+                                                : def   ? (const char *const[]){ def, NULL }
+                                                        : (const char *const[]){ hint, NULL },
+                                       .hints_from = def && !hint ? def_from : f->hints,
+                                       .hints_fallback = def && !hint,
+                                       .paths = (const char *const[]){ paths, NULL }, .paths_from = paths_from },
+                 version, ret);
 }
 
-/* cuSPARSELt and cuDSS: the same shape as FindCUDNN, with exact names. */
-static void sparse_find(struct build *b, enum build_id id, const char *header, const char *library, const char *pkg)
+/* A library's find module, as its rule in torch_build says (component.h):
+ * FindCUDNN and the cuSPARSELt and cuDSS ones of its shape, FindNCCL,
+ * FindMAGMA, NVSHMEM's. */
+static void rule_run(struct build *b, size_t row)
 {
-        struct build_component *c = &b->r->c[id];
-        const char *hsuf[] = { "cuda/include", "cuda", "include", NULL };
-        const char *lsuf[] = { "lib", "lib64", "cuda/lib", "cuda/lib64", "lib/x64", NULL };
-        _cleanup_free_ char *root = xasprintf("%s_ROOT", pkg), *root_dir = xasprintf("%s_ROOT_DIR", pkg);
-        _cleanup_free_ char *inc = xasprintf("%s_INCLUDE_DIR", pkg), *lib = xasprintf("%s_LIBRARY", pkg);
+        struct build_component *c = &b->r->c[row];
+        const struct component_torch_build *t = &c->kind->torch_build;
+        const char *const *lib_names = t->library.names;
+        const char *hint = t->header.hints ? getv(b, t->header.hints) : NULL;
+        _cleanup_free_ char *def = t->default_hint ? rooted(b, t->default_hint) : NULL;
+        struct cmake_find_hit required = { 0 };
 
-        module_appends(b, root, root_dir);
-        find_run(b,
-                 &(struct cmake_find){ .kind = CMAKE_FIND_PATH, .names = (const char *const[]){ header, NULL }, .suffixes = hsuf,
-                                 .root_var = root, .hints = (const char *const[]){ getv(b, inc), NULL },
-                                 .hints_from = inc },
-                 NULL, &c->header);
-        find_run(b,
-                 &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY, .names = (const char *const[]){ library, NULL },
-                                 .suffixes = lsuf, .root_var = root,
-                                 .paths = (const char *const[]){ getv(b, lib), NULL }, .paths_from = lib },
-                 NULL, &c->library);
-}
-
-static void nccl_find(struct build *b)
-{
-        struct build_component *c = &b->r->c[BUILD_NCCL];
-
-        module_appends(b, NULL, "NCCL_ROOT_DIR");
-        find_run(b,
-                 &(struct cmake_find){ .kind = CMAKE_FIND_PATH, .names = (const char *const[]){ "nccl.h", NULL },
-                                 .root_var = "NCCL_ROOT",
-                                 .hints = (const char *const[]){ getv(b, "NCCL_INCLUDE_DIR"), NULL },
-                                 .hints_from = "NCCL_INCLUDE_DIR" },
-                 NULL, &c->header);
-        find_run(b,
-                 &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY, .names = (const char *const[]){ "nccl", "nccl_static", NULL },
-                                 .root_var = "NCCL_ROOT",
-                                 .hints = (const char *const[]){ getv(b, "NCCL_LIB_DIR"), NULL },
-                                 .hints_from = "NCCL_LIB_DIR" },
-                 getv(b, "NCCL_VERSION"), &c->library);
-}
-
-static void magma_find(struct build *b)
-{
-        struct build_component *c = &b->r->c[BUILD_MAGMA];
-        _cleanup_free_ char *def = rooted(b, "/usr/local/magma");
-        const char *home = getv(b, "MAGMA_HOME");
-
-        find_run(b,
-                 &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY, .names = (const char *const[]){ "magma", NULL },
-                                 .suffixes = (const char *const[]){ "lib", NULL },
-                                 .hints = home ? (const char *const[]){ home, def, NULL } : (const char *const[]){ def, NULL },
-                                 .hints_from = home ? "MAGMA_HOME" : "default /usr/local/magma", .hints_fallback = !home },
-                 NULL, &c->library);
-        find_run(b,
-                 &(struct cmake_find){ .kind = CMAKE_FIND_PATH, .names = (const char *const[]){ "magma.h", NULL },
-                                 .suffixes = (const char *const[]){ "include", NULL },
-                                 .hints = home ? (const char *const[]){ home, def, NULL } : (const char *const[]){ def, NULL },
-                                 .hints_from = home ? "MAGMA_HOME" : "default /usr/local/magma", .hints_fallback = !home },
-                 NULL, &c->header);
-        /* Both hints share one label: the default's directory is not MAGMA_HOME's. */
-        for (struct cmake_find_hit *h = &c->library; h; h = h == &c->library ? &c->header : NULL)
-                if (h->path && home && !under_dir(h->path, home) && under_dir(h->path, def)) {
+        if (t->static_switch && truthy(b, t->static_switch, false))
+                lib_names = (const char *const[]){ t->static_name, NULL };
+        if (t->append_root_dir)
+                module_appends(b, t->append_root, t->append_root_dir);
+        if (!t->library_first)
+                rule_find(b, t, &t->header, CMAKE_FIND_PATH, t->header.names, NULL, &c->header);
+        rule_find(b, t, &t->library, CMAKE_FIND_LIBRARY, lib_names,
+                  t->version_variable ? getv(b, t->version_variable) : NULL, &c->library);
+        if (t->required)
+                rule_find(b, t, &t->library, CMAKE_FIND_LIBRARY, (const char *const[]){ t->required, NULL }, NULL,
+                          &required);
+        if (t->library_first)
+                rule_find(b, t, &t->header, CMAKE_FIND_PATH, t->header.names, NULL, &c->header);
+        /* Both hints share one label: the default's directory is not the
+         * variable's. */
+        for (struct cmake_find_hit *h = &c->library; def && h; h = h == &c->library ? &c->header : NULL)
+                if (h->path && hint && !under_dir(h->path, hint) && under_dir(h->path, def)) {
                         free(h->from);
-                        h->from = xstrdup("default /usr/local/magma");
+                        h->from = xasprintf("default %s", t->default_hint);
                         h->fallback = true;
                 }
-}
-
-static void nvshmem_find(struct build *b)
-{
-        struct build_component *c = &b->r->c[BUILD_NVSHMEM];
-        const char *lsuf[] = { "lib", "lib64", "cuda/lib", "cuda/lib64", "lib/x64", NULL };
-        const char *home = getv(b, "NVSHMEM_HOME");
-        _cleanup_free_ char *inc = home ? path_join(home, "include") : NULL;
-        struct cmake_find_hit device = { 0 };
-
-        find_run(b,
-                 &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY,
-                                 .names = (const char *const[]){ "nvshmem_host", "libnvshmem_host.so.3", NULL },
-                                 .suffixes = lsuf, .hints = (const char *const[]){ home, NULL },
-                                 .hints_from = "NVSHMEM_HOME" },
-                 NULL, &c->library);
-        find_run(b,
-                 &(struct cmake_find){ .kind = CMAKE_FIND_LIBRARY, .names = (const char *const[]){ "nvshmem_device", NULL },
-                                 .suffixes = lsuf, .hints = (const char *const[]){ home, NULL },
-                                 .hints_from = "NVSHMEM_HOME" },
-                 NULL, &device);
-        find_run(b,
-                 &(struct cmake_find){ .kind = CMAKE_FIND_PATH, .names = (const char *const[]){ "nvshmem.h", NULL },
-                                 .hints = (const char *const[]){ inc, NULL }, .hints_from = "NVSHMEM_HOME" },
-                 NULL, &c->header);
-        if (c->library.path && !device.path)
-                strv_push(&b->r->notes, xasprintf("NVSHMEM: '%s' found, but no libnvshmem_device: PyTorch "
-                                                  "builds without NVSHMEM",
-                                                  c->library.path));
-        if (!device.path)
+        if (t->required && c->library.path && !required.path)
+                strv_push(&b->r->notes, xasprintf("%s: '%s' found, but no lib%s: PyTorch builds without %s",
+                                                  c->label, c->library.path, t->required, c->label));
+        if (t->required && !required.path)
                 cmake_find_hit_release(&c->library);
-        cmake_find_hit_release(&device);
+        cmake_find_hit_release(&required);
 }
 
 /* Kineto: find_library(libcupti.so PATHS <root> <root>/extras/CUPTI/lib64
@@ -883,7 +828,8 @@ static bool wanted(const struct build *b, enum build_id id)
         const struct build_component *c = &b->r->c[id];
         const char *var = root_variable(b, id);
 
-        if (id == BUILD_CUDNN || (c->option && getv(b, c->option)) || (var && getv(b, var)))
+        if ((c->kind && c->kind->torch_build.always_wanted) || (c->option && getv(b, c->option)) ||
+            (var && getv(b, var)))
                 return true;
         for (size_t i = 0; i < b->r->loaded.len; i++)
                 if (startswith(b->r->loaded.items[i], c->name) && b->r->loaded.items[i][strlen(c->name)] == '/')
@@ -892,14 +838,15 @@ static bool wanted(const struct build *b, enum build_id id)
 }
 
 /* What a library found says: versions, CUDA major, installs; the findings. */
-static void library_check(struct build *b, enum build_id id, bool mismatch_fatal)
+static void library_check(struct build *b, enum build_id id)
 {
         struct build_component *c = &b->r->c[id];
         const struct component *kind = c->kind;
-        const char *stem = kind->torch_build.library_stem;
+        const struct component_torch_build *t = &kind->torch_build;
+        const char *stem = t->library_stem;
         _cleanup_free_ char *hi = NULL, *li = NULL;
         _cleanup_strbuf_ struct strbuf extra = STRBUF_INIT;
-        bool found = c->library.path && (c->header.path || id == BUILD_MAGMA);
+        bool found = c->library.path && (c->header.path || t->header_optional);
         const char *cuda = b->r->cuda_version ? b->r->cuda_version : "?";
 
         c->version = c->header.path ? header_version_of(kind, c->header.path) : NULL;
@@ -912,7 +859,7 @@ static void library_check(struct build *b, enum build_id id, bool mismatch_fatal
                                               : !c->library.path                  ? "library"
                                                                                   : "header";
 
-                        if (id == BUILD_NCCL)
+                        if (t->system)
                                 add_finding(b->r, BUILD_OPTION_OFF,
                                             xasprintf("USE_SYSTEM_NCCL is on, but no NCCL %s is found", missing),
                                             component_fix(b, id),
@@ -922,11 +869,8 @@ static void library_check(struct build *b, enum build_id id, bool mismatch_fatal
                                             xasprintf("no %s %s is found: PyTorch turns %s off", c->label, missing,
                                                       c->option),
                                             component_fix(b, id),
-                                            "%s", id == BUILD_CUDNN
-                                                    ? "cmake only warns (\"Cannot find cuDNN library. Turning the "
-                                                      "option off\"): the torch built has no cuDNN (slow "
-                                                      "convolutions, torch.backends.cudnn.is_available() False)"
-                                                    : "cmake only says so in its output: the torch built lacks it");
+                                            "%s", t->off_why ? t->off_why
+                                                             : "cmake only says so in its output: the torch built lacks it");
                         else
                                 strv_add(&b->unasked, c->option);
                 }
@@ -955,7 +899,7 @@ static void library_check(struct build *b, enum build_id id, bool mismatch_fatal
         if (c->header.path && hi && li && !streq(hi, li)) {
                 bool versions_differ = c->version && c->library_version && !streq(c->version, c->library_version);
 
-                if (mismatch_fatal && versions_differ)
+                if (t->mismatch_fatal && versions_differ)
                         add_finding(b->r, BUILD_MIXED,
                                     xasprintf("the NCCL header '%s' (%s, from %s) and library '%s' (%s, from %s) are "
                                               "from different installs",
@@ -993,6 +937,26 @@ static void library_check(struct build *b, enum build_id id, bool mismatch_fatal
                             c->library.from);
 }
 
+/* A library of the table: off when one of its USE_* is, bundled when it
+ * is not the system's, else found by its rule and checked. */
+static void library_run(struct build *b, size_t row)
+{
+        struct build_component *c = &b->r->c[row];
+        const struct component_torch_build *t = &c->kind->torch_build;
+
+        for (const char *const *e = t->enable; e < t->enable + ELEMENTSOF(t->enable) && *e; e++)
+                if (!truthy(b, *e, true)) {
+                        c->state = "off";
+                        return;
+                }
+        if (t->system && !truthy(b, t->system, false)) {
+                c->state = "bundled";
+                return;
+        }
+        rule_run(b, row);
+        library_check(b, row);
+}
+
 static void stubs_check(struct build *b)
 {
         _cleanup_(strv_release) struct strv llp = { 0 };
@@ -1009,26 +973,25 @@ static void stubs_check(struct build *b)
 
 /* --- the run ------------------------------------------------------------------------- */
 
-/* The rows that are not a component of the table's: the toolkit as
- * FindCUDA, CMake's CUDA compiler and FindCUDAToolkit find it (the
+size_t build_row(const struct component *c)
+{
+        assert(c->torch_build.order > 0 && c->torch_build.order <= TORCH_BUILD_LIBRARIES);
+        return BUILD_LIBRARIES + c->torch_build.order - 1;
+}
+
+/* The rows that are not a library of the component table's: the toolkit
+ * as FindCUDA, CMake's CUDA compiler and FindCUDAToolkit find it (the
  * toolkit's, with names of their own), the host compiler and CUPTI. The
- * others take name, label and option from their component. */
+ * libraries take name, label and option from their component. */
 static const struct {
         const char *name, *label, *option;
         bool toolkit;
-        const struct component *kind;
 } table[N_BUILD] = {
-        [BUILD_TOOLKIT] = { "toolkit", "CUDA toolkit", "USE_CUDA", true, NULL },
-        [BUILD_NVCC] = { "nvcc", "nvcc", NULL, true, NULL },
-        [BUILD_HOST] = { "host-compiler", "host compiler", NULL, false, NULL },
-        [BUILD_CUDART] = { "cudart", "cudart", NULL, true, NULL },
-        [BUILD_CUDNN] = { .kind = &component_cudnn },
-        [BUILD_CUSPARSELT] = { .kind = &component_cusparselt },
-        [BUILD_CUDSS] = { .kind = &component_cudss },
-        [BUILD_NCCL] = { .kind = &component_nccl },
-        [BUILD_MAGMA] = { .kind = &component_magma },
-        [BUILD_NVSHMEM] = { .kind = &component_nvshmem },
-        [BUILD_CUPTI] = { "cupti", "CUPTI", NULL, false, NULL },
+        [BUILD_TOOLKIT] = { "toolkit", "CUDA toolkit", "USE_CUDA", true },
+        [BUILD_NVCC] = { "nvcc", "nvcc", NULL, true },
+        [BUILD_HOST] = { "host-compiler", "host compiler", NULL, false },
+        [BUILD_CUDART] = { "cudart", "cudart", NULL, true },
+        [BUILD_CUPTI] = { "cupti", "CUPTI", NULL, false },
 };
 
 int doctor_build_run(const struct doctor_options *o, struct build_report *ret, struct diag *d)
@@ -1040,16 +1003,16 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
 
         (void)d;
         *ret = (struct build_report){ 0 };
-        for (size_t i = 0; i < N_BUILD; i++) {
-                const struct component *kind = table[i].toolkit ? component_toolkit() : table[i].kind;
-
-                ret->c[i] = table[i].kind ? (struct build_component){ .name = kind->name, .label = kind->label,
-                                                                      .option = kind->torch_build.option }
-                                          : (struct build_component){ .name = table[i].name, .label = table[i].label,
-                                                                      .option = table[i].option };
-                ret->c[i].kind = kind;
-                ret->c[i].state = "not searched";
-        }
+        for (size_t i = 0; i < N_BUILD; i++)
+                ret->c[i] = (struct build_component){ .name = table[i].name, .label = table[i].label,
+                                                      .option = table[i].option,
+                                                      .kind = table[i].toolkit ? component_toolkit() : NULL,
+                                                      .state = "not searched" };
+        FOREACH_COMPONENT(kind)
+                if (kind->torch_build.order)
+                        ret->c[build_row(kind)] = (struct build_component){
+                                .name = kind->name, .label = kind->label, .option = kind->torch_build.option,
+                                .kind = kind, .state = "not searched" };
         modulepath_split(env_get(b.env, "LOADEDMODULES"), &ret->loaded);
         b.lib64 = !exists_rooted(&b, "/etc/debian_version") && !exists_rooted(&b, "/etc/arch-release");
         if (uname(&u) == 0) {
@@ -1091,38 +1054,8 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
                                       ret->c[BUILD_CUDART].cuda_major, ret->cuda_version),
                             xstrdup("take the other toolkit off CMAKE_PREFIX_PATH (unload its module)"),
                             "torch is compiled with one CUDA and linked with another's runtime");
-        if (truthy(&b, "USE_CUDNN", true)) {
-                cudnn_find(&b);
-                library_check(&b, BUILD_CUDNN, false);
-        } else
-                ret->c[BUILD_CUDNN].state = "off";
-        if (truthy(&b, "USE_CUSPARSELT", true)) {
-                sparse_find(&b, BUILD_CUSPARSELT, "cusparseLt.h", "libcusparseLt.so", "CUSPARSELT");
-                library_check(&b, BUILD_CUSPARSELT, false);
-        } else
-                ret->c[BUILD_CUSPARSELT].state = "off";
-        if (truthy(&b, "USE_CUDSS", true)) {
-                sparse_find(&b, BUILD_CUDSS, "cudss.h", "libcudss.so", "CUDSS");
-                library_check(&b, BUILD_CUDSS, false);
-        } else
-                ret->c[BUILD_CUDSS].state = "off";
-        if (!truthy(&b, "USE_NCCL", true) || !truthy(&b, "USE_DISTRIBUTED", true))
-                ret->c[BUILD_NCCL].state = "off";
-        else if (truthy(&b, "USE_SYSTEM_NCCL", false)) {
-                nccl_find(&b);
-                library_check(&b, BUILD_NCCL, true);
-        } else
-                ret->c[BUILD_NCCL].state = "bundled";
-        if (truthy(&b, "USE_MAGMA", true)) {
-                magma_find(&b);
-                library_check(&b, BUILD_MAGMA, false);
-        } else
-                ret->c[BUILD_MAGMA].state = "off";
-        if (truthy(&b, "USE_NVSHMEM", true)) {
-                nvshmem_find(&b);
-                library_check(&b, BUILD_NVSHMEM, false);
-        } else
-                ret->c[BUILD_NVSHMEM].state = "off";
+        for (size_t row = BUILD_LIBRARIES; row < BUILD_CUPTI; row++)
+                library_run(&b, row);
         if (truthy(&b, "USE_KINETO", true))
                 cupti_find(&b);
         else

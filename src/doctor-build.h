@@ -21,19 +21,16 @@
 #include "doctor.h"
 #include "util.h"
 
-/* The ids of the components, in the order a configure meets them. */
+/* The report's rows, in the order a configure meets them: the toolkit's
+ * four, then the libraries of the component table in their
+ * torch_build.order (build_row), then CUPTI. */
 enum build_id {
         BUILD_TOOLKIT,  /* FindCUDA's root (CUDA_TOOLKIT_ROOT_DIR): header cuda.h, library nvcc */
         BUILD_NVCC,     /* the CUDA compiler CMake's CUDA language uses */
         BUILD_HOST,     /* the host compiler that nvcc runs */
         BUILD_CUDART,   /* FindCUDAToolkit: cuda_runtime.h and libcudart.so */
-        BUILD_CUDNN,
-        BUILD_CUSPARSELT,
-        BUILD_CUDSS,
-        BUILD_NCCL,
-        BUILD_MAGMA,
-        BUILD_NVSHMEM,
-        BUILD_CUPTI,
+        BUILD_LIBRARIES, /* the first library's row (torch_build.order 1) */
+        BUILD_CUPTI = BUILD_LIBRARIES + TORCH_BUILD_LIBRARIES,
         N_BUILD,
 };
 
@@ -71,6 +68,10 @@ struct build_report {
 #define BUILD_DEFAULT_PATH "default-path"         /* found only through a default place */
 #define BUILD_OPTION_OFF "option-off"             /* nothing found: PyTorch turns USE_* off */
 #define BUILD_NO_TOOLKIT "no-toolkit"             /* no CUDA toolkit: a CPU-only build */
+
+/* The row of component c, a library PyTorch's configure finds
+ * (torch_build.order > 0). */
+size_t build_row(const struct component *c);
 
 /* Emulate the configure in o->environ (NULL: the process's). Under
  * o->sysroot (NULL: "/") the default places are looked up: /usr/local,

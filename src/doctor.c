@@ -30,54 +30,6 @@
 #define VERSION_PY_MAX ((size_t)1 << 20)
 #define SHOW 4
 
-struct doctor {
-        const struct doctor_options *o;
-        char *const *env;
-        struct ldcache *cache;
-        struct resolve_env renv;
-        struct libset libs;
-        struct doctor_report *r;
-        bool wheel;               /* torch's RPATH/RUNPATH points into nvidia/ wheels */
-};
-
-/* --- findings and notes ---------------------------------------------------- */
-
-_printf_(5, 0) static void add_finding_v(struct doctor_report *r, const char *id, const char *ref,
-                                         char *what, const char *why_fmt, va_list ap)
-{
-        struct doctor_finding *f;
-
-        r->findings = xreallocarray(r->findings, r->n_findings + 1, sizeof(*r->findings));
-        struct strbuf why = STRBUF_INIT;
-
-        strbuf_vaddf(&why, why_fmt, ap);
-        f = &r->findings[r->n_findings++];
-        *f = (struct doctor_finding){ .id = id, .ref = ref, .what = what, .why = strbuf_detach(&why) };
-}
-
-/* A finding: what (owned), why (a format), and fix (owned), in that order. */
-_printf_(5, 7) static void add_finding(struct doctor_report *r, const char *id, const char *ref,
-                                       char *what, const char *why_fmt, char *fix, ...)
-{
-        va_list ap;
-
-        va_start(ap, fix);
-        add_finding_v(r, id, ref, what, why_fmt, ap);
-        va_end(ap);
-        r->findings[r->n_findings - 1].fix = fix;
-}
-
-_printf_(2, 3) static void add_note(struct doctor_report *r, const char *fmt, ...)
-{
-        struct strbuf sb = STRBUF_INIT;
-        va_list ap;
-
-        va_start(ap, fmt);
-        strbuf_vaddf(&sb, fmt, ap);
-        va_end(ap);
-        strv_push(&r->notes, strbuf_detach(&sb));
-}
-
 /* --- version.py ------------------------------------------------------------ */
 
 /* The value of `name[: annotation] = value` on line (NULL when the line
@@ -206,7 +158,7 @@ static int add_dir(struct doctor *doc, const char *dir, const char *prefix)
                         continue;
                 r = libset_add(&doc->libs, dir, names.items[i], &d);
                 if (r < 0)
-                        add_note(doc->r, "%s; not diagnosed", d.message);
+                        doctor_add_note(doc->r, "%s; not diagnosed", d.message);
                 added += r > 0;
                 diag_release(&d);
         }
@@ -330,7 +282,7 @@ static void resolve_libraries(struct doctor *doc)
                         *n = (struct doctor_need){ .soname = xstrdup(soname),
                                                    .driver = resolve_is_driver_library(soname) };
                         if (resolve_needed(&doc->renv, e->path, &e->info, soname, &res, &d) < 0)
-                                add_note(r, "%s: %s", e->path, d.message);
+                                doctor_add_note(r, "%s: %s", e->path, d.message);
                         else if (res.source != RESOLVE_NOT_FOUND) {
                                 n->path = TAKE_PTR(res.path);
                                 n->source = res.source;
@@ -341,7 +293,7 @@ static void resolve_libraries(struct doctor *doc)
                                 size_t before = doc->libs.n;
 
                                 if (libset_add(&doc->libs, NULL, n->path, &d) < 0)
-                                        add_note(r, "%s; not diagnosed", d.message);
+                                        doctor_add_note(r, "%s; not diagnosed", d.message);
                                 diag_release(&d);
                                 if (doc->libs.n > before) {
                                         libs_reserve(r, &cap, doc->libs.n + 1);
@@ -355,45 +307,6 @@ static void resolve_libraries(struct doctor *doc)
                     (doc->libs.items[i].info.runpath && strstr(doc->libs.items[i].info.runpath, "nvidia/")))
                         doc->wheel = true;
         }
-}
-
-/* Where the first library needing soname finds it (NULL: nowhere), and that
- * library's entry (may be NULL). */
-static const char *resolved_path(const struct doctor *doc, const char *soname,
-                                 const struct libset_entry **by)
-{
-        for (size_t i = 0; i < doc->r->n_libs; i++)
-                for (size_t k = 0; k < doc->r->libs[i].n_needs; k++) {
-                        const struct doctor_need *n = &doc->r->libs[i].needs[k];
-
-                        if (n->path && streq(n->soname, soname)) {
-                                if (by)
-                                        *by = &doc->libs.items[i];
-                                return n->path;
-                        }
-                }
-        return NULL;
-}
-
-/* The first needed soname stem.so.N (or stem.so.N.0): its N (0: none). */
-static unsigned long needed_major(const struct doctor *doc, const char *stem, char **ret_soname)
-{
-        for (size_t i = 0; i < doc->libs.n; i++) {
-                const struct strv *needed = &doc->libs.items[i].info.needed;
-
-                for (size_t k = 0; k < needed->len; k++) {
-                        struct version v;
-
-                        /* libcudart.so.11.0: CUDA 11's runtime. */
-                        if (soname_version_parse(needed->items[k], stem, &v) >= 0 &&
-                            (v.count == 1 || (v.count == 2 && v.n[1] == 0))) {
-                                if (ret_soname)
-                                        *ret_soname = xstrdup(needed->items[k]);
-                                return v.n[0];
-                        }
-                }
-        }
-        return 0;
 }
 
 /* The RUNPATH/RPATH directories of the libraries, as ld.so expands them,
@@ -432,13 +345,13 @@ static void read_built(struct doctor *doc)
                 int r = file_read_regular_at(AT_FDCWD, file, NULL, VERSION_PY_MAX, false, &sb, &d);
 
                 if (r < 0 && r != -ENOENT)
-                        add_note(doc->r, "%s", d.message);
+                        doctor_add_note(doc->r, "%s", d.message);
                 else if (r == -ENOENT)
-                        add_note(doc->r, "%s does not exist: the CUDA torch was built for is taken "
-                                 "from the libcudart.so.N it needs", file);
+                        doctor_add_note(doc->r, "%s does not exist: the CUDA torch was built for is taken "
+                                        "from the libcudart.so.N it needs", file);
                 else if (torch_version_py_parse(sb.buf, sb.len, file, b, &d) < 0) {
                         _cleanup_free_ char *m = diag_format(&d);
-                        add_note(doc->r, "%s", m);
+                        doctor_add_note(doc->r, "%s", m);
                 }
                 strbuf_release(&sb);
                 diag_release(&d);
@@ -456,7 +369,7 @@ static void read_built(struct doctor *doc)
                         b->cuda_major = v.n[0];
         }
         if (!b->cuda_major)
-                b->cuda_major = needed_major(doc, component_toolkit()->library, NULL);
+                b->cuda_major = doctor_needed_major(doc, component_toolkit()->library, NULL);
         for (size_t i = 0; i < doc->libs.n; i++) {
                 const struct strv *needed = &doc->libs.items[i].info.needed;
 
@@ -469,7 +382,7 @@ static void read_built(struct doctor *doc)
         FOREACH_COMPONENT(c) {
                 _cleanup_free_ char *soname = NULL;
 
-                if (!c->toolkit && needed_major(doc, c->library, &soname))
+                if (!c->toolkit && doctor_needed_major(doc, c->library, &soname))
                         b->linked[c->index] = version_beside(&dirs, soname, c->library);
         }
 }
@@ -1024,11 +937,11 @@ static void report_unresolved(struct doctor *doc, const struct strv *missing, co
         if (names.len) {
                 _cleanup_free_ char *fails = failure_text(doc, shown);
 
-                add_finding(r, DOCTOR_UNRESOLVED, "R1",
-                            xasprintf("%s %s nowhere: not in LD_LIBRARY_PATH (%s), the libraries' "
-                                      "RUNPATH, the loader cache nor the system directories",
-                                      what.buf, names.len == 1 ? "resolves" : "resolve", *ldp ? ldp : "unset"),
-                            "%s", fix_load(doc, &names), fails);
+                doctor_add_finding(r, DOCTOR_UNRESOLVED, "R1",
+                                   xasprintf("%s %s nowhere: not in LD_LIBRARY_PATH (%s), the libraries' "
+                                             "RUNPATH, the loader cache nor the system directories",
+                                             what.buf, names.len == 1 ? "resolves" : "resolve", *ldp ? ldp : "unset"),
+                                   "%s", fix_load(doc, &names), fails);
         }
         strbuf_release(&what);
 }
@@ -1082,240 +995,14 @@ static void find_stubs(struct doctor *doc)
 
                 strv_sort_uniq(&fixes);
                 strbuf_add_list(&sb, &where, where.len);
-                add_finding(r, DOCTOR_STUBS, "R9", strbuf_detach(&sb),
-                            "the stub libcuda.so.1 would be loaded instead of the driver's: "
-                            "torch.cuda.is_available() is False, or CUDA fails with \"CUDA driver "
-                            "version is insufficient\"",
-                            fixes.len ? strv_join(&fixes, "; ") : xstrdup("remove the stubs directory from the loader path"));
+                doctor_add_finding(r, DOCTOR_STUBS, "R9", strbuf_detach(&sb),
+                                   "the stub libcuda.so.1 would be loaded instead of the driver's: "
+                                   "torch.cuda.is_available() is False, or CUDA fails with \"CUDA driver "
+                                   "version is insufficient\"",
+                                   fixes.len ? strv_join(&fixes, "; ") : xstrdup("remove the stubs directory from the loader path"));
         }
         strv_release(&where);
         strv_release(&fixes);
-}
-
-/* The version of the cuDNN whose libcudnn is path in dir: the real file's
- * name, else the headers beside the library directory (a wheel names its
- * files libcudnn.so.9 only). */
-static struct version cudnn_version_of(const char *path, const char *dir)
-{
-        static const char *const headers[] = { "../include/cudnn_version.h", "../include/cudnn.h" };
-        struct version v = lib_file_version(path, "libcudnn");
-
-        for (size_t i = 0; i < ELEMENTSOF(headers) && !v.count && dir; i++) {
-                _cleanup_free_ char *h = path_join(dir, headers[i]);
-                struct strbuf sb = STRBUF_INIT;
-
-                if (file_read_regular_at(AT_FDCWD, h, NULL, (size_t)1 << 20, false, &sb, NULL) < 0 || cudnn_header_parse(sb.buf, sb.len, &v) < 0)
-                        v.count = 0;
-                strbuf_release(&sb);
-        }
-        return v;
-}
-
-/* cuDNN as torch loads it: the dispatcher and what it dlopen()s. */
-struct cudnn_found {
-        char *soname;                 /* libcudnn.so.N */
-        unsigned long major;          /* N */
-        const char *path;             /* where it resolves (in the report) */
-        const struct libset_entry *by; /* the first library needing it */
-        char *dir;                    /* its real directory */
-        struct elf_info info;
-        struct version version;
-        char *ver;                    /* the version as text ("unknown") */
-        struct strv subs;             /* the sub-libraries resolved in dir */
-};
-
-static void cudnn_found_release(struct cudnn_found *c)
-{
-        free(c->soname);
-        free(c->dir);
-        elf_info_release(&c->info);
-        free(c->ver);
-        strv_release(&c->subs);
-}
-
-/* Another version of libcudnn.so.N on LD_LIBRARY_PATH is a finding: a
- * sub-library the first lacks comes from it. One in the loader cache (a
- * distribution's cuDNN) is a note: it is reached only for what the
- * dispatcher's directory lacks, which the sub-library check reports. */
-static void cudnn_reachable(struct doctor *doc, const struct cudnn_found *c)
-{
-        struct doctor_report *r = doc->r;
-        struct strv files = { 0 }, shown = { 0 };
-        const char *cached = doc->cache ? ldcache_lookup(doc->cache, c->soname, c->info.elf_class, c->info.machine)
-                                        : NULL;
-        bool differ = false;
-
-        for (size_t i = 0; i < r->ld_library_path.len; i++) {
-                _cleanup_free_ char *p = path_join(r->ld_library_path.items[i], c->soname);
-                _cleanup_free_ char *real = realpath(p, NULL), *dir = NULL, *ws = NULL;
-                struct version w;
-
-                if (!real || strv_contains(&files, real))
-                        continue;
-                strv_add(&files, real);
-                dir = path_dirname(real);
-                w = cudnn_version_of(p, dir);
-                differ |= !w.count || !c->version.count || version_compare(&w, &c->version) != 0;
-                ws = lib_version_string(&w);
-                strv_push(&shown, xasprintf("%s in '%s'", ws, r->ld_library_path.items[i]));
-        }
-        if (files.len > 1 && differ) {
-                struct strbuf sb = STRBUF_INIT;
-
-                strbuf_add_list(&sb, &shown, shown.len);
-                add_finding(r, DOCTOR_CUDNN_VERSIONS, "R5",
-                            xasprintf("two cuDNN versions are on LD_LIBRARY_PATH: %s; %s loads the one in '%s'",
-                                      sb.buf, c->by->name, c->dir),
-                            "cuDNN dlopen()s its sub-libraries by soname, so they can come from the "
-                            "other version (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH), and a cuDNN "
-                            "older than torch's build fails its check (\"cuDNN version "
-                            "incompatibility\")%s",
-                            xasprintf("keep one cuDNN on the loader path: unload the other cudnn module "
-                                      "or remove its directory from LD_LIBRARY_PATH%s%s",
-                                      r->module_load ? "; this torch wants: " : "",
-                                      r->module_load ? r->module_load : ""),
-                            "");
-                strbuf_release(&sb);
-        }
-        if (cached) {
-                _cleanup_free_ char *real = realpath(cached, NULL), *dir = NULL, *ws = NULL;
-                struct version w;
-
-                if (real && !strv_contains(&files, real)) {
-                        dir = path_dirname(real);
-                        w = cudnn_version_of(cached, dir);
-                        if (!w.count || !c->version.count || version_compare(&w, &c->version) != 0) {
-                                ws = lib_version_string(&w);
-                                add_note(r, "the loader cache also offers cuDNN %s ('%s'): a sub-library "
-                                         "missing beside '%s' would load from there", ws, cached, c->path);
-                        }
-                }
-        }
-        strv_release(&files);
-        strv_release(&shown);
-}
-
-/* The sub-libraries, as libcudnn dlopen()s them: all there, all beside it. */
-static void cudnn_subs(struct doctor *doc, struct cudnn_found *c)
-{
-        struct strv missing = { 0 }, foreign = { 0 };
-        struct strbuf sb = STRBUF_INIT;
-
-        for (const char *const *s = component_cudnn.dlopened(c->major); s && *s; s++) {
-                _cleanup_free_ char *sub = xasprintf("%s.so.%lu", *s, c->major);
-                struct resolved res = { 0 };
-
-                if (resolve_needed(&doc->renv, c->path, &c->info, sub, &res, NULL) < 0 ||
-                    res.source == RESOLVE_NOT_FOUND)
-                        strv_add(&missing, sub);
-                else if (!same_real_dir(res.path, c->path))
-                        strv_push(&foreign, xasprintf("%s from '%s'", sub, res.path));
-                else
-                        strv_add(&c->subs, res.path);
-                resolved_release(&res);
-        }
-        if (missing.len || foreign.len) {
-                strbuf_addf(&sb, "libcudnn.so.%lu (cuDNN %s) is in '%s', but ", c->major, c->ver, c->dir);
-                if (missing.len) {
-                        strbuf_add_list(&sb, &missing, missing.len);
-                        strbuf_addf(&sb, " %s nowhere", missing.len == 1 ? "resolves" : "resolve");
-                }
-                if (foreign.len) {
-                        strbuf_addstr(&sb, missing.len ? ", and " : "");
-                        strbuf_add_list(&sb, &foreign, foreign.len);
-                        strbuf_addstr(&sb, foreign.len == 1 ? " comes from another directory" :
-                                                              " come from other directories");
-                }
-                add_finding(doc->r, DOCTOR_CUDNN_SUBLIBRARIES, foreign.len ? "R5" : "R3", strbuf_detach(&sb),
-                            "cuDNN %lu loads its sub-libraries by soname at the first convolution: %s",
-                            xasprintf("use one complete cuDNN: reinstall cuDNN %s whole in '%s' and put it "
-                                      "first in LD_LIBRARY_PATH (load its cudnn module last)", c->ver, c->dir),
-                            c->major,
-                            foreign.len ? "from two installs they fail with "
-                                          "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"
-                                        : "a missing one fails with \"Unable to load any of "
-                                          "{libcudnn_…}\" and CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED");
-        }
-        strv_release(&missing);
-        strv_release(&foreign);
-}
-
-/* The fix for a library of component c of another CUDA major: load its
- * module of torch's major, or, when there is none, the plain advice. */
-static char *major_fix(const struct doctor_report *r, const struct component *c, const char *article)
-{
-        _cleanup_free_ char *lead = xasprintf("no %s module", c->name);
-
-        for (size_t i = 0; i < r->unavailable.len; i++)
-                if (startswith(r->unavailable.items[i], lead))
-                        return xstrdup(r->unavailable.items[i]);
-        return xasprintf("load %s %s module built for CUDA %lu%s%s", article, c->name, r->built.cuda_major,
-                         r->module_load ? ": " : "", r->module_load ? r->module_load : "");
-}
-
-/* The CUDA major this cuDNN is built for is torch's. */
-static void cudnn_cuda_major(struct doctor *doc, const struct cudnn_found *c)
-{
-        struct doctor_report *r = doc->r;
-        unsigned long cuda = 0;
-
-        for (size_t i = 0; i < c->subs.len && !cuda; i++) {
-                struct elf_info si = { 0 };
-
-                if (elf_read_info(AT_FDCWD, c->subs.items[i], &si, NULL) >= 0)
-                        cuda = lib_cuda_major_named_by(c->subs.items[i], &si);
-                elf_info_release(&si);
-        }
-        if (!cuda)
-                cuda = lib_cuda_major_named_by(c->path, &c->info);
-        if (cuda && r->built.cuda_major && cuda != r->built.cuda_major)
-                add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
-                            xasprintf("the cuDNN (%s) that resolves ('%s') is built for CUDA %lu, but "
-                                      "torch for CUDA %lu", c->ver, c->path, cuda, r->built.cuda_major),
-                            "it loads libcublasLt and libnvrtc of CUDA %lu beside torch's CUDA %lu: "
-                            "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH or a crash at the first "
-                            "convolution (#188892)",
-                            major_fix(r, &component_cudnn, "a"), cuda, r->built.cuda_major);
-}
-
-/* Not older than the build (torch's own rule: the same major, a minor at
- * least the build's). */
-static void cudnn_build(struct doctor *doc, const struct cudnn_found *c)
-{
-        struct doctor_report *r = doc->r;
-        const struct version *v = &c->version;
-        struct version b;
-
-        if (!r->built.linked[component_cudnn.index] || !v->count || version_parse(r->built.linked[component_cudnn.index], &b) < 0 || b.count < 2)
-                return;
-        if (b.n[0] == v->n[0] && (v->count < 2 || v->n[1] >= b.n[1]))
-                return;
-        add_finding(r, DOCTOR_CUDNN_BUILD, "R2",
-                    xasprintf("torch was built against cuDNN %s, but cuDNN %s resolves ('%s')", r->built.linked[component_cudnn.index],
-                              c->ver, c->path),
-                    "torch accepts the same major and a minor at least the build's: the first "
-                    "convolution fails with \"cuDNN version incompatibility: PyTorch was compiled  "
-                    "against (%lu, %lu, …) but found runtime version …\"",
-                    xasprintf("load cuDNN %s or a newer %lu.x%s%s", r->built.linked[component_cudnn.index], b.n[0],
-                              r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
-                    b.n[0], b.n[1]);
-}
-
-static void find_cudnn(struct doctor *doc)
-{
-        struct cudnn_found c = { 0 };
-
-        c.major = needed_major(doc, "libcudnn", &c.soname);
-        c.path = c.major ? resolved_path(doc, c.soname, &c.by) : NULL;
-        if (c.path && elf_read_info(AT_FDCWD, c.path, &c.info, NULL) >= 0 && (c.dir = real_dirname(c.path))) {
-                c.version = cudnn_version_of(c.path, c.dir);
-                c.ver = lib_version_string(&c.version);
-                cudnn_reachable(doc, &c);
-                cudnn_subs(doc, &c);
-                cudnn_cuda_major(doc, &c);
-                cudnn_build(doc, &c);
-        }
-        cudnn_found_release(&c);
 }
 
 /* The CUDA toolkit libraries torch needs come from a toolkit of its major:
@@ -1360,16 +1047,16 @@ static void find_toolkit_libs(struct doctor *doc)
                 struct strbuf sb = STRBUF_INIT;
 
                 strbuf_add_list(&sb, &wrong, wrong.len);
-                add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
-                            xasprintf("torch is built for CUDA %lu, but %s: a toolkit of CUDA %lu",
-                                      r->built.cuda_major, sb.buf, other),
-                            "some CUDA libraries keep their soname across CUDA majors (cuSPARSE, cuFFT, "
-                            "cuRAND, cuSOLVER): the other major's copy loads without an error, then fails "
-                            "with undefined symbols or needs that CUDA's runtime and driver%s",
-                            xasprintf("put a CUDA %lu toolkit's library directory first: %s",
-                                      r->built.cuda_major,
-                                      r->module_load ? r->module_load : "load a cuda module of that major"),
-                            "");
+                doctor_add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
+                                   xasprintf("torch is built for CUDA %lu, but %s: a toolkit of CUDA %lu",
+                                             r->built.cuda_major, sb.buf, other),
+                                   "some CUDA libraries keep their soname across CUDA majors (cuSPARSE, cuFFT, "
+                                   "cuRAND, cuSOLVER): the other major's copy loads without an error, then fails "
+                                   "with undefined symbols or needs that CUDA's runtime and driver%s",
+                                   xasprintf("put a CUDA %lu toolkit's library directory first: %s",
+                                             r->built.cuda_major,
+                                             r->module_load ? r->module_load : "load a cuda module of that major"),
+                                   "");
                 strbuf_release(&sb);
         }
         strv_release(&dirs);
@@ -1390,7 +1077,7 @@ static void find_component_cuda_major(struct doctor *doc)
                 const char *soname = r->built.sonames.items[i];
                 const struct component *c = component_of_soname(soname);
                 const char *path = c && c->doctor_cuda_major_why && !seen[c->index]
-                                           ? resolved_path(doc, soname, NULL) : NULL;
+                                           ? doctor_resolved_path(doc, soname, NULL) : NULL;
                 _cleanup_free_ char *dir = path ? real_dirname(path) : NULL;
                 unsigned long cuda;
 
@@ -1400,53 +1087,11 @@ static void find_component_cuda_major(struct doctor *doc)
                 cuda = c->module_cuda_major(&(struct strv){ .items = (char *[]){ dir, NULL }, .len = 1 });
                 if (!cuda || cuda == r->built.cuda_major)
                         continue;
-                add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
-                            xasprintf("the %s that resolves ('%s') is built for CUDA %lu, but torch for CUDA %lu",
-                                      c->label, path, cuda, r->built.cuda_major),
-                            "%s", major_fix(r, c, "a"), c->doctor_cuda_major_why);
+                doctor_add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
+                                   xasprintf("the %s that resolves ('%s') is built for CUDA %lu, but torch for CUDA %lu",
+                                             c->label, path, cuda, r->built.cuda_major),
+                                   "%s", doctor_major_fix(r, c, "a"), c->doctor_cuda_major_why);
         }
-}
-
-static void find_nccl(struct doctor *doc)
-{
-        struct doctor_report *r = doc->r;
-        const char *path = resolved_path(doc, "libnccl.so.2", NULL);
-        struct elf_info info = { 0 };
-        struct version nccl = { .count = 0 };
-        unsigned long cuda;
-
-        if (!path || elf_read_info(AT_FDCWD, path, &info, NULL) < 0)
-                return;
-        cuda = lib_nccl_cuda_major(path, &info, &nccl);
-        if (!nccl.count)
-                nccl = lib_file_version(path, "libnccl");
-        if (cuda && r->built.cuda_major && cuda != r->built.cuda_major) {
-                _cleanup_free_ char *ns = lib_version_string(&nccl);
-
-                add_finding(r, DOCTOR_CUDA_MAJOR, "R5",
-                            xasprintf("the NCCL (%s) that resolves ('%s') is built for CUDA %lu, but torch "
-                                      "for CUDA %lu", ns, path, cuda, r->built.cuda_major),
-                            "NCCL carries its own CUDA runtime: one of another major than torch's "
-                            "fails at the first collective (or needs a newer driver than torch)%s",
-                            major_fix(r, &component_nccl, "an"), "");
-        }
-        if (r->built.linked[component_nccl.index] && nccl.count) {
-                struct version b;
-
-                if (version_parse(r->built.linked[component_nccl.index], &b) >= 0 && version_compare(&nccl, &b) < 0) {
-                        _cleanup_free_ char *ns = lib_version_string(&nccl);
-
-                        add_finding(r, DOCTOR_NCCL_BUILD, "R8",
-                                    xasprintf("torch was built against NCCL %s, but the older NCCL %s "
-                                              "resolves ('%s')", r->built.linked[component_nccl.index], ns, path),
-                                    "symbols torch uses may be missing: `import torch` fails with "
-                                    "\"undefined symbol: ncclCommRegister\" or similar%s",
-                                    xasprintf("load NCCL %s or newer%s%s", r->built.linked[component_nccl.index],
-                                              r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
-                                    "");
-                }
-        }
-        elf_info_release(&info);
 }
 
 static void find_nvjitlink(struct doctor *doc)
@@ -1459,7 +1104,7 @@ static void find_nvjitlink(struct doctor *doc)
 
         for (size_t i = 0; i < r->built.sonames.len && !cusparse; i++)
                 if (startswith(r->built.sonames.items[i], "libcusparse.so."))
-                        cusparse = resolved_path(doc, r->built.sonames.items[i], NULL);
+                        cusparse = doctor_resolved_path(doc, r->built.sonames.items[i], NULL);
         if (!cusparse || elf_read_info(AT_FDCWD, cusparse, &info, NULL) < 0)
                 return;
         for (size_t i = 0; i < info.needed.len && !jit; i++)
@@ -1475,16 +1120,16 @@ static void find_nvjitlink(struct doctor *doc)
                 if (want.count && have.count && version_compare(&have2, &want) < 0) {
                         _cleanup_free_ char *ws = lib_version_string(&want), *hs = lib_version_string(&have);
 
-                        add_finding(r, DOCTOR_NVJITLINK, "R7",
-                                    xasprintf("%s resolves to '%s' (%s, through %s), older than the CUDA "
-                                              "%s toolkit of the libcusparse in '%s'", jit, res.path, hs,
-                                              resolve_source_to_string(res.source), ws, dir),
-                                    "cuSPARSE calls the libnvJitLink of its own toolkit: an older one fails "
-                                    "with \"undefined symbol: __nvJitLinkComplete_%lu_%lu, version %s\"",
-                                    xasprintf("put '%s' ahead of '%s' in LD_LIBRARY_PATH, or unload the "
-                                              "older cuda module%s%s", dir, res.searched_entry ? res.searched_entry : res.path,
-                                              r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
-                                    want.n[0], want.n[1], jit);
+                        doctor_add_finding(r, DOCTOR_NVJITLINK, "R7",
+                                           xasprintf("%s resolves to '%s' (%s, through %s), older than the CUDA "
+                                                     "%s toolkit of the libcusparse in '%s'", jit, res.path, hs,
+                                                     resolve_source_to_string(res.source), ws, dir),
+                                           "cuSPARSE calls the libnvJitLink of its own toolkit: an older one fails "
+                                           "with \"undefined symbol: __nvJitLinkComplete_%lu_%lu, version %s\"",
+                                           xasprintf("put '%s' ahead of '%s' in LD_LIBRARY_PATH, or unload the "
+                                                     "older cuda module%s%s", dir, res.searched_entry ? res.searched_entry : res.path,
+                                                     r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
+                                           want.n[0], want.n[1], jit);
                 }
         }
         resolved_release(&res);
@@ -1543,24 +1188,24 @@ static void find_nvidia_wheels(struct doctor *doc)
                                 strv_push(&dists, dist_name(sp, entries.items[i]));
         }
         if (trees.len && doc->wheel)
-                add_note(r, "'%s' holds nvidia/* wheel libraries, which this torch (a pip wheel: its "
-                         "RPATH points into nvidia/) is meant to use", sp);
+                doctor_add_note(r, "'%s' holds nvidia/* wheel libraries, which this torch (a pip wheel: its "
+                                "RPATH points into nvidia/) is meant to use", sp);
         else if (trees.len) {
                 struct strbuf sb = STRBUF_INIT;
                 _cleanup_free_ char *pkgs = dists.len ? strv_join(&dists, " ") : NULL;
 
                 strbuf_add_list(&sb, &trees, trees.len);
-                add_finding(r, DOCTOR_NVIDIA_WHEELS, NULL,
-                            xasprintf("'%s' beside this source-built torch holds NVIDIA wheel libraries: %s",
-                                      sp, sb.buf),
-                            "when libcudart is loaded, torch's _load_global_deps() preloads cuDNN, "
-                            "cuBLAS, NCCL, … from site-packages/nvidia/*/lib (PYTORCH.md §2.2), ahead of "
-                            "the modules' libraries torch was built against: a silent mix of versions%s",
-                            pkgs ? xasprintf("pip uninstall %s (or use a virtual environment without "
-                                             "them)", pkgs)
-                                 : xasprintf("remove '%s' (or use a virtual environment without the "
-                                             "nvidia-* wheels)", nv),
-                            "");
+                doctor_add_finding(r, DOCTOR_NVIDIA_WHEELS, NULL,
+                                   xasprintf("'%s' beside this source-built torch holds NVIDIA wheel libraries: %s",
+                                             sp, sb.buf),
+                                   "when libcudart is loaded, torch's _load_global_deps() preloads cuDNN, "
+                                   "cuBLAS, NCCL, … from site-packages/nvidia/*/lib (PYTORCH.md §2.2), ahead of "
+                                   "the modules' libraries torch was built against: a silent mix of versions%s",
+                                   pkgs ? xasprintf("pip uninstall %s (or use a virtual environment without "
+                                                    "them)", pkgs)
+                                        : xasprintf("remove '%s' (or use a virtual environment without the "
+                                                    "nvidia-* wheels)", nv),
+                                   "");
                 strbuf_release(&sb);
         }
         strv_release(&entries);
@@ -1577,20 +1222,20 @@ static void find_toolkit_major(struct doctor *doc)
             version_parse(r->built.cuda, &b) < 0)
                 return;
         if (t.n[0] != b.n[0])
-                add_finding(r, DOCTOR_TOOLKIT_MAJOR, "B9",
-                            xasprintf("the toolkit of this environment ('%s', from %s) is CUDA %s, but "
-                                      "torch was built for CUDA %s", r->toolkit, r->toolkit_source,
-                                      r->toolkit_version, r->built.cuda),
-                            "extensions fail (\"The detected CUDA version (%s) mismatches the version "
-                            "that was used to compile PyTorch (%s)\"), and the toolkit's libraries on "
-                            "the loader path are of the other major",
-                            xasprintf("load a cuda/%lu.x module instead%s%s", b.n[0],
-                                      r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
-                            r->toolkit_version, r->built.cuda);
+                doctor_add_finding(r, DOCTOR_TOOLKIT_MAJOR, "B9",
+                                   xasprintf("the toolkit of this environment ('%s', from %s) is CUDA %s, but "
+                                             "torch was built for CUDA %s", r->toolkit, r->toolkit_source,
+                                             r->toolkit_version, r->built.cuda),
+                                   "extensions fail (\"The detected CUDA version (%s) mismatches the version "
+                                   "that was used to compile PyTorch (%s)\"), and the toolkit's libraries on "
+                                   "the loader path are of the other major",
+                                   xasprintf("load a cuda/%lu.x module instead%s%s", b.n[0],
+                                             r->module_load ? ": " : "", r->module_load ? r->module_load : ""),
+                                   r->toolkit_version, r->built.cuda);
         else if (b.count >= 2 && t.count >= 2 && t.n[1] != b.n[1])
-                add_note(r, "the loaded toolkit is CUDA %s and torch was built for %s: the same major "
-                         "works (minor version compatibility); extensions build with a warning",
-                         r->toolkit_version, r->built.cuda);
+                doctor_add_note(r, "the loaded toolkit is CUDA %s and torch was built for %s: the same major "
+                                "works (minor version compatibility); extensions build with a warning",
+                                r->toolkit_version, r->built.cuda);
 }
 
 static void driver_notes(struct doctor *doc)
@@ -1607,11 +1252,49 @@ static void driver_notes(struct doctor *doc)
         if (missing.len) {
                 _cleanup_free_ char *s = strv_join(&missing, ", ");
 
-                add_note(doc->r, "%s: the driver's, not found here (normal without a GPU); on a GPU "
-                         "node the NVIDIA driver provides it", s);
+                doctor_add_note(doc->r, "%s: the driver's, not found here (normal without a GPU); on a GPU "
+                                "node the NVIDIA driver provides it", s);
         }
         strv_release(&missing);
 }
+
+/* --- the findings, in the order they are reported --------------------------- */
+
+static void find_unresolved(struct doctor *doc)
+{
+        report_unresolved(doc, &doc->unresolved, &doc->by);
+}
+
+/* The components' own findings (struct component's `doctor`: cuDNN's
+ * sub-libraries and versions, NCCL's CUDA major and version), in table
+ * order. */
+static void find_components(struct doctor *doc)
+{
+        FOREACH_COMPONENT(c)
+                if (c->doctor)
+                        c->doctor(doc);
+}
+
+/* One finder: it adds its findings and notes to doc->r. A new finding is
+ * a new row here, or a component's `doctor`; doctor_run walks the table
+ * after the suggestions, which the findings' advice names. */
+struct doctor_check {
+        const char *name;
+        void (*run)(struct doctor *doc);
+};
+
+static const struct doctor_check doctor_checks[] = {
+        { .name = "unresolved", .run = find_unresolved },
+        { .name = "stubs", .run = find_stubs },
+        { .name = "toolkit-libs", .run = find_toolkit_libs },
+        { .name = "components", .run = find_components },
+        { .name = "cuda-major", .run = find_component_cuda_major },
+        { .name = "nvjitlink", .run = find_nvjitlink },
+        { .name = "nvidia-wheels", .run = find_nvidia_wheels },
+        { .name = "toolkit-major", .run = find_toolkit_major },
+        { .name = "driver", .run = driver_notes },
+        {},
+};
 
 /* --- the run ----------------------------------------------------------------- */
 
@@ -1621,7 +1304,6 @@ int doctor_run(const struct doctor_options *o, char *const *paths, size_t n_path
         extern char **environ;
         struct doctor_report r = { 0 };
         struct doctor doc = { .o = o, .env = o->environ ? o->environ : environ, .r = &r };
-        struct strv unresolved = { 0 }, by = { 0 };
         struct diag cd = DIAG_INIT;
         int err = 0;
 
@@ -1633,29 +1315,21 @@ int doctor_run(const struct doctor_options *o, char *const *paths, size_t n_path
                 return err;
         }
         if (ldcache_load(o->ldcache, &doc.cache, &cd) < 0)
-                add_note(&r, "%s; the loader cache was not searched", cd.message);
+                doctor_add_note(&r, "%s; the loader cache was not searched", cd.message);
         diag_release(&cd);
         read_environment(&doc);
         resolve_env_init(&doc.renv, env_get(doc.env, "LD_LIBRARY_PATH"), doc.cache);
         resolve_libraries(&doc);
         read_built(&doc);
 
-        collect_unresolved(&doc, &unresolved, &by);
+        collect_unresolved(&doc, &doc.unresolved, &doc.by);
         /* The suggestions first: the findings' advice names them. */
-        suggest(&doc, &unresolved);
-        report_unresolved(&doc, &unresolved, &by);
-        find_stubs(&doc);
-        find_toolkit_libs(&doc);
-        find_cudnn(&doc);
-        find_nccl(&doc);
-        find_component_cuda_major(&doc);
-        find_nvjitlink(&doc);
-        find_nvidia_wheels(&doc);
-        find_toolkit_major(&doc);
-        driver_notes(&doc);
+        suggest(&doc, &doc.unresolved);
+        for (const struct doctor_check *c = doctor_checks; c->name; c++)
+                c->run(&doc);
 
-        strv_release(&unresolved);
-        strv_release(&by);
+        strv_release(&doc.unresolved);
+        strv_release(&doc.by);
         resolve_env_release(&doc.renv);
         ldcache_free(doc.cache);
         libset_release(&doc.libs);

@@ -209,6 +209,20 @@ static struct render_ctx *module_context(const struct module_plan *m, const stru
         return ctx;
 }
 
+/* The list `list` of ctx, an item for each "WORD\tMODULE" of pairs: key
+ * WORD, "module" MODULE. */
+static void set_pairs(struct render_ctx *ctx, const char *list, const char *key, const struct strv *pairs)
+{
+        render_ctx_set_list(ctx, list);
+        for (size_t i = 0; i < pairs->len; i++) {
+                _cleanup_free_ char *word = xstrndup(pairs->items[i], strcspn(pairs->items[i], "\t"));
+                struct render_ctx *it = render_ctx_add_item(ctx, list);
+
+                render_ctx_set(it, key, word);
+                render_ctx_set(it, "module", strchr(pairs->items[i], '\t') + 1);
+        }
+}
+
 static struct render_ctx *modulerc_context(const struct modulerc_plan *rc)
 {
         struct render_ctx *ctx = render_ctx_new();
@@ -225,22 +239,8 @@ static struct render_ctx *modulerc_context(const struct modulerc_plan *rc)
         render_ctx_set_list(ctx, "hidden");
         for (size_t i = 0; i < rc->hidden.len; i++)
                 render_ctx_set(render_ctx_add_item(ctx, "hidden"), "module", rc->hidden.items[i]);
-        render_ctx_set_list(ctx, "aliases");
-        for (size_t i = 0; i < rc->aliases.len; i++) {
-                _cleanup_free_ char *alias = xstrndup(rc->aliases.items[i], strcspn(rc->aliases.items[i], "\t"));
-
-                it = render_ctx_add_item(ctx, "aliases");
-                render_ctx_set(it, "alias", alias);
-                render_ctx_set(it, "module", strchr(rc->aliases.items[i], '\t') + 1);
-        }
-        render_ctx_set_list(ctx, "tags");
-        for (size_t i = 0; i < rc->tags.len; i++) {
-                _cleanup_free_ char *tag = xstrndup(rc->tags.items[i], strcspn(rc->tags.items[i], "\t"));
-
-                it = render_ctx_add_item(ctx, "tags");
-                render_ctx_set(it, "tag", tag);
-                render_ctx_set(it, "module", strchr(rc->tags.items[i], '\t') + 1);
-        }
+        set_pairs(ctx, "aliases", "alias", &rc->aliases);
+        set_pairs(ctx, "tags", "tag", &rc->tags);
         return ctx;
 }
 

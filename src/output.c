@@ -66,6 +66,18 @@ void log_diag(const struct diag *d)
         log_error("%s", s);
 }
 
+void log_message(enum message_level level, const char *message, void *userdata)
+{
+        const struct global_options *g = userdata;
+
+        if (level == MESSAGE_ERROR)
+                log_error("%s", message);
+        else if (level == MESSAGE_WARNING)
+                log_warning(g, "%s", message);
+        else
+                log_verbose(g, "%s", message);
+}
+
 void command_print_usage(const struct command *cmd, FILE *f)
 {
         fprintf(f, "usage: cudamod %s\n", cmd->usage);

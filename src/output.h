@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "diag.h"
+#include "message.h"
 #include "scan.h"
 #include "util-term.h"
 
@@ -23,6 +24,9 @@ _printf_(1, 2) void log_error(const char *fmt, ...);
 _printf_(2, 3) void log_warning(const struct global_options *g, const char *fmt, ...);
 _printf_(2, 3) void log_verbose(const struct global_options *g, const char *fmt, ...);
 void log_diag(const struct diag *d);
+/* A message_sink's say (message.h) for an engine's messages: on stderr as
+ * the three above; userdata is the const struct global_options *. */
+void log_message(enum message_level level, const char *message, void *userdata);
 
 /* Usage and help texts (stdout for --help, stderr for usage errors). */
 void command_print_usage(const struct command *cmd, FILE *f);

@@ -428,6 +428,32 @@ void fx_cusparselt(const char *root, const char *prefix, const struct fx_cuspars
                    (const char *const[]){ "libdl.so.2", "libpthread.so.0", "libc.so.6", NULL }, NULL);
 }
 
+void fx_cutensor(const char *root, const char *prefix, const struct fx_cutensor *c)
+{
+        unsigned long a = 0, b = 0, d = 0;
+        _cleanup_free_ char *lib = path_join(prefix, c->lib ? c->lib : "lib");
+        _cleanup_free_ char *inc = path_join(prefix, c->include ? c->include : "include");
+        _cleanup_free_ char *h = NULL, *p = NULL;
+        _cleanup_free_ char *lt = xasprintf("libcublasLt.so.%u", c->cuda_major);
+        const char *with_cublas[] = { lt, "libstdc++.so.6", "libc.so.6", NULL };
+        const char *without[] = { "libstdc++.so.6", "libc.so.6", NULL };
+        const char *full = c->soname_only ? NULL : c->version;
+
+        ck_assert_int_eq(sscanf(c->version, "%lu.%lu.%lu", &a, &b, &d), 3);
+        if (!c->no_header) {
+                h = xasprintf("#pragma once\n\n#include <cuda_runtime.h>\n#include <cutensor/types.h>\n\n"
+                              "#define CUTENSOR_MAJOR %lu //!< cuTensor major version.\n"
+                              "#define CUTENSOR_MINOR %lu //!< cuTensor minor version.\n"
+                              "#define CUTENSOR_PATCH %lu //!< cuTensor patch version.\n"
+                              "#define CUTENSOR_VERSION (CUTENSOR_MAJOR * 10000 + CUTENSOR_MINOR * 100 + CUTENSOR_PATCH)\n",
+                              a, b, d);
+                fx_write(root, p = path_join(inc, "cutensor.h"), h);
+        }
+        fx_library(root, lib, "libcutensor", "2", full, c->machine, c->cuda_major ? with_cublas : without, NULL);
+        fx_library(root, lib, "libcutensorMg", "2", full, c->machine,
+                   (const char *const[]){ "libcutensor.so.2", "libc.so.6", NULL }, NULL);
+}
+
 void fx_nvshmem(const char *root, const char *prefix, const struct fx_nvshmem *c)
 {
         unsigned long a = 0, b = 0, d = 0;

@@ -110,6 +110,20 @@ struct fx_cusparselt {
  * the real one), libcusparseLt.so.0 -> .so.<version> with no libcudart
  * DT_NEEDED (it links the runtime statically), the dev link. */
 void fx_cusparselt(const char *root, const char *prefix, const struct fx_cusparselt *c);
+struct fx_cutensor {
+        const char *version;   /* "2.2.0" */
+        unsigned cuda_major;   /* libcutensor needs libcublasLt.so.N (0: not) */
+        unsigned machine;
+        bool soname_only;      /* wheels: libcutensor.so.2 only */
+        bool no_header;        /* a second lib/<N> of an archive: the header is the first's */
+        const char *lib;       /* default "lib" */
+        const char *include;   /* default "include" */
+};
+/* cutensor.h with CUTENSOR_MAJOR/MINOR/PATCH, libcutensor.so.2 (real file
+ * libcutensor.so.<version>, needing libcublasLt.so.N) and the multi-GPU
+ * libcutensorMg.so.2 (needing libcutensor.so.2), as NVIDIA's archives
+ * ship them. */
+void fx_cutensor(const char *root, const char *prefix, const struct fx_cutensor *c);
 struct fx_nvshmem {
         const char *version;   /* "3.4.5" */
         /* NVSHMEM_TRANSPORT_PLUGIN_MAJOR_VERSION (default 3, as 3.1-3.4);

@@ -435,6 +435,20 @@ static void build_cudss_system(const char *root)
         fx_write(root, "conda/envs/solver/conda-meta/cuda-version-12.9-h4f385c5_3.json", "{}\n");
 }
 
+/* cuTENSOR from NVIDIA's archives: 2.2.0.0's one prefix with a library
+ * directory for each CUDA major (lib/11, lib/12: two installs, each under
+ * its own CUDA/<N>), and 2.3.1.0's one-major _cuda13 archive (lib/). */
+static void build_cutensor_tarballs(const char *root)
+{
+        static const char multi[] = "apps/libcutensor-linux-x86_64-2.2.0.0-archive";
+
+        fx_cutensor(root, multi, &(struct fx_cutensor){ .version = "2.2.0", .cuda_major = 11, .lib = "lib/11" });
+        fx_cutensor(root, multi, &(struct fx_cutensor){ .version = "2.2.0", .cuda_major = 12, .lib = "lib/12",
+                                                         .no_header = true });
+        fx_cutensor(root, "apps/libcutensor-linux-x86_64-2.3.1.0_cuda13-archive",
+                    &(struct fx_cutensor){ .version = "2.3.1", .cuda_major = 13 });
+}
+
 const struct layout_fixture layout_fixtures[] = {
         { "runfile", build_runfile, { "usr/local", NULL } },
         { "runfile-sbsa", build_runfile_sbsa, { "opt", NULL } },
@@ -461,6 +475,7 @@ const struct layout_fixture layout_fixtures[] = {
         { "magma-cuda", build_magma_cuda, { "usr/local", "conda", NULL } },
         { "cudss-tarballs", build_cudss_tarballs, { "apps", "easybuild", "spack" } },
         { "cudss-system", build_cudss_system, { "usr/lib/x86_64-linux-gnu", "venv", "conda" } },
+        { "cutensor-tarballs", build_cutensor_tarballs, { "apps", NULL } },
                 { NULL, NULL, { NULL } },
 };
 

@@ -46,6 +46,25 @@ START_TEST(every_row_is_complete_and_at_its_index)
 }
 END_TEST
 
+/* doctor --build has a row for each order 1..TORCH_BUILD_LIBRARIES: each
+ * must be some component's, once; a gap would be a row of nothing. */
+START_TEST(torch_build_orders_run_one_to_the_count_each_once)
+{
+        unsigned seen[TORCH_BUILD_LIBRARIES + 1] = { 0 };
+
+        FOREACH_COMPONENT(c) {
+                unsigned o = c->torch_build.order;
+
+                ck_assert_msg(o <= TORCH_BUILD_LIBRARIES, "%s: torch_build.order %u > %d", c->name, o,
+                              TORCH_BUILD_LIBRARIES);
+                if (o)
+                        seen[o]++;
+        }
+        for (unsigned o = 1; o <= TORCH_BUILD_LIBRARIES; o++)
+                ck_assert_msg(seen[o] == 1, "torch_build.order %u: %u components", o, seen[o]);
+}
+END_TEST
+
 START_TEST(names_that_are_not_in_the_table_are_not_components)
 {
         ck_assert_ptr_null(component_from_string("cudart"));
@@ -178,6 +197,7 @@ int main(void)
         TCase *tc = tcase_create("table");
 
         tcase_add_test(tc, every_row_is_complete_and_at_its_index);
+        tcase_add_test(tc, torch_build_orders_run_one_to_the_count_each_once);
         tcase_add_test(tc, names_that_are_not_in_the_table_are_not_components);
         tcase_add_test(tc, sonames_map_to_the_component_that_ships_them);
         tcase_add_test(tc, version_codes_read_as_each_library_writes_them);

@@ -48,6 +48,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "component-cudnn.h"
+#include "component-cudss.h"
+#include "component-cusparselt.h"
+#include "component-magma.h"
+#include "component-nccl.h"
+#include "component-nvshmem.h"
 #include "doctor-build.h"
 #include "fixture.h"
 #include "process.h"
@@ -461,17 +467,17 @@ static void compare_with_cmake(const struct env *e, const struct build_report *r
         if (r->c[BUILD_CUDART].library.path)
                 ldir = path_dirname(r->c[BUILD_CUDART].library.path);
         same_file("CUDAToolkit_LIBRARY_DIR (libcudart's)", p.library_dir, ldir, text);
-        if (r->c[BUILD_CUDNN].header.path)
-                hdir = path_dirname(r->c[BUILD_CUDNN].header.path);
-        if (strcmp(r->c[BUILD_CUDNN].state, "off") != 0) {
+        if (r->c[build_row(&component_cudnn)].header.path)
+                hdir = path_dirname(r->c[build_row(&component_cudnn)].header.path);
+        if (strcmp(r->c[build_row(&component_cudnn)].state, "off") != 0) {
                 same_file("CUDNN_INCLUDE_PATH", p.cudnn_include, hdir, text);
-                same_file("CUDNN_LIBRARY_PATH", p.cudnn_library, r->c[BUILD_CUDNN].library.path, text);
+                same_file("CUDNN_LIBRARY_PATH", p.cudnn_library, r->c[build_row(&component_cudnn)].library.path, text);
         }
-        if (streq(r->c[BUILD_NCCL].state, "found") || streq(r->c[BUILD_NCCL].state, "not found")) {
-                if (r->c[BUILD_NCCL].header.path)
-                        ndir = path_dirname(r->c[BUILD_NCCL].header.path);
+        if (streq(r->c[build_row(&component_nccl)].state, "found") || streq(r->c[build_row(&component_nccl)].state, "not found")) {
+                if (r->c[build_row(&component_nccl)].header.path)
+                        ndir = path_dirname(r->c[build_row(&component_nccl)].header.path);
                 same_file("NCCL_INCLUDE_DIRS", p.nccl_include, ndir, text);
-                same_file("NCCL_LIBRARIES", p.nccl_library, r->c[BUILD_NCCL].library.path, text);
+                same_file("NCCL_LIBRARIES", p.nccl_library, r->c[build_row(&component_nccl)].library.path, text);
         }
         cmake_picks_release(&p);
 }
@@ -532,18 +538,18 @@ START_TEST(everything_loaded)
          * search has CMAKE_PREFIX_PATH's <prefix>/bin before PATH. */
         assert_hit(&r, &r.c[BUILD_NVCC].library, CUDA12 "/bin/nvcc", "CMAKE_PREFIX_PATH");
         /* CUDNN_ROOT is <Pkg>_ROOT: its include/ and lib/ come first. */
-        assert_hit(&r, &r.c[BUILD_CUDNN].header, CUDNN9 "/include/cudnn.h", "CUDNN_ROOT");
-        assert_hit(&r, &r.c[BUILD_CUDNN].library, CUDNN9 "/lib/libcudnn.so", "CUDNN_ROOT");
-        ck_assert_str_eq(r.c[BUILD_CUDNN].version, "9.1.0");
-        ck_assert_uint_eq(r.c[BUILD_CUDNN].cuda_major, 12);
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].header, CUDNN9 "/include/cudnn.h", "CUDNN_ROOT");
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].library, CUDNN9 "/lib/libcudnn.so", "CUDNN_ROOT");
+        ck_assert_str_eq(r.c[build_row(&component_cudnn)].version, "9.1.0");
+        ck_assert_uint_eq(r.c[build_row(&component_cudnn)].cuda_major, 12);
         /* FindNCCL: no suffixes; NCCL's prefix on CMAKE_PREFIX_PATH. */
-        assert_hit(&r, &r.c[BUILD_NCCL].header, NCCL "/include/nccl.h", "CMAKE_PREFIX_PATH");
-        assert_hit(&r, &r.c[BUILD_NCCL].library, NCCL "/lib/libnccl.so", "CMAKE_PREFIX_PATH");
-        assert_hit(&r, &r.c[BUILD_CUSPARSELT].library, "sw/cusparselt/0.6.2.3/lib/libcusparseLt.so", "CUSPARSELT_ROOT");
-        assert_hit(&r, &r.c[BUILD_CUDSS].header, "sw/cudss/0.3.0/include/cudss.h", "CUDSS_ROOT");
+        assert_hit(&r, &r.c[build_row(&component_nccl)].header, NCCL "/include/nccl.h", "CMAKE_PREFIX_PATH");
+        assert_hit(&r, &r.c[build_row(&component_nccl)].library, NCCL "/lib/libnccl.so", "CMAKE_PREFIX_PATH");
+        assert_hit(&r, &r.c[build_row(&component_cusparselt)].library, "sw/cusparselt/0.6.2.3/lib/libcusparseLt.so", "CUSPARSELT_ROOT");
+        assert_hit(&r, &r.c[build_row(&component_cudss)].header, "sw/cudss/0.3.0/include/cudss.h", "CUDSS_ROOT");
         /* FindMAGMA: HINTS $ENV{MAGMA_HOME} PATH_SUFFIXES lib. */
-        assert_hit(&r, &r.c[BUILD_MAGMA].library, "sw/magma/2.8.0/lib/libmagma.so", "MAGMA_HOME");
-        assert_hit(&r, &r.c[BUILD_NVSHMEM].header, "sw/nvshmem/3.2.5/include/nvshmem.h", "NVSHMEM_HOME");
+        assert_hit(&r, &r.c[build_row(&component_magma)].library, "sw/magma/2.8.0/lib/libmagma.so", "MAGMA_HOME");
+        assert_hit(&r, &r.c[build_row(&component_nvshmem)].header, "sw/nvshmem/3.2.5/include/nvshmem.h", "NVSHMEM_HOME");
         /* Kineto: CUDA_SOURCE_DIR/extras/CUPTI/lib64, NO_DEFAULT_PATH. */
         assert_hit(&r, &r.c[BUILD_CUPTI].library, CUDA12 "/extras/CUPTI/lib64/libcupti.so",
                    "CUDA_SOURCE_DIR (the toolkit)");
@@ -570,7 +576,7 @@ START_TEST(cuda_only)
         assert_hit(&r, &r.c[BUILD_TOOLKIT].library, CUDA11 "/bin/nvcc", "CUDA_HOME (as CUDA_BIN_PATH)");
         assert_hit(&r, &r.c[BUILD_CUDART].library, CUDA11 "/lib64/libcudart.so", "CUDAToolkit_ROOT");
         /* Nothing has cuDNN: not the toolkit, not /usr/local, /usr, /opt. */
-        assert_hit(&r, &r.c[BUILD_CUDNN].library, NULL, NULL);
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].library, NULL, NULL);
         f = ASSERT_FINDING(&r, BUILD_OPTION_OFF, "cuDNN");
         ck_assert_msg(strstr(f->what, "USE_CUDNN off"), "%s", f->what);
         ck_assert_msg(strstr(f->fix, "USE_CUDNN=0"), "%s", f->fix);
@@ -605,9 +611,9 @@ START_TEST(cuda_only)
         env_cuda(&e, CUDA13, "cuda/13.0");
         env_others_off(&e);
         run_build(&e, NULL, &r);
-        assert_hit(&r, &r.c[BUILD_CUDNN].header, CUDA13 "/include/cudnn.h", "CUDA_TOOLKIT_ROOT_DIR (appended)");
-        assert_hit(&r, &r.c[BUILD_CUDNN].library, CUDA13 "/lib64/libcudnn.so", "CUDA_TOOLKIT_ROOT_DIR (appended)");
-        ck_assert_uint_eq(r.c[BUILD_CUDNN].cuda_major, 13);
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].header, CUDA13 "/include/cudnn.h", "CUDA_TOOLKIT_ROOT_DIR (appended)");
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].library, CUDA13 "/lib64/libcudnn.so", "CUDA_TOOLKIT_ROOT_DIR (appended)");
+        ck_assert_uint_eq(r.c[build_row(&component_cudnn)].cuda_major, 13);
         ck_assert_uint_eq(r.n_findings, 0);
         compare_with_cmake(&e, &r);
         build_report_release(&r);
@@ -635,11 +641,11 @@ START_TEST(cuda11_cudnn_in_usr_local_cuda)
         /* Header: the system prefix /usr/local with PATH_SUFFIXES
          * cuda/include; library: /usr/local with cuda/lib64 (cuda/lib
          * does not exist there). */
-        assert_hit(&r, &r.c[BUILD_CUDNN].header, "usr/local/cuda/include/cudnn.h",
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].header, "usr/local/cuda/include/cudnn.h",
                    "default /usr/local + cuda/include");
-        assert_hit(&r, &r.c[BUILD_CUDNN].library, "usr/local/cuda/lib64/libcudnn.so", "default /usr/local + cuda/lib64");
-        ck_assert_str_eq(r.c[BUILD_CUDNN].version, "9.19.0");
-        ck_assert_uint_eq(r.c[BUILD_CUDNN].cuda_major, 13);
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].library, "usr/local/cuda/lib64/libcudnn.so", "default /usr/local + cuda/lib64");
+        ck_assert_str_eq(r.c[build_row(&component_cudnn)].version, "9.19.0");
+        ck_assert_uint_eq(r.c[build_row(&component_cudnn)].cuda_major, 13);
         f = ASSERT_FINDING(&r, BUILD_CUDA_MAJOR, "cuDNN");
         ck_assert_msg(strstr(f->what, "CUDA 13") && strstr(f->what, "11.8"), "%s", f->what);
         ck_assert_msg(strstr(f->what, "only through the default places"), "%s", f->what);
@@ -678,8 +684,8 @@ START_TEST(cudnn_header_and_library_apart)
         /* The header: nothing names an include directory, so /usr +
          * include; the library: CMAKE_LIBRARY_PATH, before the system
          * prefixes. */
-        assert_hit(&r, &r.c[BUILD_CUDNN].header, "usr/include/cudnn.h", "default /usr + include");
-        assert_hit(&r, &r.c[BUILD_CUDNN].library, CUDNN9 "/lib/libcudnn.so", "CMAKE_LIBRARY_PATH");
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].header, "usr/include/cudnn.h", "default /usr + include");
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].library, CUDNN9 "/lib/libcudnn.so", "CMAKE_LIBRARY_PATH");
         f = ASSERT_FINDING(&r, BUILD_MIXED, "cuDNN");
         ck_assert_msg(strstr(f->what, "8.9.7") && strstr(f->what, "9.1.0"), "%s", f->what);
         ck_assert_msg(strstr(f->fix, "CUDNN_ROOT"), "%s", f->fix);
@@ -691,8 +697,8 @@ START_TEST(cudnn_header_and_library_apart)
          * directory itself (cmSearchPath::AddSuffixes). */
         fx_cudnn(root, "sw/cudnn/9.1.0-headers", &(struct fx_cudnn){ .version = "9.1.0", .include = "../../../usr/include/cuda" });
         run_build(&e, NULL, &r);
-        assert_hit(&r, &r.c[BUILD_CUDNN].header, "usr/include/cuda/cudnn.h", "default /usr + include/cuda");
-        ck_assert_str_eq(r.c[BUILD_CUDNN].version, "9.1.0");
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].header, "usr/include/cuda/cudnn.h", "default /usr + include/cuda");
+        ck_assert_str_eq(r.c[build_row(&component_cudnn)].version, "9.1.0");
         compare_with_cmake(&e, &r);
         build_report_release(&r);
         strv_release(&e.items);
@@ -718,8 +724,8 @@ START_TEST(cudnn_only_in_system_dirs)
         env_others_off(&e);
         run_build(&e, &mp, &r);
         libpath = xasprintf("usr/%s/libcudnn.so", deblib);
-        assert_hit(&r, &r.c[BUILD_CUDNN].header, "usr/include/cudnn.h", "default /usr + include");
-        assert_hit(&r, &r.c[BUILD_CUDNN].library, libpath, from);
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].header, "usr/include/cudnn.h", "default /usr + include");
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].library, libpath, from);
         f = ASSERT_FINDING(&r, BUILD_DEFAULT_PATH, "cuDNN");
         ck_assert_msg(strstr(f->fix, "module load cudnn/9.1.0"), "%s", f->fix);
         ck_assert_uint_eq(r.n_findings, 1);
@@ -748,8 +754,8 @@ START_TEST(cudnn_root_by_hand)
         env_others_off(&e);
         run_build(&e, &mp, &r);
         /* <Pkg>_ROOT is searched before CMAKE_PREFIX_PATH. */
-        assert_hit(&r, &r.c[BUILD_CUDNN].header, CUDNN9 "/include/cudnn.h", "CUDNN_ROOT");
-        assert_hit(&r, &r.c[BUILD_CUDNN].library, CUDNN9 "/lib/libcudnn.so", "CUDNN_ROOT");
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].header, CUDNN9 "/include/cudnn.h", "CUDNN_ROOT");
+        assert_hit(&r, &r.c[build_row(&component_cudnn)].library, CUDNN9 "/lib/libcudnn.so", "CUDNN_ROOT");
         f = ASSERT_FINDING(&r, BUILD_CUDA_MAJOR, "cuDNN");
         ck_assert_msg(strstr(f->what, "CUDA 12"), "%s", f->what);
         ck_assert_msg(strstr(f->fix, "cudnn/8.9.7"), "%s", f->fix);
@@ -776,9 +782,9 @@ START_TEST(nccl_through_cmake_prefix_path)
         env_set(&e, "USE_CUDNN", "0");
         env_others_off(&e);
         run_build(&e, NULL, &r);
-        assert_hit(&r, &r.c[BUILD_NCCL].header, NCCL "/include/nccl.h", "CMAKE_PREFIX_PATH");
-        assert_hit(&r, &r.c[BUILD_NCCL].library, NCCL "/lib/libnccl.so", "CMAKE_PREFIX_PATH");
-        ck_assert_str_eq(r.c[BUILD_NCCL].version, "2.21.5");
+        assert_hit(&r, &r.c[build_row(&component_nccl)].header, NCCL "/include/nccl.h", "CMAKE_PREFIX_PATH");
+        assert_hit(&r, &r.c[build_row(&component_nccl)].library, NCCL "/lib/libnccl.so", "CMAKE_PREFIX_PATH");
+        ck_assert_str_eq(r.c[build_row(&component_nccl)].version, "2.21.5");
         {
                 _cleanup_free_ char *d = dump(&r);
                 ck_assert_msg(r.n_findings == 0, "%s", d);
@@ -797,8 +803,8 @@ START_TEST(nccl_through_cmake_prefix_path)
         env_set(&e, "USE_CUDNN", "0");
         env_others_off(&e);
         run_build(&e, NULL, &r);
-        assert_hit(&r, &r.c[BUILD_NCCL].header, "usr/include/nccl.h", "default /usr + include");
-        assert_hit(&r, &r.c[BUILD_NCCL].library, NCCL "/lib/libnccl.so", "NCCL_LIB_DIR");
+        assert_hit(&r, &r.c[build_row(&component_nccl)].header, "usr/include/nccl.h", "default /usr + include");
+        assert_hit(&r, &r.c[build_row(&component_nccl)].library, NCCL "/lib/libnccl.so", "NCCL_LIB_DIR");
         f = ASSERT_FINDING(&r, BUILD_MIXED, "NCCL");
         ck_assert_msg(strstr(f->why, "do not match"), "%s", f->why);
         compare_with_cmake(&e, &r);
@@ -811,7 +817,7 @@ START_TEST(nccl_through_cmake_prefix_path)
         env_set(&e, "USE_CUDNN", "0");
         env_others_off(&e);
         run_build(&e, NULL, &r);
-        ck_assert_str_eq(r.c[BUILD_NCCL].state, "bundled");
+        ck_assert_str_eq(r.c[build_row(&component_nccl)].state, "bundled");
         ck_assert_uint_eq(r.n_findings, 0);
         build_report_release(&r);
         strv_release(&e.items);
@@ -985,7 +991,7 @@ START_TEST(command_exit_status_and_json)
         ck_assert_str_eq(json_string_value(json_object_get(doc, "status")), "problems");
         ck_assert_uint_eq(json_array_size(json_object_get(doc, "components")), N_BUILD);
         {
-                json_t *cudnn = json_array_get(json_object_get(doc, "components"), BUILD_CUDNN);
+                json_t *cudnn = json_array_get(json_object_get(doc, "components"), build_row(&component_cudnn));
                 json_t *lib = json_object_get(cudnn, "library");
 
                 ck_assert_str_eq(json_string_value(json_object_get(cudnn, "name")), "cudnn");

@@ -177,7 +177,7 @@ START_TEST(scan_empty_root_says_nothing_found)
 
         run_cudamod(&r, (const char *const[]){ "scan", root, NULL }, false);
         ck_assert_int_eq(r.status, 0);
-        ck_assert_str_eq(r.out, "no CUDA, cuDNN, NCCL, cuSPARSELt, cuDSS, NVSHMEM or MAGMA installation found\n");
+        ck_assert_str_eq(r.out, "no CUDA, cuDNN, NCCL, cuSPARSELt, cuDSS, NVSHMEM, MAGMA or cuTENSOR installation found\n");
         run_result_release(&r);
         run_cudamod(&r, (const char *const[]){ "scan", "--json", root, NULL }, false);
         ck_assert_int_eq(r.status, 0);

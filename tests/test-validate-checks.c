@@ -77,7 +77,7 @@ START_TEST(checks_per_target_skip_without_a_probe_run)
                         continue;
                 check_type_run(ct, &in, &c);
                 ck_assert_int_eq(c.status, CHECK_SKIP);
-                ck_assert_msg(strstr(c.message, "no libcudart, libcudnn, libnccl, libcusparseLt, libcudss, libnvshmem_host or libmagma in"), "%s", c.message);
+                ck_assert_msg(strstr(c.message, "no libcudart, libcudnn, libnccl, libcusparseLt, libcudss, libnvshmem_host, libmagma or libcutensor in"), "%s", c.message);
                 check_release(&c);
         }
 }

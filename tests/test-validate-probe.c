@@ -495,7 +495,7 @@ START_TEST(build_skips_when_not_asked_without_compiler_or_for_other_modules)
         target_init(&other, root, "tools/1.0", other_lib, NULL, NULL, NULL);
         ck_assert_ptr_eq(other.t.kind, NULL);
         check_build(&other.t, &o, &c);
-        assert_check(&c, CHECK_SKIP, "not a CUDA, cuDNN, NCCL, cuSPARSELt, cuDSS, NVSHMEM or MAGMA module");
+        assert_check(&c, CHECK_SKIP, "not a CUDA, cuDNN, NCCL, cuSPARSELt, cuDSS, NVSHMEM, MAGMA or cuTENSOR module");
 
         check_release(&c);
         target_release(&other);
@@ -980,8 +980,8 @@ START_TEST(run_and_device_skip_other_modules)
         probe_report_release(&p);
         check_run(&g.t, &p, &run);
         check_device(&g.t, &o, &p, &dev);
-        assert_check(&run, CHECK_SKIP, "not a CUDA, cuDNN, NCCL, cuSPARSELt, cuDSS, NVSHMEM or MAGMA module");
-        assert_check(&dev, CHECK_SKIP, "not a CUDA, cuDNN, NCCL, cuSPARSELt, cuDSS, NVSHMEM or MAGMA module");
+        assert_check(&run, CHECK_SKIP, "not a CUDA, cuDNN, NCCL, cuSPARSELt, cuDSS, NVSHMEM, MAGMA or cuTENSOR module");
+        assert_check(&dev, CHECK_SKIP, "not a CUDA, cuDNN, NCCL, cuSPARSELt, cuDSS, NVSHMEM, MAGMA or cuTENSOR module");
         check_release(&run);
         check_release(&dev);
         target_release(&g);

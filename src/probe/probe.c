@@ -567,7 +567,8 @@ static bool request_parse(const char *arg, struct library_request *r)
         memcpy(r->soname_buf, eq + 1, (size_t)(c1 - eq - 1));
         memcpy(r->symbol, c1 + 1, (size_t)(c2 - c1 - 1));
         memcpy(r->call, c2 + 1, strlen(c2 + 1));
-        if (strcmp(r->call, "property") != 0 && strcmp(r->call, "int3") != 0 && strcmp(r->call, "magma") != 0)
+        if (strcmp(r->call, "property") != 0 && strcmp(r->call, "int3") != 0 && strcmp(r->call, "magma") != 0 &&
+            strcmp(r->call, "code") != 0)
                 return false;
         for (char *p = r->soname_buf; p && *p;) {
                 char *comma = strchr(p, ',');
@@ -608,6 +609,12 @@ static json_t *probe_request(const struct library_request *r)
 
                         ((get_int3_fn)f)(&a, &b, &c);
                         v[0] = a, v[1] = b, v[2] = c;
+                } else if (f && strcmp(r->call, "code") == 0) {
+                        /* size_t f(void): MAJOR*10000+MINOR*100+PATCH
+                         * (cutensorGetVersion). */
+                        size_t code = ((get_size_fn)f)();
+
+                        v[0] = (long long)(code / 10000), v[1] = (long long)(code / 100 % 100), v[2] = (long long)(code % 100);
                 } else if (f) {
                         int64_t a = 0, b = 0, c = 0;
 
@@ -631,7 +638,7 @@ static json_t *probe_request(const struct library_request *r)
 static void usage(FILE *f)
 {
         fputs("usage: cudamod-probe [--cuda-major N] [--no-cudnn] [--no-nccl] [--no-driver]\n"
-              "                     [--library NAME=SONAME[,SONAME...]:SYMBOL:property|int3|magma]...\n"
+              "                     [--library NAME=SONAME[,SONAME...]:SYMBOL:property|int3|magma|code]...\n"
               "                     [--env NAME=VALUE]...\n", f);
 }
 

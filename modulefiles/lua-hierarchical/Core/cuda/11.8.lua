@@ -12,9 +12,9 @@ help("NVIDIA CUDA Toolkit 11.8.0 (x86_64) in /opt/cudamod-demo/sw/cuda-11.8.\
 For building PyTorch and CUDA extensions from source, and for running\
 them: nvcc on PATH, the toolkit's headers and libraries on CPATH,\
 LIBRARY_PATH and LD_LIBRARY_PATH, and CUDA_HOME/CUDA_PATH for the build.\
-Loading it makes the cuDNN, NCCL, cuSPARSELt, cuDSS, NVSHMEM and MAGMA\
-builds for CUDA 11 available\
-('module avail cudnn nccl cusparselt cudss nvshmem magma').\
+Loading it makes the cuDNN, NCCL, cuSPARSELt, cuDSS, NVSHMEM, MAGMA and\
+cuTENSOR builds for CUDA 11 available\
+('module avail cudnn nccl cusparselt cudss nvshmem magma cutensor').\
 \
 What it sets ('<' puts directories in front, '>' at the end):\
   CUDA_HOME          = /opt/cudamod-demo/sw/cuda-11.8\
