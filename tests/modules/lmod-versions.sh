@@ -5,8 +5,9 @@
 # on bookworm or 8.7 on trixie, and Lmod 9.2 from .cache/lmod-9.2) and under
 # cudamod's own evaluator (`cudamod show`): for every fixture of
 # tests/modules/expect/ (the demo tree and every layout of mkfixture
-# --list), both layouts, the Lua tree and the Tcl tree (which Lmod reads
-# too), every module generated and the cuda+component combinations (the
+# --list), both layouts, the Lua tree and (for the fixtures whose
+# components' templates the demo's do not already give, below) the Tcl
+# tree as Lmod reads it, every module generated and the cuda+component combinations (the
 # cases of show-parity.sh), the environment after `module load` and after
 # `module unload` of the same modules (in reverse order) must be the same
 # under all three, variable by variable, MODULEPATH and the modules loaded
@@ -137,6 +138,17 @@ print(" ".join(extra + named))' "$j" "$c")
         n_avail=$((n_avail + 1))
 }
 
+# The Tcl trees as Lmod reads them (its tcl2lua; Debian's runs a tclsh for
+# each file read, two thirds of this test's time): what Lmod makes of a
+# Tcl module depends on the template of its component and layout, not on
+# the fixture's paths, so the Tcl trees are compared for the demo (every
+# component but those it lacks) and for a fixture that has a component
+# the demo lacks (cuTENSOR's); CUDAMOD_LMOD_VERSIONS_TCL=all compares
+# them for every fixture. Lua trees: every fixture.
+demo_names=" $(awk '$1 == "files" && $2 == "flat" { for (i = 3; i <= NF; i++) { split($i, a, "/"); print a[1] } }' \
+        "$MT_LIB_DIR/expect/demo.txt" | sort -u | tr '\n' ' ')"
+[ "$demo_names" != " " ] || die "no flat files in expect/demo.txt"
+
 for fixture in "${fixtures[@]}"; do
         X_ROOT=$MT_TMP/fx-$fixture
         mkdir "$X_ROOT"
@@ -146,6 +158,17 @@ for fixture in "${fixtures[@]}"; do
         roots=()
         for r in "${rel[@]}"; do roots+=("$X_ROOT/$r"); done
         for tool in lmod em; do
+                if [ "$tool" = em ] && [ "$fixture" != demo ] && [ "${CUDAMOD_LMOD_VERSIONS_TCL:-}" != all ]; then
+                        new=
+                        for m in $(modules_in "$MT_TMP/out-$fixture-lmod-flat" .lua | cut -d/ -f1 | sort -u); do
+                                [[ $demo_names == *" $m "* ]] || new+=" $m"
+                        done
+                        if [ -z "$new" ]; then
+                                say "$fixture: Tcl trees not compared (the demo's have its components' templates)"
+                                continue
+                        fi
+                        say "$fixture: Tcl trees compared too, for$new"
+                fi
                 ext=$([ "$tool" = lmod ] && echo .lua || true)
                 for layout in hierarchical flat; do
                         out=$MT_TMP/out-$fixture-$tool-$layout
