@@ -236,7 +236,9 @@ else
         say "$(tail -n 1 "$MT_TMP/diff.txt")"
 fi
 say "module -t avail and -t -d avail the same under ${labels[*]} for $n_avail trees"
+# At least: all fixtures, 100; one (a single cuda: its module and its
+# name, in each layout of the Lua tree), 4.
 want=100
 [ -z "${CUDAMOD_VALGRIND_LOGS:-}" ] && [ $# -eq 0 ] || want=4
-[ "$n_cases" -gt $want ] || fail "only $n_cases cases: the fixtures should give many more"
+[ "$n_cases" -ge $want ] || fail "only $n_cases cases: the fixtures should give more"
 mt_finish
