@@ -20,6 +20,16 @@ const char *layout_to_string(enum layout l)
         return l >= 0 && l < _LAYOUT_MAX ? layout_names[l] : NULL;
 }
 
+static const char *const kind_names[] = {
+        [INSTALL_FULL] = "full",
+        [INSTALL_RUNTIME] = "runtime",
+};
+
+const char *install_kind_to_string(enum install_kind k)
+{
+        return k >= 0 && k < _INSTALL_KIND_MAX ? kind_names[k] : NULL;
+}
+
 struct install *install_new(const struct component *c, enum layout l)
 {
         struct install *in = xcalloc(1, sizeof(*in));
@@ -54,6 +64,7 @@ void install_free(struct install *in)
                 free(in->problems[i].message);
         }
         free(in->problems);
+        strv_release(&in->evidence);
         free(in);
 }
 
@@ -75,6 +86,22 @@ void install_add_problem(struct install *in, const char *code, const char *fmt, 
         in->problems[in->n_problems].code = xstrdup(code);
         in->problems[in->n_problems].message = strbuf_detach(&sb);
         in->n_problems++;
+}
+
+const char *install_evidence(const struct install *in, const char *fact)
+{
+        for (size_t i = 0; i + 1 < in->evidence.len; i += 2)
+                if (streq(in->evidence.items[i], fact))
+                        return in->evidence.items[i + 1];
+        return NULL;
+}
+
+void install_set_evidence(struct install *in, const char *fact, const char *source)
+{
+        if (install_evidence(in, fact))
+                return;
+        strv_add(&in->evidence, fact);
+        strv_add(&in->evidence, source);
 }
 
 bool install_has_problem(const struct install *in, const char *code)
@@ -292,6 +319,11 @@ static void install_merge(struct install *into, struct install *from)
         fill_strv(&into->trees, &from->trees);
         for (size_t i = 0; i < from->n_problems; i++)
                 install_add_problem(into, from->problems[i].code, "%s", from->problems[i].message);
+        for (size_t i = 0; i + 1 < from->evidence.len; i += 2)
+                install_set_evidence(into, from->evidence.items[i], from->evidence.items[i + 1]);
+        /* Headers seen on one visit make it whole for a build. */
+        if (from->kind == INSTALL_FULL)
+                into->kind = INSTALL_FULL;
 }
 
 struct install *install_list_add(struct install_list *l, struct install *in)
@@ -400,7 +432,7 @@ void json_set(json_t *o, const char *key, json_t *value)
 
 json_t *install_to_json(const struct install *in)
 {
-        json_t *o = json_object(), *problems;
+        json_t *o = json_object(), *problems, *evidence;
         long major = install_cuda_major(in);
 
         if (!o)
@@ -412,6 +444,7 @@ json_t *install_to_json(const struct install *in)
         json_set(o, "cuda_major", major >= 0 ? json_integer(major) : json_null());
         json_set(o, "arch", json_string_lossy(in->arch));
         json_set(o, "layout", json_string_lossy(layout_to_string(in->layout)));
+        json_set(o, "kind", json_string(install_kind_to_string(in->kind)));
         json_set(o, "prefix", json_string_lossy(in->prefix));
         json_set(o, "realpath", json_string_lossy(in->realpath));
         json_set(o, "aliases", json_strv(&in->aliases));
@@ -420,6 +453,10 @@ json_t *install_to_json(const struct install *in)
         json_set(o, "lib_dir", json_string_lossy(in->lib_dir));
         json_set(o, "extra_lib_dirs", json_strv(&in->extra_lib_dirs));
         json_set(o, "extra_include_dirs", json_strv(&in->extra_include_dirs));
+        evidence = json_object();
+        for (size_t i = 0; i + 1 < in->evidence.len; i += 2)
+                json_set(evidence, in->evidence.items[i], json_string_lossy(in->evidence.items[i + 1]));
+        json_set(o, "evidence", evidence);
         problems = json_array();
         for (size_t i = 0; i < in->n_problems; i++) {
                 json_t *p = json_object();
@@ -691,6 +728,8 @@ static void jw_install(struct strbuf *sb, const struct install *in, unsigned dep
         jw_string(sb, in->arch);
         JW_KEY(sb, &n, depth, "layout");
         jw_string(sb, layout_to_string(in->layout));
+        JW_KEY(sb, &n, depth, "kind");
+        jw_string(sb, install_kind_to_string(in->kind));
         JW_KEY(sb, &n, depth, "prefix");
         jw_string(sb, in->prefix);
         JW_KEY(sb, &n, depth, "realpath");
@@ -707,6 +746,17 @@ static void jw_install(struct strbuf *sb, const struct install *in, unsigned dep
         jw_strv(sb, &in->extra_lib_dirs, depth + 1);
         JW_KEY(sb, &n, depth, "extra_include_dirs");
         jw_strv(sb, &in->extra_include_dirs, depth + 1);
+        JW_KEY(sb, &n, depth, "evidence");
+        jw_ch(sb, '{');
+        for (size_t i = 0; i + 1 < in->evidence.len; i += 2) {
+                if (i)
+                        jw_ch(sb, ',');
+                jw_newline(sb, depth + 2);
+                jw_string(sb, in->evidence.items[i]);
+                jw_add(sb, ": ", 2);
+                jw_string(sb, in->evidence.items[i + 1]);
+        }
+        jw_close(sb, in->evidence.len / 2, depth + 1, '}');
         JW_KEY(sb, &n, depth, "problems");
         jw_ch(sb, '[');
         for (size_t i = 0; i < in->n_problems; i++) {

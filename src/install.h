@@ -30,6 +30,18 @@ enum layout {
 
 const char *layout_to_string(enum layout l);
 
+/* What a build can use of an install: all of it, or (runtime) only its
+ * libraries: no header for a compiler to include (NVIDIA's CUDA 13
+ * cuSPARSELt wheel is lib/libcusparseLt.so.0 alone). A runtime install's
+ * module puts it on the loader path only. */
+enum install_kind {
+        INSTALL_FULL,
+        INSTALL_RUNTIME,
+        _INSTALL_KIND_MAX,
+};
+
+const char *install_kind_to_string(enum install_kind k);
+
 struct problem {
         char *code;
         char *message;
@@ -44,6 +56,7 @@ struct install {
         char *components[_CUDA_COMP_MAX]; /* cuda: component versions */
         char *arch;              /* "x86_64", "aarch64", "ppc64le" or NULL */
         enum layout layout;
+        enum install_kind kind;
         char *prefix;
         char *realpath;
         struct strv aliases;     /* symlinks that lead to it */
@@ -68,6 +81,11 @@ struct install {
         bool static_only;
         struct problem *problems;
         size_t n_problems;
+        /* Where a fact came from when no file of the install's own told it
+         * (metadata a package manager left: "spec.json", "easyconfig",
+         * "dist-info"): pairs fact ("cuda_version"), source, in the order
+         * set, one per fact. scan --json prints them as an object. */
+        struct strv evidence;
         /* What the scan found on disk of the paths a module may name (the
          * directories above, and those below them plan derives: pkgconfig,
          * man pages, stubs, bin/nvcc), sorted: plan decides from this and
@@ -83,6 +101,11 @@ struct install *install_new(const struct component *c, enum layout l);
 void install_free(struct install *in);
 _printf_(3, 4) void install_add_problem(struct install *in, const char *code, const char *fmt, ...);
 bool install_has_problem(const struct install *in, const char *code);
+/* Record that `fact` was told by `source`, unless a source is recorded for
+ * it already (the first one stands, as the first value set does). */
+void install_set_evidence(struct install *in, const char *fact, const char *source);
+/* The source recorded for `fact`, or NULL. */
+const char *install_evidence(const struct install *in, const char *fact);
 /* Record in in->present which of its paths are there (directories, and
  * bin/nvcc as a file); whether one is. */
 void install_record_present(struct install *in);

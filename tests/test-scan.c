@@ -799,6 +799,14 @@ START_TEST(scan_json_text_matches_jansson)
                 in->include_dir = xstrdup(h);
                 in->lib_dir = k % 3 ? xstrdup("/p/lib") : NULL;
                 strv_add(&in->extra_lib_dirs, "/p/lib64");
+                in->kind = (enum install_kind)(k % _INSTALL_KIND_MAX);
+                if (k % 3) { /* else no evidence: {} */
+                        install_set_evidence(in, "cuda_version", h);
+                        install_set_evidence(in, "version", "dist-info");
+                        install_set_evidence(in, "cuda_version", "not this one");
+                        ck_assert_str_eq(install_evidence(in, "cuda_version"), h);
+                        ck_assert_ptr_null(install_evidence(in, "arch"));
+                }
                 if (k % 2 == 0) {
                         install_add_problem(in, "bad-\"code\"", "message with %s", h);
                         install_add_problem(in, "second", "\\ and \x02");
