@@ -54,7 +54,7 @@ declare -A planned=(
     [flat-environment-modules]='cuda/12.9 cudnn/9.7.1-cuda12 cudnn/8.9.7-cuda11 nccl/2.21.5-cuda12'
     [nvidia-hpc-sdk]='Core/cuda/12.4.lua CUDA/12/nccl/2.21.5.lua CUDA/12/cudnn/9.7.1.lua'
     [pip-wheel-cuda]='Core/cuda/12.4.lua Core/cuda/12.8.lua Core/cuda/13.0.lua CUDA/13/cudnn/9.19.0.lua CUDA/12/nccl/2.26.2.lua'
-    [easybuild-site]='CUDA/12.9.1.lua CUDA/11.8.0.lua cuDNN/9.7.1.26-CUDA-12.lua cuDNN/8.9.7.29-CUDA-11.lua NCCL/2.21.5-GCCcore-13.3.0-CUDA-12.4.lua'
+    [easybuild-site]='CUDA/12.9.1.lua CUDA/11.8.0.lua cuDNN/9.7.1.26-CUDA-12.9.1.lua cuDNN/8.9.7.29-CUDA-11.8.0.lua NCCL/2.21.5-GCCcore-13.3.0-CUDA-12.9.1.lua'
 )
 
 shopt -s nullglob
@@ -71,6 +71,9 @@ for f in "${yamls[@]}"; do
         cat "$tmp/$name.err"
         continue
     fi
+    # The one message a config may give: what its naming preset cannot
+    # write as its tool does (EasyBuild's toolchain part).
+    sed -i "/naming preset 'easybuild' writes EasyBuild's names but for the toolchain part/d" "$tmp/$name.err"
     if [[ -s $tmp/$name.err ]]; then
         fail "$name.yaml loads with messages:"
         cat "$tmp/$name.err"

@@ -2,6 +2,7 @@
 #include <getopt.h>
 
 #include "cmd-config.h"
+#include "config-naming.h"
 #include "config-write.h"
 #include "output.h"
 #include "config.h"
@@ -39,6 +40,9 @@ static int run_config(int argc, char **argv, const struct global_options *g)
         else if (load_config(g, &cfg) < 0)
                 return EXIT_USAGE;
         config_to_yaml(&cfg, &out);
+        /* On stderr: stdout stays a config a site can load. */
+        if (naming_preset_note(&cfg))
+                log_warning(g, "%s", naming_preset_note(&cfg));
         config_release(&cfg);
         fwrite(out.buf, 1, out.len, stdout);
         return 0;
@@ -54,6 +58,9 @@ const struct command cmd_config = {
                 "\n"
                 "Options:\n"
                 "  --default    print the built-in default, ignoring --config\n"
+                "\n"
+                "A naming preset that cannot write some name as its tool does (EasyBuild's\n"
+                "toolchain part) says so on stderr.\n"
                 "\n"
                 "A config error is reported as FILE:LINE:COL: message, with exit status 2.\n"
                 "Exit status 0 otherwise (1 when stdout cannot be written).\n",

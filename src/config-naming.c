@@ -36,7 +36,7 @@ static bool placeholder_allowed(enum naming_kind kind, const char *name)
 
 static const char *const placeholders[] = {
         "name", "version", "version_full", "major", "minor", "patch", "build",
-        "cuda", "cuda_version", "cuda_major", "arch", NULL,
+        "cuda", "cuda_version", "cuda_full", "cuda_major", "arch", NULL,
 };
 
 static bool placeholder_known(const char *name)
@@ -51,7 +51,7 @@ int naming_unknown_placeholder(const char *tmpl, const char *name, struct diag *
 {
         return diag_errorf(d, -EINVAL, "naming template '%s' has an unknown placeholder '{%s}'; known: "
                            "{name} {version} {version_full} {major} {minor} {patch} {build} "
-                           "{cuda_version} {cuda_major} {arch}", tmpl, name);
+                           "{cuda_version} {cuda_full} {cuda_major} {arch}", tmpl, name);
 }
 
 /* Whether s is what kind may be; why not in *why. */
@@ -153,7 +153,7 @@ static int sample_value(const char *tmpl, const char *name, const void *userdata
         static const char *const values[][2] = {
                 { "version", "1.2.3" }, { "version_full", "1.2.3.4" }, { "major", "1" },
                 { "minor", "2" }, { "patch", "3" }, { "build", "4" }, { "cuda", "12.4" },
-                { "cuda_version", "12.4" }, { "arch", "x86_64" },
+                { "cuda_version", "12.4" }, { "cuda_full", "12.4.1" }, { "arch", "x86_64" },
         };
         const struct naming_sample *s = userdata;
 
@@ -211,12 +211,15 @@ static const char *const preset_names[] = {
 
 /* What each preset names a component. EasyBuildMNS: `<name>/<version>
  * [-<toolchain>][<versionsuffix>]` with the easyconfig's name (CUDA,
- * cuDNN, NCCL, ...) and a `-CUDA-<version>` suffix on what was built for
- * a CUDA; the toolchain part (NCCL's `-GCCcore-13.3.0`) names a compiler
- * cudamod knows nothing of, so it is left out (a site writes it into its
- * own template). Spack: lowercase package names, `{name}/{version}`, and
- * cuDNN's package versions carry the CUDA it is for ("9.2.0.82-12",
- * "8.7.0.84-11.8"). */
+ * cuDNN, NCCL, ...): CUDA by its full release (CUDA/12.9.1), and what was
+ * built for a CUDA with the versionsuffix `-CUDA-%(cudaver)s`, the FULL
+ * version of its CUDA dependency ({cuda_full}: one module per toolkit
+ * when the install does not name it, plan.c). The toolchain part
+ * (NCCL's `-GCCcore-13.3.0`, magma's `-foss-2024a`) names a compiler
+ * toolchain cudamod knows nothing of, so it is left out, and `cudamod
+ * config` says so (naming_preset_note). Spack: lowercase package names,
+ * `{name}/{version}` (its lmod default projection), and cuDNN's package
+ * versions carry the CUDA it is for ("9.2.0.82-12", "8.7.0.84-11.8"). */
 static void preset_apply(struct config *c, enum naming_preset preset)
 {
         FOREACH_COMPONENT(comp) {
@@ -229,7 +232,7 @@ static void preset_apply(struct config *c, enum naming_preset preset)
                 else if (comp->toolkit)
                         version = xstrdup("{version_full}");
                 else if (preset == PRESET_EASYBUILD)
-                        version = xstrdup("{version_full}-CUDA-{cuda_version}");
+                        version = xstrdup("{version_full}-CUDA-{cuda_full}");
                 else if (comp == &component_cudnn)
                         version = xstrdup("{version_full}-{cuda_version}");
                 else
@@ -245,6 +248,18 @@ static void preset_apply(struct config *c, enum naming_preset preset)
         c->level_core = xstrdup(NAMING_LEVEL_CORE_DEFAULT);
         free(c->level_cuda);
         c->level_cuda = xstrdup(NAMING_LEVEL_CUDA_DEFAULT);
+        c->naming_preset = preset_names[preset];
+}
+
+const char *naming_preset_note(const struct config *c)
+{
+        if (!c->naming_preset || !streq(c->naming_preset, preset_names[PRESET_EASYBUILD]))
+                return NULL;
+        return "naming preset 'easybuild' writes EasyBuild's names but for the toolchain part some "
+               "easyconfigs put before -CUDA-... (NCCL/2.22.3-GCCcore-13.3.0-CUDA-12.6.0, "
+               "magma/2.9.0-foss-2024a-CUDA-12.6.0, NVSHMEM/3.1.7-gompi-2024a-CUDA-12.6.0): it names the "
+               "compiler toolchain EasyBuild built with, which cudamod cannot know; a site that needs it "
+               "writes it into naming.<component> (\"{version_full}-GCCcore-13.3.0-CUDA-{cuda_full}\")";
 }
 
 void naming_init_default(struct config *c)

@@ -43,6 +43,9 @@ int naming_unknown_placeholder(const char *tmpl, const char *name, struct diag *
 
 /* The built-in naming, and the `naming` and `arch` keys of the config. */
 void naming_init_default(struct config *c);
+/* What the preset c's naming started from cannot write as its tool does
+ * (a static sentence), or NULL. */
+const char *naming_preset_note(const struct config *c);
 int parse_naming(struct parser *p, struct config *c);
 int parse_arch(struct parser *p, struct config *c);
 

@@ -113,6 +113,9 @@ struct config {
         char *module_name[N_COMPONENTS];
         char *level_core;
         char *level_cuda;
+        /* The preset the naming started from ("easybuild"), or NULL: a
+         * static string (config-naming.c), never freed. */
+        const char *naming_preset;
         /* The architecture the tree is for ("x86_64", "aarch64",
          * "ppc64le"), or NULL: this machine's. Installs for another one
          * always carry "-ARCH" in their version, are hidden and never a

@@ -289,6 +289,7 @@ static int render_all(const struct plan *p, const struct config *cfg, const stru
                         .module = rc ? NULL : m->full_name,
                         .identity = rc ? NULL : m->identity,
                         .base = rc ? NULL : m->base,
+                        .toolkit = rc || !m->toolkit ? NULL : m->toolkit->realpath,
                 };
         }
         *ret = out;

@@ -61,6 +61,13 @@ static int fact_value(const char *tmpl, const char *name, const void *userdata, 
                 strbuf_addstr(out, s);
                 return 0;
         }
+        if (streq(name, "cuda_full")) {
+                if (!f->cuda_full || !*f->cuda_full)
+                        return diag_errorf(d, -EINVAL, "naming template '%s' needs the full CUDA version, "
+                                           "and it is unknown for %s", tmpl, have);
+                strbuf_addstr(out, f->cuda_full);
+                return 0;
+        }
         if (streq(name, "version") || streq(name, "version_full")) {
                 const char *s = streq(name, "version") ? f->version_str : f->version_full;
 

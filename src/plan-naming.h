@@ -31,6 +31,9 @@ struct naming_facts {
         const char *build;
         long cuda_major;
         const struct version *cuda;
+        /* {cuda_full}: the full version (X.Y.Z) of the CUDA the module
+         * is for, or NULL when unknown. */
+        const char *cuda_full;
         const char *arch;
 };
 

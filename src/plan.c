@@ -184,6 +184,12 @@ struct candidate {
         char *base;       /* "Core/cuda/12.4": the name the naming gives it */
         char *identity;   /* install_identity */
         bool pinned;      /* the name an earlier run gave it */
+        /* The toolkit the module is for, when its name holds that
+         * toolkit's full version ({cuda_full}), or NULL; and that
+         * toolkit's module version once every name is given. */
+        const struct install *toolkit;
+        char *toolkit_version;
+        char *cuda_full;  /* {cuda_full}, or NULL */
 };
 
 /* What an install is, beyond where: a name given to it is not given to
@@ -401,13 +407,16 @@ static char *module_dir(const struct install *in, const struct config *cfg)
         return xasprintf("%s/%s", level, name);
 }
 
-static char *describe(const struct install *in)
+static char *describe(const struct install *in, const struct install *toolkit)
 {
         _cleanup_free_ char *v = full_version(in);
         struct strbuf sb = STRBUF_INIT;
 
         strbuf_addf(&sb, "%s %s", in->component->title, v);
-        if (in->component->cuda_parts >= 2 && in->cuda_version.count >= 2) {
+        if (toolkit) {
+                _cleanup_free_ char *tv = full_version(toolkit);
+                strbuf_addf(&sb, " for CUDA %s", tv);
+        } else if (in->component->cuda_parts >= 2 && in->cuda_version.count >= 2) {
                 _cleanup_free_ char *cv = version_to_string(&in->cuda_version, in->component->cuda_parts);
                 strbuf_addf(&sb, " for CUDA %s", cv);
         } else if (!in->component->toolkit && install_cuda_major(in) >= 0)
@@ -512,7 +521,9 @@ static char *help_text(const struct module_plan *m, const struct config *cfg)
         strbuf_addstr(&sb, in->component->help);
         if (m->modulepath)
                 help_level(&sb, install_cuda_major(in), cfg);
-        if (m->n_deps)
+        if (m->n_deps && streq(m->deps[0].min, m->deps[0].max))
+                strbuf_addf(&sb, "It needs %s/%s, the toolkit it is for.\n", m->deps[0].name, m->deps[0].min);
+        else if (m->n_deps)
                 strbuf_addf(&sb, "It needs a cuda module of CUDA %s.\n", m->deps[0].min);
         if (m->requires)
                 strbuf_addf(&sb, "It loads %s, the host compiler nvcc and CMake use with it.\n", m->requires);
@@ -557,6 +568,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
         m->foreign = !is_native(in, cfg);
         m->identity = xstrdup(c->identity);
         m->base = xstrdup(c->base);
+        m->toolkit = c->toolkit;
         if (in->component->toolkit && cfg->layout == MODULE_LAYOUT_HIERARCHICAL) {
                 _cleanup_free_ char *level = plan_level(cfg, major);
                 m->modulepath = xasprintf("%s/%s", outdir, level);
@@ -565,8 +577,18 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
          * Environment Modules does not unload what a level made reachable
          * when that level goes, and the prereq makes it (no cuDNN for CUDA
          * 12 is left loaded beside a CUDA 11). Lmod does this itself. */
-        if (!in->component->toolkit && major >= 0 &&
-            (cfg->layout == MODULE_LAYOUT_FLAT || cfg->format == FORMAT_TCL)) {
+        /* A module named for one toolkit of several ({cuda_full}) needs
+         * exactly that toolkit, in every layout: a CUDA level holds the
+         * modules for every toolkit of its major. */
+        if (c->toolkit_version) {
+                m->deps = xcalloc(1, sizeof(*m->deps));
+                m->n_deps = 1;
+                m->deps[0].name = plan_module_name(cfg, component_toolkit());
+                m->deps[0].min = xstrdup(c->toolkit_version);
+                m->deps[0].max = xstrdup(c->toolkit_version);
+                m->deps[0].em_spec = xasprintf("%s/%s", m->deps[0].name, c->toolkit_version);
+        } else if (!in->component->toolkit && major >= 0 &&
+                   (cfg->layout == MODULE_LAYOUT_FLAT || cfg->format == FORMAT_TCL)) {
                 m->deps = xcalloc(1, sizeof(*m->deps));
                 m->n_deps = 1;
                 m->deps[0].name = plan_module_name(cfg, component_toolkit());
@@ -587,7 +609,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
         ops_site(&s, &cfg->env[in->component->index]);
         m->ops = s.ops;
         m->n_ops = s.n;
-        m->description = describe(in);
+        m->description = describe(in, c->toolkit);
         strv_push(&m->whatis, xasprintf("Name: %s", name));
         strv_push(&m->whatis, xasprintf("Version: %s", full));
         strv_push(&m->whatis, xasprintf("Description: %s", m->description));
@@ -633,6 +655,13 @@ static bool module_newer(const struct module_plan *a, const struct module_plan *
 
         if (r == 0)
                 r = version_compare(&a->install->release, &b->install->release);
+        /* One install named for each toolkit of its major: the one for
+         * the newest toolkit. */
+        if (r == 0 && a->toolkit && b->toolkit) {
+                r = version_compare(&a->toolkit->release, &b->toolkit->release);
+                if (r == 0)
+                        r = version_compare(&a->toolkit->version, &b->toolkit->version);
+        }
         if (r == 0 && cuda_major >= 0 && (install_cuda_major(a->install) == cuda_major) !=
                                                  (install_cuda_major(b->install) == cuda_major))
                 return install_cuda_major(a->install) == cuda_major;
@@ -828,8 +857,143 @@ static void candidates_release(struct candidate *c, size_t n)
                 free(c[i].version);
                 free(c[i].base);
                 free(c[i].identity);
+                free(c[i].toolkit_version);
+                free(c[i].cuda_full);
         }
         free(c);
+}
+
+/* Whether toolkit tk gets a module and is one an install of CUDA major
+ * major for arch may be named for ({cuda_full}). */
+static bool toolkit_for(const struct install *tk, long major, const char *arch, const struct config *cfg)
+{
+        _cleanup_free_ char *why = NULL;
+
+        if (!tk->component->toolkit || install_cuda_major(tk) != major)
+                return false;
+        if (arch && tk->arch && !streq(arch, tk->arch))
+                return false;
+        why = skip_reason(tk, cfg);
+        return !why;
+}
+
+/* Name install in (the i-th of the scan) for one CUDA: cuda_full, and
+ * the toolkit tk when the name is one of several for one install (tk
+ * then joins its identity) or names tk's version exactly. */
+static int add_candidate(struct candidate *c, size_t *n, const struct install *in, size_t i,
+                         const struct install *tk, bool several, const char *cuda_full,
+                         const struct config *cfg, struct diag *d)
+{
+        const char *name = in->component->name;
+        _cleanup_free_ char *version_str = NULL, *full = NULL;
+        const struct version *v = &in->version;
+        struct naming_facts f;
+        char *version = NULL;
+        int r;
+
+        if (in->release.count >= 3)
+                v = &in->release;
+        version_str = version_to_string(&in->version, in->component->version_parts);
+        full = full_version(in);
+        f = (struct naming_facts){
+                .name = name, .version = v, .version_str = version_str, .version_full = full,
+                .build = in->build, .cuda_major = install_cuda_major(in),
+                .cuda = in->component->toolkit ? &in->version : &in->cuda_version,
+                .cuda_full = cuda_full, .arch = in->arch ? in->arch : plan_arch(cfg),
+        };
+        r = plan_naming_expand(cfg->naming[in->component->index], NAMING_VERSION, &f, &version, NULL, d);
+        if (r < 0) {
+                if (d && d->message) {
+                        char *m = xasprintf("naming.%s: %s", name, d->message);
+                        free(d->message);
+                        d->message = m;
+                }
+                return r;
+        }
+        /* A build for another architecture always says so. */
+        if (!is_native(in, cfg)) {
+                char *a = xasprintf("%s-%s", version, in->arch);
+                free(version);
+                version = a;
+        }
+        c[*n] = (struct candidate){ .in = in, .order = i, .dir = module_dir(in, cfg), .version = version,
+                                    .identity = install_identity(in), .toolkit = tk,
+                                    .cuda_full = cuda_full ? xstrdup(cuda_full) : NULL };
+        if (several) {
+                char *id = xasprintf("%s for CUDA %s", c[*n].identity, cuda_full);
+                free(c[*n].identity);
+                c[*n].identity = id;
+        }
+        c[*n].base = xasprintf("%s/%s", c[*n].dir, version);
+        (*n)++;
+        return 0;
+}
+
+/* The candidates of one install: one, or, where its naming holds
+ * {cuda_full} and nothing it carries names the exact CUDA it was built
+ * with, one for each toolkit of its major that gets a module (EasyBuild
+ * installs it once per CUDA: cuDNN/9.7.1.26-CUDA-12.4.1 and
+ * cuDNN/9.7.1.26-CUDA-12.9.1, here two modules of one prefix). */
+static int add_candidates(struct candidate *c, size_t *n, const struct install_list *installs, size_t i,
+                          const struct config *cfg, struct diag *d)
+{
+        const struct install *in = installs->items[i];
+        long major = install_cuda_major(in);
+        _cleanup_free_ char *exact = NULL, *known = NULL;
+        const char *tmpl = cfg->naming[in->component->index];
+        bool uses_full = tmpl && strstr(tmpl, "{cuda_full}");
+        size_t before = *n;
+
+        if (in->component->toolkit) {
+                _cleanup_free_ char *full = full_version(in);
+                return add_candidate(c, n, in, i, NULL, false, full, cfg, d);
+        }
+        /* Metadata that names the CUDA dependency (a Spack spec, an
+         * easyconfig) gives X.Y.Z; a library's own CUDA, never more than
+         * X.Y. */
+        if (in->cuda_version.count >= 3)
+                exact = version_to_string(&in->cuda_version, 3);
+        if (exact || !uses_full) {
+                const struct install *tk = NULL;
+
+                /* Named for a toolkit the site has: it needs that one. */
+                for (size_t k = 0; exact && uses_full && !tk && k < installs->len; k++) {
+                        _cleanup_free_ char *tv = NULL;
+
+                        if (!toolkit_for(installs->items[k], major, in->arch, cfg))
+                                continue;
+                        tv = full_version(installs->items[k]);
+                        if (streq(tv, exact))
+                                tk = installs->items[k];
+                }
+                return add_candidate(c, n, in, i, tk, false, exact, cfg, d);
+        }
+        for (size_t k = 0; k < installs->len; k++) {
+                _cleanup_free_ char *tv = NULL;
+                bool dup = false;
+                int r;
+
+                if (!toolkit_for(installs->items[k], major, in->arch, cfg))
+                        continue;
+                tv = full_version(installs->items[k]);
+                /* Two toolkits of one release: one module, for the first. */
+                for (size_t j = before; j < *n && !dup; j++)
+                        dup = streq(c[j].cuda_full, tv);
+                if (dup)
+                        continue;
+                r = add_candidate(c, n, in, i, installs->items[k], true, tv, cfg, d);
+                if (r < 0)
+                        return r;
+        }
+        if (*n > before)
+                return 0;
+        /* No toolkit of its major: named with what is known (a
+         * warning says nothing can load it, plan_orphans). */
+        if (in->cuda_version.count)
+                known = version_to_string(&in->cuda_version, 0);
+        else if (major >= 0)
+                known = xasprintf("%ld", major);
+        return add_candidate(c, n, in, i, NULL, false, known, cfg, d);
 }
 
 int plan_build_given(const struct install_list *installs, const struct config *cfg,
@@ -837,20 +1001,20 @@ int plan_build_given(const struct install_list *installs, const struct config *c
                      struct plan *ret, struct diag *d)
 {
         struct plan p = { .format = cfg->format, .layout = cfg->layout };
-        struct candidate *c = xcalloc(installs->len + 1, sizeof(*c));
         const struct taken taken = { .given = given, .n = n_given };
-        size_t n = 0;
+        struct candidate *c;
+        size_t n = 0, n_toolkits = 0;
         int r = 0;
 
+        for (size_t i = 0; i < installs->len; i++)
+                n_toolkits += installs->items[i]->component->toolkit;
+        /* At most one candidate per install and toolkit. */
+        c = xcalloc(installs->len * (n_toolkits + 1) + 1, sizeof(*c));
         p.outdir = xstrdup(outdir);
         for (size_t i = 0; i < installs->len; i++) {
                 const struct install *in = installs->items[i];
                 const char *name = in->component->name;
                 _cleanup_free_ char *why = skip_reason(in, cfg);
-                _cleanup_free_ char *version_str = NULL, *full = NULL;
-                const struct version *v = &in->version;
-                struct naming_facts f;
-                char *version = NULL;
 
                 if (why) {
                         strv_push(&p.warnings, xasprintf("%s at '%s' gets no module: %s", name,
@@ -860,39 +1024,17 @@ int plan_build_given(const struct install_list *installs, const struct config *c
                 for (size_t k = 0; k < in->n_problems; k++)
                         strv_push(&p.warnings, xasprintf("%s at '%s': %s", name, in->prefix,
                                                          in->problems[k].message));
-                if (in->release.count >= 3)
-                        v = &in->release;
-                version_str = version_to_string(&in->version, in->component->version_parts);
-                full = full_version(in);
-                f = (struct naming_facts){
-                        .name = name, .version = v, .version_str = version_str, .version_full = full,
-                        .build = in->build, .cuda_major = install_cuda_major(in),
-                        .cuda = in->component->toolkit ? &in->version : &in->cuda_version,
-                        .arch = in->arch ? in->arch : plan_arch(cfg),
-                };
-                r = plan_naming_expand(cfg->naming[in->component->index], NAMING_VERSION, &f, &version,
-                                        NULL, d);
-                if (r < 0) {
-                        if (d && d->message) {
-                                char *m = xasprintf("naming.%s: %s", name, d->message);
-                                free(d->message);
-                                d->message = m;
-                        }
+                r = add_candidates(c, &n, installs, i, cfg, d);
+                if (r < 0)
                         goto fail;
-                }
-                /* A build for another architecture always says so. */
-                if (!is_native(in, cfg)) {
-                        char *a = xasprintf("%s-%s", version, in->arch);
-                        free(version);
-                        version = a;
-                }
-                c[n] = (struct candidate){ .in = in, .order = i, .dir = module_dir(in, cfg),
-                                           .version = version, .identity = install_identity(in) };
-                c[n].base = xasprintf("%s/%s", c[n].dir, version);
-                n++;
         }
         pin_given(c, n, &taken);
         resolve_collisions(c, n, &taken, cfg, &p.warnings);
+        /* The module version each toolkit ended with, renamed or not. */
+        for (size_t i = 0; i < n; i++)
+                for (size_t k = 0; c[i].toolkit && !c[i].toolkit_version && k < n; k++)
+                        if (c[k].in == c[i].toolkit)
+                                c[i].toolkit_version = xstrdup(c[k].version);
 
         p.modules = xcalloc(n + 1, sizeof(*p.modules));
         for (size_t i = 0; i < n; i++)

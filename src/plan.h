@@ -55,6 +55,10 @@ struct module_plan {
          * and the name before any renaming ("CUDA/12/cudnn/9.7.1"). */
         char *identity;
         char *base;
+        /* The toolkit this module is for when it is one of several
+         * modules of one install, one per toolkit ({cuda_full}), or when
+         * its name holds that toolkit's full version; else NULL. */
+        const struct install *toolkit;
         /* config modulerc.<component>.<version> (lmod-api): its tags and
          * the message a load prints, or NULL. */
         struct strv tags;

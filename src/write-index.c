@@ -122,7 +122,8 @@ int index_load(int outfd, const char *outdir, json_t **ret_files, struct strbuf 
                     !optional_string(json_object_get(v, "install")) ||
                     !optional_string(json_object_get(v, "module")) ||
                     !optional_string(json_object_get(v, "identity")) ||
-                    !optional_string(json_object_get(v, "base")))
+                    !optional_string(json_object_get(v, "base")) ||
+                    !optional_string(json_object_get(v, "toolkit")))
                         return diag_set(d, -EBADMSG, path, 0, 0, "corrupt index: malformed entry for '%s'" START_OVER,
                                         key);
         }
@@ -157,6 +158,7 @@ void index_set(json_t *files, const struct gen_file *g, const char *sha)
         set_string(e, "module", g->module);
         set_string(e, "identity", g->identity);
         set_string(e, "base", g->base);
+        set_string(e, "toolkit", g->toolkit);
         json_check(json_object_set_new(files, g->path, e));
 }
 
@@ -287,7 +289,7 @@ static void index_name_release(struct index_name *n)
 /* Why one entry of the index cannot be trusted, or NULL (allocated). */
 static char *index_name_problem(const char *key, const char *module, json_t *v)
 {
-        static const char *const fields[] = { "install", "identity", "base" };
+        static const char *const fields[] = { "install", "identity", "base", "toolkit" };
         _cleanup_free_ char *parts = module ? xstrdup(module) : NULL;
         const char *why;
 
@@ -304,7 +306,7 @@ static char *index_name_problem(const char *key, const char *module, json_t *v)
         for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
                 const char *s = json_string_value(json_object_get(v, fields[i]));
 
-                if (s && (why = written_value_problem(s, i == 0 ? WRITTEN_WORD : WRITTEN_TEXT, NULL)))
+                if (s && (why = written_value_problem(s, i == 0 || i == 3 ? WRITTEN_WORD : WRITTEN_TEXT, NULL)))
                         return xasprintf("'%s': its %s holds %s", key, fields[i], why);
         }
         return NULL;

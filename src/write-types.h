@@ -20,6 +20,10 @@ struct gen_file {
          * only; NULL for a modulerc. */
         const char *identity;
         const char *base;
+        /* The real path of the toolkit the module is for, when the
+         * install has one module per toolkit (plan.h module_plan
+         * toolkit): several modules then share one install. */
+        const char *toolkit;
 };
 
 enum file_status {

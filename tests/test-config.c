@@ -1309,9 +1309,14 @@ START_TEST(config_naming_presets_load_and_round_trip)
         ck_assert_str_eq(c.module_name[component_cudnn.index], "cuDNN");
         ck_assert_str_eq(c.module_name[component_magma.index], "magma");
         ck_assert_str_eq(c.naming[component_cuda.index], "{version_full}");
-        ck_assert_str_eq(c.naming[component_nccl.index], "{version_full}-CUDA-{cuda_version}");
+        ck_assert_str_eq(c.naming[component_nccl.index], "{version_full}-CUDA-{cuda_full}");
+        ck_assert_str_eq(c.naming[component_cudnn.index], "{version_full}-CUDA-{cuda_full}");
+        /* `cudamod config` says what it cannot honour: the toolchain part. */
+        ck_assert_ptr_nonnull(naming_preset_note(&c));
+        ck_assert_ptr_nonnull(strstr(naming_preset_note(&c), "GCCcore-13.3.0"));
         config_release(&c);
         load_ok(&c, "naming: spack\n");
+        ck_assert_ptr_null(naming_preset_note(&c));
         ck_assert_str_eq(c.module_name[component_cudnn.index], "{name}");
         ck_assert_str_eq(c.naming[component_cudnn.index], "{version_full}-{cuda_version}");
         ck_assert_str_eq(c.naming[component_nccl.index], "{version_full}");

@@ -19,6 +19,7 @@
 #include "strbuf.h"
 #include "testutil.h"
 #include "util-path.h"
+#include "version.h"
 
 struct planned {
         char *root;
@@ -835,9 +836,10 @@ START_TEST(plan_arch_config_selects_the_architecture_the_tree_is_for)
 }
 END_TEST
 
-/* Finding 2 of issue 18: EasyBuild's names (EasyBuildMNS: CUDA/12.4.0,
- * cuDNN/9.7.1.26-CUDA-12.4.0, NCCL/2.21.5-...-CUDA-12.4.0), as far as
- * the scan knows the CUDA a build is for. */
+/* Finding 2 of issue 18 and issue 32: EasyBuild's names (EasyBuildMNS:
+ * CUDA/12.9.1, cuDNN/9.7.1.26-CUDA-12.9.1, NCCL/2.21.5-CUDA-12.9.1): the
+ * full version of the toolkit a build goes with, whatever its library
+ * says of its CUDA (NCCL's 12.4). */
 START_TEST(plan_easybuild_preset_gives_easybuild_names)
 {
         struct planned p = { .root = fx_new() };
@@ -853,12 +855,13 @@ START_TEST(plan_easybuild_preset_gives_easybuild_names)
         ck_assert_str_eq(m->family, "cuda");
         ck_assert_ptr_nonnull(m->modulepath);
         ck_assert(endswith(m->modulepath, "/mf/CUDA/12"));
-        m = module(&p.plan, "CUDA/12/cuDNN/9.7.1.26-CUDA-12.lua");
+        m = module(&p.plan, "CUDA/12/cuDNN/9.7.1.26-CUDA-12.9.1.lua");
         ck_assert_ptr_nonnull(m);
-        ck_assert_str_eq(m->full_name, "cuDNN/9.7.1.26-CUDA-12");
+        ck_assert_str_eq(m->full_name, "cuDNN/9.7.1.26-CUDA-12.9.1");
         ck_assert_str_eq(m->family, "cudnn");
-        ck_assert_ptr_nonnull(module(&p.plan, "CUDA/12/NCCL/2.21.5-CUDA-12.4.lua"));
-        ck_assert_ptr_nonnull(module(&p.plan, "CUDA/11/cuDNN/8.9.7.29-CUDA-11.lua"));
+        ck_assert_ptr_nonnull(module(&p.plan, "CUDA/12/NCCL/2.21.5-CUDA-12.9.1.lua"));
+        ck_assert_ptr_nonnull(module(&p.plan, "CUDA/11/cuDNN/8.9.7.29-CUDA-11.8.0.lua"));
+        ck_assert_uint_eq(p.plan.n_modules, 9);
         ck_assert_str_eq(rc_of(&p.plan, "Core/CUDA/.modulerc.lua")->module, "CUDA/12.9.1");
         ck_assert(strstr(module(&p.plan, "Core/CUDA/12.9.1.lua")->help, "'module avail cuDNN NCCL"));
         /* Flat: the dependency names the toolkit's module. */
@@ -866,11 +869,127 @@ START_TEST(plan_easybuild_preset_gives_easybuild_names)
         p.cfg.layout = MODULE_LAYOUT_FLAT;
         p.cfg.format = FORMAT_TCL;
         plan_fixture(&p, NULL, NULL);
-        m = module(&p.plan, "NCCL/2.21.5-CUDA-12.4");
+        m = module(&p.plan, "NCCL/2.21.5-CUDA-12.9.1");
         ck_assert_ptr_nonnull(m);
         ck_assert_uint_eq(m->n_deps, 1);
         ck_assert_str_eq(m->deps[0].name, "CUDA");
-        ck_assert_str_eq(m->deps[0].em_spec, "CUDA@12:12.999999");
+        ck_assert_str_eq(m->deps[0].min, "12.9.1");
+        ck_assert_str_eq(m->deps[0].max, "12.9.1");
+        ck_assert_str_eq(m->deps[0].em_spec, "CUDA/12.9.1");
+        ck_assert(strstr(m->help, "It needs CUDA/12.9.1, the toolkit it is for."));
+        planned_release(&p);
+}
+END_TEST
+
+static const struct module_plan *module_named(const struct plan *p, const char *full_name)
+{
+        for (size_t i = 0; i < p->n_modules; i++)
+                if (streq(p->modules[i].full_name, full_name))
+                        return &p->modules[i];
+        return NULL;
+}
+
+/* Issue 32: a cuDNN whose files do not say which CUDA 12 it was built
+ * with, at a site with two CUDA 12 toolkits, is what EasyBuild installs
+ * twice: cuDNN/9.7.1.26-CUDA-12.4.1 and cuDNN/9.7.1.26-CUDA-12.9.1, each
+ * needing exactly its toolkit; here two modules of one prefix, told apart
+ * by their identity, and the default the one for the newest toolkit. */
+START_TEST(plan_easybuild_one_module_per_toolkit_of_the_major)
+{
+        struct planned p = { .root = fx_new() };
+        const struct module_plan *a, *b, *m;
+        const struct modulerc_plan *rc;
+
+        config_init_default(&p.cfg);
+        load_config_text(&p.cfg, "naming: easybuild\nlayout: flat\ndefaults: {cudnn: latest}\n");
+        demo_build(p.root);
+        fx_cuda_toolkit(p.root, "sw/cuda-12.4",
+                        &(struct fx_cuda){ .version = "12.4", .release = "12.4.1", .cudart = "12.4.127",
+                                           .nvcc = "12.4.131" });
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        a = module_named(&p.plan, "cuDNN/9.7.1.26-CUDA-12.4.1");
+        b = module_named(&p.plan, "cuDNN/9.7.1.26-CUDA-12.9.1");
+        ck_assert_ptr_nonnull(a);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_ptr_eq(a->install, b->install);
+        ck_assert_ptr_nonnull(a->toolkit);
+        ck_assert(endswith(a->toolkit->prefix, "sw/cuda-12.4"));
+        ck_assert(endswith(b->toolkit->prefix, "sw/cuda-12.9"));
+        ck_assert_str_ne(a->identity, b->identity);
+        ck_assert_uint_eq(a->n_deps, 1);
+        ck_assert_str_eq(a->deps[0].min, "12.4.1");
+        ck_assert_str_eq(a->deps[0].max, "12.4.1");
+        ck_assert_str_eq(b->deps[0].min, "12.9.1");
+        ck_assert(strstr(a->description, "for CUDA 12.4.1"));
+        /* NCCL too (its library says 12.4: EasyBuild's name is the toolkit's). */
+        ck_assert_ptr_nonnull(module_named(&p.plan, "NCCL/2.21.5-CUDA-12.4.1"));
+        ck_assert_ptr_nonnull(module_named(&p.plan, "NCCL/2.21.5-CUDA-12.9.1"));
+        /* CUDA 11 has one toolkit: one module. */
+        ck_assert_ptr_nonnull(module_named(&p.plan, "cuDNN/8.9.7.29-CUDA-11.8.0"));
+        /* Three toolkits, cuDNN 8, and two of each CUDA 12 build (cuDNN 9,
+         * NCCL, cuSPARSELt, cuDSS, NVSHMEM, MAGMA). */
+        ck_assert_uint_eq(p.plan.n_modules, 3 + 1 + 2 * 6);
+        rc = rc_of(&p.plan, "cuDNN/.modulerc.lua");
+        ck_assert_ptr_nonnull(rc);
+        ck_assert_str_eq(rc->module, "cuDNN/9.7.1.26-CUDA-12.9.1");
+        /* The names stay with what they name on the next run. */
+        {
+                struct plan_given g[16];
+                struct plan again;
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                _cleanup_free_ char *outdir = path_join(p.root, "mf");
+
+                ck_assert_uint_le(p.plan.n_modules, ELEMENTSOF(g));
+                for (size_t i = 0; i < p.plan.n_modules; i++)
+                        g[i] = (struct plan_given){ .dir = p.plan.modules[i].dir,
+                                                    .version = p.plan.modules[i].version,
+                                                    .install = p.plan.modules[i].install->realpath,
+                                                    .identity = p.plan.modules[i].identity,
+                                                    .base = p.plan.modules[i].base };
+                ck_assert_int_eq(plan_build_given(&p.scan.installs, &p.cfg, outdir, g, p.plan.n_modules,
+                                                  &again, &d), 0);
+                ck_assert_uint_eq(again.n_modules, p.plan.n_modules);
+                for (size_t i = 0; i < again.n_modules; i++)
+                        ck_assert_str_eq(again.modules[i].full_name, p.plan.modules[i].full_name);
+                m = module_named(&again, "cuDNN/9.7.1.26-CUDA-12.4.1");
+                ck_assert(endswith(m->toolkit->prefix, "sw/cuda-12.4"));
+                plan_release(&again);
+        }
+        planned_release(&p);
+}
+END_TEST
+
+/* Where the install's own metadata names the exact CUDA it was built
+ * with (a Spack spec, an easyconfig: cuda_version X.Y.Z), one module,
+ * named and depending on that toolkit only. */
+START_TEST(plan_easybuild_named_cuda_gives_one_module)
+{
+        struct planned p = { .root = fx_new() };
+        const struct module_plan *m;
+
+        config_init_default(&p.cfg);
+        load_config_text(&p.cfg, "naming: easybuild\nlayout: flat\n");
+        demo_build(p.root);
+        fx_cuda_toolkit(p.root, "sw/cuda-12.4",
+                        &(struct fx_cuda){ .version = "12.4", .release = "12.4.1", .cudart = "12.4.127",
+                                           .nvcc = "12.4.131" });
+        scan_fixture(p.root, (const char *const[]){ "sw", NULL }, &p.scan);
+        for (size_t i = 0; i < p.scan.installs.len; i++) {
+                struct install *in = p.scan.installs.items[i];
+
+                if (in->component == &component_cudnn && in->version.n[0] == 9)
+                        ck_assert_int_eq(version_parse("12.4.1", &in->cuda_version), 0);
+        }
+        plan_fixture(&p, NULL, NULL);
+        ck_assert_ptr_null(module_named(&p.plan, "cuDNN/9.7.1.26-CUDA-12.9.1"));
+        m = module_named(&p.plan, "cuDNN/9.7.1.26-CUDA-12.4.1");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_ptr_nonnull(m->toolkit);
+        ck_assert(endswith(m->toolkit->prefix, "sw/cuda-12.4"));
+        ck_assert_str_eq(m->deps[0].em_spec, "CUDA/12.4.1");
+        /* NCCL's files name no X.Y.Z: one per toolkit still. */
+        ck_assert_ptr_nonnull(module_named(&p.plan, "NCCL/2.21.5-CUDA-12.9.1"));
+        ck_assert_ptr_nonnull(module_named(&p.plan, "NCCL/2.21.5-CUDA-12.4.1"));
         planned_release(&p);
 }
 END_TEST
@@ -1108,6 +1227,8 @@ int main(void)
         tcase_add_test(tc, plan_lone_foreign_build_carries_its_arch_and_is_never_a_default);
         tcase_add_test(tc, plan_arch_config_selects_the_architecture_the_tree_is_for);
         tcase_add_test(tc, plan_easybuild_preset_gives_easybuild_names);
+        tcase_add_test(tc, plan_easybuild_one_module_per_toolkit_of_the_major);
+        tcase_add_test(tc, plan_easybuild_named_cuda_gives_one_module);
         tcase_add_test(tc, plan_spack_preset_gives_spack_names);
         tcase_add_test(tc, plan_site_templates_name_modules_and_levels);
         tcase_add_test(tc, plan_given_names_stay_with_their_installs);

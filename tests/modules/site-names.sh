@@ -14,8 +14,12 @@
 #                  is the plain, default one and demo's x86_64 CUDA the
 #                  foreign, hidden builds.
 #   easybuild      `naming: easybuild`, flat (EasyBuild's own layout) and
-#                  hierarchical: load CUDA cuDNN NCCL by EasyBuild's names,
-#                  swap CUDA, spider (Lmod) / avail (EM).
+#                  hierarchical: load CUDA cuDNN NCCL by EasyBuild's names
+#                  (-CUDA-<the toolkit's full release>), swap CUDA, spider
+#                  (Lmod) / avail (EM); with a second CUDA 12 toolkit, one
+#                  cuDNN module per toolkit, each loading only with its own
+#                  (Lmod swaps CUDA, as EasyBuild's load("CUDA/X.Y.Z") does;
+#                  Environment Modules refuses).
 #   spack          `naming: spack`: cuda/12.9.1, cudnn/9.7.1.26-12: load,
 #                  switch cuda, spider (Lmod) / avail (EM).
 source "$(dirname "$0")/lib.sh"
@@ -145,7 +149,7 @@ fi
 # --- EasyBuild's names (finding 2) ------------------------------------------
 E=$MT_TMP/eb-flat
 gen "naming: easybuild" "$E" --layout flat "$DEMO"
-for m in CUDA/12.9.1 CUDA/11.8.0 cuDNN/9.7.1.26-CUDA-12 cuDNN/8.9.7.29-CUDA-11 NCCL/2.21.5-CUDA-12.4; do
+for m in CUDA/12.9.1 CUDA/11.8.0 cuDNN/9.7.1.26-CUDA-12.9.1 cuDNN/8.9.7.29-CUDA-11.8.0 NCCL/2.21.5-CUDA-12.9.1; do
         [ -f "$E/$m$ext" ] || fail "naming: easybuild, flat: no $m"
 done
 sdir=$MT_TMP/s-eb-flat
@@ -154,16 +158,16 @@ session "$tool" "$sdir" "$E" <<EOF
 snap base
 step load load CUDA cuDNN NCCL
 step purge purge
-step eleven load CUDA/11.8.0 cuDNN/8.9.7.29-CUDA-11
+step eleven load CUDA/11.8.0 cuDNN/8.9.7.29-CUDA-11.8.0
 step list $list_cmd
 EOF
-expect_loaded "easybuild flat: load CUDA cuDNN NCCL" "$sdir" load CUDA/12.9.1 cuDNN/9.7.1.26-CUDA-12 NCCL/2.21.5-CUDA-12.4
+expect_loaded "easybuild flat: load CUDA cuDNN NCCL" "$sdir" load CUDA/12.9.1 cuDNN/9.7.1.26-CUDA-12.9.1 NCCL/2.21.5-CUDA-12.9.1
 expect_var "easybuild flat: cuDNN" "$sdir" load CUDNN_ROOT "$D9"
 expect_var "easybuild flat: NCCL" "$sdir" load NCCL_ROOT "$N12"
 expect_var "easybuild flat: CUDA" "$sdir" load CUDA_HOME "$DEMO/cuda-12.9"
-expect_loaded "easybuild flat: load CUDA/11.8.0 cuDNN/8.9.7.29-CUDA-11" "$sdir" eleven CUDA/11.8.0 cuDNN/8.9.7.29-CUDA-11
+expect_loaded "easybuild flat: load CUDA/11.8.0 cuDNN/8.9.7.29-CUDA-11.8.0" "$sdir" eleven CUDA/11.8.0 cuDNN/8.9.7.29-CUDA-11.8.0
 expect_var "easybuild flat: cuDNN for CUDA 11" "$sdir" eleven CUDNN_ROOT "$D8"
-for m in cuDNN/9.7.1.26-CUDA-12 cuDNN/8.9.7.29-CUDA-11; do
+for m in cuDNN/9.7.1.26-CUDA-12.9.1 cuDNN/8.9.7.29-CUDA-11.8.0; do
         grep -q "^$m" "$sdir/list.out" || fail "easybuild flat: 'module $list_cmd' does not list $m: $(cat "$sdir/list.out")"
 done
 
@@ -177,7 +181,7 @@ step swap switch CUDA CUDA/11.8.0
 step after load cuDNN
 step list $list_cmd
 EOF
-expect_loaded "easybuild hierarchical: load CUDA/12.9.1 cuDNN NCCL" "$sdir" load CUDA/12.9.1 cuDNN/9.7.1.26-CUDA-12 NCCL/2.21.5-CUDA-12.4
+expect_loaded "easybuild hierarchical: load CUDA/12.9.1 cuDNN NCCL" "$sdir" load CUDA/12.9.1 cuDNN/9.7.1.26-CUDA-12.9.1 NCCL/2.21.5-CUDA-12.9.1
 expect_var "easybuild hierarchical: cuDNN" "$sdir" load CUDNN_ROOT "$D9"
 expect_var "easybuild hierarchical: MODULEPATH" "$sdir" load MODULEPATH "$E/CUDA/12:$E/Core"
 # Lmod reloads cuDNN from the CUDA 11 level (NCCL has none: inactive);
@@ -185,14 +189,52 @@ expect_var "easybuild hierarchical: MODULEPATH" "$sdir" load MODULEPATH "$E/CUDA
 # CUDA 11 cuDNN is loaded after. Either way: no CUDA 12 build beside
 # CUDA 11, and then cuDNN is the CUDA 11 one.
 loaded "$sdir" swap
-[[ $VAL == *CUDA/11.8.0* && $VAL != *CUDA-12* ]] ||
+[[ $VAL == *CUDA/11.8.0* && $VAL != *CUDA-12.* ]] ||
         fail "easybuild hierarchical: switch CUDA CUDA/11.8.0 left '$VAL': $(cat "$sdir/swap.out")"
-expect_loaded "easybuild hierarchical: then load cuDNN" "$sdir" after CUDA/11.8.0 cuDNN/8.9.7.29-CUDA-11
+expect_loaded "easybuild hierarchical: then load cuDNN" "$sdir" after CUDA/11.8.0 cuDNN/8.9.7.29-CUDA-11.8.0
 expect_var "easybuild hierarchical: cuDNN after the switch" "$sdir" after CUDNN_ROOT "$D8"
 if [ "$tool" = lmod ]; then
-        for m in cuDNN/9.7.1.26-CUDA-12 cuDNN/8.9.7.29-CUDA-11; do
+        for m in cuDNN/9.7.1.26-CUDA-12.9.1 cuDNN/8.9.7.29-CUDA-11.8.0; do
                 grep -q "^$m" "$sdir/list.out" || fail "easybuild hierarchical: spider does not list $m: $(cat "$sdir/list.out")"
         done
+fi
+
+# Two CUDA 12 toolkits (the runfile fixture's 12.4.1 beside demo's
+# 12.9.1): the cuDNN and NCCL archives say only "CUDA 12", so each gets a
+# module per toolkit, as EasyBuild installs them once per CUDA, and each
+# needs exactly its own.
+mkdir -p "$FX/two12"
+"$MKFIXTURE" runfile "$FX/two12" >"$MT_TMP/mkfixture.log" 2>&1 ||
+        { cat "$MT_TMP/mkfixture.log"; die "mkfixture runfile failed"; }
+E=$MT_TMP/eb-two
+gen "naming: easybuild" "$E" --layout flat "$DEMO" "$FX/two12/usr/local"
+for m in CUDA/12.4.1 cuDNN/9.7.1.26-CUDA-12.4.1 cuDNN/9.7.1.26-CUDA-12.9.1 NCCL/2.21.5-CUDA-12.4.1; do
+        [ -f "$E/$m$ext" ] || fail "naming: easybuild, two CUDA 12: no $m"
+done
+grep -q '"toolkit"' "$E/.cudamod-index.json" ||
+        fail "naming: easybuild, two CUDA 12: the index does not say which toolkit each cuDNN module is for"
+sdir=$MT_TMP/s-eb-two
+session "$tool" "$sdir" "$E" <<EOF
+snap base
+step own load CUDA/12.9.1 cuDNN/9.7.1.26-CUDA-12.9.1
+step purge purge
+step other load CUDA/12.9.1 cuDNN/9.7.1.26-CUDA-12.4.1
+step purge2 purge
+step older load CUDA/12.4.1 cuDNN/9.7.1.26-CUDA-12.4.1
+EOF
+expect_loaded "easybuild, two CUDA 12: load CUDA/12.9.1 cuDNN/9.7.1.26-CUDA-12.9.1" "$sdir" own CUDA/12.9.1 cuDNN/9.7.1.26-CUDA-12.9.1
+expect_var "easybuild, two CUDA 12: cuDNN" "$sdir" own CUDNN_ROOT "$D9"
+expect_loaded "easybuild, two CUDA 12: load CUDA/12.4.1 cuDNN/9.7.1.26-CUDA-12.4.1" "$sdir" older CUDA/12.4.1 cuDNN/9.7.1.26-CUDA-12.4.1
+expect_var "easybuild, two CUDA 12: the same cuDNN for 12.4.1" "$sdir" older CUDNN_ROOT "$D9"
+# The cuDNN for the other toolkit never sits beside CUDA 12.9.1: Lmod
+# swaps CUDA to 12.4.1 (EasyBuild's modules do the same), Environment
+# Modules refuses the load.
+loaded "$sdir" other
+if [ "$tool" = lmod ]; then
+        expect_loaded "easybuild, two CUDA 12: Lmod swaps to the cuDNN's toolkit" "$sdir" other CUDA/12.4.1 cuDNN/9.7.1.26-CUDA-12.4.1
+else
+        [[ $VAL != *CUDA/12.9.1*cuDNN/9.7.1.26-CUDA-12.4.1* ]] ||
+                fail "easybuild, two CUDA 12: cuDNN/9.7.1.26-CUDA-12.4.1 loaded beside CUDA/12.9.1: $(cat "$sdir/other.out")"
 fi
 
 # --- Spack's names ----------------------------------------------------------
