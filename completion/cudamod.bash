@@ -219,7 +219,7 @@ _cudamod()
             args_opts='--modulepath'
             ;;
         doctor)
-            opts='--modulepath --trust-modulefiles --json --build'
+            opts='--modulepath --trust-modulefiles --json --build --no-compile'
             args_opts='--modulepath'
             ;;
         validate)

@@ -145,7 +145,7 @@ expect 'cudamod generate --format ' lua tcl
 expect 'cudamod generate --format=t' tcl
 expect 'cudamod generate --layout h' hierarchical
 expect 'cudamod generate --layout ' hierarchical flat
-expect 'cudamod doctor --' --modulepath --trust-modulefiles --json --build --help
+expect 'cudamod doctor --' --modulepath --trust-modulefiles --json --build --no-compile --help
 expect 'cudamod scan --' --json --jobs --help
 expect 'cudamod scan --jobs ' # a number: nothing to offer
 expect 'cudamod generate --jo' --jobs

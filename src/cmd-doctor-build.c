@@ -8,6 +8,7 @@
 #include "doctor-build.h"
 #include "install.h"
 #include "strbuf.h"
+#include "util-path.h"
 #include "util-term.h"
 #include "banned.h"
 
@@ -24,6 +25,31 @@ static json_t *hit_json(const struct cmake_find_hit *h)
                          "default", h->fallback);
 }
 
+/* What the configure's cache would hold for the row: the toolkit's root
+ * (CUDA_TOOLKIT_ROOT_DIR), else the program or library it picks
+ * (CMAKE_CUDA_COMPILER, CUDA_CUDART, CUDNN_LIBRARY_PATH, ...), the
+ * header's directory (CUDNN_INCLUDE_PATH, ...) and the version; null when
+ * it picks nothing. */
+static json_t *pick_json(size_t row, const struct build_component *c)
+{
+        const char *path = row == BUILD_TOOLKIT ? c->prefix : c->library.path;
+        _cleanup_free_ char *inc = row != BUILD_TOOLKIT && c->header.path ? path_dirname(c->header.path) : NULL;
+        const char *version = c->version ? c->version : c->library_version;
+
+        if (!path)
+                return json_null();
+        /* The host compiler's "gcc 14.2.0": the version alone. */
+        if (row == BUILD_HOST && version && strchr(version, ' '))
+                version = strchr(version, ' ') + 1;
+        return json_pack("{s:o, s:o, s:o}", "path", json_string_lossy(path), "include_dir", string_or_null(inc),
+                         "version", string_or_null(version));
+}
+
+static const char *status_of(const struct build_report *r)
+{
+        return r->n_fatal ? "fatal" : r->n_findings ? "problems" : "ok";
+}
+
 static json_t *build_json(const struct build_report *r, const struct strv *mp)
 {
         json_t *comps = json_array(), *findings = json_array();
@@ -32,8 +58,9 @@ static json_t *build_json(const struct build_report *r, const struct strv *mp)
                 const struct build_component *c = &r->c[i];
 
                 json_array_append_new(
-                        comps, json_pack("{s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "name", c->name,
-                                         "label", c->label, "option", string_or_null(c->option), "state", c->state,
+                        comps, json_pack("{s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name",
+                                         c->name, "label", c->label, "option", string_or_null(c->option), "state",
+                                         c->state, "verdict", string_or_null(c->verdict), "pick", pick_json(i, c),
                                          "prefix", string_or_null(c->prefix), "version", string_or_null(c->version),
                                          "library_version", string_or_null(c->library_version), "cuda_major",
                                          c->cuda_major ? json_integer((json_int_t)c->cuda_major) : json_null(),
@@ -43,13 +70,16 @@ static json_t *build_json(const struct build_report *r, const struct strv *mp)
                 const struct doctor_finding *f = &r->findings[i];
 
                 json_array_append_new(findings,
-                                      json_pack("{s:s, s:o, s:o, s:o}", "id", f->id, "what", json_string_lossy(f->what),
+                                      json_pack("{s:s, s:s, s:o, s:o, s:o}", "id", f->id, "severity",
+                                                f->fatal ? "fatal" : "warning", "what", json_string_lossy(f->what),
                                                 "why", json_string_lossy(f->why), "fix", json_string_lossy(f->fix)));
         }
-        return json_pack("{s:s, s:i, s:s, s:s, s:{s:o, s:o}, s:o, s:o, s:o, s:o, s:o}", "cudamod", "doctor",
-                         "format", 1, "mode", "build", "status", r->n_findings ? "problems" : "ok", "cuda", "version",
+        return json_pack("{s:s, s:i, s:s, s:s, s:{s:o, s:o}, s:o, s:{s:s, s:o, s:o}, s:o, s:o, s:o, s:o, s:o}",
+                         "cudamod", "doctor", "format", 1, "mode", "build", "status", status_of(r), "cuda", "version",
                          string_or_null(r->cuda_version), "major",
-                         r->cuda_major ? json_integer((json_int_t)r->cuda_major) : json_null(), "loaded_modules",
+                         r->cuda_major ? json_integer((json_int_t)r->cuda_major) : json_null(), "glibc",
+                         string_or_null(r->glibc), "compile", "state", r->compile.state, "why",
+                         string_or_null(r->compile.why), "command", json_strv(&r->compile.argv), "loaded_modules",
                          json_strv(&r->loaded), "modulepath", json_strv(mp), "components", comps, "findings",
                          findings, "notes", json_strv(&r->notes));
 }
@@ -119,7 +149,8 @@ static void print_build(const struct build_report *r, const struct strv *mp, con
                 printf("%sproblems (%zu)%s\n", g->color ? "\033[1;31m" : "", r->n_findings, g->color ? "\033[0m" : "");
                 for (size_t i = 0; i < r->n_findings; i++) {
                         const struct doctor_finding *f = &r->findings[i];
-                        _cleanup_free_ char *head = xasprintf("  %zu. [%s] ", i + 1, f->id);
+                        _cleanup_free_ char *head = xasprintf("  %zu. [%s%s] ", i + 1, f->fatal ? "fatal " : "",
+                                                              f->id);
 
                         folded(head, f->what);
                         folded("     why: ", f->why);
@@ -133,7 +164,11 @@ static void print_build(const struct build_report *r, const struct strv *mp, con
         }
         if (!mp->len && r->n_findings)
                 printf("(no modulepath: give --modulepath DIR to have the fixes name modules)\n");
-        if (r->n_findings)
+        if (r->n_fatal)
+                printf("%zu problem%s found, %zu fatal: the configure would stop; fix %s before `python setup.py "
+                       "develop`\n",
+                       r->n_findings, r->n_findings == 1 ? "" : "s", r->n_fatal, r->n_findings == 1 ? "it" : "them");
+        else if (r->n_findings)
                 printf("%zu problem%s found: fix %s before `python setup.py develop`\n", r->n_findings,
                        r->n_findings == 1 ? "" : "s", r->n_findings == 1 ? "it" : "them");
         else
@@ -155,7 +190,9 @@ int doctor_build_command(const struct doctor_options *o, bool json, const struct
                 json_dump_stdout(build_json(&r, mp));
         else
                 print_build(&r, mp, g);
-        status = r.n_findings ? EXIT_FOUND_FAILURE : 0;
+        /* 3: the configure would stop; 1: it would go on, but the torch
+         * built lacks something or is wrong; notes alone: 0. */
+        status = r.n_fatal ? EXIT_BUILD_FATAL : r.n_findings ? EXIT_FOUND_FAILURE : 0;
         build_report_release(&r);
         return finish_stdout(status);
 }

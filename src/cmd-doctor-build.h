@@ -10,7 +10,8 @@
 #include "util.h"
 
 /* The command: run, print (text or JSON), and the exit status (0 nothing
- * found, 1 problems, 2 usage). */
+ * found, notes allowed; 1 warnings only: the configure finishes; 2 usage;
+ * 3 a fatal finding: the configure would stop). */
 int doctor_build_command(const struct doctor_options *o, bool json, const struct strv *mp,
                          const struct global_options *g);
 

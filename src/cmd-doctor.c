@@ -286,6 +286,7 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
                 { "json", no_argument, NULL, 'J' },
                 { "trust-modulefiles", no_argument, NULL, 'T' },
                 { "build", no_argument, NULL, 'B' },
+                { "no-compile", no_argument, NULL, 'N' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -293,7 +294,7 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
         _cleanup_(config_release) struct config cfg = { 0 };
         _cleanup_diag_ struct diag d = DIAG_INIT;
         struct doctor_report r = { 0 };
-        bool json = false, trust = false, build = false;
+        bool json = false, trust = false, build = false, no_compile = false;
         const char *env_mp = getenv("MODULEPATH");
         int c, status;
 
@@ -311,6 +312,9 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
                 case 'B':
                         build = true;
                         break;
+                case 'N':
+                        no_compile = true;
+                        break;
                 case 'h':
                         command_print_help(&cmd_doctor, stdout);
                         return finish_stdout(0);
@@ -320,6 +324,10 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
         }
         if (build && argc > optind) {
                 log_error("doctor --build takes no PATH (it looks at this shell's build environment)");
+                return EXIT_USAGE;
+        }
+        if (no_compile && !build) {
+                log_error("--no-compile goes with --build");
                 return EXIT_USAGE;
         }
         if (!build && !command_check_args(&cmd_doctor, argc - optind))
@@ -333,7 +341,8 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
                 return EXIT_USAGE;
         if (build)
                 return doctor_build_command(&(struct doctor_options){ .modulepath = &mp, .trust_modulefiles = trust,
-                                                                      .sysroot = getenv("CUDAMOD_TEST_ROOT") },
+                                                                      .sysroot = getenv("CUDAMOD_TEST_ROOT"),
+                                                                      .no_compile = no_compile },
                                             json, &mp, g);
         if (doctor_run(&(struct doctor_options){ .modulepath = &mp, .trust_modulefiles = trust }, argv + optind, (size_t)(argc - optind), &r,
                        &d) < 0) {
@@ -353,7 +362,7 @@ const struct command cmd_doctor = {
         .name = "doctor",
         .summary = "diagnose a PyTorch build against the environment and the modules",
         .usage = "doctor [--modulepath DIR] [--trust-modulefiles] [--json] PATH...\n"
-                 "       cudamod doctor --build [--modulepath DIR] [--trust-modulefiles] [--json]",
+                 "       cudamod doctor --build [--no-compile] [--modulepath DIR] [--trust-modulefiles] [--json]",
         .help = "PATH is a torch package directory (site-packages/torch, or its lib/),\n"
                 "another directory of shared libraries, or library files. For each\n"
                 "library: what it needs (DT_NEEDED) and where each need resolves now\n"
@@ -403,11 +412,20 @@ const struct command cmd_doctor = {
                 "                    FindNCCL, cuSPARSELt, cuDSS, MAGMA, NVSHMEM, CUPTI):\n"
                 "                    each header and library, its version and CUDA\n"
                 "                    major, the variable or default it came from, and\n"
-                "                    the problems: cuda-major, mixed-install,\n"
-                "                    default-path, option-off, conflicting-cuda,\n"
-                "                    no-cuda-compiler, host-compiler, stubs, no-toolkit\n"
+                "                    the problems. Fatal (the configure stops):\n"
+                "                    required-missing (USE_SYSTEM_NCCL or USE_SYSTEM_LIBS\n"
+                "                    with no NCCL), conflicting-cuda, no-cuda-compiler,\n"
+                "                    host-compiler, cuda-compile and glibc-math (a probe\n"
+                "                    .cu with cuda_runtime.h and <cmath>, compiled with\n"
+                "                    CMake's nvcc and host compiler, fails), mixed-install\n"
+                "                    of NCCL versions. Warnings (it goes on): cuda-major,\n"
+                "                    mixed-install, option-off, stubs, no-toolkit. A\n"
+                "                    library found only in the system's places is a note\n"
+                "  --no-compile      with --build: compile no probe; glibc-math is then\n"
+                "                    predicted from the glibc and CUDA versions\n"
                 "\n"
-                "Exit status: 0 nothing wrong, 1 a problem found, 2 usage error.\n",
+                "Exit status: 0 nothing wrong, 1 a problem found (--build: warnings only),\n"
+                "2 usage error, 3 (--build) a fatal problem: the configure would stop.\n",
         .min_args = 1,
         .max_args = -1,
         .run = run_doctor,

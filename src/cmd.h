@@ -12,6 +12,8 @@
 
 #define EXIT_FOUND_FAILURE 1
 #define EXIT_USAGE 2
+/* doctor --build: a problem the configure stops on (it would not finish). */
+#define EXIT_BUILD_FATAL 3
 
 struct command;
 

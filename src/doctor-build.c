@@ -5,9 +5,11 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gnu/libc-version.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "cmake-find.h"
 #include "doctor-build.h"
@@ -31,6 +33,9 @@
 #include "banned.h"
 
 #define HOST_TIMEOUT 20
+/* The probe compile: nvcc runs cudafe++, cicc, ptxas and the host
+ * compiler twice; seconds on an idle machine, more on a loaded one. */
+#define COMPILE_TIMEOUT 120
 
 struct build {
         const struct doctor_options *o;
@@ -48,6 +53,7 @@ struct build {
         struct module_unit *units;
         size_t n_units;
         struct strv unasked;  /* the USE_* of what nothing asks for and nothing has */
+        const char *system_from; /* what turned NCCL's USE_SYSTEM_NCCL on (static) */
 };
 
 /* --- environment ------------------------------------------------------------ */
@@ -127,8 +133,10 @@ static void find_run(const struct build *b, const struct cmake_find *f, const ch
 
 /* --- findings ------------------------------------------------------------------- */
 
-_printf_(5, 6) static void add_finding(struct build_report *r, const char *id, char *what, char *fix,
-                                       const char *why_fmt, ...)
+/* A finding about row (-1: none); fatal: the configure stops on it, and
+ * the row's verdict is "fatal". */
+_printf_(7, 8) static void add_finding(struct build_report *r, int row, bool fatal, const char *id, char *what,
+                                       char *fix, const char *why_fmt, ...)
 {
         struct strbuf why = STRBUF_INIT;
         va_list ap;
@@ -137,8 +145,13 @@ _printf_(5, 6) static void add_finding(struct build_report *r, const char *id, c
         strbuf_vaddf(&why, why_fmt, ap);
         va_end(ap);
         r->findings = xreallocarray(r->findings, r->n_findings + 1, sizeof(*r->findings));
-        r->findings[r->n_findings++] = (struct doctor_finding){ .id = id, .what = what,
+        r->findings[r->n_findings++] = (struct doctor_finding){ .id = id, .what = what, .fatal = fatal,
                                                                  .why = strbuf_detach(&why), .fix = fix };
+        if (fatal) {
+                r->n_fatal++;
+                if (row >= 0)
+                        r->c[row].verdict = "fatal";
+        }
 }
 
 /* --- modules ---------------------------------------------------------------------- */
@@ -566,7 +579,7 @@ static void nvcc_check(struct build *b)
         _cleanup_free_ char *same = NULL;
 
         if (root->library.path && !nvcc->library.path) {
-                add_finding(b->r, BUILD_NO_CUDA_COMPILER,
+                add_finding(b->r, BUILD_NVCC, true, BUILD_NO_CUDA_COMPILER,
                             xasprintf("FindCUDA finds the toolkit '%s' (from %s), but CMake's CUDA language finds no "
                                       "nvcc: none in CMAKE_CUDA_COMPILER, CUDACXX, CMAKE_PREFIX_PATH, PATH, the "
                                       "default prefixes' bin nor $CUDA_PATH/bin",
@@ -590,7 +603,7 @@ static void nvcc_check(struct build *b)
                 _cleanup_free_ char *load = suggest_module(b, component_toolkit(), b->r->cuda_major);
 
                 add_finding(
-                        b->r, BUILD_CONFLICTING_CUDA,
+                        b->r, BUILD_NVCC, true, BUILD_CONFLICTING_CUDA,
                         xasprintf("the nvcc CMake compiles CUDA with is '%s' (from %s, CUDA %s), but FindCUDA's "
                                   "toolkit is '%s' (from %s, CUDA %s)",
                                   nvcc->library.path, nvcc->library.from, nvcc->version ? nvcc->version : "?",
@@ -654,7 +667,7 @@ static void host_find(struct build *b)
         hc = path_join(nvcc->prefix, "include/crt/host_config.h");
         if (file_read_regular_at(AT_FDCWD, hc, NULL, (size_t)1 << 20, false, &sb, NULL) >= 0 &&
             host_config_parse(sb.buf, sb.len, &lim) == 0 && !host_compiler_accepted(&h, &lim, &max)) {
-                add_finding(b->r, BUILD_HOST_COMPILER,
+                add_finding(b->r, BUILD_HOST, true, BUILD_HOST_COMPILER,
                             xasprintf("nvcc %s ('%s') refuses the host compiler '%s' (%s, from %s): its "
                                       "crt/host_config.h accepts %s up to %ld",
                                       nvcc->version ? nvcc->version : "?", nvcc->library.path, c->library.path,
@@ -719,6 +732,235 @@ static void cudart_find(struct build *b)
         c->version = c->header.path ? header_version_of(component_toolkit(), c->header.path) : NULL;
         c->cuda_major = library_cuda_major(component_toolkit(), c->library.path);
         c->library_version = library_version_of(c->library.path, "libcudart");
+}
+
+/* --- the CUDA compiler identification ------------------------------------------------ */
+
+/* What CMake's CUDA compiler identification (CMakeDetermineCompilerId)
+ * needs of the toolkit and the host compiler, and what a torch .cu file
+ * includes first: glibc >= 2.41 declares sinpi, sinpif, cospi, cospif
+ * noexcept, and <cmath> brings them after cuda_runtime.h's. */
+static const char probe_source[] =
+        "#include <cuda_runtime.h>\n"
+        "#include <cmath>\n"
+        "__global__ void cudamod_probe(float *x) { x[threadIdx.x] = sinpif(x[threadIdx.x]); }\n"
+        "int main() { return std::sin(0.0) != 0.0; }\n";
+
+/* glibc's version as "2.41": o->glibc, else the one cudamod runs with
+ * (the one the host compiler's headers come from on a normal system). */
+static char *glibc_version(const struct build *b)
+{
+        if (b->o->glibc)
+                return xstrdup(b->o->glibc);
+        return xstrdup(gnu_get_libc_version());
+}
+
+/* Whether glibc version g declares the C23 sinpi family (2.41 and later). */
+static bool glibc_has_sinpi(const char *g)
+{
+        struct version v;
+
+        return g && version_parse(g, &v) == 0 && v.count >= 2 && (v.n[0] > 2 || (v.n[0] == 2 && v.n[1] >= 41));
+}
+
+/* Whether CUDA version cuda is older than BUILD_GLIBC_FIXED_CUDA. */
+static bool cuda_before_fix(const char *cuda)
+{
+        struct version v, fixed;
+
+        return cuda && version_parse(cuda, &v) == 0 && version_parse(BUILD_GLIBC_FIXED_CUDA, &fixed) == 0 &&
+               version_compare(&v, &fixed) < 0;
+}
+
+/* Why path (a program, and each directory up to /) is one another user
+ * can change, or NULL: owned by another uid than root's, or writable by
+ * its group or others (a root-owned sticky directory, /tmp, is not). */
+static char *other_users(const char *path)
+{
+        _cleanup_free_ char *real = realpath(path, NULL);
+
+        if (!real)
+                return xasprintf("'%s' cannot be resolved: %s", path, strerror(errno));
+        for (char *p = real;;) {
+                struct stat st;
+                char *slash;
+
+                if (stat(p, &st) < 0)
+                        return xasprintf("'%s': %s", p, strerror(errno));
+                if (st.st_uid != 0)
+                        return xasprintf("'%s' is owned by uid %u", p, (unsigned)st.st_uid);
+                if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX)))
+                        return xasprintf("'%s' is writable by %s (mode %04o)", p,
+                                         st.st_mode & S_IWOTH ? "others" : "its group",
+                                         (unsigned)(st.st_mode & 07777));
+                if (streq(p, "/"))
+                        return NULL;
+                slash = strrchr(p, '/');
+                if (slash == p)
+                        slash[1] = '\0';
+                else
+                        *slash = '\0';
+        }
+}
+
+/* The finding for a failed probe: the glibc clash named when nvcc's
+ * output is it, else nvcc's first error lines. */
+static void compile_failed(struct build *b, const char *output)
+{
+        const struct build_component *nvcc = &b->r->c[BUILD_NVCC], *host = &b->r->c[BUILD_HOST];
+        const char *cuda = nvcc->version ? nvcc->version : "?";
+        bool clash = strstr(output, "exception specification is incompatible") &&
+                     (strstr(output, "sinpi") || strstr(output, "cospi") || strstr(output, "rsqrt"));
+
+        if (clash) {
+                add_finding(b->r, BUILD_NVCC, true, BUILD_GLIBC_MATH,
+                            xasprintf("nvcc %s ('%s') cannot compile a .cu that includes <cmath> with glibc %s: its "
+                                      "crt/math_functions.h declares sinpi, sinpif, cospi, cospif without the "
+                                      "noexcept glibc %s gives them (\"exception specification is incompatible\"); "
+                                      "CUDA %s fixed it",
+                                      cuda, nvcc->library.path, b->r->glibc ? b->r->glibc : "?",
+                                      b->r->glibc ? b->r->glibc : "?", BUILD_GLIBC_FIXED_CUDA),
+                            xasprintf("build with a CUDA %s or newer (load its module), or on a system with a "
+                                      "glibc older than 2.41; no host compiler avoids it",
+                                      BUILD_GLIBC_FIXED_CUDA),
+                            "cmake stops at enable_language(CUDA): CMake's CUDA compiler identification fails "
+                            "(CMakeDetermineCompilerId.cmake), and every .cu file of torch would fail the same way");
+                return;
+        }
+        add_finding(b->r, BUILD_NVCC, true, BUILD_CUDA_COMPILE,
+                    xasprintf("nvcc %s ('%s', host compiler '%s') cannot compile a .cu that includes "
+                              "cuda_runtime.h and <cmath>:%s",
+                              cuda, nvcc->library.path, host->library.path ? host->library.path : "nvcc's own",
+                              b->r->compile.why),
+                    xstrdup("fix what nvcc says (the toolkit, the host compiler: CUDAHOSTCXX, NVCC_CCBIN), then "
+                            "run doctor --build again"),
+                    "cmake stops at enable_language(CUDA): CMake's CUDA compiler identification compiles such a "
+                    "file with the same nvcc and host compiler");
+}
+
+/* The prediction from versions alone, where the probe did not run. */
+static void compile_predicted(struct build *b)
+{
+        const struct build_component *nvcc = &b->r->c[BUILD_NVCC];
+        const char *cuda = nvcc->version ? nvcc->version : b->r->cuda_version;
+
+        if (!glibc_has_sinpi(b->r->glibc) || !cuda_before_fix(cuda))
+                return;
+        add_finding(b->r, BUILD_NVCC, true, BUILD_GLIBC_MATH,
+                    xasprintf("glibc %s declares sinpi, sinpif, cospi, cospif noexcept, and CUDA %s's "
+                              "crt/math_functions.h does not (CUDA %s fixed it): nvcc '%s' will fail on any .cu "
+                              "that includes <cmath> (predicted from the versions; the probe compile did not run)",
+                              b->r->glibc, cuda, BUILD_GLIBC_FIXED_CUDA, nvcc->library.path),
+                    xasprintf("build with a CUDA %s or newer (load its module), or on a system with a glibc "
+                              "older than 2.41",
+                              BUILD_GLIBC_FIXED_CUDA),
+                    "cmake stops at enable_language(CUDA): CMake's CUDA compiler identification fails with "
+                    "\"exception specification is incompatible with that of previous function \\\"cospi\\\"\"");
+}
+
+/* Compile probe_source with the nvcc CMake uses and the host compiler it
+ * passes (-ccbin: CMAKE_CUDA_HOST_COMPILER and its aliases; else nvcc's
+ * own choice), in b's environment, in a private directory. A host
+ * compiler the toolkit's header refuses is let through
+ * (-allow-unsupported-compiler), that finding made already, so that what
+ * fails next shows too. */
+static void compile_check(struct build *b)
+{
+        struct build_component *nvcc = &b->r->c[BUILD_NVCC];
+        const struct build_component *host = &b->r->c[BUILD_HOST];
+        struct build_compile *k = &b->r->compile;
+        const char *tmp = getenv("TMPDIR");
+        _cleanup_(validate_scratch_removep) char *dir = NULL;
+        _cleanup_(child_release) struct child c = { .out = STRBUF_INIT, .err = STRBUF_INIT };
+        _cleanup_free_ char *src = NULL, *why = NULL;
+        _cleanup_close_ int fd = -1;
+        bool ccbin = host->library.path && host->library.from &&
+                     (streq(host->library.from, "CMAKE_CUDA_HOST_COMPILER") ||
+                      streq(host->library.from, "CUDAHOSTCXX") || streq(host->library.from, "CUDA_HOST_COMPILER"));
+
+        k->state = "not run";
+        if (!nvcc->library.path)
+                return; /* no CUDA compiler: that finding is made */
+        if (b->o->no_compile) {
+                k->why = xstrdup("--no-compile");
+                goto predict;
+        }
+        if (geteuid() == 0) {
+                why = other_users(nvcc->library.path);
+                if (!why && ccbin)
+                        why = other_users(host->library.path);
+                if (why) {
+                        k->why = xasprintf("cudamod runs as root and runs no program another user can change: %s",
+                                           why);
+                        goto predict;
+                }
+        }
+        /* A nvcc that does not say what it is (a stub library's file, a
+         * broken wrapper) is not asked to compile. */
+        {
+                _cleanup_free_ char *says = nvcc_says(b, nvcc->library.path, "--version", NULL);
+
+                if (!says || !strstr(says, "Cuda compilation tools")) {
+                        k->why = xasprintf("'%s --version' does not say \"Cuda compilation tools\"",
+                                           nvcc->library.path);
+                        goto predict;
+                }
+        }
+        dir = xasprintf("%s/cudamod-doctor-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir)) {
+                k->why = xasprintf("cannot create a temporary directory like '%s': %s", dir, strerror(errno));
+                free(TAKE_PTR(dir));
+                goto predict;
+        }
+        src = path_join(dir, "probe.cu");
+        fd = open(src, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, probe_source, sizeof(probe_source) - 1) != (ssize_t)(sizeof(probe_source) - 1)) {
+                k->why = xasprintf("cannot write '%s': %s", src, strerror(errno));
+                goto predict;
+        }
+        strv_add(&k->argv, nvcc->library.path);
+        if (ccbin) {
+                strv_add(&k->argv, "-ccbin");
+                strv_add(&k->argv, host->library.path);
+        }
+        if (host->verdict && streq(host->verdict, "fatal"))
+                strv_add(&k->argv, "-allow-unsupported-compiler");
+        strv_add(&k->argv, "-c");
+        strv_add(&k->argv, "probe.cu");
+        strv_add(&k->argv, "-o");
+        strv_add(&k->argv, "probe.o");
+        if (process_run(nvcc->library.path, k->argv.items, b->env, dir, COMPILE_TIMEOUT, &c) < 0 || c.exec_errno) {
+                k->why = xasprintf("nvcc '%s' could not be started: %s", nvcc->library.path,
+                                   strerror(c.exec_errno ? c.exec_errno : EIO));
+                strv_release(&k->argv);
+                goto predict;
+        }
+        if (c.timed_out) {
+                k->why = xasprintf("nvcc did not finish in %d s", COMPILE_TIMEOUT);
+                goto predict;
+        }
+        if (child_succeeded(&c)) {
+                k->state = "passed";
+                return;
+        }
+        {
+                _cleanup_free_ char *all = xasprintf("%s\n%s", c.out.buf ? c.out.buf : "", c.err.buf ? c.err.buf : "");
+                _cleanup_free_ char *ending = child_ending(&c);
+
+                k->state = "failed";
+                k->why = validate_compiler_errors(all, 6);
+                if (!*k->why) {
+                        free(k->why);
+                        k->why = xasprintf(" nvcc ended with %s and said nothing", ending);
+                }
+                compile_failed(b, all);
+        }
+        return;
+predict:
+        strv_push(&b->r->notes, xasprintf("the CUDA compiler identification was not tried (%s): predicted from the "
+                                          "versions only",
+                                          k->why));
+        compile_predicted(b);
 }
 
 /* --- the libraries ------------------------------------------------------------------ */
@@ -860,12 +1102,15 @@ static void library_check(struct build *b, enum build_id id)
                                                                                   : "header";
 
                         if (t->system)
-                                add_finding(b->r, BUILD_OPTION_OFF,
-                                            xasprintf("USE_SYSTEM_NCCL is on, but no NCCL %s is found", missing),
+                                add_finding(b->r, (int)id, true, BUILD_REQUIRED,
+                                            xasprintf("%s is on, but no %s %s is found", b->system_from, c->label,
+                                                      missing),
                                             component_fix(b, id),
-                                            "cmake stops: find_package(NCCL REQUIRED) fails");
+                                            "cmake stops: find_package(%s REQUIRED) fails with \"Could NOT find "
+                                            "%s (missing: ...)\"",
+                                            c->label, c->label);
                         else if (wanted(b, id))
-                                add_finding(b->r, BUILD_OPTION_OFF,
+                                add_finding(b->r, (int)id, false, BUILD_OPTION_OFF,
                                             xasprintf("no %s %s is found: PyTorch turns %s off", c->label, missing,
                                                       c->option),
                                             component_fix(b, id),
@@ -883,7 +1128,7 @@ static void library_check(struct build *b, enum build_id id)
                                     "the environment sets.",
                             c->header.from, c->library.from);
         if (b->r->cuda_major && c->cuda_major && c->cuda_major != b->r->cuda_major) {
-                add_finding(b->r, BUILD_CUDA_MAJOR,
+                add_finding(b->r, (int)id, false, BUILD_CUDA_MAJOR,
                             xasprintf("the %s found ('%s', %s %s) is built for CUDA %lu, but the build uses CUDA %s.%s",
                                       c->label, c->library.path, c->label,
                                       c->version ? c->version : c->library_version ? c->library_version : "?",
@@ -900,7 +1145,7 @@ static void library_check(struct build *b, enum build_id id)
                 bool versions_differ = c->version && c->library_version && !streq(c->version, c->library_version);
 
                 if (t->mismatch_fatal && versions_differ)
-                        add_finding(b->r, BUILD_MIXED,
+                        add_finding(b->r, (int)id, true, BUILD_MIXED,
                                     xasprintf("the NCCL header '%s' (%s, from %s) and library '%s' (%s, from %s) are "
                                               "from different installs",
                                               c->header.path, c->version, c->header.from, c->library.path,
@@ -911,7 +1156,7 @@ static void library_check(struct build *b, enum build_id id)
                                     "cmake stops with \"Found NCCL header version and library version do not "
                                     "match!\"");
                 else
-                        add_finding(b->r, BUILD_MIXED,
+                        add_finding(b->r, (int)id, false, BUILD_MIXED,
                                     xasprintf("the %s header '%s' (%s, from %s) and library '%s' (%s, from %s) are "
                                               "from different installs",
                                               c->label, c->header.path, c->version ? c->version : "?", c->header.from,
@@ -926,15 +1171,18 @@ static void library_check(struct build *b, enum build_id id)
                                                             "checks they match");
                 return;
         }
-        if (extra.len)
-                add_finding(b->r, BUILD_DEFAULT_PATH,
-                            xasprintf("the %s found ('%s', %s) comes only from the default places (%s; %s)",
-                                      c->label, c->library.path, c->version ? c->version : "?", c->header.from,
-                                      c->library.from),
-                            component_fix(b, id),
-                            "nothing loaded names it: whatever was copied into %s is built in, and another "
-                            "machine's build picks another",
-                            c->library.from);
+        /* A library of the system's (Debian's MAGMA in /usr/lib) is what
+         * the configure is right to take: said, not a problem. */
+        if (extra.len) {
+                _cleanup_free_ char *load = suggest_module(b, kind, b->r->cuda_major);
+
+                strv_push(&b->r->notes,
+                          xasprintf("%s %s ('%s') comes only from the default places (%s; %s): the configure "
+                                    "takes it as it should, but nothing loaded names it%s%s",
+                                    c->label, c->version ? c->version : c->library_version ? c->library_version : "?",
+                                    c->library.path, c->header.from ? c->header.from : "-", c->library.from,
+                                    load ? "; a module would: " : "", load ? load : ""));
+        }
 }
 
 /* A library of the table: off when one of its USE_* is, bundled when it
@@ -949,9 +1197,18 @@ static void library_run(struct build *b, size_t row)
                         c->state = "off";
                         return;
                 }
-        if (t->system && !truthy(b, t->system, false)) {
-                c->state = "bundled";
-                return;
+        /* CMakeLists.txt: if(USE_SYSTEM_LIBS) ... if(USE_NCCL)
+         * set(USE_SYSTEM_NCCL ON): a normal variable, over the cache's
+         * -DUSE_SYSTEM_NCCL=0 too. */
+        if (t->system) {
+                if (truthy(b, "USE_SYSTEM_LIBS", false))
+                        b->system_from = "USE_SYSTEM_LIBS (which turns USE_SYSTEM_NCCL on)";
+                else if (truthy(b, t->system, false))
+                        b->system_from = t->system;
+                else {
+                        c->state = "bundled";
+                        return;
+                }
         }
         rule_run(b, row);
         library_check(b, row);
@@ -964,7 +1221,7 @@ static void stubs_check(struct build *b)
         env_list(b, "LD_LIBRARY_PATH", &llp);
         for (size_t i = 0; i < llp.len; i++)
                 if (path_has_component(llp.items[i], "stubs"))
-                        add_finding(b->r, DOCTOR_STUBS, xasprintf("'%s' is on LD_LIBRARY_PATH", llp.items[i]),
+                        add_finding(b->r, -1, false, DOCTOR_STUBS, xasprintf("'%s' is on LD_LIBRARY_PATH", llp.items[i]),
                                     xasprintf("remove '%s' from LD_LIBRARY_PATH (stubs belong on LIBRARY_PATH only)",
                                               llp.items[i]),
                                     "the build's test programs and torch itself load the stub libcuda.so: \"CUDA "
@@ -972,6 +1229,28 @@ static void stubs_check(struct build *b)
 }
 
 /* --- the run ------------------------------------------------------------------------- */
+
+/* The rows' verdicts that no fatal finding set, from their states; the
+ * toolkit's (USE_CUDA's) is fatal when its compiler's or host
+ * compiler's is. */
+static void verdicts(struct build_report *r)
+{
+        for (size_t i = 0; i < N_BUILD; i++) {
+                struct build_component *c = &r->c[i];
+
+                if (c->verdict)
+                        continue;
+                if (streq(c->state, "found"))
+                        c->verdict = "on";
+                else if (streq(c->state, "bundled"))
+                        c->verdict = "bundled";
+                else if (streq(c->state, "off") || streq(c->state, "not found"))
+                        c->verdict = "off";
+        }
+        if ((r->c[BUILD_NVCC].verdict && streq(r->c[BUILD_NVCC].verdict, "fatal")) ||
+            (r->c[BUILD_HOST].verdict && streq(r->c[BUILD_HOST].verdict, "fatal")))
+                r->c[BUILD_TOOLKIT].verdict = "fatal";
+}
 
 size_t build_row(const struct component *c)
 {
@@ -1021,6 +1300,8 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
                 if (!b.lib64 && exists_rooted(&b, a))
                         b.arch = xasprintf("%s-linux-gnu", streq(u.machine, "ppc64le") ? "powerpc64le" : u.machine);
         }
+        ret->compile.state = "not run";
+        ret->glibc = glibc_version(&b);
         stubs_check(&b);
         if (!truthy(&b, "USE_CUDA", true)) {
                 ret->c[BUILD_TOOLKIT].state = "off";
@@ -1030,7 +1311,7 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
         toolkit_find(&b);
         nvcc_find(&b);
         if (!b.root) {
-                add_finding(ret, BUILD_NO_TOOLKIT,
+                add_finding(ret, BUILD_TOOLKIT, false, BUILD_NO_TOOLKIT,
                             xstrdup("no CUDA toolkit is found: no nvcc in CUDA_PATH, CUDA_BIN_PATH, CUDA_HOME, on "
                                     "PATH, in /usr/local/cuda nor /opt/cuda"),
                             ({
@@ -1045,9 +1326,11 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
         }
         nvcc_check(&b);
         host_find(&b);
+        if (strcmp(ret->c[BUILD_NVCC].verdict ? ret->c[BUILD_NVCC].verdict : "", "fatal") != 0)
+                compile_check(&b);
         cudart_find(&b);
         if (ret->c[BUILD_CUDART].cuda_major && ret->cuda_major && ret->c[BUILD_CUDART].cuda_major != ret->cuda_major)
-                add_finding(ret, BUILD_CUDA_MAJOR,
+                add_finding(ret, BUILD_CUDART, false, BUILD_CUDA_MAJOR,
                             xasprintf("the libcudart CMake finds ('%s', from %s) is CUDA %lu's, but the toolkit is "
                                       "CUDA %s",
                                       ret->c[BUILD_CUDART].library.path, ret->c[BUILD_CUDART].library.from,
@@ -1068,6 +1351,7 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
                                                  list, zeros));
         }
 done:
+        verdicts(ret);
         strv_release(&b.unasked);
         for (size_t i = 0; i < b.n_units; i++)
                 module_unit_release(&b.units[i]);
@@ -1100,6 +1384,9 @@ void build_report_release(struct build_report *r)
                 free(r->findings[i].fix);
         }
         free(r->findings);
+        free(r->compile.why);
+        strv_release(&r->compile.argv);
+        free(r->glibc);
         free(r->cuda_version);
         strv_release(&r->loaded);
         strv_release(&r->notes);

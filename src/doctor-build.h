@@ -47,6 +47,19 @@ struct build_component {
         char *version;             /* from its header (toolkit: version.json/txt, cuda.h; host: "GCC 12.2.0") */
         char *library_version;     /* from the library's file name, or NULL */
         unsigned long cuda_major;  /* what its library is built for; 0: unknown */
+        /* How the configure ends for it (static): "on" (found, its option
+         * stays on), "off" (its option off, given or turned off because
+         * nothing is found), "fatal" (the configure stops on it),
+         * "bundled" (NCCL: third_party/nccl is built), or NULL for a row
+         * that was not searched (nothing before it found). */
+        const char *verdict;
+};
+
+/* The probe compile of the CUDA compiler identification. */
+struct build_compile {
+        const char *state;  /* static: "passed", "failed", "not run" */
+        char *why;          /* "not run": why; "failed": nvcc's first error lines */
+        struct strv argv;   /* the command run (empty when not run) */
 };
 
 struct build_report {
@@ -54,8 +67,11 @@ struct build_report {
         unsigned long cuda_major;  /* the toolkit's (root's) major; 0: none found */
         char *cuda_version;        /* "11.8", or NULL */
         struct strv loaded;        /* LOADEDMODULES */
+        struct build_compile compile;
+        char *glibc;               /* the glibc version ("2.41"), or NULL */
         struct doctor_finding *findings;
         size_t n_findings;
+        size_t n_fatal;            /* of the findings, those the configure stops on */
         struct strv notes;
 };
 
@@ -65,17 +81,32 @@ struct build_report {
 #define BUILD_HOST_COMPILER "host-compiler"       /* a host compiler nvcc refuses */
 #define BUILD_CUDA_MAJOR "cuda-major"             /* a library for another CUDA major */
 #define BUILD_MIXED "mixed-install"               /* header and library from different installs */
-#define BUILD_DEFAULT_PATH "default-path"         /* found only through a default place */
 #define BUILD_OPTION_OFF "option-off"             /* nothing found: PyTorch turns USE_* off */
+#define BUILD_REQUIRED "required-missing"         /* USE_SYSTEM_NCCL (or USE_SYSTEM_LIBS) on, no NCCL:
+                                                   * find_package(NCCL REQUIRED) stops cmake */
+#define BUILD_CUDA_COMPILE "cuda-compile"         /* the probe .cu does not compile: CMake's CUDA
+                                                   * compiler identification fails */
+#define BUILD_GLIBC_MATH "glibc-math"             /* glibc >= 2.41's sinpi/cospi against the toolkit's
+                                                   * crt/math_functions.h (CUDA before 13.0) */
 #define BUILD_NO_TOOLKIT "no-toolkit"             /* no CUDA toolkit: a CPU-only build */
 
 /* The row of component c, a library PyTorch's configure finds
  * (torch_build.order > 0). */
 size_t build_row(const struct component *c);
 
+/* The first CUDA release whose crt/math_functions.h agrees with glibc
+ * 2.41's sinpi, sinpif, cospi, cospif (noexcept): CUDA 12.9 still clashes
+ * (NVIDIA/cuda-samples#378, Ubuntu 25.04); 13.0's header tests glibc's
+ * version (__NV_GLIBC_PROVIDES_IEC_60559_FUNCS). */
+#define BUILD_GLIBC_FIXED_CUDA "13.0"
+
 /* Emulate the configure in o->environ (NULL: the process's). Under
  * o->sysroot (NULL: "/") the default places are looked up: /usr/local,
- * /usr, /opt, /etc/debian_version. Returns 0. */
+ * /usr, /opt, /etc/debian_version. The CUDA compiler identification is
+ * predicted by compiling a probe .cu with the nvcc and host compiler
+ * CMake would use, in that environment, in a private temporary
+ * directory (not with o->no_compile, nor as root with programs another
+ * user can change). Returns 0. */
 int doctor_build_run(const struct doctor_options *o, struct build_report *ret, struct diag *d);
 void build_report_release(struct build_report *r);
 

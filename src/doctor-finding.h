@@ -52,6 +52,10 @@ struct doctor_built {
 
 struct doctor_finding {
         const char *id;     /* static: see DOCTOR_* below */
+        /* doctor --build: the configure stops on it (a CMake error), where
+         * the rest are warnings (the configure goes on and the torch built
+         * lacks something or is wrong). Always false for doctor PATH. */
+        bool fatal;
         const char *ref;    /* the failure of PYTORCH.md §3 it prevents ("R1"), or NULL */
         char *what;         /* one or more sentences, no trailing newline */
         char *why;

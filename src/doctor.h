@@ -38,6 +38,12 @@ struct doctor_options {
         /* doctor --build: the root the default places (/usr/local, /usr,
          * /opt, /etc/debian_version) are looked up under (NULL: "/"). */
         const char *sysroot;
+        /* doctor --build: compile no probe with the CUDA compiler (only the
+         * prediction from the versions is made). */
+        bool no_compile;
+        /* doctor --build: the glibc version the prediction from versions
+         * uses ("2.41"; NULL: gnu_get_libc_version()'s), for tests. */
+        const char *glibc;
 };
 
 /* Diagnose the libraries of paths: a torch package directory (it holds

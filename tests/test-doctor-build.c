@@ -248,6 +248,21 @@ static void run_build(const struct env *e, const struct strv *mp, struct build_r
         strv_release(&items);
 }
 
+/* run_build with no_compile and the glibc version given. */
+static void run_build_predict(const struct env *e, const char *glibc, struct build_report *r)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct strv items = { 0 };
+
+        for (size_t i = 0; i < e->items.len; i++)
+                strv_add(&items, e->items.items[i]);
+        ck_assert_int_eq(doctor_build_run(&(struct doctor_options){ .environ = items.items, .sysroot = root,
+                                                                    .no_compile = true, .glibc = glibc },
+                                          r, &d),
+                         0);
+        strv_release(&items);
+}
+
 static const struct doctor_finding *finding(const struct build_report *r, const char *id, const char *needle)
 {
         for (size_t i = 0; i < r->n_findings; i++)
@@ -705,14 +720,14 @@ START_TEST(cudnn_header_and_library_apart)
 }
 END_TEST
 
-/* Debian's cuDNN for the right major, found only in /usr: a default-path
- * finding that names the module instead. */
+/* Debian's cuDNN for the right major, found only in /usr: the configure
+ * takes it as it should, so a note (naming the module that would name
+ * it), not a problem. */
 START_TEST(cudnn_only_in_system_dirs)
 {
         struct build_report r;
         struct env e;
         struct strv mp;
-        const struct doctor_finding *f;
         _cleanup_free_ char *deblib = xasprintf("lib/%s", arch), *libpath = NULL;
         _cleanup_free_ char *from = xasprintf("default /usr + lib/%s", arch);
 
@@ -726,9 +741,17 @@ START_TEST(cudnn_only_in_system_dirs)
         libpath = xasprintf("usr/%s/libcudnn.so", deblib);
         assert_hit(&r, &r.c[build_row(&component_cudnn)].header, "usr/include/cudnn.h", "default /usr + include");
         assert_hit(&r, &r.c[build_row(&component_cudnn)].library, libpath, from);
-        f = ASSERT_FINDING(&r, BUILD_DEFAULT_PATH, "cuDNN");
-        ck_assert_msg(strstr(f->fix, "module load cudnn/9.1.0"), "%s", f->fix);
-        ck_assert_uint_eq(r.n_findings, 1);
+        {
+                _cleanup_free_ char *d = dump(&r);
+                bool noted = false;
+
+                ck_assert_msg(r.n_findings == 0, "%s", d);
+                for (size_t i = 0; i < r.notes.len; i++)
+                        noted |= strstr(r.notes.items[i], "only from the default places") &&
+                                 strstr(r.notes.items[i], "module load cudnn/9.1.0");
+                ck_assert_msg(noted, "no note of the default places:\n%s", d);
+                ck_assert_str_eq(r.c[build_row(&component_cudnn)].verdict, "on");
+        }
         compare_with_cmake(&e, &r);
         build_report_release(&r);
         strv_release(&mp);
@@ -965,6 +988,218 @@ START_TEST(stubs_on_ld_library_path)
 }
 END_TEST
 
+
+/* --- fatal or not: USE_SYSTEM_NCCL, USE_SYSTEM_LIBS ------------------------------------------------------------------ */
+
+/* cmake/External/nccl.cmake: if(USE_SYSTEM_NCCL) find_package(NCCL
+ * REQUIRED): no NCCL stops the configure ("Could NOT find NCCL (missing:
+ * NCCL_INCLUDE_DIRS NCCL_LIBRARIES)"); CMakeLists.txt's
+ * if(USE_SYSTEM_LIBS) sets USE_SYSTEM_NCCL ON when USE_NCCL is. A cuDNN
+ * that is not found only turns USE_CUDNN off (cuda.cmake's "Cannot find
+ * cuDNN library. Turning the option off"): a warning. */
+START_TEST(system_nccl_missing_is_fatal)
+{
+        struct build_report r;
+        struct env e;
+        const struct doctor_finding *f;
+
+        tree();
+        env_init(&e);
+        env_cuda(&e, CUDA12, "cuda/12.4");
+        env_set(&e, "USE_SYSTEM_NCCL", "1");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        f = ASSERT_FINDING(&r, BUILD_REQUIRED, "USE_SYSTEM_NCCL is on");
+        ck_assert(f->fatal);
+        ck_assert_msg(strstr(f->why, "Could NOT find NCCL"), "%s", f->why);
+        ck_assert_str_eq(r.c[build_row(&component_nccl)].verdict, "fatal");
+        ck_assert_uint_eq(r.n_fatal, 1);
+        /* cuDNN 9.1.0 is not on any path here: USE_CUDNN goes off, a warning. */
+        f = ASSERT_FINDING(&r, BUILD_OPTION_OFF, "cuDNN");
+        ck_assert(!f->fatal);
+        ck_assert_str_eq(r.c[build_row(&component_cudnn)].verdict, "off");
+        ck_assert_str_eq(r.c[BUILD_TOOLKIT].verdict, "on");
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+        strv_release(&e.items);
+
+        /* USE_SYSTEM_LIBS alone turns it on, over USE_SYSTEM_NCCL=0. */
+        env_init(&e);
+        env_cuda(&e, CUDA12, "cuda/12.4");
+        env_set(&e, "USE_SYSTEM_LIBS", "ON");
+        env_set(&e, "USE_SYSTEM_NCCL", "0");
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        f = ASSERT_FINDING(&r, BUILD_REQUIRED, "USE_SYSTEM_LIBS");
+        ck_assert(f->fatal);
+        ck_assert_uint_eq(r.n_findings, 1);
+        build_report_release(&r);
+
+        /* With USE_NCCL off nothing of NCCL is searched. */
+        env_set(&e, "USE_NCCL", "0");
+        run_build(&e, NULL, &r);
+        ck_assert_str_eq(r.c[build_row(&component_nccl)].verdict, "off");
+        ck_assert_uint_eq(r.n_findings, 0);
+        build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* --- the CUDA compiler identification ------------------------------------------------------------------------------ */
+
+/* What nvcc 12.4 says on a glibc 2.41 system (Debian trixie) for a .cu
+ * including <cmath> (NVIDIA/cuda-samples#378 has the same lines for 12.9). */
+static const char glibc_clash[] =
+        "/usr/include/x86_64-linux-gnu/bits/mathcalls.h(79): error: exception specification is incompatible "
+        "with that of previous function \"cospi\" (declared at line 2601 of "
+        "/usr/lib/nvidia-cuda-toolkit/include/crt/math_functions.h)\n"
+        "  extern double cospi (double __x) noexcept (true); extern double __cospi (double __x) noexcept (true);\n"
+        "                                   ^\n\n"
+        "/usr/include/x86_64-linux-gnu/bits/mathcalls.h(81): error: exception specification is incompatible "
+        "with that of previous function \"sinpi\" (declared at line 2556 of "
+        "/usr/lib/nvidia-cuda-toolkit/include/crt/math_functions.h)\n"
+        "4 errors detected in the compilation of \"probe.cu\".\n";
+
+/* prefix/bin/nvcc: says its version, and fails any compile (-c) with
+ * message on stderr, recording its arguments in prefix/nvcc.args. */
+static void failing_nvcc(const char *prefix, const char *message)
+{
+        _cleanup_free_ char *rel = xasprintf("%s/bin/nvcc", prefix), *path = at(rel), *msg = at("nvcc-message");
+        _cleanup_free_ char *args = xasprintf("%s/%s/nvcc.args", root, prefix);
+        _cleanup_free_ char *text = xasprintf(
+                "#!/bin/sh\nfor a; do if [ \"$a\" = -c ]; then echo \"$*\" > '%s'; cat '%s' >&2; exit 1; fi; done\n"
+                "echo 'Cuda compilation tools, release 12.4, V12.4.131'\n",
+                args, msg);
+
+        fx_write(root, "nvcc-message", message);
+        unlink(path);
+        fx_write(root, rel, text);
+        ck_assert(chmod(path, 0755) == 0);
+}
+
+START_TEST(compile_fails_with_glibc_clash)
+{
+        struct build_report r;
+        struct env e;
+        const struct doctor_finding *f;
+        _cleanup_free_ char *gxx = at("bin/g++-13");
+
+        tree();
+        failing_nvcc(CUDA12, glibc_clash);
+        /* CUDAHOSTCXX is CMake's host compiler: passed as -ccbin. */
+        fx_write(root, "bin/g++-13",
+                 "#!/bin/sh\necho '#define __GNUC__ 13'\necho '#define __GNUC_MINOR__ 4'\n"
+                 "echo '#define __GNUC_PATCHLEVEL__ 0'\necho '#define __VERSION__ \"13.4.0\"'\n");
+        ck_assert(chmod(gxx, 0755) == 0);
+        env_init(&e);
+        env_cuda(&e, CUDA12, "cuda/12.4");
+        env_set(&e, "CUDAHOSTCXX", gxx);
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        f = ASSERT_FINDING(&r, BUILD_GLIBC_MATH, "sinpi");
+        ck_assert(f->fatal);
+        ck_assert_msg(strstr(f->what, "CUDA " BUILD_GLIBC_FIXED_CUDA " fixed it") && strstr(f->what, "glibc "),
+                      "%s", f->what);
+        ck_assert_msg(strstr(f->fix, "CUDA " BUILD_GLIBC_FIXED_CUDA " or newer") && strstr(f->fix, "glibc older"),
+                      "%s", f->fix);
+        ck_assert_str_eq(r.compile.state, "failed");
+        ck_assert_str_eq(r.c[BUILD_NVCC].verdict, "fatal");
+        ck_assert_str_eq(r.c[BUILD_TOOLKIT].verdict, "fatal");
+        ck_assert_uint_eq(r.n_findings, 1);
+        {
+                _cleanup_free_ char *args_path = at(CUDA12 "/nvcc.args");
+                _cleanup_strbuf_ struct strbuf args = STRBUF_INIT;
+                _cleanup_free_ char *want = xasprintf("-ccbin %s -c probe.cu -o probe.o", gxx);
+
+                ck_assert_int_eq(file_read_regular_at(AT_FDCWD, args_path, NULL, 4096, false, &args, NULL), 0);
+                ck_assert_msg(strstr(args.buf, want), "nvcc ran with '%s', want '%s'", args.buf, want);
+        }
+        build_report_release(&r);
+
+        /* Another error: a cuda-compile finding with nvcc's first lines. */
+        failing_nvcc(CUDA12, "probe.cu(1): catastrophic error: cannot open source file \"cuda_runtime.h\"\n");
+        run_build(&e, NULL, &r);
+        f = ASSERT_FINDING(&r, BUILD_CUDA_COMPILE, "cannot open source file");
+        ck_assert(f->fatal);
+        ck_assert(!finding(&r, BUILD_GLIBC_MATH, NULL));
+        build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* The toolkits' nvcc scripts compile nothing and exit 0: the probe passes.
+ * Without the compile (--no-compile), glibc >= 2.41 with a CUDA before
+ * 13.0 is the prediction. */
+START_TEST(glibc_predicted_from_versions)
+{
+        struct build_report r;
+        struct env e;
+        const struct doctor_finding *f;
+
+        tree();
+        env_init(&e);
+        env_cuda(&e, CUDA12, "cuda/12.4");
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        ck_assert_str_eq(r.compile.state, "passed");
+        ck_assert_uint_eq(r.n_findings, 0);
+        build_report_release(&r);
+
+        run_build_predict(&e, "2.41", &r);
+        ck_assert_str_eq(r.compile.state, "not run");
+        f = ASSERT_FINDING(&r, BUILD_GLIBC_MATH, "predicted from the versions");
+        ck_assert(f->fatal);
+        ck_assert_msg(strstr(f->what, "glibc 2.41") && strstr(f->what, "CUDA 12.4"), "%s", f->what);
+        build_report_release(&r);
+
+        run_build_predict(&e, "2.36", &r);
+        ck_assert(!finding(&r, BUILD_GLIBC_MATH, NULL));
+        build_report_release(&r);
+        strv_release(&e.items);
+
+        env_init(&e);
+        env_cuda(&e, CUDA13, "cuda/13.0");
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build_predict(&e, "2.41", &r);
+        ck_assert(!finding(&r, BUILD_GLIBC_MATH, NULL));
+        build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* The real CUDA 13.0 of this project's machines, when there: its nvcc
+ * compiles the probe with the system's gcc (bookworm: glibc 2.36). */
+START_TEST(compile_with_real_cuda13)
+{
+        struct build_report r;
+        struct env e;
+
+        if (access("/usr/local/cuda-13.0/bin/nvcc", X_OK) < 0)
+                return;
+        tree();
+        env_init(&e);
+        env_set(&e, "PATH", "/usr/local/cuda-13.0/bin:/usr/bin:/bin");
+        env_set(&e, "CUDA_HOME", "/usr/local/cuda-13.0");
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        {
+                _cleanup_free_ char *d = dump(&r);
+
+                ck_assert_msg(streq(r.compile.state, "passed"), "probe %s: %s\n%s", r.compile.state,
+                              r.compile.why ? r.compile.why : "", d);
+                ck_assert_msg(!finding(&r, BUILD_CUDA_COMPILE, NULL) && !finding(&r, BUILD_GLIBC_MATH, NULL), "%s", d);
+                ck_assert_str_eq(r.c[BUILD_NVCC].verdict, "on");
+        }
+        build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
 /* --- the command ------------------------------------------------------------------------------------------------------ */
 
 START_TEST(command_exit_status_and_json)
@@ -1015,6 +1250,66 @@ START_TEST(command_exit_status_and_json)
         ck_assert_msg(r.status == 0 && strstr(r.out, "nothing wrong found"), "exit %d: %s%s", r.status, r.out, r.err);
         run_result_release(&r);
 
+        /* USE_SYSTEM_NCCL with no NCCL: the configure stops, exit 3. */
+        strv_add(&e.items, "USE_SYSTEM_NCCL=1");
+        run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", "--json", NULL },
+                    (const char *const *)e.items.items);
+        ck_assert_msg(r.status == 3, "exit %d: %s%s", r.status, r.out, r.err);
+        doc = json_loads(r.out, 0, &jerr);
+        ck_assert_msg(doc, "not JSON (%s): %s", jerr.text, r.out);
+        ck_assert_str_eq(json_string_value(json_object_get(doc, "status")), "fatal");
+        {
+                json_t *nccl = json_array_get(json_object_get(doc, "components"), build_row(&component_nccl));
+                json_t *f = json_array_get(json_object_get(doc, "findings"), 0);
+                json_t *tk = json_array_get(json_object_get(doc, "components"), BUILD_TOOLKIT);
+                _cleanup_free_ char *prefix = at(CUDA11);
+
+                ck_assert_str_eq(json_string_value(json_object_get(nccl, "verdict")), "fatal");
+                ck_assert(json_is_null(json_object_get(nccl, "pick")));
+                ck_assert_str_eq(json_string_value(json_object_get(f, "id")), "required-missing");
+                ck_assert_str_eq(json_string_value(json_object_get(f, "severity")), "fatal");
+                ck_assert_str_eq(json_string_value(json_object_get(tk, "verdict")), "on");
+                ck_assert_str_eq(json_string_value(json_object_get(json_object_get(tk, "pick"), "path")), prefix);
+                ck_assert_str_eq(json_string_value(json_object_get(json_object_get(tk, "pick"), "version")), "11.8");
+                ck_assert_str_eq(json_string_value(json_object_get(json_object_get(doc, "compile"), "state")),
+                                 "passed");
+        }
+        json_decref(doc);
+        run_result_release(&r);
+        run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", NULL },
+                    (const char *const *)e.items.items);
+        ck_assert_msg(r.status == 3 && strstr(r.out, "[fatal required-missing]") && strstr(r.out, "1 fatal"),
+                      "exit %d: %s%s", r.status, r.out, r.err);
+        run_result_release(&r);
+        strv_release(&e.items);
+
+        /* A cuDNN of the toolkit's major only in /usr: a note, exit 0
+         * (no /usr/local/cuda, whose cuDNN for CUDA 13 comes first). */
+        {
+                _cleanup_free_ char *deblib = xasprintf("lib/%s", arch), *link = at("usr/local/cuda");
+
+                ck_assert_int_eq(unlink(link), 0);
+
+                fx_cudnn(root, "usr", &(struct fx_cudnn){ .version = "9.1.0", .cuda_major = 12, .lib = deblib });
+        }
+        env_init(&e);
+        env_cuda(&e, CUDA12, "cuda/12.4");
+        env_others_off(&e);
+        strv_add(&e.items, test_root);
+        strv_add(&e.items, "LC_ALL=C");
+        run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", NULL },
+                    (const char *const *)e.items.items);
+        ck_assert_msg(r.status == 0 && strstr(r.out, "\nnotes\n") &&
+                              strstr(r.out, "nothing wrong found"),
+                      "exit %d: %s%s", r.status, r.out, r.err);
+        run_result_release(&r);
+
+        /* --no-compile goes with --build only. */
+        run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--no-compile", "/x", NULL },
+                    (const char *const *)e.items.items);
+        ck_assert_msg(r.status == 2, "exit %d: %s%s", r.status, r.out, r.err);
+        run_result_release(&r);
+
         /* A PATH with --build: usage error. */
         run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", "/x", NULL },
                     (const char *const *)e.items.items);
@@ -1042,6 +1337,10 @@ static Suite *suite(void)
         tcase_add_test(tc, nothing_loaded);
         tcase_add_test(tc, host_compiler_refused);
         tcase_add_test(tc, stubs_on_ld_library_path);
+        tcase_add_test(tc, system_nccl_missing_is_fatal);
+        tcase_add_test(tc, compile_fails_with_glibc_clash);
+        tcase_add_test(tc, glibc_predicted_from_versions);
+        tcase_add_test(tc, compile_with_real_cuda13);
         tcase_add_test(tc, command_exit_status_and_json);
         suite_add_tcase(s, tc);
         return s;
