@@ -441,6 +441,10 @@ json_t *install_to_json(const struct install *in)
         json_set(o, "version", json_version(&in->version, in->component->version_parts));
         if (in->component->to_json)
                 in->component->to_json(in, o);
+        /* A package manager's metadata names the exact CUDA (metadata.h):
+         * all three parts, where a component writes its CUDA. */
+        if (in->cuda_version.count >= 3 && json_object_get(o, "cuda_version"))
+                json_set(o, "cuda_version", json_version(&in->cuda_version, 3));
         json_set(o, "cuda_major", major >= 0 ? json_integer(major) : json_null());
         json_set(o, "arch", json_string_lossy(in->arch));
         json_set(o, "layout", json_string_lossy(layout_to_string(in->layout)));
