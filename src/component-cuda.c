@@ -707,13 +707,23 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
                           path_basename(dir->parent_realpath), &hint) >= 0))
                 hint_ver = hint.version;
 
-        votes[0] = (struct version_vote){ json_ver, "version.json" };
-        votes[1] = (struct version_vote){ txt_ver, "version.txt" };
-        votes[2] = (struct version_vote){ header, "cuda.h" };
-        votes[3] = (struct version_vote){ meta_ver, "the cudart version" };
-        votes[4] = (struct version_vote){ nvcc_release, "nvcc" };
+        /* What the binaries prove first: a version.json or version.txt
+         * is a note the installer wrote, and one left by another release
+         * (a toolkit updated in place) says less than cuda.h, libcudart's
+         * own name and nvcc; where they disagree it is named, and loses. */
+        votes[0] = (struct version_vote){ header, "cuda.h" };
+        votes[1] = (struct version_vote){ meta_ver, "the cudart version" };
+        votes[2] = (struct version_vote){ nvcc_release, "nvcc" };
+        votes[3] = (struct version_vote){ json_ver, "version.json" };
+        votes[4] = (struct version_vote){ txt_ver, "version.txt" };
         votes[5] = (struct version_vote){ cudart_soname_vote(&ld.soname), "the libcudart soname" };
         version_votes_settle(in, votes, ELEMENTSOF(votes), 2);
+        /* The release a version file gave is of the version it said. */
+        if (in->release.count && in->version.count) {
+                struct version xy = version_truncate(&in->release, 2);
+                if (version_compare(&xy, &in->version) != 0)
+                        in->release = (struct version){ 0 };
+        }
         if (!in->version.count && hint_ver.count >= 2)
                 in->version = version_truncate(&hint_ver, 2);
         /* The release from the directory name (cuda-12.4.1, Spack, EasyBuild)

@@ -430,6 +430,16 @@ void json_set(json_t *o, const char *key, json_t *value)
                 die_oom();
 }
 
+/* The component's own members. A package manager's metadata that names
+ * the exact CUDA (metadata.h) gives all three parts, where a component
+ * writes its CUDA. */
+static void component_json(const struct install *in, json_t *o)
+{
+        in->component->to_json(in, o);
+        if (in->cuda_version.count >= 3 && json_object_get(o, "cuda_version"))
+                json_set(o, "cuda_version", json_version(&in->cuda_version, 3));
+}
+
 json_t *install_to_json(const struct install *in)
 {
         json_t *o = json_object(), *problems, *evidence;
@@ -440,7 +450,7 @@ json_t *install_to_json(const struct install *in)
         json_set(o, "component", json_string_lossy(in->component->name));
         json_set(o, "version", json_version(&in->version, in->component->version_parts));
         if (in->component->to_json)
-                in->component->to_json(in, o);
+                component_json(in, o);
         json_set(o, "cuda_major", major >= 0 ? json_integer(major) : json_null());
         json_set(o, "arch", json_string_lossy(in->arch));
         json_set(o, "layout", json_string_lossy(layout_to_string(in->layout)));
@@ -708,7 +718,7 @@ static void jw_install(struct strbuf *sb, const struct install *in, unsigned dep
 
                 if (!o)
                         die_oom();
-                in->component->to_json(in, o);
+                component_json(in, o);
                 jw_members(sb, &n, o, depth);
                 json_decref(o);
         }

@@ -9,6 +9,7 @@
 #include "component-table.h"
 #include "detect.h"
 #include "component.h"
+#include "metadata.h"
 #include "scan.h"
 #include "util-path.h"
 #include "util.h"
@@ -44,6 +45,36 @@ static bool present_cached(const char *path, bool file)
         return file ? detect_is_file(AT_FDCWD, path) : detect_is_dir(AT_FDCWD, path);
 }
 
+/* What a package manager wrote in the visited directory (metadata.h),
+ * given to the installs found in it: read once, when one is there. A
+ * file there that cannot be read or parsed is left, said with -v. */
+static void apply_metadata(const struct walk_dir *dir, struct scan_result *r, size_t before)
+{
+        struct metadata m = { 0 };
+        struct diag d = DIAG_INIT;
+        int r_read = 1;
+
+        for (size_t i = before; i < r->installs.len; i++) {
+                struct install *in = r->installs.items[i];
+
+                if (!streq(in->realpath, dir->realpath))
+                        continue;
+                if (r_read > 0) {
+                        r_read = metadata_read(dir->fd, dir->path, &m, &d);
+                        if (r_read < 0 && r_read != -ENOENT) {
+                                _cleanup_free_ char *msg = diag_format(&d);
+
+                                strv_push(&r->verbose, xasprintf("%s: ignored", msg));
+                        }
+                }
+                if (r_read == 0)
+                        metadata_apply(in, &m);
+        }
+        if (r_read == 0)
+                metadata_release(&m);
+        diag_release(&d);
+}
+
 static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void *userdata)
 {
         struct scan_ctx *ctx = userdata;
@@ -66,6 +97,7 @@ static int visit(const struct walk_dir *dir, struct walk_verdict *verdict, void 
                                 verdict->keep = v.keep;
                 }
         }
+        apply_metadata(dir, r, before);
         /* What of a new install's paths is there, while what the visit read
          * of its directory can tell (most are below it): recorded again at
          * the end only for an install whose paths changed since. */
@@ -151,6 +183,8 @@ static void join_ctx(void *userdata, void *forked)
         s->installs.len = 0;
         for (size_t i = 0; i < s->warnings.len; i++)
                 warning(s->warnings.items[i], ctx);
+        for (size_t i = 0; i < s->verbose.len; i++)
+                strv_add(&r->verbose, s->verbose.items[i]);
         for (size_t i = 0; i < s->n_gaps; i++)
                 incomplete(s->gaps[i].path, s->gaps[i].realpath, s->gaps[i].why, ctx);
         scan_result_release(s);
@@ -502,6 +536,7 @@ void scan_result_release(struct scan_result *r)
 {
         install_list_release(&r->installs);
         strv_release(&r->warnings);
+        strv_release(&r->verbose);
         for (size_t i = 0; i < r->n_gaps; i++) {
                 free(r->gaps[i].path);
                 free(r->gaps[i].realpath);

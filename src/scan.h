@@ -51,6 +51,9 @@ struct scan_root {
 struct scan_result {
         struct install_list installs;
         struct strv warnings;
+        /* What the scan looked at and left, for -v (a package manager's
+         * metadata it could not read): not warnings, the scan goes on. */
+        struct strv verbose;
         struct scan_gap *gaps; /* in the order met */
         size_t n_gaps;
         /* The roots that are empty directories: an empty directory cannot

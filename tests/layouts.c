@@ -362,6 +362,75 @@ static void build_nvshmem(const char *root)
                                                        .include = "include/nvshmem_12", .no_bin = true });
 }
 
+/* What a package manager wrote in a prefix (metadata.h): a Spack
+ * NVSHMEM whose libraries name no CUDA, with its spec.json (Spack 0.22's
+ * format, the cuda dependency by hash); an EasyBuild NVSHMEM with its
+ * easyconfig; a Spack NCCL whose spec.json disagrees with what its library
+ * says; a Spack NVSHMEM with a truncated spec.json (left, scan goes on);
+ * a Spack CUDA whose version.json says 12.4 where cuda.h, libcudart and
+ * nvcc say 12.9. */
+static void build_metadata(const char *root)
+{
+        const char *base = "spack/opt/spack/linux-ubuntu22.04-zen2/gcc-12.3.0";
+        _cleanup_free_ char *nvshmem = xasprintf("%s/nvshmem-3.1.7-1-k7qz3xvqmmb2fvmpyl4ld6hmxx3kbfzz", base);
+        _cleanup_free_ char *broken = xasprintf("%s/nvshmem-3.0.6-4-a2g3sd4lm5xw6fxq7eqlb4rr7mjsoqhv", base);
+        _cleanup_free_ char *nccl = xasprintf("%s/nccl-2.23.4-1-5qbq2ts7nfiyhapjvqbn5whgxofrzqz7", base);
+        _cleanup_free_ char *cuda = xasprintf("%s/cuda-12.9.1-ycpnb6nqfo7v3wuytkeaxkn2q6d2jwqy", base);
+        _cleanup_free_ char *f = NULL;
+        const char *eb = "easybuild/software/NVSHMEM/3.2.5-gompi-2024a-CUDA-12.6.0";
+
+        fx_nvshmem(root, nvshmem, &(struct fx_nvshmem){ .version = "3.1.7" });
+        f = xasprintf("%s/.spack/spec.json", nvshmem);
+        fx_write(root, f,
+                 "{\n \"spec\": {\n  \"_meta\": {\"version\": 4},\n  \"nodes\": [\n"
+                 "   {\"name\": \"nvshmem\", \"version\": \"3.1.7-1\", \"arch\": {\"platform\": \"linux\", \"platform_os\": \"ubuntu22.04\", \"target\": \"zen2\"},\n"
+                 "    \"compiler\": {\"name\": \"gcc\", \"version\": \"12.3.0\"}, \"namespace\": \"builtin\",\n"
+                 "    \"parameters\": {\"build_system\": \"makefile\", \"cuda\": true, \"cuda_arch\": [\"80\", \"90\"], \"gdrcopy\": false, \"mpi\": true, \"ucx\": false},\n"
+                 "    \"package_hash\": \"lzqdnnt5xzeo2yaw6ttvvn5jmt2krj7wrpkxfyslj62tfx6ogeuq====\",\n"
+                 "    \"dependencies\": [\n"
+                 "     {\"name\": \"cuda\", \"hash\": \"ffjxl7u7gsm5hgvzkmmm2rj3lavwhvja\", \"parameters\": {\"deptypes\": [\"build\", \"link\"], \"virtuals\": []}},\n"
+                 "     {\"name\": \"openmpi\", \"hash\": \"3xnkcgvqv2y4ai7qeukpgmmmeleswyaq\", \"parameters\": {\"deptypes\": [\"build\", \"link\"], \"virtuals\": [\"mpi\"]}}\n"
+                 "    ],\n    \"hash\": \"k7qz3xvqmmb2fvmpyl4ld6hmxx3kbfzz\"},\n"
+                 "   {\"name\": \"cuda\", \"version\": \"12.6.0\", \"arch\": {\"platform\": \"linux\", \"platform_os\": \"ubuntu22.04\", \"target\": \"zen2\"},\n"
+                 "    \"namespace\": \"builtin\", \"parameters\": {\"allow-unsupported-compilers\": false, \"dev\": false},\n"
+                 "    \"hash\": \"ffjxl7u7gsm5hgvzkmmm2rj3lavwhvja\"},\n"
+                 "   {\"name\": \"openmpi\", \"version\": \"4.1.6\", \"hash\": \"3xnkcgvqv2y4ai7qeukpgmmmeleswyaq\"}\n"
+                 "  ]\n }\n}\n");
+        free(f);
+        fx_nvshmem(root, broken, &(struct fx_nvshmem){ .version = "3.0.6" });
+        f = xasprintf("%s/.spack/spec.json", broken);
+        fx_write(root, f, "{\n \"spec\": {\n  \"_meta\": {\"version\": 4},\n  \"nodes\": [\n   {\"name\": \"nvshmem\", \"vers");
+        free(f);
+        fx_nvshmem(root, eb, &(struct fx_nvshmem){ .version = "3.2.5" });
+        f = xasprintf("%s/easybuild/NVSHMEM-3.2.5-gompi-2024a-CUDA-12.6.0.eb", eb);
+        fx_write(root, f,
+                 "easyblock = 'MakeCp'\n\nname = 'NVSHMEM'\nversion = '3.2.5'\nversionsuffix = '-CUDA-%(cudaver)s'\n\n"
+                 "homepage = 'https://developer.nvidia.com/nvshmem'\n"
+                 "description = \"\"\"NVSHMEM is a parallel programming interface based on OpenSHMEM that provides\n"
+                 " efficient and scalable communication for NVIDIA GPU clusters.\"\"\"\n\n"
+                 "toolchain = {'name': 'gompi', 'version': '2024a'}\n\n"
+                 "source_urls = ['https://developer.download.nvidia.com/compute/redist/nvshmem/%(version)s/source/']\n"
+                 "sources = ['nvshmem_src_%(version)s-1.txz']\n\n"
+                 "builddependencies = [('CMake', '3.29.3')]\n\n"
+                 "dependencies = [\n    ('CUDA', '12.6.0', '', SYSTEM),\n    ('NCCL', '2.22.3', versionsuffix),\n    ('UCX-CUDA', '1.16.0', versionsuffix),\n]\n\n"
+                 "moduleclass = 'lib'\n");
+        free(f);
+        fx_nccl(root, nccl, &(struct fx_nccl){ .version = "2.23.4", .cuda = "13.0" });
+        f = xasprintf("%s/.spack/spec.json", nccl);
+        fx_write(root, f,
+                 "{\"spec\": {\"_meta\": {\"version\": 4}, \"nodes\": [\n"
+                 " {\"name\": \"nccl\", \"version\": \"2.23.4-1\", \"parameters\": {\"cuda\": true, \"cuda_arch\": [\"90\"]},\n"
+                 "  \"dependencies\": [{\"name\": \"cuda\", \"hash\": \"ffjxl7u7gsm5hgvzkmmm2rj3lavwhvja\", \"parameters\": {\"deptypes\": [\"build\", \"link\"], \"virtuals\": []}}],\n"
+                 "  \"hash\": \"5qbq2ts7nfiyhapjvqbn5whgxofrzqz7\"},\n"
+                 " {\"name\": \"cuda\", \"version\": \"12.6.0\", \"hash\": \"ffjxl7u7gsm5hgvzkmmm2rj3lavwhvja\"}]}}\n");
+        free(f);
+        fx_cuda_toolkit(root, cuda,
+                        &(struct fx_cuda){ .version = "12.9", .release = "12.9.1", .cudart = "12.9.79", .nvcc = "12.9.86",
+                                           .version_file = FX_VERSION_JSON_DATE });
+        f = xasprintf("%s/version.json", cuda);
+        fx_write(root, f, "{\n   \"cuda\" : {\n      \"name\" : \"CUDA SDK\",\n      \"version\" : \"12.4.1\"\n   }\n}\n");
+}
+
 /* MAGMA built by a site (make.inc: no soname), by EasyBuild (CMake,
  * soname libmagma.so) and by Spack (for CUDA 13, ILP64). */
 static void build_magma_builds(const char *root)
@@ -471,6 +540,7 @@ const struct layout_fixture layout_fixtures[] = {
         { "cusparselt-packages", build_cusparselt_packages,
           { "usr/lib/x86_64-linux-gnu", "venv", "conda", NULL } },
         { "nvshmem", build_nvshmem, { "apps", "venv", "usr/lib/x86_64-linux-gnu", NULL } },
+        { "metadata", build_metadata, { "spack", "easybuild", NULL } },
         { "magma-builds", build_magma_builds, { "apps", "easybuild", "spack", NULL } },
         { "magma-cuda", build_magma_cuda, { "usr/local", "conda", NULL } },
         { "cudss-tarballs", build_cudss_tarballs, { "apps", "easybuild", "spack" } },
