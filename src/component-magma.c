@@ -2,7 +2,9 @@
  * site build (/apps/magma/2.8.0/{include,lib,lib/pkgconfig}), Spack and
  * EasyBuild prefixes (magma/2.9.0-foss-2024a-CUDA-12.6.0), a conda
  * environment, PyTorch CI's /usr/local/cuda-X.Y/magma inside a CUDA prefix,
- * and a copy merged into a CUDA prefix. There is no pip wheel of MAGMA.
+ * a copy merged into a CUDA prefix, and Debian's packages (libmagma2,
+ * libmagma-dev: /usr/lib/libmagma.so.2, /usr/include). There is no pip
+ * wheel of MAGMA.
  *
  * libmagma.so has no version in its name (a CMake build's soname is
  * libmagma.so, a make.inc build has none), so the version comes from
@@ -187,7 +189,13 @@ static struct install *magma_install(int fd, const char *path, const char *realp
                 return NULL;
         file_rel = path_join(lib_rel, file);
         own_cuda = cuda_prefix_major(fd, realpath);
-        layout = conda ? LAYOUT_CONDA : own_cuda ? LAYOUT_MERGED : LAYOUT_TARBALL;
+        /* Debian's libmagma2 and libmagma-dev install into /usr/lib, not
+         * the multiarch directory: a …/usr with it in lib (or RPM's lib64)
+         * is the distribution's, even beside Debian's own CUDA there. */
+        if (streq(path_basename(realpath), "usr") && (streq(lib_rel, "lib") || streq(lib_rel, "lib64")))
+                layout = LAYOUT_SYSTEM;
+        else
+                layout = conda ? LAYOUT_CONDA : own_cuda ? LAYOUT_MERGED : LAYOUT_TARBALL;
         if (enclosing > 0)
                 enclosing_major = (unsigned long)enclosing;
         else if (enclosing < 0 && parent_realpath) {

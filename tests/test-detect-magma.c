@@ -74,6 +74,28 @@ START_TEST(magma_easybuild_and_spack)
 }
 END_TEST
 
+/* Debian's libmagma2 and libmagma-dev: /usr/lib/libmagma.so.2 (not the
+ * multiarch directory) with /usr/include and /usr/lib/pkgconfig: the
+ * distribution's install, whose module prepends nothing. */
+START_TEST(magma_debian_usr_lib_is_system)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+        const struct install *in;
+
+        fx_magma(root, "usr", &(struct fx_magma){ .version = "2.9.0", .cuda_major = 12 });
+        scan_fixture(root, (const char *const[]){ "usr", NULL }, &r);
+        ck_assert_int_eq(count_component(&r, &component_magma), 1);
+        in = magma_at(&r, root, "usr", "lib", "include");
+        ck_assert_int_eq(in->layout, LAYOUT_SYSTEM);
+        ck_assert_str_eq(ver(&in->version), "2.9.0");
+        ck_assert_str_eq(ver(&in->cuda_version), "12");
+        ck_assert_int_eq(in->n_problems, 0);
+        scan_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 /* PyTorch CI: a static libmagma.a in /usr/local/cuda-12.6/magma, inside a
  * prefix the toolkit's detector prunes: the CUDA major is the prefix's. */
 START_TEST(magma_static_in_cuda_prefix_subdirectory)
@@ -307,6 +329,7 @@ int main(void)
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, magma_site_build_without_soname);
         tcase_add_test(tc, magma_easybuild_and_spack);
+        tcase_add_test(tc, magma_debian_usr_lib_is_system);
         tcase_add_test(tc, magma_static_in_cuda_prefix_subdirectory);
         tcase_add_test(tc, magma_merged_into_cuda_prefix_and_conda);
         tcase_add_test(tc, magma_conda_package_names_cuda);

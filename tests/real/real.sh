@@ -5,6 +5,9 @@
 #   - CUDA 12.4 and NCCL 2.22.3 from trixie's non-free and contrib (NCCL
 #     needs glibc 2.38: checked only where the C library is that new);
 #   - /usr/local/cuda-13.0 where the machine has it.
+# (Debian trixie's own MAGMA 2.9 for CUDA 12, fetched and unpacked with
+# them as a trixie system has it, is magma.sh's: scan, its module under
+# both Lmods, doctor --build, the probe's run-time check.)
 # Each is scanned, its modules are generated (Lua and Tcl), loaded with the
 # real Lmod and Environment Modules, a .cu program is built with nvcc and
 # started with each CUDA module alone, and validate must report no false

@@ -2,7 +2,16 @@
 # unpack.sh DEBDIR APPS: lay out the Debian packages fetch.sh downloaded
 # into DEBDIR as a site installs them, under APPS, without installing
 # anything: APPS/cuda/X.Y/{bin,include,lib64,nvvm,version.json} (the CUDA
-# of the packages), and APPS/nccl/V/{include,lib} when DEBDIR has NCCL.
+# of the packages), APPS/nccl/V/{include,lib} when DEBDIR has NCCL, and
+# when it has Debian's MAGMA, APPS/<suite>/usr as a machine of that suite
+# has it once `apt install libmagma-dev` ran: usr/lib/libmagma.so.2 and
+# libmagma_sparse.so.2 with their .so links (Debian puts them in /usr/lib,
+# not the multiarch directory), usr/lib/pkgconfig/magma.pc, usr/include/
+# magma*.h, and the BLAS, LAPACK and libgfortran they need in
+# usr/lib/x86_64-linux-gnu (with the libblas.so.3 and liblapack.so.3 links
+# update-alternatives makes); not the static libmagma.a and
+# libmagma_sparse.a (375 MB, which nothing here links). Its CUDA runtime is
+# the unpacked CUDA's (APPS/cuda/X.Y), not a copy in usr/lib.
 #
 # Debian's nvcc reads its profile from the directory of the nvcc binary,
 # and that profile names /usr/lib/nvidia-cuda-toolkit; bin/nvcc.profile is
@@ -28,12 +37,20 @@ release=${release%%-*}
 xy=$(echo "$release" | cut -d. -f1-2)
 # The layout's version (2: with the CCCL headers) and the toolkit's package.
 stamp=$apps/.complete-2-$(basename "$toolkit")
-[ -f "$stamp" ] && exit 0
+# Debian's MAGMA, laid out on its own (its package's stamp): a layout of
+# the CUDA made before it came is kept.
+magma=$(echo "$debs"/libmagma2_*.deb)
+suite=$(basename "$debs")
+suite=${suite#debs-}
+mstamp=$apps/.complete-magma-1-$(basename "$magma")
+[ -f "$magma" ] || mstamp=
+laid_out() { [ -f "$stamp" ] && { [ -z "$mstamp" ] || [ -f "$mstamp" ]; }; }
+laid_out && exit 0
 mkdir -p "$apps"
 # One unpacker at a time (the real tests run in parallel).
 exec 9>"$apps/.lock"
 flock 9
-[ -f "$stamp" ] && exit 0
+laid_out && exit 0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudamod-real.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 x() {
@@ -41,6 +58,26 @@ x() {
         shift
         dpkg-deb --fsys-tarfile "$f" | tar -x -C "$tmp" --wildcards "$@" 2>/dev/null || true
 }
+if [ -n "$mstamp" ] && [ ! -f "$mstamp" ]; then
+        root=$apps/$suite
+        rm -rf "$root"
+        x libmagma2 './usr/lib/libmagma.so*'
+        x libmagma-sparse2 './usr/lib/libmagma_sparse.so*'
+        x libmagma-dev './usr/include/*' './usr/lib/libmagma.so' './usr/lib/libmagma_sparse.so' \
+                './usr/lib/pkgconfig/magma.pc'
+        x libblas3 './usr/lib/x86_64-linux-gnu/blas/*'
+        x liblapack3 './usr/lib/x86_64-linux-gnu/lapack/*'
+        x libgfortran5 './usr/lib/x86_64-linux-gnu/libgfortran.so*'
+        [ -f "$tmp/usr/lib/libmagma.so.2" ] && [ -f "$tmp/usr/include/magma_v2.h" ] &&
+                [ -f "$tmp/usr/lib/x86_64-linux-gnu/blas/libblas.so.3" ] ||
+                { echo "unpack.sh: Debian's MAGMA or its BLAS not unpacked" >&2; exit 1; }
+        ln -s blas/libblas.so.3 "$tmp/usr/lib/x86_64-linux-gnu/libblas.so.3"
+        ln -s lapack/liblapack.so.3 "$tmp/usr/lib/x86_64-linux-gnu/liblapack.so.3"
+        mkdir -p "$root"
+        mv "$tmp/usr" "$root/usr"
+        touch "$mstamp"
+fi
+[ -f "$stamp" ] && exit 0
 x nvidia-cuda-toolkit './usr/bin/ptxas' './usr/bin/fatbinary' './usr/bin/nvlink' './usr/bin/cudafe++' \
         './usr/bin/bin2c' './usr/bin/nvprune' './usr/bin/cuobjdump' './usr/bin/cu++filt' \
         './usr/lib/nvidia-cuda-toolkit/bin/nvcc' './usr/lib/nvidia-cuda-toolkit/bin/cicc' \
