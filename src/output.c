@@ -374,6 +374,8 @@ int scan_with_progress(struct scan_options *so, struct scan_result *ret,
         }
         for (size_t i = 0; i < ret->warnings.len; i++)
                 log_warning(g, "%s", ret->warnings.items[i]);
+        for (size_t i = 0; i < ret->verbose.len; i++)
+                log_verbose(g, "%s", ret->verbose.items[i]);
         log_verbose(g, "%zu installation%s found", ret->installs.len,
                     ret->installs.len == 1 ? "" : "s");
         return 0;

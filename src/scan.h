@@ -51,6 +51,9 @@ struct scan_root {
 struct scan_result {
         struct install_list installs;
         struct strv warnings;
+        /* Why a detector left a directory it looked at (walk_dir_verbose),
+         * in the order met: the commands show them with -v. */
+        struct strv verbose;
         struct scan_gap *gaps; /* in the order met */
         size_t n_gaps;
         /* The roots that are empty directories: an empty directory cannot
