@@ -299,6 +299,8 @@ const struct component component_cusparselt = {
                 .find_root = "CUSPARSELT_ROOT",
                 .append_root = "CUSPARSELT_ROOT",
                 .append_root_dir = "CUSPARSELT_ROOT_DIR",
+                .header_from = "the nvidia-cusparselt-cu12 wheel (the cu13 one has none), NVIDIA's "
+                               "libcusparselt-dev package or the libcusparse_lt archive",
                 .header = { .names = (const char *const[]){ "cusparseLt.h", NULL }, .suffixes = (const char *const[]){ "cuda/include", "cuda", "include", NULL },
                             .hints = "CUSPARSELT_INCLUDE_DIR" },
                 .library = { .names = (const char *const[]){ "libcusparseLt.so", NULL }, .suffixes = (const char *const[]){ "lib", "lib64", "cuda/lib", "cuda/lib64", "lib/x64", NULL },
