@@ -64,17 +64,22 @@ static unsigned long merged_cuda_major(const struct walk_dir *dir, const struct 
         return major;
 }
 
-/* The version and CUDA major told by names: the wheel's dist-info, else the
- * directory and its parent (archives, Spack, EasyBuild). */
+/* The version and CUDA major told by names: the wheel's dist-info (the
+ * one whose RECORD the library fits, when the cu12 and cu13 wheels share
+ * the folder), else the directory and its parent (archives, Spack,
+ * EasyBuild). */
 static void name_hints(const struct walk_dir *dir, const struct library_find *f,
                        struct name_hint *ret, const char **ret_source)
 {
         struct dist_infos di = { 0 };
 
         *ret = (struct name_hint){ 0 };
-        if (f->site)
+        if (f->site && !f->wheel_name)
                 dist_infos_read_path(f->site, &di);
-        if (dist_infos_name_hint(&di, "nvidia-cusparselt", &component_cusparselt, ret) >= 0)
+        if (f->wheel_name &&
+            dist_name_hint(&component_cusparselt, f->wheel_name, f->wheel_version, ret) >= 0)
+                *ret_source = "the wheel's dist-info";
+        else if (dist_infos_name_hint(&di, "nvidia-cusparselt", &component_cusparselt, ret) >= 0)
                 *ret_source = "the wheel name";
         else if (!f->usr &&
                  name_hint_of(&component_cusparselt, path_basename(dir->realpath),
@@ -135,6 +140,8 @@ static void detect_cusparselt(const struct walk_dir *dir, struct install_list *l
         votes[1] = (struct version_vote){ file, "the libcusparseLt file name" };
         votes[2] = (struct version_vote){ hint.version, hint_source };
         version_votes_settle(in, votes, ELEMENTSOF(votes), 3);
+        if (f.wheel_name && in->version.count && !header.count && file.count < 3)
+                install_set_evidence(in, "version", "dist-info");
         if (!in->version.count)
                 install_add_problem(in, "no-version", "no file in '%s' tells the cuSPARSELt version",
                                     in->prefix);
@@ -173,8 +180,11 @@ static void detect_cusparselt(const struct walk_dir *dir, struct install_list *l
         for (size_t i = 0; i < n_cuda; i++) {
                 if (!cuda[i].major)
                         continue;
-                if (!in->cuda_version.count)
+                if (!in->cuda_version.count) {
                         in->cuda_version = (struct version){ .n = { cuda[i].major }, .count = 1 };
+                        if (f.wheel_name && cuda[i].source == hint_source)
+                                install_set_evidence(in, "cuda_version", "dist-info");
+                }
                 else if (cuda[i].major != in->cuda_version.n[0])
                         install_add_problem(in, "cuda-major-mismatch", "%s says CUDA %lu but %s says CUDA %lu",
                                             cuda[0].source, in->cuda_version.n[0], cuda[i].source,
@@ -289,6 +299,8 @@ const struct component component_cusparselt = {
                 .find_root = "CUSPARSELT_ROOT",
                 .append_root = "CUSPARSELT_ROOT",
                 .append_root_dir = "CUSPARSELT_ROOT_DIR",
+                .header_from = "the nvidia-cusparselt-cu12 wheel (the cu13 one has none), NVIDIA's "
+                               "libcusparselt-dev package or the libcusparse_lt archive",
                 .header = { .names = (const char *const[]){ "cusparseLt.h", NULL }, .suffixes = (const char *const[]){ "cuda/include", "cuda", "include", NULL },
                             .hints = "CUSPARSELT_INCLUDE_DIR" },
                 .library = { .names = (const char *const[]){ "libcusparseLt.so", NULL }, .suffixes = (const char *const[]){ "lib", "lib64", "cuda/lib", "cuda/lib64", "lib/x64", NULL },

@@ -74,7 +74,7 @@ struct header_head {
  * the CUDA major that directory names (an archive's lib/<N>, a Debian
  * tree's; 0: none); head, when not NULL, the header read once for all of
  * an archive's. */
-static void add_install(const struct walk_dir *dir, const struct library_find *f, unsigned long cuda,
+static void add_install(const struct walk_dir *dir, struct library_find *f, unsigned long cuda,
                         struct header_head *head, struct install_list *l)
 {
         const char *hint_source = "the directory name";

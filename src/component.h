@@ -157,6 +157,10 @@ struct component_torch_build {
         /* What turning option off costs, when not "cmake only says so in
          * its output: the torch built lacks it". */
         const char *off_why;
+        /* What provides the header a runtime-only install (its library
+         * without it: NVIDIA's CUDA 13 cuSPARSELt wheel) lacks, for
+         * doctor --build's finding; NULL: "its development package". */
+        const char *header_from;
         struct component_torch_find header, library;
 };
 

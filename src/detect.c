@@ -14,6 +14,7 @@
 #include "util-path.h"
 #include "util.h"
 #include "version.h"
+#include "wheel-record.h"
 #include "banned.h"
 
 /* The directories found to hold more than WALK_MAX_ENTRIES entries, by
@@ -1051,10 +1052,16 @@ int dist_infos_name_hint(const struct dist_infos *di, const char *dist_prefix,
 {
         const char *name = NULL;
         const char *version = dist_infos_find(di, dist_prefix, &name);
-        _cleanup_free_ char *dirname = NULL;
 
         if (!version)
                 return -ENOENT;
+        return dist_name_hint(c, name, version, ret);
+}
+
+int dist_name_hint(const struct component *c, const char *name, const char *version, struct name_hint *ret)
+{
+        _cleanup_free_ char *dirname = NULL;
+
         /* The dist-info directory name: underscores in the name part. */
         dirname = xasprintf("%s-%s.dist-info", name, version);
         for (size_t i = 0; i < strlen(name); i++)
@@ -1148,8 +1155,8 @@ int library_find(const struct walk_dir *dir, const char *stem, const char *const
                 *ret = f;
                 return 0;
         }
-        if (!walk_dir_find(dir, "include") ||
-            !(walk_dir_find(dir, "lib") || walk_dir_find(dir, "lib64") || walk_dir_find(dir, "targets")))
+        /* No include/ is a runtime install (a wheel of lib/ alone). */
+        if (!(walk_dir_find(dir, "lib") || walk_dir_find(dir, "lib64") || walk_dir_find(dir, "targets")))
                 return -ENOENT;
         {
                 int r = find_lib_dir(dir->fd, stem, &f.ld);
@@ -1166,7 +1173,7 @@ int library_find(const struct walk_dir *dir, const char *stem, const char *const
                 if (!detect_is_symlink(dir->fd, t) && has_any(dir->fd, t, headers))
                         f.include_rel = TAKE_PTR(t);
         }
-        if (!f.include_rel && has_any(dir->fd, "include", headers))
+        if (!f.include_rel && walk_dir_find(dir, "include") && has_any(dir->fd, "include", headers))
                 f.include_rel = xstrdup("include");
         f.site = wheel_site_packages_of(dir->realpath);
         f.layout = library_layout(dir, &f.ld, f.site);
@@ -1218,15 +1225,90 @@ void library_find_release(struct library_find *f)
         free(f->site);
         libdir_release(&f->ld);
         free(f->include_rel);
+        free(f->wheel_name);
+        free(f->wheel_version);
         *f = (struct library_find){ .usr_fd = -1, .include_fd = -1 };
 }
 
-struct install *library_install_new(const struct component *c, const struct walk_dir *dir,
-                                    const struct library_find *f, const char *const *headers)
+/* Whose a wheel folder's library and header are, by the RECORDs of the
+ * component's wheels in site-packages (wheel-record.h). */
+static void wheel_owner(const struct component *c, const struct walk_dir *dir, struct library_find *f,
+                        const char *const *headers)
 {
-        struct install *in = install_new(c, f->layout);
+        _cleanup_free_ char *prefix = xasprintf("%s-", c->wheel);
+        _cleanup_free_ char *folder = NULL, *lib = NULL;
+        struct wheel_dists d = { 0 };
+        const struct wheel_dist *owner;
+        struct stat st;
+        size_t n;
+
+        n = strlen(f->site);
+        if (!startswith(dir->realpath, f->site) || dir->realpath[n] != '/')
+                return;
+        folder = xstrdup(dir->realpath + n + 1);
+        lib = xasprintf("%s/%s/%s", folder, f->ld.rel, f->ld.soname_file);
+        {
+                _cleanup_free_ char *rel = path_join(f->ld.rel, f->ld.soname_file);
+
+                if (fstatat(dir->fd, rel, &st, 0) < 0)
+                        return;
+        }
+        wheel_dists_read(dir, f->site, prefix, &d);
+        owner = wheel_dists_owner(&d, lib, st.st_size);
+        for (size_t i = 0; i < d.len; i++) {
+                long long size;
+
+                if (&d.items[i] != owner && wheel_dist_lists(&d.items[i], lib, &size))
+                        walk_dir_verbose(dir, "'%s/%s' is not %s %s's (its dist-info '%s' gives it %lld bytes, "
+                                              "it has %lld): another wheel replaced it, and %s is left",
+                                         f->site, lib, d.items[i].name, d.items[i].version, d.items[i].dist_info, size,
+                                         (long long)st.st_size, d.items[i].name);
+        }
+        if (!owner) {
+                wheel_dists_release(&d);
+                return;
+        }
+        f->wheel_name = xstrdup(owner->name);
+        f->wheel_version = xstrdup(owner->version);
+        f->wheel_headerless = true;
+        for (const char *const *h = headers; *h; h++) {
+                _cleanup_free_ char *inc = xasprintf("%s/include/%s", folder, *h);
+
+                if (wheel_dist_lists(owner, inc, NULL))
+                        f->wheel_headerless = false;
+        }
+        /* A header there that another wheel lists and the owner does not
+         * is that wheel's, left behind: a build with it would pair its
+         * version with this library. */
+        for (const char *const *h = headers; f->include_rel && *h; h++) {
+                _cleanup_free_ char *inc = xasprintf("%s/%s/%s", folder, f->include_rel, *h);
+
+                if (wheel_dist_lists(owner, inc, NULL))
+                        continue;
+                for (size_t i = 0; i < d.len && f->include_rel; i++)
+                        if (&d.items[i] != owner && wheel_dist_lists(&d.items[i], inc, NULL)) {
+                                walk_dir_verbose(dir, "'%s/%s/%s' is %s %s's, not %s %s's whose %s is there: "
+                                                      "the install has no header",
+                                                 dir->path, f->include_rel, *h, d.items[i].name,
+                                                 d.items[i].version, owner->name, owner->version,
+                                                 f->ld.soname_file);
+                                free(f->include_rel);
+                                f->include_rel = NULL;
+                        }
+        }
+        wheel_dists_release(&d);
+}
+
+struct install *library_install_new(const struct component *c, const struct walk_dir *dir,
+                                    struct library_find *f, const char *const *headers)
+{
+        struct install *in;
         _cleanup_free_ char *rel = path_join(f->ld.rel, f->ld.soname_file);
         _cleanup_free_ char *display = NULL;
+
+        if (f->site && c->wheel)
+                wheel_owner(c, dir, f, headers);
+        in = install_new(c, f->layout);
 
         if (f->usr) {
                 in->prefix = xstrdup(f->usr);
@@ -1237,8 +1319,13 @@ struct install *library_install_new(const struct component *c, const struct walk
                 install_set_location(in, dir);
                 in->lib_dir = path_join(dir->path, f->ld.rel);
         }
+        if (!f->include_rel)
+                in->kind = INSTALL_RUNTIME;
         if (f->include_rel)
                 in->include_dir = path_join(f->usr ? f->usr : dir->path, f->include_rel);
+        else if (f->wheel_name && f->wheel_headerless)
+                /* What the wheel is: NVIDIA ships it without headers. */
+                install_set_evidence(in, "kind", "dist-info");
         else if (f->tree_major)
                 install_add_problem(in, "missing-headers", "no %s in '%s/include/%s/%lu'", headers[0],
                                     in->prefix, c->library, f->tree_major);

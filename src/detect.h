@@ -148,6 +148,13 @@ struct library_find {
         unsigned long tree_major; /* N of a Debian per-library tree (system_library_tree_of), else 0 */
         int include_fd;     /* what include_rel is relative to */
         enum layout layout;
+        /* A wheel's folder (library_install_new): the dist of the
+         * component's wheel whose RECORD gives the library the size it has
+         * (wheel-record.h), else NULL; and whether that RECORD lists none
+         * of the headers (the wheel ships none: NVIDIA's CUDA 13
+         * cuSPARSELt). */
+        char *wheel_name, *wheel_version;
+        bool wheel_headerless;
 };
 /* Fill ret (to be released) when dir holds the library `stem` ("libcudnn");
  * headers are the names any of which marks the include directory.
@@ -164,9 +171,15 @@ void library_find_release(struct library_find *f);
  * Spack's "-cuda120" read as 12). 0 when none tells. */
 unsigned long path_cuda_major(const char *path, const char *versioned);
 /* A new cuDNN or NCCL install from what library_find found, with its ELF
- * facts checked and missing headers recorded. */
+ * facts checked and missing headers recorded. Without a header of its own
+ * it is a runtime install (INSTALL_RUNTIME). In a wheel's folder, the
+ * dist-infos' RECORDs tell which wheel the library is (f->wheel_name) and
+ * whether a header there is that wheel's (one only another wheel lists is
+ * not: the install gets none, and a verbose line says so). */
 struct install *library_install_new(const struct component *c, const struct walk_dir *dir,
-                                    const struct library_find *f, const char *const *headers);
+                                    struct library_find *f, const char *const *headers);
+/* The name hint for c of a wheel's dist, by its dist-info directory name. */
+int dist_name_hint(const struct component *c, const char *name, const char *version, struct name_hint *ret);
 
 /* The walk's verdict after a cuDNN or NCCL install was found in dir: a
  * prefix is not descended into (a conda env only into envs/ and lib/); a

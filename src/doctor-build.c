@@ -20,6 +20,7 @@
 #include "component-nccl.h"
 #include "component-nvshmem.h"
 #include "component-table.h"
+#include "detect.h"
 #include "evaluate-modulepath.h"
 #include "evaluate.h"
 #include "libfile.h"
@@ -1079,6 +1080,40 @@ static bool wanted(const struct build *b, enum build_id id)
         return false;
 }
 
+/* A directory on LD_LIBRARY_PATH holding kind's library with none of
+ * its headers in the include/ beside it: a runtime-only install's module
+ * (NVIDIA's CUDA 13 cuSPARSELt wheel), which the loader uses and a build
+ * cannot. NULL when none (to be freed). */
+static char *runtime_only_dir(const struct build *b, const struct component *kind)
+{
+        const struct component_torch_build *t = &kind->torch_build;
+        _cleanup_free_ char *prefix = xasprintf("%s.so", t->library_stem);
+        struct strv dirs = { 0 };
+        char *ret = NULL;
+
+        env_list(b, "LD_LIBRARY_PATH", &dirs);
+        for (size_t i = 0; i < dirs.len && !ret; i++) {
+                _cleanup_free_ char *up = path_dirname(dirs.items[i]);
+                struct strv names = { 0 };
+                bool lib = false, header = false;
+
+                if (dir_list(AT_FDCWD, dirs.items[i], &names) < 0)
+                        continue;
+                for (size_t j = 0; j < names.len && !lib; j++)
+                        lib = startswith(names.items[j], prefix);
+                for (const char *const *h = t->header.names; lib && h && *h && !header; h++) {
+                        _cleanup_free_ char *p = xasprintf("%s/include/%s", up, *h);
+
+                        header = access(p, F_OK) == 0;
+                }
+                if (lib && !header)
+                        ret = xstrdup(dirs.items[i]);
+                strv_release(&names);
+        }
+        strv_release(&dirs);
+        return ret;
+}
+
 /* What a library found says: versions, CUDA major, installs; the findings. */
 static void library_check(struct build *b, enum build_id id)
 {
@@ -1100,19 +1135,27 @@ static void library_check(struct build *b, enum build_id id)
                         const char *missing = !c->library.path && !c->header.path ? "header and library"
                                               : !c->library.path                  ? "library"
                                                                                   : "header";
+                        _cleanup_free_ char *runtime = !c->header.path ? runtime_only_dir(b, kind) : NULL;
+                        _cleanup_free_ char *said =
+                                runtime ? xasprintf("; '%s' on LD_LIBRARY_PATH has %s.so* but no %s beside it: a "
+                                                    "runtime-only install, which a build cannot use (the header "
+                                                    "comes with %s)",
+                                                    runtime, t->library_stem, t->header.names[0],
+                                                    t->header_from ? t->header_from : "its development package")
+                                        : xstrdup("");
 
                         if (t->system)
                                 add_finding(b->r, (int)id, true, BUILD_REQUIRED,
-                                            xasprintf("%s is on, but no %s %s is found", b->system_from, c->label,
-                                                      missing),
+                                            xasprintf("%s is on, but no %s %s is found%s", b->system_from, c->label,
+                                                      missing, said),
                                             component_fix(b, id),
                                             "cmake stops: find_package(%s REQUIRED) fails with \"Could NOT find "
                                             "%s (missing: ...)\"",
                                             c->label, c->label);
                         else if (wanted(b, id))
                                 add_finding(b->r, (int)id, false, BUILD_OPTION_OFF,
-                                            xasprintf("no %s %s is found: PyTorch turns %s off", c->label, missing,
-                                                      c->option),
+                                            xasprintf("no %s %s is found: PyTorch turns %s off%s", c->label, missing,
+                                                      c->option, said),
                                             component_fix(b, id),
                                             "%s", t->off_why ? t->off_why
                                                              : "cmake only says so in its output: the torch built lacks it");

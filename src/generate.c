@@ -724,6 +724,8 @@ static int scan_logged(struct scan_options *so, struct scan_result *sr, struct g
                 return gen_fail_diag(run, -EIO, &d);
         for (size_t i = 0; i < sr->warnings.len; i++)
                 gen_warning(run, "%s", sr->warnings.items[i]);
+        for (size_t i = 0; i < sr->verbose.len; i++)
+                gen_verbose(run, "%s", sr->verbose.items[i]);
         gen_verbose(run, "%zu installation%s found", sr->installs.len,
                     sr->installs.len == 1 ? "" : "s");
         return 0;

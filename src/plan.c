@@ -50,6 +50,16 @@ static void ops_library(struct opset *s, const struct install *in, const struct 
         const struct component *c = in->component;
         struct strv v = { 0 };
 
+        /* A runtime install (no header: NVIDIA's CUDA 13 cuSPARSELt wheel)
+         * is for the loader only: a root, CPATH or LIBRARY_PATH would send
+         * a build to a library it cannot compile against. */
+        if (in->kind == INSTALL_RUNTIME) {
+                if (cfg->ld_library_path[c->index] && !in->static_only) {
+                        opset_path_add(s, &v, in->lib_dir);
+                        opset_prepends(s, "LD_LIBRARY_PATH", &v);
+                }
+                return;
+        }
         for (const struct component_var *var = c->vars; var && var->name; var++) {
                 const char *value = var->value == COMPONENT_VALUE_PREFIX        ? in->prefix
                                     : var->value == COMPONENT_VALUE_INCLUDE_DIR ? in->include_dir
@@ -527,6 +537,9 @@ static char *help_text(const struct module_plan *m, const struct config *cfg)
                 strbuf_addf(&sb, "It needs a cuda module of CUDA %s.\n", m->deps[0].min);
         if (m->requires)
                 strbuf_addf(&sb, "It loads %s, the host compiler nvcc and CMake use with it.\n", m->requires);
+        if (in->kind == INSTALL_RUNTIME)
+                add_wrapped(&sb, "It has no headers: it is for running programs that load it, not for "
+                                 "building (a build finds nothing of it).");
         strbuf_addstr(&sb, "\nWhat it sets ('<' puts directories in front, '>' at the end):\n");
         help_settings(&sb, m);
         return strbuf_detach(&sb);

@@ -141,6 +141,14 @@ static void warning(const char *message, void *userdata)
                 strv_add(&r->warnings, message);
 }
 
+static void verbose(const char *message, void *userdata)
+{
+        struct scan_result *r = ((struct scan_ctx *)userdata)->result;
+
+        if (!strv_contains(&r->verbose, message))
+                strv_add(&r->verbose, message);
+}
+
 void scan_result_add_gap(struct scan_result *r, const char *path, const char *realpath, const char *why)
 {
         for (size_t i = 0; i < r->n_gaps; i++)
@@ -184,7 +192,7 @@ static void join_ctx(void *userdata, void *forked)
         for (size_t i = 0; i < s->warnings.len; i++)
                 warning(s->warnings.items[i], ctx);
         for (size_t i = 0; i < s->verbose.len; i++)
-                strv_add(&r->verbose, s->verbose.items[i]);
+                verbose(s->verbose.items[i], ctx);
         for (size_t i = 0; i < s->n_gaps; i++)
                 incomplete(s->gaps[i].path, s->gaps[i].realpath, s->gaps[i].why, ctx);
         scan_result_release(s);
@@ -500,7 +508,7 @@ int scan_run(const struct scan_options *opts, struct scan_result *ret, struct di
                 .jobs = opts->jobs,
         };
         static const struct walk_ops ops = {
-                .visit = visit, .alias = alias, .warning = warning, .incomplete = incomplete,
+                .visit = visit, .alias = alias, .warning = warning, .verbose = verbose, .incomplete = incomplete,
                 .fork = fork_ctx, .join = join_ctx,
         };
         const char *const *roots = opts->roots ? opts->roots : scan_default_roots;

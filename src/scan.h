@@ -51,8 +51,10 @@ struct scan_root {
 struct scan_result {
         struct install_list installs;
         struct strv warnings;
-        /* What the scan looked at and left, for -v (a package manager's
-         * metadata it could not read): not warnings, the scan goes on. */
+        /* What the scan looked at and left, for -v: why a detector left a
+         * directory (walk_dir_verbose), a package manager's metadata it
+         * could not read; in the order met, each once. Not warnings: the
+         * scan goes on. */
         struct strv verbose;
         struct scan_gap *gaps; /* in the order met */
         size_t n_gaps;

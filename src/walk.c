@@ -184,6 +184,20 @@ void walk_dir_warn(const struct walk_dir *dir, const char *fmt, ...)
         va_end(ap);
 }
 
+void walk_dir_verbose(const struct walk_dir *dir, const char *fmt, ...)
+{
+        struct strbuf sb = STRBUF_INIT;
+        va_list ap;
+
+        if (!dir->walker || !dir->walker->ops->verbose)
+                return;
+        va_start(ap, fmt);
+        strbuf_vaddf(&sb, fmt, ap);
+        va_end(ap);
+        dir->walker->ops->verbose(sb.buf, ud(dir->walker));
+        strbuf_release(&sb);
+}
+
 static bool visited_equal(const struct hashmap_entry *entry, const struct hashmap_entry *key,
                           _unused_ const void *keydata)
 {

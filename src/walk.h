@@ -96,6 +96,9 @@ bool walk_dir_is_dir(const struct walk_dir *dir, const char *name);
 /* Report a non-fatal problem met while looking into dir, as the walk
  * reports its own (ops->warning); nothing when dir has no walker. */
 _printf_(2, 3) void walk_dir_warn(const struct walk_dir *dir, const char *fmt, ...);
+/* Say why a detector looked at dir and left it (ops->verbose): shown with
+ * -v, so that nothing the scan passes over is passed over silently. */
+_printf_(2, 3) void walk_dir_verbose(const struct walk_dir *dir, const char *fmt, ...);
 
 /* What the visitor tells the walker about a directory. */
 struct walk_verdict {
@@ -111,6 +114,9 @@ struct walk_ops {
         void (*alias)(const char *realpath, const char *path, void *userdata);
         /* A non-fatal problem: "cannot open directory '…': …, skipping". */
         void (*warning)(const char *message, void *userdata);
+        /* May be NULL. Why a detector left a directory it looked at
+         * (walk_dir_verbose): "'…/nvidia/cusparselt': …". */
+        void (*verbose)(const char *message, void *userdata);
         /* May be NULL. The walk missed what is at `path` (as walked;
          * `realpath` canonical where known, else equal to it): `why` is
          * strerror's text or "more than N entries". Also reported to

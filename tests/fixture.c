@@ -11,6 +11,8 @@
 #include "strbuf.h"
 #include "util.h"
 #include "detect.h"
+#include "util-file.h"
+#include "write-name.h"
 
 char *fx_new(void)
 {
@@ -423,9 +425,10 @@ void fx_cusparselt(const char *root, const char *prefix, const struct fx_cuspars
                       "                            CUSPARSELT_VER_MINOR *  100 + \\\n"
                       "                            CUSPARSELT_VER_PATCH)\n#endif\n",
                       a, b, d, e);
-        fx_write(root, p = path_join(inc, "cusparseLt.h"), h);
+        if (!c->no_header)
+                fx_write(root, p = path_join(inc, "cusparseLt.h"), h);
         fx_library(root, lib, "libcusparseLt", "0", c->soname_only ? NULL : c->version, c->machine,
-                   (const char *const[]){ "libdl.so.2", "libpthread.so.0", "libc.so.6", NULL }, NULL);
+                   (const char *const[]){ "libdl.so.2", "libpthread.so.0", "libc.so.6", NULL }, c->strings);
 }
 
 void fx_cutensor(const char *root, const char *prefix, const struct fx_cutensor *c)
@@ -518,6 +521,68 @@ void fx_dist_info(const char *root, const char *dir, const char *name, const cha
         free(rel);
         rel = xasprintf("%s/%s-%s.dist-info/INSTALLER", dir, under, version);
         fx_write(root, rel, "pip\n");
+}
+
+/* RECORD's hash: sha256=, then the digest in urlsafe base64 unpadded. */
+static void record_hash(const char *path, struct strbuf *ret)
+{
+        static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        struct strbuf data = STRBUF_INIT;
+        unsigned char d[33] = { 0 };
+        char hex[65];
+
+        ck_assert_int_ge(file_read_regular_at(AT_FDCWD, path, NULL, (size_t)64 << 20, false, &data, NULL), 0);
+        sha256_hex(data.buf, data.len, hex);
+        for (size_t i = 0; i < 32; i++)
+                ck_assert_int_eq(sscanf(hex + 2 * i, "%2hhx", &d[i]), 1);
+        strbuf_addstr(ret, "sha256=");
+        for (size_t i = 0; i < 32; i += 3) {
+                unsigned v = (unsigned)d[i] << 16 | (unsigned)d[i + 1] << 8 | d[i + 2];
+
+                strbuf_addch(ret, b64[v >> 18 & 63]);
+                strbuf_addch(ret, b64[v >> 12 & 63]);
+                strbuf_addch(ret, b64[v >> 6 & 63]);
+                if (i + 2 < 32)
+                        strbuf_addch(ret, b64[v & 63]);
+        }
+        strbuf_release(&data);
+}
+
+void fx_wheel_record(const char *root, const char *site, const char *name, const char *version,
+                     const char *const *files)
+{
+        _cleanup_free_ char *under = xstrdup(name), *di = NULL, *rel = NULL;
+        struct strbuf sb = STRBUF_INIT;
+
+        fx_dist_info(root, site, name, version);
+        for (char *s = under; *s; s++)
+                if (*s == '-')
+                        *s = '_';
+        di = xasprintf("%s-%s.dist-info", under, version);
+        for (const char *const *f = files; *f; f++) {
+                _cleanup_free_ char *rf = xasprintf("%s/%s", site, *f);
+                _cleanup_free_ char *p = abs_path(root, rf);
+                struct stat st;
+
+                ck_assert_int_eq(stat(p, &st), 0);
+                strbuf_addf(&sb, "%s,", *f);
+                record_hash(p, &sb);
+                strbuf_addf(&sb, ",%lld\n", (long long)st.st_size);
+        }
+        for (const char *own = "INSTALLER\0METADATA\0"; *own; own += strlen(own) + 1) {
+                _cleanup_free_ char *rf = xasprintf("%s/%s/%s", site, di, own);
+                _cleanup_free_ char *p = abs_path(root, rf);
+                struct stat st;
+
+                ck_assert_int_eq(stat(p, &st), 0);
+                strbuf_addf(&sb, "%s/%s,", di, own);
+                record_hash(p, &sb);
+                strbuf_addf(&sb, ",%lld\n", (long long)st.st_size);
+        }
+        strbuf_addf(&sb, "%s/RECORD,,\n", di);
+        rel = xasprintf("%s/%s/RECORD", site, di);
+        fx_write(root, rel, sb.buf);
+        strbuf_release(&sb);
 }
 
 void fx_fake_library(const char *root, const char *rel, const char *var)

@@ -105,6 +105,8 @@ struct fx_cusparselt {
         bool soname_only;      /* wheels: libcusparseLt.so.0 only */
         const char *lib;       /* default "lib" */
         const char *include;   /* default "include" */
+        bool no_header;        /* NVIDIA's CUDA 13 wheel: lib/ alone */
+        const char *const *strings; /* in the library: its size differs by them */
 };
 /* cusparseLt.h with the four CUSPARSELT_VER_* defines (and the includes of
  * the real one), libcusparseLt.so.0 -> .so.<version> with no libcudart
@@ -151,6 +153,10 @@ void fx_fake_library(const char *root, const char *rel, const char *var);
 
 /* A dist-info directory with METADATA Name/Version. */
 void fx_dist_info(const char *root, const char *dir, const char *name, const char *version);
+/* The same with the RECORD pip writes: files (relative to site, as they
+ * are now: sha256 in urlsafe base64, size), then the dist-info's own. */
+void fx_wheel_record(const char *root, const char *site, const char *name, const char *version,
+                     const char *const *files);
 
 struct fx_torch {
         const char *version;     /* version.py __version__ (default "2.5.1") */

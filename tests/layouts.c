@@ -342,6 +342,27 @@ static void build_cusparselt_packages(const char *root)
                  "  \"name\": \"cusparselt\",\n  \"version\": \"0.8.0.4\"\n}\n");
 }
 
+/* cuSPARSELt wheels as pip leaves them, RECORDs included: a venv that had
+ * torch for CUDA 12 (nvidia-cusparselt-cu12 0.6.3: lib/libcusparseLt.so.0
+ * and include/cusparseLt.h) and then torch for CUDA 13, whose
+ * nvidia-cusparselt-cu13 0.8.1 (the library alone, no header) went into
+ * the same nvidia/cusparselt: its library replaced cu12's, cu12's header
+ * stays. What is there is the cu13 wheel: a runtime install. */
+static void build_cusparselt_wheels(const char *root)
+{
+        const char *site = "venv/lib/python3.12/site-packages";
+        _cleanup_free_ char *wheel = xasprintf("%s/nvidia/cusparselt", site);
+        static const char *const lib[] = { "nvidia/cusparselt/lib/libcusparseLt.so.0", NULL };
+
+        fx_cusparselt(root, wheel, &(struct fx_cusparselt){ .version = "0.6.3.2", .soname_only = true });
+        fx_wheel_record(root, site, "nvidia-cusparselt-cu12", "0.6.3",
+                        (const char *const[]){ "nvidia/cusparselt/include/cusparseLt.h", lib[0], NULL });
+        fx_cusparselt(root, wheel, &(struct fx_cusparselt){ .version = "0.8.1.1", .soname_only = true,
+                                                           .no_header = true,
+                                                           .strings = (const char *const[]){ "cuSPARSELt 0.8.1 for CUDA 13", NULL } });
+        fx_wheel_record(root, site, "nvidia-cusparselt-cu13", "0.8.1", lib);
+}
+
 /* NVSHMEM without CUDA: NVIDIA's archives for CUDA 12 and 13, an
  * EasyBuild prefix, the nvidia-nvshmem-cu12 wheel (libnvshmem_host.so.3
  * only) and NVIDIA's apt package (nvshmem/12, include/nvshmem_12). */
@@ -539,6 +560,7 @@ const struct layout_fixture layout_fixtures[] = {
         { "cusparselt-tarballs", build_cusparselt_tarballs, { "apps", NULL } },
         { "cusparselt-packages", build_cusparselt_packages,
           { "usr/lib/x86_64-linux-gnu", "venv", "conda", NULL } },
+        { "cusparselt-wheels", build_cusparselt_wheels, { "venv", NULL } },
         { "nvshmem", build_nvshmem, { "apps", "venv", "usr/lib/x86_64-linux-gnu", NULL } },
         { "metadata", build_metadata, { "spack", "easybuild", NULL } },
         { "magma-builds", build_magma_builds, { "apps", "easybuild", "spack", NULL } },

@@ -5,6 +5,8 @@
  * modules generate writes for it. */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -188,6 +190,114 @@ START_TEST(cusparselt_cu13_wheel)
         ck_assert_int_eq(in->n_problems, 0);
         scan_result_release(&r);
         fx_free(root);
+}
+END_TEST
+
+/* NVIDIA's real CUDA 13 wheel: lib/libcusparseLt.so.0 and no include/
+ * at all; its dist-info tells the version and the CUDA major. */
+START_TEST(cusparselt_cu13_wheel_runtime_only)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+        const struct install *in;
+        const char *site = "env/lib/python3.12/site-packages";
+        _cleanup_free_ char *wheel = xasprintf("%s/nvidia/cusparselt", site);
+
+        fx_cusparselt(root, wheel, &(struct fx_cusparselt){ .version = "0.8.1.1", .soname_only = true,
+                                                           .no_header = true });
+        fx_wheel_record(root, site, "nvidia-cusparselt-cu13", "0.8.1",
+                        (const char *const[]){ "nvidia/cusparselt/lib/libcusparseLt.so.0", NULL });
+        scan_fixture(root, (const char *const[]){ "env", NULL }, &r);
+        in = expect(&r, "/nvidia/cusparselt", "0.8.1", "", 13, LAYOUT_WHEEL);
+        ck_assert_int_eq(in->kind, INSTALL_RUNTIME);
+        ck_assert_ptr_null(in->include_dir);
+        ck_assert_str_eq(install_evidence(in, "kind"), "dist-info");
+        ck_assert_str_eq(install_evidence(in, "version"), "dist-info");
+        ck_assert_str_eq(install_evidence(in, "cuda_version"), "dist-info");
+        ck_assert_int_eq(in->n_problems, 0);
+        scan_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* The cu12 wheel, then the cu13 one, into one folder (the layout
+ * fixture cusparselt-wheels): the verbose lines say what was left. */
+START_TEST(cusparselt_shared_wheel_folder_says_why)
+{
+        char *root = fx_new();
+        struct scan_result r = { 0 };
+        const struct install *in;
+        bool lib_line = false, header_line = false;
+
+        layout_fixture_find("cusparselt-wheels")->build(root);
+        scan_fixture(root, (const char *const[]){ "venv", NULL }, &r);
+        in = expect(&r, "/nvidia/cusparselt", "0.8.1", "", 13, LAYOUT_WHEEL);
+        ck_assert_int_eq(in->kind, INSTALL_RUNTIME);
+        for (size_t i = 0; i < r.verbose.len; i++) {
+                const char *v = r.verbose.items[i];
+
+                lib_line |= strstr(v, "libcusparseLt.so.0' is not nvidia-cusparselt-cu12 0.6.3's") != NULL;
+                header_line |= strstr(v, "cusparseLt.h' is nvidia-cusparselt-cu12 0.6.3's, not "
+                                         "nvidia-cusparselt-cu13 0.8.1's") != NULL;
+        }
+        ck_assert(lib_line);
+        ck_assert(header_line);
+        scan_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* A dist-info that is not what pip writes is left out, with a verbose
+ * line: a RECORD with a NUL byte, one whose size is not a number, a
+ * METADATA naming another dist than its directory. */
+START_TEST(cusparselt_hostile_dist_info_left_out)
+{
+        static const char *const bad[] = {
+                "nvidia/cusparselt/lib/libcusparseLt.so.0,sha256=x,12\n\0\n",
+                "nvidia/cusparselt/lib/libcusparseLt.so.0,sha256=x,-12\n",
+                "\"nvidia/cusparselt/lib/libcusparseLt.so.0,sha256=x,12\n",
+                "nvidia/cusparselt/../../../../etc/passwd,sha256=x,12\n",
+        };
+        static const char *const why[] = {
+                "a NUL byte", "a size is not a number", "a line is not path,hash,size", "leaves it",
+        };
+
+        for (size_t k = 0; k < ELEMENTSOF(bad) + 1; k++) {
+                char *root = fx_new();
+                struct scan_result r = { 0 };
+                const char *site = "env/lib/python3.12/site-packages";
+                const char *di = "env/lib/python3.12/site-packages/nvidia_cusparselt_cu13-0.8.1.dist-info";
+                _cleanup_free_ char *wheel = xasprintf("%s/nvidia/cusparselt", site);
+                _cleanup_free_ char *record = xasprintf("%s/RECORD", di), *meta = xasprintf("%s/METADATA", di);
+                const struct install *in;
+                bool said = false;
+
+                fx_cusparselt(root, wheel, &(struct fx_cusparselt){ .version = "0.8.1.1", .soname_only = true,
+                                                                   .no_header = true });
+                fx_dist_info(root, site, "nvidia-cusparselt-cu13", "0.8.1");
+                if (k < ELEMENTSOF(bad)) {
+                        _cleanup_free_ char *p = path_join(root, record);
+                        FILE *f = fopen(p, "w");
+
+                        ck_assert_ptr_nonnull(f);
+                        /* The NUL is written too: up to the last "\n". */
+                        ck_assert_int_eq(fwrite(bad[k], 1, strlen(bad[k]) + (k == 0 ? 2 : 0), f),
+                                         strlen(bad[k]) + (k == 0 ? 2 : 0));
+                        fclose(f);
+                } else
+                        fx_write(root, meta, "Metadata-Version: 2.4\nName: nvidia-cusparselt-cu12\nVersion: 0.8.1\n");
+                scan_fixture(root, (const char *const[]){ "env", NULL }, &r);
+                in = find(&r, &component_cusparselt, "/nvidia/cusparselt");
+                ck_assert_ptr_nonnull(in);
+                ck_assert_int_eq(in->kind, INSTALL_RUNTIME);
+                ck_assert_ptr_null(install_evidence(in, "kind"));
+                for (size_t i = 0; i < r.verbose.len; i++)
+                        said |= strstr(r.verbose.items[i], "is left out: ") &&
+                                strstr(r.verbose.items[i], k < ELEMENTSOF(bad) ? why[k] : "METADATA Name");
+                ck_assert_msg(said, "case %zu: no verbose line", k);
+                scan_result_release(&r);
+                fx_free(root);
+        }
 }
 END_TEST
 
@@ -478,6 +588,9 @@ int main(void)
         tcase_add_test(tc, cusparselt_deb_wheel_conda);
         tcase_add_test(tc, cusparselt_deb_for_two_cuda_majors);
         tcase_add_test(tc, cusparselt_cu13_wheel);
+        tcase_add_test(tc, cusparselt_cu13_wheel_runtime_only);
+        tcase_add_test(tc, cusparselt_shared_wheel_folder_says_why);
+        tcase_add_test(tc, cusparselt_hostile_dist_info_left_out);
         tcase_add_test(tc, cusparselt_merged_into_a_cuda_prefix);
         tcase_add_test(tc, cusparselt_merged_cuda_from_the_prefix);
         tcase_add_test(tc, cusparselt_header_and_library_disagree);

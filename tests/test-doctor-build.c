@@ -636,6 +636,36 @@ START_TEST(cuda_only)
 }
 END_TEST
 
+/* A runtime-only cuSPARSELt loaded (NVIDIA's CUDA 13 wheel: the library,
+ * no header; its module sets LD_LIBRARY_PATH only): the configure finds no
+ * cuSPARSELt, and the finding says why and what has the header. */
+START_TEST(cusparselt_runtime_only)
+{
+        struct build_report r;
+        struct env e;
+        const struct doctor_finding *f;
+        const char *wheel = "venv/lib/python3.12/site-packages/nvidia/cusparselt";
+        _cleanup_free_ char *lib = xasprintf("%s/lib", wheel);
+
+        tree();
+        fx_cusparselt(root, wheel, &(struct fx_cusparselt){ .version = "0.8.1.1", .soname_only = true,
+                                                           .no_header = true });
+        env_init(&e);
+        env_cuda(&e, CUDA13, "cuda/13.0:cusparselt/0.8.1");
+        env_dir(&e, "LD_LIBRARY_PATH", lib);
+        env_set(&e, "USE_CUDSS", "0");
+        env_set(&e, "USE_MAGMA", "0");
+        env_set(&e, "USE_NVSHMEM", "0");
+        run_build(&e, NULL, &r);
+        f = ASSERT_FINDING(&r, BUILD_OPTION_OFF, "cuSPARSELt");
+        ck_assert_msg(strstr(f->what, "USE_CUSPARSELT off") && strstr(f->what, "runtime-only install") &&
+                              strstr(f->what, "nvidia-cusparselt-cu12 wheel") && strstr(f->what, "/nvidia/cusparselt/lib'"),
+                      "%s", f->what);
+        build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
 /* --- (3) cuda 11 loaded, a CUDA 13 cuDNN in /usr/local/cuda ------------------------------------------------ */
 
 START_TEST(cuda11_cudnn_in_usr_local_cuda)
@@ -1328,6 +1358,7 @@ static Suite *suite(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, everything_loaded);
         tcase_add_test(tc, cuda_only);
+        tcase_add_test(tc, cusparselt_runtime_only);
         tcase_add_test(tc, cuda11_cudnn_in_usr_local_cuda);
         tcase_add_test(tc, cudnn_header_and_library_apart);
         tcase_add_test(tc, cudnn_only_in_system_dirs);
