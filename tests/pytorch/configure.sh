@@ -25,6 +25,7 @@
 # Environment: CUDAMOD_REAL_DIR, CUDAMOD_PYTORCH_SRC (the directory
 # fetch.sh filled), CUDAMOD_REQUIRE_REAL, CUDAMOD_PYTORCH_ENVS (names to run
 # a subset).
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../modules/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../modules/lib.sh"
 
@@ -55,7 +56,6 @@ for suite in bookworm trixie; do
 done
 cuda12=$apps/cuda/12.4 nccl=$apps/nccl/2.22.3 cuda11=$apps/cuda/11.8
 [ -e "$cuda11/lib64/libcudart.so.11.0" ] || die "no CUDA 11.8 in $apps"
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 sw=$MT_TMP/sw
 sh "$here/glibc241-fix.sh" "$cuda12" "$sw/cuda/12.4" || die "glibc241-fix.sh failed"
 mf=$MT_TMP/mf
@@ -99,7 +99,7 @@ for e in "${envs[@]}"; do
         done
         cp "$src/setup.py" "$t/"
         t0=$(date +%s)
-        env -i HOME="$MT_TMP/home" PATH=/usr/bin:/bin TERM=dumb MODULEPATH="$mf/Core" LANG=C.UTF-8 \
+        env -i HOME="$MT_TMP/home" PATH=/usr/bin:/bin TERM=dumb MODULEPATH="$mf/Core" LANG=C.UTF-8 CUDAMOD_BIN="$CUDAMOD_BIN" \
                 bash --noprofile --norc -c '
                 . "$1"; eval "$2" >"$4/setup.log" 2>&1
                 export $5
