@@ -72,16 +72,18 @@ envs=(
         "cuda11-localcuda13	module load cuda/11.8"
         "stale-cuda-home	module load cuda/12.4 nccl/2.22.3; export CUDA_HOME=/opt/cuda-12.1"
         "path-vs-cuda-home	module load cuda/12.4 nccl/2.22.3; export CUDA_HOME=/usr/local/cuda-13.0"
-        "unpatched	module load cuda/12.4 nccl/2.22.3; export PATH=$cuda12/bin:\$PATH CUDA_HOME=$cuda12"
+        "unpatched	module load cuda/12.4 nccl/2.22.3; export PATH=$cuda12/bin:\$PATH CUDA_HOME=$cuda12 CUDACXX=$cuda12/bin/nvcc"
 )
 # The configure: the CUDA components on (NCCL from the system, as where it
 # is a module), everything else off, the bundled third-party parts off
-# (USE_SYSTEM_LIBS, as Debian builds it).
+# (USE_SYSTEM_LIBS, as Debian builds it); stop.cmake ends it once the CUDA
+# parts are decided.
 opts="USE_SYSTEM_LIBS=1 USE_CUDA=1 USE_CUDNN=1 USE_NCCL=1 USE_SYSTEM_NCCL=1 USE_MAGMA=1 USE_CUSPARSELT=1
 BUILD_TEST=0 USE_FBGEMM=0 USE_KINETO=0 USE_MKLDNN=0 USE_XNNPACK=0 USE_NNPACK=0 USE_QNNPACK=0
 USE_PYTORCH_QNNPACK=0 USE_DISTRIBUTED=0 USE_GLOO=0 USE_TENSORPIPE=0 USE_MPI=0 USE_ITT=0 USE_GFLAGS=0
 USE_GLOG=0 USE_OPENMP=0 USE_MKL=0 BLAS=Eigen USE_NUMPY=0 USE_FLASH_ATTENTION=0 USE_MEM_EFF_ATTENTION=0
-USE_NVTX=0 USE_CUDSS=0 USE_NVSHMEM=0 TORCH_CUDA_ARCH_LIST=8.0 CUDAHOSTCXX=g++-12"
+USE_NVTX=0 USE_CUDSS=0 USE_NVSHMEM=0 TORCH_CUDA_ARCH_LIST=8.0 CUDAHOSTCXX=/usr/bin/g++-12
+CMAKE_PROJECT_INCLUDE=$here/stop.cmake"
 results=$MT_TMP/results
 mkdir -p "$results"
 for e in "${envs[@]}"; do
@@ -91,13 +93,16 @@ for e in "${envs[@]}"; do
         mkdir -p "$d"
         # The build directory: setup.py writes build/ beside itself, so each
         # environment gets a tree of links to the source and its own
-        # setup.py.
+        # setup.py; and torchgen/ (2 MB) is copied, as setup.py writes into
+        # it: the source stays as fetched.
         t=$MT_TMP/tree-$name
         mkdir -p "$t"
         for f in "$src"/* "$src"/.[!.]*; do
-                [ -e "$f" ] && [ "${f##*/}" != build ] && [ "${f##*/}" != setup.py ] && ln -s "$f" "$t/"
+                case ${f##*/} in build|setup.py|torchgen) continue ;; esac
+                [ -e "$f" ] && ln -s "$f" "$t/"
         done
         cp "$src/setup.py" "$t/"
+        cp -R "$src/torchgen" "$t/"
         t0=$(date +%s)
         env -i HOME="$MT_TMP/home" PATH=/usr/bin:/bin TERM=dumb MODULEPATH="$mf/Core" LANG=C.UTF-8 CUDAMOD_BIN="$CUDAMOD_BIN" \
                 bash --noprofile --norc -c '
@@ -106,7 +111,7 @@ for e in "${envs[@]}"; do
                 "$CUDAMOD_BIN" doctor --build --json >"$4/doctor.json" 2>"$4/doctor.err"; echo $? >"$4/doctor.rc"
                 env >"$4/env.txt"
                 cd "$3" && python3 setup.py build --cmake-only >"$4/configure.log" 2>&1; echo $? >"$4/configure.rc"
-                cp build/CMakeCache.txt "$4/" 2>/dev/null; true' \
+                cp build/CMakeCache.txt build/CMakeFiles/*/CMakeCUDACompiler.cmake "$4/" 2>/dev/null; true' \
                 env "$(lmod_init)" "$setup" "$t" "$d" "$opts" || die "$name: the environment's shell failed"
         say "$name: configure exit $(cat "$d/configure.rc"), doctor exit $(cat "$d/doctor.rc"), $(($(date +%s) - t0)) s"
         rm -rf "$t"
