@@ -26,7 +26,7 @@ packages() {
         bookworm) echo nvidia-cuda-toolkit nvidia-cuda-dev libcudart11.0 libnvvm4 libcublas11 libcublaslt11 \
                 libcu++-dev libcub-dev libthrust-dev ;;
         trixie) echo nvidia-cuda-toolkit nvidia-cuda-dev libcudart12 libnvvm4 libcublas12 libcublaslt12 \
-                libnvjitlink12 libcusparse12 libnccl2 libnccl-dev libcu++-dev libcub-dev libthrust-dev \
+                libnvjitlink12 libcusparse12 libnccl2 libnccl-dev libcu++-dev libcub-dev libthrust-dev libnvtoolsext1 \
                 libmagma2 libmagma-sparse2 libmagma-dev libblas3 liblapack3 libgfortran5 ;;
         *) echo "fetch.sh: unknown suite '$1'" >&2; exit 2 ;;
         esac

@@ -35,8 +35,9 @@ comp=${full%%~*}
 release=${full#*~}
 release=${release%%-*}
 xy=$(echo "$release" | cut -d. -f1-2)
-# The layout's version (2: with the CCCL headers) and the toolkit's package.
-stamp=$apps/.complete-2-$(basename "$toolkit")
+# The layout's version (2: with the CCCL headers; 3: with nvToolsExt) and
+# the toolkit's package.
+stamp=$apps/.complete-3-$(basename "$toolkit")
 # Debian's MAGMA, laid out on its own (its package's stamp): a layout of
 # the CUDA made before it came is kept.
 magma=$(echo "$debs"/libmagma2_*.deb)
@@ -86,7 +87,8 @@ x nvidia-cuda-dev './usr/include/*' './usr/lib/x86_64-linux-gnu/libcudart.so' \
         './usr/lib/x86_64-linux-gnu/libcudart_static.a' './usr/lib/x86_64-linux-gnu/libcudadevrt.a' \
         './usr/lib/x86_64-linux-gnu/libculibos.a' './usr/lib/x86_64-linux-gnu/stubs/libcuda.so' \
         './usr/lib/x86_64-linux-gnu/libcublas.so' './usr/lib/x86_64-linux-gnu/libcublasLt.so' \
-        './usr/lib/x86_64-linux-gnu/libcusparse.so' './usr/lib/x86_64-linux-gnu/libnvJitLink.so'
+        './usr/lib/x86_64-linux-gnu/libcusparse.so' './usr/lib/x86_64-linux-gnu/libnvJitLink.so' \
+        './usr/lib/x86_64-linux-gnu/libnvToolsExt.so'
 for p in libcudart11.0 libcudart12; do
         [ -f "$(echo "$debs/$p"_*.deb)" ] && x "$p" './usr/lib/x86_64-linux-gnu/libcudart.so*'
 done
@@ -95,9 +97,15 @@ x libnvvm4 './usr/lib/x86_64-linux-gnu/libnvvm.so*'
 for p in libcu++-dev libcub-dev libthrust-dev; do
         x "$p" './usr/include/*'
 done
-for p in libcublas11 libcublaslt11 libcublas12 libcublaslt12 libcusparse12 libnvjitlink12; do
+# libnvToolsExt (NVTX 2, lib64/libnvToolsExt.so* of NVIDIA's CUDA 12.x up to
+# 12.8; its NVTX 3 headers, include/nvtx3, are nvidia-cuda-dev's): CMake's
+# FindCUDAToolkit makes CUDA::nvToolsExt of it, which Debian's PyTorch 2.6
+# links (tests/pytorch).
+for p in libcublas11 libcublaslt11 libcublas12 libcublaslt12 libcusparse12 libnvjitlink12 libnvtoolsext1; do
         [ -f "$(echo "$debs/$p"_*.deb)" ] && x "$p" './usr/lib/x86_64-linux-gnu/lib*.so*'
 done
+# (bookworm's list has no libnvtoolsext1: no dangling link)
+[ -e "$tmp/usr/lib/x86_64-linux-gnu/libnvToolsExt.so" ] || rm -f "$tmp/usr/lib/x86_64-linux-gnu/libnvToolsExt.so"
 [ -x "$tmp/usr/lib/nvidia-cuda-toolkit/bin/nvcc" ] || { echo "unpack.sh: nvcc not unpacked" >&2; exit 1; }
 
 prefix=$apps/cuda/$xy
