@@ -291,7 +291,11 @@ const struct component component_nccl = {
                 .root_variable = "NCCL_ROOT",
                 .library_stem = "libnccl",
                 .order = 4,
-                .enable = { "USE_NCCL", "USE_DISTRIBUTED" },
+                /* Not USE_DISTRIBUTED: PyTorch 2.6's USE_NCCL depends on
+                 * USE_CUDA alone (cmake_dependent_option, for torch.cuda.nccl),
+                 * and its configure searches NCCL with distributed off
+                 * (tests/pytorch saw it). */
+                .enable = { "USE_NCCL" },
                 .system = "USE_SYSTEM_NCCL",
                 .find_root = "NCCL_ROOT",
                 .append_root_dir = "NCCL_ROOT_DIR",

@@ -1066,6 +1066,16 @@ START_TEST(system_nccl_missing_is_fatal)
         ck_assert_uint_eq(r.n_findings, 1);
         build_report_release(&r);
 
+        /* USE_DISTRIBUTED=0 does not turn NCCL off: PyTorch 2.6's USE_NCCL
+         * depends on USE_CUDA (torch.cuda.nccl), and the configure searches
+         * it and stops all the same. */
+        env_set(&e, "USE_DISTRIBUTED", "0");
+        run_build(&e, NULL, &r);
+        f = ASSERT_FINDING(&r, BUILD_REQUIRED, "USE_SYSTEM_LIBS");
+        ck_assert(f->fatal);
+        ck_assert_str_eq(r.c[build_row(&component_nccl)].verdict, "fatal");
+        build_report_release(&r);
+
         /* With USE_NCCL off nothing of NCCL is searched. */
         env_set(&e, "USE_NCCL", "0");
         run_build(&e, NULL, &r);

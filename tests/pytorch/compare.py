@@ -34,10 +34,10 @@ MAPPING = {
     "magma": ("magma", "library", ["MAGMA_LIBRARIES"]),
     "cusparselt": ("cusparselt", "library", ["CUSPARSELT_LIBRARY_PATH"]),
 }
-# The configure's verdict against doctor's: doctor predicts a stop when a
-# finding says cmake stops (doctor --build has no "fatal" key yet).
+# The configure's verdict against doctor's: doctor predicts a stop when it
+# has a fatal finding (status "fatal", exit 3).
 def doctor_predicts_stop(d):
-    return any("cmake stops" in (f.get("why") or "") for f in d.get("findings", []))
+    return d.get("status") == "fatal"
 
 # Differences the project decides are right, by doctor's finding id: a
 # configure that passes while doctor refuses the build for that finding.
@@ -53,26 +53,7 @@ EXPECTED = {
 # identification compile (the issue's "doctor --build predicts the fatal
 # ones", helper i4), or new (found by this test, not assigned yet).
 PENDING = {
-    ("cuda", "verdict"):
-        "USE_SYSTEM_NCCL=1 with no NCCL is fatal (\"Could NOT find NCCL\"): "
-        "doctor --build's fatal USE_SYSTEM_NCCL (i4); and doctor takes "
-        "USE_DISTRIBUTED=0 for NCCL off (new, below)",
-    ("cuda11-localcuda13", "verdict"):
-        "CUDA 11.8's nvcc refuses gcc 12: doctor finds it (host-compiler) but "
-        "does not say CMake's CUDA compiler identification stops (i4)",
-    ("unpatched", "verdict"):
-        "CUDA 12.4 with glibc 2.41: CMake's CUDA compiler identification fails "
-        "(math_functions.h sinpi/cospi); doctor --build's glibc >= 2.41 with "
-        "CUDA < 12.9 check (i4)",
 }
-# New: PyTorch 2.6's USE_NCCL depends on USE_CUDA, not on USE_DISTRIBUTED
-# (CMakeLists.txt: cmake_dependent_option(USE_NCCL ... "USE_CUDA OR
-# USE_ROCM;UNIX;NOT APPLE")); component-nccl.c's torch_build.enable lists
-# USE_DISTRIBUTED, so doctor says NCCL is off where CMake searches it.
-for _env in ("cuda-nccl", "cuda-nccl-cudnn13", "stale-cuda-home", "path-vs-cuda-home"):
-    PENDING[(_env, "nccl")] = (
-        "doctor takes USE_DISTRIBUTED=0 for USE_NCCL off (component-nccl.c's "
-        "torch_build.enable); PyTorch 2.6's CMake searches NCCL all the same (new)")
 
 
 def cache(path):
@@ -145,7 +126,11 @@ def main():
 
         def judge(comp, ok, detail):
             nonlocal bad
-            if ok:
+            if ok and (name, comp) in PENDING:
+                row[comp] = "STALE"
+                notes.append(f"  {comp}: agrees now: remove its PENDING entry")
+                bad += 1
+            elif ok:
                 row[comp] = "agree"
             elif (name, comp) in PENDING:
                 row[comp] = "pending"

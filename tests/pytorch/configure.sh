@@ -58,10 +58,14 @@ for suite in bookworm trixie; do
 done
 cuda12=$apps/cuda/12.4 nccl=$apps/nccl/2.22.3 cuda11=$apps/cuda/11.8
 [ -e "$cuda11/lib64/libcudart.so.11.0" ] || die "no CUDA 11.8 in $apps"
+# Debian's MAGMA 2.9 for CUDA 12, as a trixie machine has it in /usr
+# (unpack.sh: APPS/trixie/usr; tests/real/magma.sh tests its module).
+debroot=$apps/trixie
+[ -e "$debroot/usr/lib/libmagma.so.2" ] || die "no Debian MAGMA in $debroot"
 sw=$MT_TMP/sw
 sh "$here/glibc241-fix.sh" "$cuda12" "$sw/cuda/12.4" || die "glibc241-fix.sh failed"
 mf=$MT_TMP/mf
-run_cudamod generate -o "$mf" --format lua "$sw/cuda/12.4" "$nccl" "$cuda11" /usr/local/cuda-13.0 \
+run_cudamod generate -o "$mf" --format lua "$sw/cuda/12.4" "$nccl" "$cuda11" /usr/local/cuda-13.0 "$debroot" \
         >"$mf.log" 2>&1 || die "generate: $(cat "$mf.log")"
 
 # The environments: NAME<TAB>shell lines run after a clean login (`module`
@@ -74,6 +78,7 @@ envs=(
         "cuda11-localcuda13	module load cuda/11.8"
         "stale-cuda-home	module load cuda/12.4 nccl/2.22.3; export CUDA_HOME=/opt/cuda-12.1"
         "path-vs-cuda-home	module load cuda/12.4 nccl/2.22.3; export CUDA_HOME=/usr/local/cuda-13.0"
+        "debian-magma	module load cuda/12.4 nccl/2.22.3 magma/2.9.0"
         "unpatched	module load cuda/12.4 nccl/2.22.3; export PATH=$cuda12/bin:\$PATH CUDA_HOME=$cuda12 CUDACXX=$cuda12/bin/nvcc"
 )
 # The configure: the CUDA components on (NCCL from the system, as where it
