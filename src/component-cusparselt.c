@@ -6,6 +6,9 @@
  * (STACK.md §11), so the CUDA major it targets comes from names only. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "component-cusparselt.h"
 #include "detect.h"
@@ -17,6 +20,7 @@
 #include "util.h"
 #include "version.h"
 #include "walk.h"
+#include "wheel-record.h"
 #include "banned.h"
 
 static const char *const cusparselt_headers[] = { "cusparseLt.h", NULL };
@@ -219,8 +223,35 @@ static void cusparselt_to_json(const struct install *in, json_t *o)
         json_set(o, "build", json_string_lossy(in->build));
 }
 
+/* The CUDA major of the wheel that installed real, a library in
+ * site-packages/nvidia/cusparselt/lib: the -cuN of the dist whose RECORD
+ * gives the file its size (wheel-record.h: the cu12 and cu13 wheels share
+ * the folder). 0 when not a wheel's or none tells. */
+static unsigned long wheel_cuda_major(const char *real)
+{
+        _cleanup_free_ char *lib = path_dirname(real);
+        _cleanup_free_ char *folder = path_dirname(lib);
+        _cleanup_free_ char *site = wheel_site_packages_of(folder);
+        _cleanup_(wheel_dists_release) struct wheel_dists d = { 0 };
+        const struct wheel_dist *w;
+        const char *cu;
+        unsigned long major = 0;
+        struct stat st;
+
+        if (!site || stat(real, &st) < 0)
+                return 0;
+        wheel_dists_read(&(struct walk_dir){ 0 }, site, "nvidia-cusparselt-", &d);
+        w = wheel_dists_owner(&d, real + strlen(site) + 1, st.st_size);
+        cu = w ? strrchr(w->name, '-') : NULL;
+        if (cu && startswith(cu, "-cu") && cu[3] >= '1' && cu[3] <= '9' &&
+            strspn(cu + 3, "0123456789") == strlen(cu + 3) && strlen(cu + 3) <= 3)
+                major = strtoul(cu + 3, NULL, 10);
+        return major;
+}
+
 /* Only names tell (it links the runtime statically): the package
- * directory libcusparseLt/N, an archive's _cudaN, EasyBuild's -CUDA-N. */
+ * directory libcusparseLt/N, an archive's _cudaN, EasyBuild's -CUDA-N,
+ * a wheel's dist name (nvidia-cusparselt-cu13: the runtime-only one). */
 static unsigned long cusparselt_module_cuda_major(const struct strv *own)
 {
         unsigned long lib_major = 0, major = 0;
@@ -231,6 +262,8 @@ static unsigned long cusparselt_module_cuda_major(const struct strv *own)
                 major = path_cuda_major(real, "libcusparseLt");
         if (!major && path)
                 major = path_cuda_major(path, "libcusparseLt");
+        if (!major && real)
+                major = wheel_cuda_major(real);
         return major;
 }
 

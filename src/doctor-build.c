@@ -1063,6 +1063,53 @@ static void cupti_find(struct build *b)
                                                   b->root));
 }
 
+/* cmake/Dependencies.cmake (PyTorch 2.6, line 1121): with USE_CUDA,
+ * find_package(CUB), and "Cannot find CUB." (FATAL_ERROR) when it finds
+ * nothing. Its FindCUB.cmake is one find_path(CUB_INCLUDE_DIR HINTS
+ * ${CUDA_TOOLKIT_INCLUDE} NAMES cub/cub.cuh) with the default search
+ * (CUB_ROOT first: CMP0074 is NEW under cmake_minimum_required 3.18);
+ * FindCUDA's CUDA_TOOLKIT_INCLUDE is the root's include/ on a native
+ * build. CUDA 11 and 12 have include/cub; CUDA 13 moved CCCL (CUB, Thrust,
+ * libcu++) to include/cccl, where nothing of that search looks. */
+static void cub_check(struct build *b)
+{
+        _cleanup_free_ char *inc = path_join(b->root, "include");
+        _cleanup_free_ char *cccl = path_join(inc, "cccl/cub/cub.cuh");
+        const char *cuda = b->r->cuda_version ? b->r->cuda_version : "?";
+        _cleanup_(cmake_find_hit_release) struct cmake_find_hit hit = { 0 };
+        bool moved = access(cccl, F_OK) == 0;
+
+        find_run(b,
+                 &(struct cmake_find){ .kind = CMAKE_FIND_PATH, .names = (const char *const[]){ "cub/cub.cuh", NULL },
+                                       .root_var = "CUB_ROOT", .hints = (const char *const[]){ inc, NULL },
+                                       .hints_from = "CUDA_TOOLKIT_INCLUDE" },
+                 NULL, &hit);
+        if (hit.path)
+                return;
+        add_finding(b->r, BUILD_TOOLKIT, true, BUILD_NO_CUB,
+                    moved ? xasprintf("PyTorch's FindCUB finds no cub/cub.cuh: the CUDA %s toolkit '%s' has CUB in "
+                                      "include/cccl/cub, where FindCUB does not look (CUB_ROOT, CMAKE_PREFIX_PATH, "
+                                      "the toolkit's include/ '%s' and the system's include directories)",
+                                      cuda, b->root, inc)
+                          : xasprintf("PyTorch's FindCUB finds no cub/cub.cuh: not in the CUDA %s toolkit '%s' "
+                                      "(include/cub), nor through CUB_ROOT, CMAKE_PREFIX_PATH or the system's "
+                                      "include directories",
+                                      cuda, b->root),
+                    moved ? ({
+                            _cleanup_free_ char *load = suggest_module(b, component_toolkit(), 12);
+                            xasprintf("build PyTorch 2.6 with a CUDA 12 toolkit (%s), or build a PyTorch that "
+                                      "supports CUDA 13 (2.9 and later: since pytorch/pytorch#159854 it takes CUB "
+                                      "from the toolkit without FindCUB); CUB_ROOT=%s/cccl gets the configure past this, but 2.6's CUDA "
+                                      "code predates the CCCL 3 of CUDA 13 (pytorch/pytorch#153373)",
+                                      load ? load : "load a cuda/12 module", inc);
+                    })
+                          : xstrdup("use a toolkit with its CUB headers (NVIDIA's cuda-cccl package; CUDA 11 and 12 "
+                                    "have include/cub), or point CUB_ROOT at a CUB"),
+                    "cmake stops: \"Cannot find CUB.\" (cmake/Dependencies.cmake: find_package(CUB), then "
+                    "message(FATAL_ERROR))%s",
+                    moved ? "; CUDA 13 moved CCCL's headers (CUB, Thrust, libcu++) to include/cccl" : "");
+}
+
 /* Whether the environment asks for the component: cuDNN always (PyTorch
  * builds with it by default, and a build without is rarely meant), else
  * its USE_* set on, its root variable set, or a module of it loaded. */
@@ -1380,8 +1427,12 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
                                       ret->c[BUILD_CUDART].cuda_major, ret->cuda_version),
                             xstrdup("take the other toolkit off CMAKE_PREFIX_PATH (unload its module)"),
                             "torch is compiled with one CUDA and linked with another's runtime");
-        for (size_t row = BUILD_LIBRARIES; row < BUILD_CUPTI; row++)
+        for (size_t row = BUILD_LIBRARIES; row < BUILD_CUPTI; row++) {
                 library_run(&b, row);
+                /* Dependencies.cmake: NCCL, then CUB, then MAGMA. */
+                if (row == build_row(&component_nccl))
+                        cub_check(&b);
+        }
         if (truthy(&b, "USE_KINETO", true))
                 cupti_find(&b);
         else

@@ -88,6 +88,8 @@ struct build_report {
                                                    * compiler identification fails */
 #define BUILD_GLIBC_MATH "glibc-math"             /* glibc >= 2.41's sinpi/cospi against the toolkit's
                                                    * crt/math_functions.h (CUDA before 13.0) */
+#define BUILD_NO_CUB "no-cub"                     /* FindCUB finds no cub/cub.cuh (CUDA 13's is in
+                                                   * include/cccl): "Cannot find CUB." stops cmake */
 #define BUILD_NO_TOOLKIT "no-toolkit"             /* no CUDA toolkit: a CPU-only build */
 
 /* The row of component c, a library PyTorch's configure finds

@@ -75,6 +75,12 @@ struct validate_module {
          * and own_incdirs are the system directories that implies, and
          * only the kind's libraries there are its own. */
         bool system;
+        /* A runtime-only install's module (validate_module_init): the
+         * kind's library with no header of its own (NVIDIA's CUDA 13
+         * cuSPARSELt wheel), which the loader uses and a build cannot:
+         * the build check skips it, the run check compares its library
+         * with the module's version alone. */
+        bool runtime;
 };
 
 #endif

@@ -176,6 +176,13 @@ void check_build(const struct validate_module *t, const struct validate_options 
                 check_set(ret, CHECK_SKIP, "the build check was not asked for");
                 return;
         }
+        if (t->runtime) {
+                check_set(ret, CHECK_SKIP,
+                          "runtime-only: no header; a build cannot use it (the install has no %s of its own and "
+                          "its module sets only the loader path)",
+                          k && k->header ? k->header : "header");
+                return;
+        }
         if (!k || !k->program) {
                 _cleanup_free_ char *labels = component_list(COMPONENT_FIELD_LABEL, " or ");
 
@@ -749,7 +756,10 @@ static bool run_library(const struct validate_module *t, const struct component 
         findings_add(f, CHECK_PASS, "%s %s from '%s'", soname, have, l->path ? l->path : "?");
 
         r = component_header_version(&t->own_incdirs, kind, &code, &header);
-        if (r == -ENOENT && !header)
+        if (r == -ENOENT && !header && t->runtime)
+                findings_add(f, CHECK_PASS, "no %s to compare with: a runtime-only install has none",
+                            kind->version_headers[0]);
+        else if (r == -ENOENT && !header)
                 findings_add(f, CHECK_WARN, "no %s in the module's include directories to compare %s %s with",
                             kind->version_headers[0], soname, have);
         else if (r < 0)

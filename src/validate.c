@@ -13,6 +13,7 @@
 #include "evaluate-modulepath.h"
 #include "evaluate.h"
 #include "plan.h"
+#include "scan.h"
 #include "util-path.h"
 #include "validate.h"
 #include "banned.h"
@@ -144,6 +145,48 @@ const struct component *module_kind_detect(const char *name, const struct strv *
         return NULL;
 }
 
+/* Whether the module's own library directories are a runtime-only
+ * install's, as scan tells one (install kind runtime: the library with no
+ * header of its own, a wheel's RECORD deciding whose a shared folder's
+ * files are): each directory holding the kind's library, scanned from its
+ * parent, the install's prefix where cudamod wrote the module. Only for a
+ * module that adds no include directory: one that does is for building. */
+static bool module_runtime_only(const struct validate_module *m)
+{
+        bool any = false, all = true;
+
+        if (!m->kind || m->system || m->own_incdirs.len)
+                return false;
+        for (size_t i = 0; i < m->own_libdirs.len && all; i++) {
+                const char *dir = m->own_libdirs.items[i];
+                _cleanup_free_ char *parent = path_dirname(dir), *real = realpath(dir, NULL);
+                _cleanup_(scan_result_release) struct scan_result r = { 0 };
+                _cleanup_diag_ struct diag d = DIAG_INIT;
+                _cleanup_(strv_release) struct strv one = { 0 };
+                bool runtime = false;
+
+                strv_add(&one, dir);
+                if (!real || !module_kind_detect_named(m->kind, &one))
+                        continue;
+                any = true;
+                if (scan_run(&(struct scan_options){ .roots = (const char *const[]){ parent }, .n_roots = 1,
+                                                     .max_depth = 4 },
+                             &r, &d) < 0) {
+                        all = false;
+                        continue;
+                }
+                for (size_t k = 0; k < r.installs.len && !runtime; k++) {
+                        const struct install *in = r.installs.items[k];
+                        _cleanup_free_ char *lib = in->lib_dir ? realpath(in->lib_dir, NULL) : NULL;
+
+                        runtime = in->component == m->kind && in->kind == INSTALL_RUNTIME && lib &&
+                                  streq(lib, real);
+                }
+                all = runtime;
+        }
+        return any && all;
+}
+
 void validate_module_init(struct validate_module *ret, const char *module, const struct evaluation *e,
                           struct strv *ret_env)
 {
@@ -183,6 +226,7 @@ void validate_module_init(struct validate_module *ret, const char *module, const
                 env_release(&had);
                 validate_module_use_system_dirs(ret, &set, "");
         }
+        ret->runtime = module_runtime_only(ret);
 }
 
 /* Whether a variable the module set names a system install's prefix:

@@ -190,6 +190,14 @@ void fx_cuda_toolkit(const char *root, const char *prefix, const struct fx_cuda 
                 fx_symlink(root, p = path_join(prefix, "include"), t);
                 free(TAKE_PTR(p));
         }
+        /* CCCL's CUB, as the toolkits ship it: include/cub from CUDA 11,
+         * include/cccl/cub from CUDA 13 (PyTorch 2.6's FindCUB looks for
+         * the former only). */
+        if (major >= 11) {
+                fx_write(root, p = path_join(inc, major >= 13 ? "cccl/cub/cub.cuh" : "cub/cub.cuh"),
+                         "#pragma once\n");
+                free(TAKE_PTR(p));
+        }
 
         fx_library(root, lib, "libcudart", cudart_so, c->cudart, machine, NULL, NULL);
         if (!c->no_math) {

@@ -298,7 +298,7 @@ static void assert_hit(const struct build_report *r, const struct cmake_find_hit
 
 struct cmake_picks {
         char *nvcc, *bin_dir, *include_dirs, *library_dir, *cudnn_include, *cudnn_library, *nccl_include,
-                *nccl_library;
+                *nccl_library, *cub_include;
 };
 
 static void cmake_picks_release(struct cmake_picks *p)
@@ -311,6 +311,7 @@ static void cmake_picks_release(struct cmake_picks *p)
         free(p->cudnn_library);
         free(p->nccl_include);
         free(p->nccl_library);
+        free(p->cub_include);
 }
 
 static char *line_value(const char *text, const char *key)
@@ -365,9 +366,11 @@ static bool cmake_run(const struct env *e, struct cmake_picks *ret)
                 "list(APPEND CMAKE_MODULE_PATH \"${CMAKE_CURRENT_SOURCE_DIR}/modules\")\n"
                 "find_package(CUDNN)\n"
                 "find_package(NCCL)\n"
+                "find_package(CUB)\n"
                 "file(WRITE \"${OUT}\" \"NVCC=${ROOT_NVCC}\\nBIN=${CUDAToolkit_BIN_DIR}\\n"
                 "INC=${CUDAToolkit_INCLUDE_DIRS}\\nLIB=${CUDART_DIR}\\nCUDNN_INC=${CUDNN_INCLUDE_PATH}\\n"
-                "CUDNN_LIB=${CUDNN_LIBRARY_PATH}\\nNCCL_INC=${NCCL_INCLUDE_DIRS}\\nNCCL_LIB=${NCCL_LIBRARIES}\\n\")\n";
+                "CUDNN_LIB=${CUDNN_LIBRARY_PATH}\\nNCCL_INC=${NCCL_INCLUDE_DIRS}\\nNCCL_LIB=${NCCL_LIBRARIES}\\n"
+                "CUB_INC=${CUB_INCLUDE_DIR}\\n\")\n";
         /* STACK.md §7.4 and §7.5: the searches of PyTorch's modules
          * (written from those facts, not copied). */
         static const char find_cudnn[] =
@@ -381,6 +384,10 @@ static bool cmake_run(const struct env *e, struct cmake_picks *ret)
                 "list(APPEND CMAKE_PREFIX_PATH $ENV{NCCL_ROOT_DIR} ${CUDA_TOOLKIT_ROOT_DIR})\n"
                 "find_path(NCCL_INCLUDE_DIRS NAMES nccl.h HINTS $ENV{NCCL_INCLUDE_DIR})\n"
                 "find_library(NCCL_LIBRARIES NAMES nccl nccl_static HINTS $ENV{NCCL_LIB_DIR})\n";
+        /* PyTorch 2.6's cmake/Modules/FindCUB.cmake: one find_path with
+         * FindCUDA's CUDA_TOOLKIT_INCLUDE (the root's include/) as hint. */
+        static const char find_cub[] =
+                "find_path(CUB_INCLUDE_DIR HINTS \"${CUDA_TOOLKIT_ROOT_DIR}/include\" NAMES cub/cub.cuh)\n";
         _cleanup_free_ char *cmake = NULL, *src = at("cmake-src"), *bld = at("cmake-build"), *out = at("cmake-out");
         _cleanup_free_ char *def_r = xasprintf("-DR=%s", root), *def_out = xasprintf("-DOUT=%s", out);
         _cleanup_free_ char *def_arch = NULL, *def_cpp = NULL, *def_cudnn = NULL, *multiarch = NULL;
@@ -397,6 +404,7 @@ static bool cmake_run(const struct env *e, struct cmake_picks *ret)
         fx_write(root, "cmake-src/CMakeLists.txt", script);
         fx_write(root, "cmake-src/modules/FindCUDNN.cmake", find_cudnn);
         fx_write(root, "cmake-src/modules/FindNCCL.cmake", find_nccl);
+        fx_write(root, "cmake-src/modules/FindCUB.cmake", find_cub);
         for (size_t i = 0; i < e->items.len; i++)
                 strv_add(&env, e->items.items[i]);
         home = env_get(env.items, "CUDA_HOME");
@@ -435,6 +443,7 @@ static bool cmake_run(const struct env *e, struct cmake_picks *ret)
                 .include_dirs = line_value(text.buf, "INC"), .library_dir = line_value(text.buf, "LIB"),
                 .cudnn_include = line_value(text.buf, "CUDNN_INC"), .cudnn_library = line_value(text.buf, "CUDNN_LIB"),
                 .nccl_include = line_value(text.buf, "NCCL_INC"), .nccl_library = line_value(text.buf, "NCCL_LIB"),
+                .cub_include = line_value(text.buf, "CUB_INC"),
         };
         /* A fresh configure for the next environment of the same test. */
         {
@@ -494,6 +503,11 @@ static void compare_with_cmake(const struct env *e, const struct build_report *r
                 same_file("NCCL_INCLUDE_DIRS", p.nccl_include, ndir, text);
                 same_file("NCCL_LIBRARIES", p.nccl_library, r->c[build_row(&component_nccl)].library.path, text);
         }
+        /* FindCUB (with USE_CUDA, a toolkit found): "Cannot find CUB."
+         * exactly where CMake finds none. */
+        ck_assert_msg(!r->c[BUILD_TOOLKIT].prefix || !p.cub_include == !!finding(r, BUILD_NO_CUB, NULL), "CUB_INCLUDE_DIR: cmake '%s', doctor %s\n%s",
+                      p.cub_include ? p.cub_include : "nothing", finding(r, BUILD_NO_CUB, NULL) ? "no-cub" : "none",
+                      text);
         cmake_picks_release(&p);
 }
 
@@ -629,7 +643,29 @@ START_TEST(cuda_only)
         assert_hit(&r, &r.c[build_row(&component_cudnn)].header, CUDA13 "/include/cudnn.h", "CUDA_TOOLKIT_ROOT_DIR (appended)");
         assert_hit(&r, &r.c[build_row(&component_cudnn)].library, CUDA13 "/lib64/libcudnn.so", "CUDA_TOOLKIT_ROOT_DIR (appended)");
         ck_assert_uint_eq(r.c[build_row(&component_cudnn)].cuda_major, 13);
-        ck_assert_uint_eq(r.n_findings, 0);
+        /* But CUB is in include/cccl/cub, where PyTorch 2.6's FindCUB
+         * does not look: "Cannot find CUB.", fatal. */
+        f = ASSERT_FINDING(&r, BUILD_NO_CUB, "include/cccl/cub");
+        ck_assert(f->fatal);
+        ck_assert_msg(strstr(f->why, "Cannot find CUB.") && strstr(f->why, "include/cccl") &&
+                              strstr(f->fix, "CUDA 12") && strstr(f->fix, "2.9"),
+                      "%s\n%s", f->why, f->fix);
+        ck_assert_uint_eq(r.n_findings, 1);
+        ck_assert_uint_eq(r.n_fatal, 1);
+        ck_assert_str_eq(r.c[BUILD_TOOLKIT].verdict, "fatal");
+        compare_with_cmake(&e, &r);
+        build_report_release(&r);
+        strv_release(&e.items);
+
+        /* CUB_ROOT naming include/cccl: find_package(CUB) takes it
+         * (<Pkg>_ROOT), as CMake does. */
+        env_init(&e);
+        env_cuda(&e, CUDA13, "cuda/13.0");
+        env_dir(&e, "CUB_ROOT", CUDA13 "/include/cccl");
+        env_others_off(&e);
+        run_build(&e, NULL, &r);
+        ck_assert_msg(!finding(&r, BUILD_NO_CUB, NULL), "no-cub with CUB_ROOT");
+        ck_assert_str_eq(r.c[BUILD_TOOLKIT].verdict, "on");
         compare_with_cmake(&e, &r);
         build_report_release(&r);
         strv_release(&e.items);
@@ -1235,7 +1271,43 @@ START_TEST(compile_with_real_cuda13)
                 ck_assert_msg(!finding(&r, BUILD_CUDA_COMPILE, NULL) && !finding(&r, BUILD_GLIBC_MATH, NULL), "%s", d);
                 ck_assert_str_eq(r.c[BUILD_NVCC].verdict, "on");
         }
+        /* Its CUB is in include/cccl/cub (no include/cub): PyTorch 2.6's
+         * configure stops with "Cannot find CUB.". */
+        {
+                const struct doctor_finding *f = ASSERT_FINDING(&r, BUILD_NO_CUB, "'/usr/local/cuda-13.0'");
+
+                ck_assert(f->fatal && strstr(f->what, "include/cccl/cub"));
+                ck_assert_str_eq(r.c[BUILD_TOOLKIT].verdict, "fatal");
+        }
         build_report_release(&r);
+
+        /* The command: exit 3, the finding fatal in the JSON. */
+        {
+                struct run_result rr;
+                json_t *doc, *f = NULL, *fs;
+                json_error_t jerr;
+                size_t i;
+
+                strv_add(&e.items, "LC_ALL=C");
+                run_program(&rr, root,
+                            (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", "--json", "--no-compile",
+                                                   NULL },
+                            (const char *const *)e.items.items);
+                ck_assert_msg(rr.status == 3, "exit %d: %s%s", rr.status, rr.out, rr.err);
+                doc = json_loads(rr.out, 0, &jerr);
+                ck_assert_msg(doc, "not JSON (%s): %s", jerr.text, rr.out);
+                ck_assert_str_eq(json_string_value(json_object_get(doc, "status")), "fatal");
+                json_array_foreach(json_object_get(doc, "findings"), i, fs)
+                        if (streq(json_string_value(json_object_get(fs, "id")), "no-cub"))
+                                f = fs;
+                ck_assert_msg(f, "no no-cub finding: %s", rr.out);
+                ck_assert_str_eq(json_string_value(json_object_get(f, "severity")), "fatal");
+                ck_assert_str_eq(json_string_value(json_object_get(
+                                         json_array_get(json_object_get(doc, "components"), BUILD_TOOLKIT), "verdict")),
+                                 "fatal");
+                json_decref(doc);
+                run_result_release(&rr);
+        }
         strv_release(&e.items);
 }
 END_TEST

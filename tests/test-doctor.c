@@ -20,6 +20,7 @@
 #include "component-nccl.h"
 #include "doctor.h"
 #include "fixture.h"
+#include "layouts.h"
 #include "strbuf.h"
 #include "testutil.h"
 #include "util.h"
@@ -1119,6 +1120,44 @@ START_TEST(suggestions_include_cusparselt_of_torchs_cuda_major)
 }
 END_TEST
 
+/* A torch for CUDA 13 whose libcusparseLt.so.0 comes from a runtime-only
+ * install's module (the cusparselt-wheels fixture: NVIDIA's cu13 wheel,
+ * the library and no header of its own; the module sets LD_LIBRARY_PATH
+ * only): running torch needs no header, so doctor finds nothing wrong, and
+ * offers that module for libcusparseLt.so.0. */
+START_TEST(cusparselt_from_a_runtime_only_module_is_fine)
+{
+        const char *wheel_lib = "venv/lib/python3.12/site-packages/nvidia/cusparselt/lib";
+        struct doctor_report r;
+        struct strv mp = { 0 };
+        struct env e;
+        const struct doctor_library *l;
+        const struct doctor_need *n;
+        _cleanup_free_ char *want = NULL;
+
+        cuda13();
+        layout_fixture_find("cusparselt-wheels")->build(root);
+        fx_torch(root, TORCH, &(struct fx_torch){ .cuda = "13.0", .cusparse = true, .cusparselt = true });
+        modulefile("cuda/13.0", CUDA13_LIB, CUDA13);
+        modulefile("cusparselt/0.8.1", wheel_lib, NULL);
+        strv_push(&mp, at("mods"));
+        env_make(&e, WORDS(wheel_lib, CUDA13_LIB), CUDA13);
+        env_set(&e, "LOADEDMODULES", "cuda/13.0:cusparselt/0.8.1");
+        diagnose(&e, &mp, TORCH, &r);
+        ck_assert_msg(r.n_findings == 0, "%s", dump(&r));
+        for (size_t i = 0; i < r.notes.len; i++)
+                ck_assert_msg(!contains_ci(r.notes.items[i], "header"), "%s", dump(&r));
+        l = find_lib(&r, "libtorch_cuda.so");
+        n = find_need(l, "libcusparseLt.so.0");
+        want = xasprintf("%s/%s/libcusparseLt.so.0", root, wheel_lib);
+        ck_assert_msg(n->path && streq(n->path, want), "%s", dump(&r));
+        assert_module(&r, "cusparselt/0.8.1", "cusparselt", 13, "libcusparseLt.so.0");
+        doctor_report_release(&r);
+        env_release(&e);
+        strv_release(&mp);
+}
+END_TEST
+
 /* torch built with cuDSS needs libcudss.so.0: of a cuDSS module for each
  * CUDA major, the one for torch's goes into the suggested load line. */
 START_TEST(suggestions_include_cudss_of_the_cuda_major)
@@ -1862,6 +1901,7 @@ static Suite *doctor_suite(void)
         tcase_add_test(tc, suggestions_cover_all_seven_components);
         tcase_add_test(tc, suggestions_include_cudss_of_the_cuda_major);
         tcase_add_test(tc, suggestions_include_cusparselt_of_torchs_cuda_major);
+        tcase_add_test(tc, cusparselt_from_a_runtime_only_module_is_fine);
         tcase_add_test(tc, debian_torch_follows_its_libraries_through_the_loader_cache);
         tcase_add_test(tc, debian_torch_failure_is_oserror_or_importerror_as_python_raises_it);
         tcase_add_test(tc, suggestions_say_when_no_module_is_for_torchs_cuda_major);

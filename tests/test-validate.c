@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "layouts.h"
 #include "strbuf.h"
 #include "testutil.h"
 
@@ -171,6 +172,50 @@ START_TEST(every_check_passes_on_a_working_toolkit_with_two_gpus)
         ck_assert_ptr_nonnull(strstr(r.out, "pass  cuda/12.4\n"));
         ck_assert_ptr_nonnull(strstr(r.out, "device  pass"));
         ck_assert_ptr_nonnull(strstr(r.out, "1 module: 1 pass, 0 warn, 0 fail\n"));
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+/* The cusparselt-wheels fixture (the cu12 wheel's header beside the cu13
+ * wheel's library, which has none: a runtime install) with a CUDA 13.0
+ * toolkit, its library the fake cuSPARSELt 0.8.1 (its RECORD written
+ * again for it): the build check skips the runtime-only module with the
+ * reason, the run check loads its library and passes without a header.
+ * (No driver is given: the device check is not what this is about.) */
+START_TEST(a_runtime_only_module_skips_build_and_runs)
+{
+        char *root = fx_new();
+        const char *site = "venv/lib/python3.12/site-packages";
+        const char *lib = "nvidia/cusparselt/lib/libcusparseLt.so.0";
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw"), *venv = path_join(root, "venv");
+        _cleanup_free_ char *so = xasprintf("%s/%s", site, lib);
+        struct run_result r = { 0 };
+        json_t *doc, *m;
+
+        fx_cuda_toolkit(root, "sw/cuda-13.0",
+                        &(struct fx_cuda){ .version = "13.0", .release = "13.0.0", .cudart = "13.0.48",
+                                           .nvcc = "13.0.48" });
+        fx_fake_library(root, "sw/cuda-13.0/targets/x86_64-linux/lib/libcudart.so.13.0.48", "CUDART13");
+        fx_write(root, "sw/cuda-13.0/targets/x86_64-linux/include/cuda_runtime_api.h",
+                 "#define CUDART_VERSION 13000\nint cudaRuntimeGetVersion(int *v);\n");
+        layout_fixture_find("cusparselt-wheels")->build(root);
+        fx_fake_library(root, so, "CUSPARSELT");
+        fx_wheel_record(root, site, "nvidia-cusparselt-cu13", "0.8.1", (const char *const[]){ lib, NULL });
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, venv, NULL }, false);
+        ck_assert_msg(r.status == 0, "generate failed: %s", r.err);
+        run_result_release(&r);
+
+        validate(&r, root, (const char *const[]){ "--json", NULL });
+        doc = parse(&r);
+        m = module_of(doc, "cusparselt/0.8.1");
+        assert_check(m, "build", "skip", "runtime-only: no header; a build cannot use it");
+        assert_check(m, "run", "pass", "0.8.1");
+        assert_check(m, "run", "pass", "a runtime-only install has none");
+        assert_check(m, "closure", "pass", NULL);
+        /* The toolkit's own module still builds. */
+        assert_check(module_of(doc, "cuda/13.0"), "build", "pass", NULL);
+        json_decref(doc);
         run_result_release(&r);
         fx_free(root);
 }
@@ -1095,6 +1140,7 @@ int main(void)
         tcase_add_test(tc, a_broken_modulefile_fails_syntax_with_file_and_line);
         tcase_add_test(tc, a_tcl_tree_validates_in_the_safe_interpreter);
         tcase_add_test(tc, the_real_cuda_13_install_validates);
+        tcase_add_test(tc, a_runtime_only_module_skips_build_and_runs);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
