@@ -155,7 +155,7 @@ env -i "${modenv[@]}" HOME="$MT_TMP" USE_CUDNN=0 USE_MAGMA=1 MAGMA_HOME= CUDAMOD
         "$CUDAMOD_BIN" doctor --build --json >"$MT_TMP/default.json" 2>"$MT_TMP/default.err" || rc=$?
 magma_report "$MT_TMP/default.json" "default /usr + @" default || fail "doctor --build, MAGMA in the system root: see above"
 # A MAGMA found only in the default places is taken by the configure as
-# it should be: doctor --build gives a note, not a problem, and exits 0.
+# it should be: doctor --build gives a note, not a problem.
 python3 - "$MT_TMP/default.json" "${rc:-0}" <<'EOF' || fail "the default-places verdict: see above"
 import json, sys
 
@@ -164,8 +164,11 @@ about = [f for f in d["findings"] if "MAGMA" in f["what"]]
 notes = [n for n in d.get("notes", []) if "MAGMA" in json.dumps(n)]
 if about or not notes:
     sys.exit(f"doctor --build: want a note about MAGMA and no finding: {about} notes {d.get('notes')}")
-if d["status"] != "ok" or sys.argv[2] != "0":
-    sys.exit(f"doctor --build: want status ok and exit 0, got {d['status']} and {sys.argv[2]}: {d['findings']}")
+# What else doctor finds is about the toolkit (on trixie, CUDA 12.4 refuses
+# gcc 14 and glibc 2.41: fatal); with nothing found, the status is ok and
+# the exit status 0.
+if not d["findings"] and (d["status"] != "ok" or sys.argv[2] != "0"):
+    sys.exit(f"doctor --build: want status ok and exit 0, got {d['status']} and {sys.argv[2]}")
 EOF
 
 # --- the seed's run-time check -----------------------------------------------------------
