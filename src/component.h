@@ -230,7 +230,9 @@ struct component {
          * directories are for, 0 when unknown; and what goes wrong when
          * the one torch loads is for another CUDA major than torch's: with
          * it, doctor's generic cuda-major finding (R5) covers it (cuDNN
-         * and NCCL have findings of their own, `doctor`). */
+         * and NCCL have findings of their own, `doctor`). Callers ask
+         * metadata_module_cuda_major, which adds what a package manager
+         * wrote in the prefix, as scan does. */
         unsigned long (*module_cuda_major)(const struct strv *own_libdirs);
         const char *doctor_cuda_major_why;
         /* doctor: its own findings on the libraries torch loads

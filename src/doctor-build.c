@@ -24,6 +24,7 @@
 #include "evaluate-modulepath.h"
 #include "evaluate.h"
 #include "libfile.h"
+#include "metadata.h"
 #include "process.h"
 #include "strbuf.h"
 #include "toolchain.h"
@@ -196,7 +197,7 @@ static const struct component *unit_kind(const struct build *b, const struct mod
         kind = module_kind_detect(m->file.name, &own);
         if (!kind)
                 return NULL;
-        *ret_major = kind->module_cuda_major(&own);
+        *ret_major = metadata_module_cuda_major(kind, &own);
         if (!*ret_major && u->chain.len > 1) {
                 const struct module_unit *top = unit_named(b, u->chain.items[0]);
                 unsigned long tm = 0;
@@ -320,7 +321,7 @@ static unsigned long library_cuda_major(const struct component *kind, const char
 
         if (!dir)
                 return 0;
-        return kind->module_cuda_major(&(struct strv){ .items = (char *[]){ dir, NULL }, .len = 1 });
+        return metadata_module_cuda_major(kind, &(struct strv){ .items = (char *[]){ dir, NULL }, .len = 1 });
 }
 
 /* The install a header or library is in: its real directory without the

@@ -9,7 +9,8 @@
  * it: their *_ROOT_DIR and the toolkit's root), CMAKE_LIBRARY_PATH /
  * CMAKE_INCLUDE_PATH, the HINTS, PATH, the system prefixes and the PATHS.
  * Versions come from the headers (§8), the CUDA majors of the libraries
- * from the components' module_cuda_major. Only the host compiler is run
+ * from the components' module_cuda_major, else the metadata of their prefix
+ * (metadata_module_cuda_major). Only the host compiler is run
  * (`-E -dM`), to read which it is. */
 #ifndef CUDAMOD_DOCTOR_BUILD_H
 #define CUDAMOD_DOCTOR_BUILD_H

@@ -19,6 +19,7 @@
 #include "evaluate-modulepath.h"
 #include "evaluate.h"
 #include "libfile.h"
+#include "metadata.h"
 #include "process.h"
 #include "strbuf.h"
 #include "util-file.h"
@@ -688,7 +689,7 @@ static void suggest(struct doctor *doc, const struct strv *unresolved)
                 r->modules[r->n_modules] = (struct doctor_module){
                         .module = xstrdup(u->module),
                         .kind = kind->name,
-                        .cuda_major = kind->module_cuda_major(&own),
+                        .cuda_major = metadata_module_cuda_major(kind, &own),
                         .provides = provides,
                 };
                 provides = (struct strv){ 0 };
@@ -1064,7 +1065,7 @@ static void find_toolkit_libs(struct doctor *doc)
 }
 
 /* A library of a component torch needs, built for another CUDA major than
- * torch (the component's module_cuda_major read on the directory it
+ * torch (metadata_module_cuda_major read on the directory it
  * resolves in): for the components that say what that breaks. */
 static void find_component_cuda_major(struct doctor *doc)
 {
@@ -1084,7 +1085,7 @@ static void find_component_cuda_major(struct doctor *doc)
                 if (!dir)
                         continue;
                 seen[c->index] = true;
-                cuda = c->module_cuda_major(&(struct strv){ .items = (char *[]){ dir, NULL }, .len = 1 });
+                cuda = metadata_module_cuda_major(c, &(struct strv){ .items = (char *[]){ dir, NULL }, .len = 1 });
                 if (!cuda || cuda == r->built.cuda_major)
                         continue;
                 doctor_add_finding(r, DOCTOR_CUDA_MAJOR, "R5",

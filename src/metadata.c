@@ -2,10 +2,12 @@
  * .spack/spec.json and EasyBuild's easybuild/<name>.eb, read as data. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "component.h"
 #include "detect.h"
 #include "install.h"
 #include "metadata.h"
@@ -672,4 +674,32 @@ void metadata_apply(struct install *in, const struct metadata *m)
         own = version_to_string(&mine, 0);
         install_add_problem(in, "metadata-disagrees", "%s '%s' says CUDA %s but the files say CUDA %s", m->source,
                             m->file, said, own);
+}
+
+unsigned long metadata_module_cuda_major(const struct component *c, const struct strv *own_libdirs)
+{
+        unsigned long major = c->module_cuda_major(own_libdirs);
+
+        /* The toolkit is its own CUDA; its files always tell. */
+        if (major || c->toolkit)
+                return major;
+        for (size_t i = 0; !major && i < own_libdirs->len; i++) {
+                _cleanup_free_ char *real = realpath(own_libdirs->items[i], NULL);
+                _cleanup_free_ char *prefix = real ? path_dirname(real) : NULL;
+                _cleanup_close_ int fd = -1;
+                struct metadata m = { 0 };
+                struct diag d = DIAG_INIT;
+
+                if (!prefix)
+                        continue;
+                fd = open(prefix, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                /* Unreadable or malformed: unknown, as scan leaves it. */
+                if (fd >= 0 && metadata_read(fd, prefix, &m, &d) == 0) {
+                        if (metadata_names(&m, c->name) && m.cuda.count)
+                                major = m.cuda.n[0];
+                        metadata_release(&m);
+                }
+                diag_release(&d);
+        }
+        return major;
 }

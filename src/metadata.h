@@ -18,6 +18,7 @@
 #include "util.h"
 #include "version.h"
 
+struct component;
 struct install;
 
 /* The largest metadata file read (a spec.json of a package with a deep
@@ -78,5 +79,14 @@ bool metadata_names(const struct metadata *m, const char *component);
  * problem naming both. The toolkit (cuda) itself gets its release X.Y.Z
  * when its files gave none and the version agrees. */
 void metadata_apply(struct install *in, const struct metadata *m);
+
+/* The CUDA major the libraries in a module's own library directories are
+ * for, as scan tells it: what c's module_cuda_major finds in the files,
+ * else the major of the CUDA the metadata of a prefix holding them (the
+ * directory above one, as scan reads an install's) names, where that
+ * metadata is c's; 0 when neither tells. doctor and doctor --build ask
+ * this, so that an NVSHMEM whose CUDA only its spec.json names is judged
+ * for it as scan and generate judged it. */
+unsigned long metadata_module_cuda_major(const struct component *c, const struct strv *own_libdirs);
 
 #endif

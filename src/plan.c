@@ -158,6 +158,18 @@ static char *full_version(const struct install *in)
         return version_to_string(&in->version, in->component->version_parts);
 }
 
+/* Whether in's module version template names its CUDA. */
+static bool naming_needs_cuda(const struct install *in, const struct config *cfg)
+{
+        static const char *const cuda[] = { "{cuda}", "{cuda_version}", "{cuda_full}", "{cuda_major}" };
+        const char *tmpl = cfg->naming[in->component->index];
+
+        for (size_t i = 0; tmpl && i < ELEMENTSOF(cuda); i++)
+                if (strstr(tmpl, cuda[i]))
+                        return true;
+        return false;
+}
+
 /* Why an install gets no module, or NULL. */
 static char *skip_reason(const struct install *in, const struct config *cfg)
 {
@@ -174,6 +186,12 @@ static char *skip_reason(const struct install *in, const struct config *cfg)
         if (!in->component->toolkit && install_cuda_major(in) < 0 &&
             cfg->layout == MODULE_LAYOUT_HIERARCHICAL)
                 return xstrdup("the CUDA major it was built for is unknown");
+        /* Flat, a name that says the CUDA (naming: easybuild's
+         * -CUDA-{cuda_full}) cannot be given either: this one install is
+         * left, not the whole tree. */
+        if (!in->component->toolkit && install_cuda_major(in) < 0 && naming_needs_cuda(in, cfg))
+                return xasprintf("its naming '%s' needs the CUDA it was built for, and that is unknown",
+                                 cfg->naming[in->component->index]);
         return NULL;
 }
 

@@ -531,6 +531,22 @@ void fx_dist_info(const char *root, const char *dir, const char *name, const cha
         fx_write(root, rel, "pip\n");
 }
 
+void fx_spack_spec(const char *root, const char *prefix, const char *name, const char *version,
+                   const char *cuda)
+{
+        _cleanup_free_ char *rel = path_join(prefix, ".spack/spec.json");
+        _cleanup_free_ char *text = xasprintf(
+                "{\"spec\": {\"_meta\": {\"version\": 4}, \"nodes\": [\n"
+                " {\"name\": \"%s\", \"version\": \"%s\", \"parameters\": {\"cuda\": true},\n"
+                "  \"dependencies\": [{\"name\": \"cuda\", \"hash\": \"ffjxl7u7gsm5hgvzkmmm2rj3lavwhvja\", "
+                "\"parameters\": {\"deptypes\": [\"build\", \"link\"], \"virtuals\": []}}],\n"
+                "  \"hash\": \"k7qz3xvqmmb2fvmpyl4ld6hmxx3kbfzz\"},\n"
+                " {\"name\": \"cuda\", \"version\": \"%s\", \"hash\": \"ffjxl7u7gsm5hgvzkmmm2rj3lavwhvja\"}]}}\n",
+                name, version, cuda);
+
+        fx_write(root, rel, text);
+}
+
 /* RECORD's hash: sha256=, then the digest in urlsafe base64 unpadded. */
 static void record_hash(const char *path, struct strbuf *ret)
 {

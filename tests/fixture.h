@@ -153,6 +153,11 @@ void fx_fake_library(const char *root, const char *rel, const char *var);
 
 /* A dist-info directory with METADATA Name/Version. */
 void fx_dist_info(const char *root, const char *dir, const char *name, const char *version);
+
+/* A Spack prefix's .spack/spec.json (Spack 0.22's form, trimmed): name at
+ * version ("3.1.7-1"), its cuda dependency (by hash) at cuda ("12.6.0"). */
+void fx_spack_spec(const char *root, const char *prefix, const char *name, const char *version,
+                   const char *cuda);
 /* The same with the RECORD pip writes: files (relative to site, as they
  * are now: sha256 in urlsafe base64, size), then the dist-info's own. */
 void fx_wheel_record(const char *root, const char *site, const char *name, const char *version,

@@ -386,10 +386,11 @@ static void build_nvshmem(const char *root)
 /* What a package manager wrote in a prefix (metadata.h): a Spack
  * NVSHMEM whose libraries name no CUDA, with its spec.json (Spack 0.22's
  * format, the cuda dependency by hash); an EasyBuild NVSHMEM with its
- * easyconfig; a Spack NCCL whose spec.json disagrees with what its library
- * says; a Spack NVSHMEM with a truncated spec.json (left, scan goes on);
- * a Spack CUDA whose version.json says 12.4 where cuda.h, libcudart and
- * nvcc say 12.9. */
+ * easyconfig; a Spack NCCL whose spec.json says CUDA 13.0.0 where its
+ * library says 12.9; a Spack NVSHMEM with a truncated spec.json (left,
+ * scan goes on); the Spack CUDA 12.6.0 the NVSHMEM's spec.json names (by
+ * its hash); a Spack CUDA
+ * whose version.json says 12.4 where cuda.h, libcudart and nvcc say 12.9. */
 static void build_metadata(const char *root)
 {
         const char *base = "spack/opt/spack/linux-ubuntu22.04-zen2/gcc-12.3.0";
@@ -397,6 +398,7 @@ static void build_metadata(const char *root)
         _cleanup_free_ char *broken = xasprintf("%s/nvshmem-3.0.6-4-a2g3sd4lm5xw6fxq7eqlb4rr7mjsoqhv", base);
         _cleanup_free_ char *nccl = xasprintf("%s/nccl-2.23.4-1-5qbq2ts7nfiyhapjvqbn5whgxofrzqz7", base);
         _cleanup_free_ char *cuda = xasprintf("%s/cuda-12.9.1-ycpnb6nqfo7v3wuytkeaxkn2q6d2jwqy", base);
+        _cleanup_free_ char *cuda126 = xasprintf("%s/cuda-12.6.0-ffjxl7u7gsm5hgvzkmmm2rj3lavwhvja", base);
         _cleanup_free_ char *f = NULL;
         const char *eb = "easybuild/software/NVSHMEM/3.2.5-gompi-2024a-CUDA-12.6.0";
 
@@ -436,15 +438,18 @@ static void build_metadata(const char *root)
                  "dependencies = [\n    ('CUDA', '12.6.0', '', SYSTEM),\n    ('NCCL', '2.22.3', versionsuffix),\n    ('UCX-CUDA', '1.16.0', versionsuffix),\n]\n\n"
                  "moduleclass = 'lib'\n");
         free(f);
-        fx_nccl(root, nccl, &(struct fx_nccl){ .version = "2.23.4", .cuda = "13.0" });
+        fx_nccl(root, nccl, &(struct fx_nccl){ .version = "2.23.4", .cuda = "12.9" });
         f = xasprintf("%s/.spack/spec.json", nccl);
         fx_write(root, f,
                  "{\"spec\": {\"_meta\": {\"version\": 4}, \"nodes\": [\n"
                  " {\"name\": \"nccl\", \"version\": \"2.23.4-1\", \"parameters\": {\"cuda\": true, \"cuda_arch\": [\"90\"]},\n"
-                 "  \"dependencies\": [{\"name\": \"cuda\", \"hash\": \"ffjxl7u7gsm5hgvzkmmm2rj3lavwhvja\", \"parameters\": {\"deptypes\": [\"build\", \"link\"], \"virtuals\": []}}],\n"
+                 "  \"dependencies\": [{\"name\": \"cuda\", \"hash\": \"7bslq2mdnxwdjkqpvvqyqbbpocvqfrlq\", \"parameters\": {\"deptypes\": [\"build\", \"link\"], \"virtuals\": []}}],\n"
                  "  \"hash\": \"5qbq2ts7nfiyhapjvqbn5whgxofrzqz7\"},\n"
-                 " {\"name\": \"cuda\", \"version\": \"12.6.0\", \"hash\": \"ffjxl7u7gsm5hgvzkmmm2rj3lavwhvja\"}]}}\n");
+                 " {\"name\": \"cuda\", \"version\": \"13.0.0\", \"hash\": \"7bslq2mdnxwdjkqpvvqyqbbpocvqfrlq\"}]}}\n");
         free(f);
+        fx_cuda_toolkit(root, cuda126,
+                        &(struct fx_cuda){ .version = "12.6", .release = "12.6.0", .cudart = "12.6.37",
+                                           .nvcc = "12.6.20", .version_file = FX_VERSION_JSON_DATE });
         fx_cuda_toolkit(root, cuda,
                         &(struct fx_cuda){ .version = "12.9", .release = "12.9.1", .cudart = "12.9.79", .nvcc = "12.9.86",
                                            .version_file = FX_VERSION_JSON_DATE });

@@ -745,6 +745,52 @@ START_TEST(cuda11_cudnn_in_usr_local_cuda)
 }
 END_TEST
 
+/* A Spack NVSHMEM (NVSHMEM_HOME) whose libraries and prefix name no CUDA:
+ * its CUDA major is the one its spec.json names, as scan reads it; built
+ * for CUDA 13 beside CUDA 12.4 it is a cuda-major finding, for CUDA 12
+ * none. */
+START_TEST(nvshmem_cuda_major_from_its_spec_json)
+{
+        static const struct {
+                const char *prefix, *version, *cuda;
+                unsigned long major;
+        } cases[] = {
+                { "sw/spack/nvshmem-3.1.7-1-k7qz3xvqmmb2fvmpyl4ld6hmxx3kbfzz", "3.1.7", "12.6.0", 12 },
+                { "sw/spack/nvshmem-3.4.5-1-u2pzfvqtu4fjp3hmnzeysd6j4x5b5pmw", "3.4.5", "13.0.0", 13 },
+        };
+
+        tree();
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *spack = xasprintf("%s-1", cases[i].version);
+                const struct build_component *c;
+                struct build_report r;
+                struct env e;
+
+                fx_nvshmem(root, cases[i].prefix, &(struct fx_nvshmem){ .version = cases[i].version });
+                fx_spack_spec(root, cases[i].prefix, "nvshmem", spack, cases[i].cuda);
+                env_init(&e);
+                env_cuda(&e, CUDA12, "cuda/12.4");
+                env_set(&e, "USE_CUSPARSELT", "0");
+                env_set(&e, "USE_CUDSS", "0");
+                env_set(&e, "USE_MAGMA", "0");
+                env_dir(&e, "NVSHMEM_HOME", cases[i].prefix);
+                run_build(&e, NULL, &r);
+                c = &r.c[build_row(&component_nvshmem)];
+                ck_assert_msg(c->library.path && strstr(c->library.path, cases[i].prefix), "%s",
+                              c->library.path ? c->library.path : "(none)");
+                ck_assert_uint_eq(c->cuda_major, cases[i].major);
+                if (cases[i].major == 13) {
+                        const struct doctor_finding *f = ASSERT_FINDING(&r, BUILD_CUDA_MAJOR, "NVSHMEM");
+
+                        ck_assert_msg(strstr(f->what, "CUDA 13") && strstr(f->what, "12.4"), "%s", f->what);
+                } else
+                        ck_assert_ptr_null(finding(&r, BUILD_CUDA_MAJOR, NULL));
+                build_report_release(&r);
+                strv_release(&e.items);
+        }
+}
+END_TEST
+
 /* --- (4) header and library from different installs ---------------------------------------------------------- */
 
 START_TEST(cudnn_header_and_library_apart)
@@ -1442,6 +1488,7 @@ static Suite *suite(void)
         tcase_add_test(tc, cuda_only);
         tcase_add_test(tc, cusparselt_runtime_only);
         tcase_add_test(tc, cuda11_cudnn_in_usr_local_cuda);
+        tcase_add_test(tc, nvshmem_cuda_major_from_its_spec_json);
         tcase_add_test(tc, cudnn_header_and_library_apart);
         tcase_add_test(tc, cudnn_only_in_system_dirs);
         tcase_add_test(tc, cudnn_root_by_hand);

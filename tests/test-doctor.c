@@ -1047,6 +1047,46 @@ START_TEST(suggestions_include_the_nvshmem_of_torchs_cuda_major)
 }
 END_TEST
 
+/* Spack NVSHMEMs, whose libraries and prefixes name no CUDA: the CUDA of
+ * each is what its spec.json names, as scan reads it, so the one for
+ * torch's CUDA 12 is suggested and the newer one for CUDA 13 is not. */
+START_TEST(suggestions_take_the_nvshmem_cuda_from_its_spec_json)
+{
+        const char *nv12 = "sw/spack/nvshmem-3.1.7-1-k7qz3xvqmmb2fvmpyl4ld6hmxx3kbfzz";
+        const char *nv13 = "sw/spack/nvshmem-3.4.5-1-u2pzfvqtu4fjp3hmnzeysd6j4x5b5pmw";
+        _cleanup_free_ char *lib12 = path_join(nv12, "lib"), *lib13 = path_join(nv13, "lib");
+        _cleanup_free_ char *chosen = NULL;
+        struct doctor_report r;
+        struct strv mp = { 0 };
+
+        cuda12();
+        cudnn(CUDNN91, "9.1.0", 12);
+        nccl("12.4");
+        fx_nvshmem(root, nv12, &(struct fx_nvshmem){ .version = "3.1.7" });
+        fx_spack_spec(root, nv12, "nvshmem", "3.1.7-1", "12.6.0");
+        fx_nvshmem(root, nv13, &(struct fx_nvshmem){ .version = "3.4.5" });
+        fx_spack_spec(root, nv13, "nvshmem", "3.4.5-1", "13.0.0");
+        fx_torch(root, TORCH,
+                 &(struct fx_torch){ .cuda = "12.4", .cudnn_major = 9, .nccl = true, .nvshmem = true,
+                                     .cusparse = true });
+        modulefile("cuda/12.4", CUDA12_LIB, CUDA12);
+        modulefile("cudnn/9.1.0", CUDNN91_LIB, NULL);
+        modulefile("nccl/2.21.5", NCCL_LIB, NULL);
+        modulefile("nvshmem/3.1.7", lib12, NULL);
+        modulefile("nvshmem/3.4.5", lib13, NULL);
+        strv_push(&mp, at("mods"));
+        diagnose_clean(&mp, &r);
+
+        chosen = strv_join(&r.chosen, " ");
+        ck_assert_msg(streq(chosen, "cuda/12.4 cudnn/9.1.0 nccl/2.21.5 nvshmem/3.1.7"), "chosen '%s'", chosen);
+        assert_module(&r, "nvshmem/3.1.7", "nvshmem", 12, "libnvshmem_host.so.3");
+        assert_module(&r, "nvshmem/3.4.5", "nvshmem", 13, "libnvshmem_host.so.3");
+
+        doctor_report_release(&r);
+        strv_release(&mp);
+}
+END_TEST
+
 /* Of two cuDNN modules for torch's CUDA major, the one of the version
  * torch was built against (its RUNPATH tells) rather than the highest. */
 START_TEST(suggestions_prefer_the_built_cudnn_version)
@@ -1895,6 +1935,7 @@ static Suite *doctor_suite(void)
         tcase_add_test(tc, suggestions_choose_one_cuda_major);
         tcase_add_test(tc, suggestions_prefer_the_built_cudnn_version);
         tcase_add_test(tc, suggestions_include_the_nvshmem_of_torchs_cuda_major);
+        tcase_add_test(tc, suggestions_take_the_nvshmem_cuda_from_its_spec_json);
         tcase_add_test(tc, suggestions_without_cudnn_module_leave_it_unprovided);
         tcase_add_test(tc, suggestions_add_the_magma_of_torchs_cuda_major);
         tcase_add_test(tc, cusparselt_of_another_cuda_major_is_r5);

@@ -788,6 +788,88 @@ START_TEST(generate_nvshmem_module_environment)
 }
 END_TEST
 
+/* What the metadata fixture's package managers wrote, through generate:
+ * the Spack NVSHMEM whose libraries name no CUDA gets CUDA 12.6.0 from its
+ * spec.json, so a place below CUDA/12 in the hierarchy and, flat, a
+ * depends_on a CUDA 12. With naming: easybuild, it and the EasyBuild
+ * NVSHMEM whose easyconfig names CUDA 12.6.0 get one module each,
+ * -CUDA-12.6.0, depending on exactly the Spack CUDA 12.6.0; an NVSHMEM
+ * archive nothing names the CUDA of gets one per CUDA 12 toolkit; the
+ * NVSHMEM of the truncated spec.json (its CUDA unknown) is left with a
+ * warning, not the whole tree. */
+START_TEST(generate_metadata_gives_the_cuda)
+{
+        static const char *const deps[] = { "depends_on", "prereq", NULL };
+        static const struct {
+                const char *file, *dep;
+        } eb[] = {
+                { "NVSHMEM/3.1.7-CUDA-12.6.0.lua", "depends_on(between(\"CUDA\", \"12.6.0\", \"12.6.0\"))\n" },
+                { "NVSHMEM/3.2.5-CUDA-12.6.0.lua", "depends_on(between(\"CUDA\", \"12.6.0\", \"12.6.0\"))\n" },
+                { "NVSHMEM/3.4.5-CUDA-12.6.0.lua", "depends_on(between(\"CUDA\", \"12.6.0\", \"12.6.0\"))\n" },
+                { "NVSHMEM/3.4.5-CUDA-12.9.1.lua", "depends_on(between(\"CUDA\", \"12.9.1\", \"12.9.1\"))\n" },
+        };
+        const struct layout_fixture *f = layout_fixture_find("metadata");
+        char *root = fx_new();
+        _cleanup_free_ char *spack = path_join(root, "spack"), *easybuild = path_join(root, "easybuild");
+        _cleanup_free_ char *apps = path_join(root, "apps"), *cfg = path_join(root, "eb.yaml");
+        _cleanup_free_ char *hier = path_join(root, "hier"), *flat = path_join(root, "flat");
+        _cleanup_free_ char *ebout = path_join(root, "eb"), *ebdir = path_join(ebout, "NVSHMEM");
+        _cleanup_free_ char *lost = NULL;
+        char *text, *got;
+        struct strv files = { 0 };
+        struct run_result r = { 0 };
+
+        f->build(root);
+        fx_nvshmem(root, "apps/libnvshmem-linux-x86_64-3.4.5_cuda12-archive", &(struct fx_nvshmem){ .version = "3.4.5" });
+        fx_write(root, "eb.yaml", "naming: easybuild\nlayout: flat\n");
+
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", hier, "--layout", "hierarchical", spack,
+                                              easybuild, NULL },
+                    false);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        run_result_release(&r);
+        text = read_text_at(hier, "CUDA/12/nvshmem/3.1.7.lua");
+        ck_assert(strstr(text, "nvshmem-3.1.7-1-k7qz3xvqmmb2fvmpyl4ld6hmxx3kbfzz/lib\""));
+        free(text);
+
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", flat, "--layout", "flat", spack, easybuild,
+                                              NULL },
+                    false);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        run_result_release(&r);
+        text = read_text_at(flat, "nvshmem/3.1.7.lua");
+        got = lines_starting(text, deps);
+        ck_assert_str_eq(got, "depends_on(between(\"cuda\", \"12\", \"12.999999\"))\n");
+        free(text);
+        free(got);
+
+        run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", "-o", ebout, spack, easybuild, apps,
+                                              NULL },
+                    false);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        lost = xasprintf("cudamod: nvshmem at '%s/opt/spack/linux-ubuntu22.04-zen2/gcc-12.3.0/"
+                         "nvshmem-3.0.6-4-a2g3sd4lm5xw6fxq7eqlb4rr7mjsoqhv' gets no module: its naming "
+                         "'{version_full}-CUDA-{cuda_full}' needs the CUDA it was built for, and that is "
+                         "unknown\n",
+                         spack);
+        ck_assert_msg(strstr(r.err, lost), "%s", r.err);
+        run_result_release(&r);
+        list_files(ebdir, NULL, &files);
+        ck_assert_uint_eq(files.len, ELEMENTSOF(eb) + 1);
+        ck_assert_str_eq(files.items[0], ".modulerc.lua");
+        for (size_t i = 0; i < ELEMENTSOF(eb); i++) {
+                ck_assert_str_eq(files.items[i + 1], strchr(eb[i].file, '/') + 1);
+                text = read_text_at(ebout, eb[i].file);
+                got = lines_starting(text, deps);
+                ck_assert_msg(streq(got, eb[i].dep), "%s:\n%s", eb[i].file, got);
+                free(text);
+                free(got);
+        }
+        strv_release(&files);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(generate_prune_refuses_when_a_named_root_is_missing)
 {
         char *root = fx_new();
@@ -1258,6 +1340,7 @@ int main(void)
         tcase_add_test(tc, generate_usage_and_config_errors_write_nothing);
         tcase_add_test(tc, generate_output_from_config_and_site_templates);
         tcase_add_test(tc, generate_nvshmem_module_environment);
+        tcase_add_test(tc, generate_metadata_gives_the_cuda);
         tcase_add_test(tc, generate_refuses_a_control_character_in_cuda_arch_list);
         tcase_add_test(tc, generate_refuses_a_hostile_arch_list_from_the_index);
         tcase_add_test(tc, generate_refuses_unusable_site_templates);

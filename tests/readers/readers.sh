@@ -6,6 +6,8 @@
 #    include/cuda.h that is a FIFO and a bin/nvcc that is a symlink to
 #    /dev/null: scan reports each as not-regular-file, and strace shows that
 #    none of them is ever opened but with O_PATH (which acts on nothing).
+# 1c. A truncated spec.json and easyconfig: `cudamod -v scan` names each,
+#    the scan exits 0 and finds every install.
 # 2. A library truncated right after cudamod first reads or maps it
 #    (shrinkinject.so, an LD_PRELOAD library: certain, not a race): scan
 #    reports file-changed, generate still writes the module, doctor notes
@@ -14,7 +16,7 @@
 #    and a big nvcc while scan runs 30 times, generate and doctor 10 times
 #    each; no run ends by a signal.
 #
-# Needs CUDAMOD_BIN, MKELFSTUB and SHRINKINJECT (meson sets them); strace
+# Needs CUDAMOD_BIN, MKELFSTUB, MKFIXTURE and SHRINKINJECT (meson sets them); strace
 # for part 1 (skipped without it).
 
 # Under `meson test --setup=valgrind`: natively, with every cudamod run
@@ -118,6 +120,51 @@ if command -v strace >/dev/null 2>&1; then
 $opened"
         note "a modulefile that is a device: refused, never opened"
 fi
+
+# --- 1c. metadata that cannot be parsed is left, said with -v ----------------------
+# The metadata fixture's Spack NVSHMEM 3.0.6 has a spec.json cut off in a
+# string; its EasyBuild NVSHMEM gets an easyconfig cut off in its
+# description here. `cudamod -v scan` names each file, where and why, and
+# that it was ignored; the scan exits 0 and finds every install, those two
+# with what their own files tell (the spec.json's NVSHMEM: no CUDA; the
+# easyconfig's: CUDA 12.6 from its prefix's name), the rest as without -v.
+meta=$work/metadata
+"$MKFIXTURE" metadata "$meta" || fail "mkfixture metadata: exit $?"
+spec=$meta/spack/opt/spack/linux-ubuntu22.04-zen2/gcc-12.3.0/nvshmem-3.0.6-4-a2g3sd4lm5xw6fxq7eqlb4rr7mjsoqhv/.spack/spec.json
+ebdir=$meta/easybuild/software/NVSHMEM/3.2.5-gompi-2024a-CUDA-12.6.0
+eb=$ebdir/easybuild/NVSHMEM-3.2.5-gompi-2024a-CUDA-12.6.0.eb
+[ -f "$spec" ] && [ -f "$eb" ] || fail "the metadata fixture has moved: no $spec or $eb"
+"$cudamod" scan --json "$meta/spack" "$meta/easybuild" >"$work/meta-whole.json" 2>/dev/null ||
+        fail "scan of the metadata fixture: exit $?"
+head -c 200 "$eb" >"$eb.cut" && mv "$eb.cut" "$eb"
+rc=0
+"$cudamod" -v scan --json "$meta/spack" "$meta/easybuild" >"$work/meta.json" 2>"$work/meta.err" || rc=$?
+[ $rc -eq 0 ] || fail "scan with a truncated spec.json and easyconfig: exit $rc: $(cat "$work/meta.err")"
+grep -qxF "cudamod: $spec:5:28: premature end of input near '\"vers': ignored" "$work/meta.err" ||
+        fail "no -v line for the truncated spec.json:
+$(cat "$work/meta.err")"
+grep -qxF "cudamod: $eb:8: unterminated string: ignored" "$work/meta.err" ||
+        fail "no -v line for the truncated easyconfig:
+$(cat "$work/meta.err")"
+# Without -v, not a word of either.
+"$cudamod" scan --json "$meta/spack" "$meta/easybuild" >/dev/null 2>"$work/meta-quiet.err" ||
+        fail "scan without -v: exit $?"
+! grep -qE 'spec\.json|\.eb' "$work/meta-quiet.err" || fail "a metadata line without -v: $(cat "$work/meta-quiet.err")"
+python3 - "$work/meta-whole.json" "$work/meta.json" "$ebdir" <<'PY' || fail "the scan with unreadable metadata"
+import json, sys
+whole = {i["prefix"]: i for i in json.load(open(sys.argv[1]))["installs"]}
+cut = {i["prefix"]: i for i in json.load(open(sys.argv[2]))["installs"]}
+assert set(whole) == set(cut), (sorted(whole), sorted(cut))
+eb = cut[sys.argv[3]]
+assert eb["cuda_version"] == "12.6" and eb["evidence"] == {}, eb
+assert whole[sys.argv[3]]["cuda_version"] == "12.6.0", whole[sys.argv[3]]
+for p, i in cut.items():
+    if p != sys.argv[3]:
+        assert i == whole[p], (p, i, whole[p])
+broken = [i for p, i in cut.items() if "nvshmem-3.0.6" in p][0]
+assert broken["cuda_major"] is None, broken
+PY
+note "a truncated spec.json and easyconfig: named with -v, left, the scan exits 0"
 
 # --- 2. a library truncated while it is read (certain) ----------------------------
 libdir=$root/cuda-12.4/targets/x86_64-linux/lib
