@@ -46,6 +46,12 @@ for suite in "$@"; do
                         set -- "$debs/${p}"_*.deb
                         [ -f "$1" ] || want="$want $p"
                 done
+                # All there already (fetched by hand, or by a list that
+                # had them): nothing to download.
+                if [ -z "$want" ]; then
+                        echo "$list" >"$debs/.complete"
+                        continue
+                fi
         else
                 rm -rf "$debs" "$apt"
         fi
