@@ -951,21 +951,6 @@ char *wheel_site_packages_of(const char *realpath)
         return NULL;
 }
 
-/* PEP 503 normalisation: lower case, runs of -_. become one '-'. */
-static char *normalise_dist_name(const char *s)
-{
-        struct strbuf sb = STRBUF_INIT;
-
-        for (; *s; s++) {
-                if (*s == '-' || *s == '_' || *s == '.') {
-                        if (sb.len == 0 || sb.buf[sb.len - 1] != '-')
-                                strbuf_addch(&sb, '-');
-                } else
-                        strbuf_addch(&sb, (char)tolower((unsigned char)*s));
-        }
-        return strbuf_detach(&sb);
-}
-
 static void dist_infos_read_names(int dirfd, const char *rel, const struct strv *list,
                                   struct dist_infos *ret);
 
@@ -1014,7 +999,7 @@ static void dist_infos_read_names(int dirfd, const char *rel, const struct strv 
                 meta = xasprintf("%s/%s/METADATA", rel, names.items[i]);
                 if (read_head_at(dirfd, NULL, meta, 64 * 1024, NULL, &sb) >= 0 &&
                     metadata_parse(sb.buf, sb.len, &name, &version) >= 0) {
-                        strv_push(&ret->names, normalise_dist_name(name));
+                        strv_push(&ret->names, wheel_name_normalise(name));
                         strv_push(&ret->versions, TAKE_PTR(version));
                 }
                 strbuf_release(&sb);

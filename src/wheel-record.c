@@ -12,8 +12,7 @@
 #include "wheel-record.h"
 #include "banned.h"
 
-/* PEP 503 normalisation: lower case, runs of -_. become one '-'. */
-static char *normalise(const char *s)
+char *wheel_name_normalise(const char *s)
 {
         struct strbuf sb = STRBUF_INIT;
 
@@ -144,7 +143,7 @@ static char *dist_read(int site_fd, const char *entry, const char *prefix,
         int r;
 
         stem = dash ? xstrndup(entry, (size_t)(dash - entry)) : xstrdup(entry);
-        dir_name = normalise(stem);
+        dir_name = wheel_name_normalise(stem);
         if (!startswith(dir_name, prefix))
                 return NULL;
         r = file_read_regular_at(site_fd, meta, NULL, 64 * 1024, true, &sb, NULL);
@@ -154,7 +153,7 @@ static char *dist_read(int site_fd, const char *entry, const char *prefix,
                                                            : "has no Name or Version");
         }
         strbuf_release(&sb);
-        w->name = normalise(name);
+        w->name = wheel_name_normalise(name);
         if (!streq(w->name, dir_name))
                 return xstrdup("its METADATA Name is not the dist-info's name");
         if (version_parse_prefix(version, &v, NULL) < 0 || !utf8_valid(version) ||

@@ -24,6 +24,11 @@
  * 13 nvcc wheel's, with CCCL's headers, 600 KiB). */
 #define WHEEL_MAX_RECORD (4 * 1024 * 1024)
 
+/* A dist name normalised as PEP 503 does: lower case, each run of '-',
+ * '_' and '.' one '-' ("nvidia_cusparselt_cu13" is
+ * "nvidia-cusparselt-cu13"). To be freed. */
+char *wheel_name_normalise(const char *name);
+
 struct wheel_dist {
         char *name;          /* normalised (PEP 503): "nvidia-cusparselt-cu13" */
         char *version;       /* METADATA Version: "0.8.1" */
