@@ -52,7 +52,8 @@ static const char *status_of(const struct build_report *r)
 
 static json_t *build_json(const struct build_report *r, const struct strv *mp)
 {
-        json_t *comps = json_array(), *findings = json_array();
+        json_t *comps = json_array(), *findings = json_array(), *doc;
+        const struct build_cpp_extension *x = &r->cpp_extension;
 
         for (size_t i = 0; i < N_BUILD; i++) {
                 const struct build_component *c = &r->c[i];
@@ -74,7 +75,7 @@ static json_t *build_json(const struct build_report *r, const struct strv *mp)
                                                 f->fatal ? "fatal" : "warning", "what", json_string_lossy(f->what),
                                                 "why", json_string_lossy(f->why), "fix", json_string_lossy(f->fix)));
         }
-        return json_pack("{s:s, s:i, s:s, s:s, s:{s:o, s:o}, s:o, s:{s:s, s:o, s:o}, s:o, s:o, s:o, s:o, s:o}",
+        doc = json_pack("{s:s, s:i, s:s, s:s, s:{s:o, s:o}, s:o, s:{s:s, s:o, s:o}, s:o, s:o, s:o, s:o, s:o}",
                          "cudamod", "doctor", "format", 1, "mode", "build", "status", status_of(r), "cuda", "version",
                          string_or_null(r->cuda_version), "major",
                          r->cuda_major ? json_integer((json_int_t)r->cuda_major) : json_null(), "glibc",
@@ -82,6 +83,12 @@ static json_t *build_json(const struct build_report *r, const struct strv *mp)
                          string_or_null(r->compile.why), "command", json_strv(&r->compile.argv), "loaded_modules",
                          json_strv(&r->loaded), "modulepath", json_strv(mp), "components", comps, "findings",
                          findings, "notes", json_strv(&r->notes));
+        /* What torch.utils.cpp_extension would use (doctor-build.h). */
+        json_object_set_new(doc, "cpp_extension",
+                            json_pack("{s:o, s:o, s:o, s:o, s:o}", "cuda_home", string_or_null(x->cuda_home), "from",
+                                      string_or_null(x->from), "nvcc", string_or_null(x->nvcc), "ccbin",
+                                      string_or_null(x->ccbin), "cxx", string_or_null(x->cxx)));
+        return doc;
 }
 
 static void folded(const char *prefix, const char *text)

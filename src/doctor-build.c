@@ -1343,6 +1343,122 @@ static void verdicts(struct build_report *r)
                 r->c[BUILD_TOOLKIT].verdict = "fatal";
 }
 
+/* --- torch.utils.cpp_extension ------------------------------------------------------- */
+
+/* Python's os.path.join(a, b), b relative. */
+static char *py_join(const char *a, const char *b)
+{
+        size_t n = strlen(a);
+
+        return xasprintf("%s%s%s", a, n && a[n - 1] != '/' ? "/" : "", b);
+}
+
+/* Python's os.path.dirname: up to the last '/', its trailing slashes
+ * dropped unless it is all slashes ("nvcc" -> "", "/nvcc" -> "/"). */
+static char *py_dirname(const char *p)
+{
+        const char *slash = strrchr(p, '/');
+        size_t n = slash ? (size_t)(slash - p) + 1 : 0, all = strspn(p, "/");
+
+        if (all < n)
+                while (p[n - 1] == '/')
+                        n--;
+        return xstrndup(p, n);
+}
+
+/* shutil.which(name) (Python 3.11-3.13, POSIX): PATH, else
+ * os.confstr("CS_PATH"); an empty PATH finds nothing; each entry joined
+ * as it is (an empty one: the current directory, relative), the first
+ * that exists, is executable and is not a directory. */
+static char *py_which(const struct build *b, const char *name)
+{
+        const char *path = env_get(b->env, "PATH");
+        char cs[256];
+
+        if (!path) {
+                size_t n = confstr(_CS_PATH, cs, sizeof(cs));
+
+                path = n && n <= sizeof(cs) ? cs : "/bin:/usr/bin";
+        }
+        if (!*path)
+                return NULL;
+        for (const char *p = path;;) {
+                const char *colon = strchrnul(p, ':');
+                _cleanup_free_ char *dir = xstrndup(p, (size_t)(colon - p));
+                char *full = py_join(dir, name);
+                struct stat st;
+
+                if (stat(full, &st) == 0 && access(full, X_OK) == 0 && !S_ISDIR(st.st_mode))
+                        return full;
+                free(full);
+                if (!*colon)
+                        return NULL;
+                p = colon + 1;
+        }
+}
+
+/* torch/utils/cpp_extension.py of PyTorch 2.6: _find_cuda_home(),
+ * _write_ninja_file's nvcc (PYTORCH_NVCC, else _join_cuda_home('bin',
+ * 'nvcc')), the `-ccbin $CC` of its CUDA flags (os.getenv("CC") is not
+ * None: an empty CC too), get_cxx_compiler(). Unset and empty differ
+ * there as they do here: env_get, not getv. */
+static void cpp_extension_find(struct build *b)
+{
+        struct build_cpp_extension *x = &b->r->cpp_extension;
+        const char *home = env_get(b->env, "CUDA_HOME"), *path = env_get(b->env, "CUDA_PATH");
+        const char *nvcc = env_get(b->env, "PYTORCH_NVCC"), *cc = env_get(b->env, "CC"), *cxx = env_get(b->env, "CXX");
+
+        if (home && *home) {
+                x->cuda_home = xstrdup(home);
+                x->from = "CUDA_HOME";
+        } else if (path) {
+                x->cuda_home = xstrdup(path);
+                x->from = "CUDA_PATH";
+        } else {
+                _cleanup_free_ char *found = py_which(b, "nvcc");
+
+                if (found) {
+                        _cleanup_free_ char *bin = py_dirname(found);
+
+                        x->cuda_home = py_dirname(bin);
+                        x->from = "PATH";
+                } else if (exists_rooted(b, "/usr/local/cuda")) {
+                        x->cuda_home = rooted(b, "/usr/local/cuda");
+                        x->from = "/usr/local/cuda";
+                }
+        }
+        if (nvcc)
+                x->nvcc = xstrdup(nvcc);
+        else if (x->cuda_home) {
+                _cleanup_free_ char *bin = py_join(x->cuda_home, "bin");
+
+                x->nvcc = py_join(bin, "nvcc");
+        }
+        x->ccbin = cc ? xstrdup(cc) : NULL;
+        x->cxx = xstrdup(cxx ? cxx : "c++");
+}
+
+/* A note where cpp_extension's CUDA_HOME is not the toolkit the
+ * configure takes (FindCUDA's root): the same modules build an extension
+ * against another CUDA than a source build. */
+static void cpp_extension_note(struct build *b)
+{
+        const struct build_cpp_extension *x = &b->r->cpp_extension;
+        const struct build_component *c = &b->r->c[BUILD_TOOLKIT];
+        _cleanup_free_ char *same = NULL, *uses = NULL, *where = NULL;
+
+        if (!x->cuda_home && !b->root)
+                return;
+        same = x->cuda_home && b->root ? same_toolkit(x->cuda_home, b->root) : NULL;
+        if (same)
+                return;
+        uses = x->cuda_home ? xasprintf("CUDA_HOME=%s (from %s)", x->cuda_home, x->from)
+                            : xstrdup("no CUDA_HOME (none in CUDA_HOME, CUDA_PATH, nvcc on PATH nor /usr/local/cuda)");
+        where = b->root ? xasprintf("uses %s (from %s)", b->root, c->library.from ? c->library.from : "?")
+                        : xstrdup("finds no toolkit");
+        strv_push(&b->r->notes, xasprintf("torch.utils.cpp_extension would use %s where the configure %s", uses, where));
+}
+
 size_t build_row(const struct component *c)
 {
         assert(c->torch_build.order > 0 && c->torch_build.order <= TORCH_BUILD_LIBRARIES);
@@ -1394,6 +1510,7 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
         ret->compile.state = "not run";
         ret->glibc = glibc_version(&b);
         stubs_check(&b);
+        cpp_extension_find(&b);
         if (!truthy(&b, "USE_CUDA", true)) {
                 ret->c[BUILD_TOOLKIT].state = "off";
                 strv_push(&ret->notes, xstrdup("USE_CUDA is off: a CPU-only build, nothing of CUDA is searched"));
@@ -1446,6 +1563,8 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
                                                  list, zeros));
         }
 done:
+        if (truthy(&b, "USE_CUDA", true))
+                cpp_extension_note(&b);
         verdicts(ret);
         strv_release(&b.unasked);
         for (size_t i = 0; i < b.n_units; i++)
@@ -1479,6 +1598,10 @@ void build_report_release(struct build_report *r)
                 free(r->findings[i].fix);
         }
         free(r->findings);
+        free(r->cpp_extension.cuda_home);
+        free(r->cpp_extension.nvcc);
+        free(r->cpp_extension.ccbin);
+        free(r->cpp_extension.cxx);
         free(r->compile.why);
         strv_release(&r->compile.argv);
         free(r->glibc);

@@ -63,8 +63,25 @@ struct build_compile {
         struct strv argv;   /* the command run (empty when not run) */
 };
 
+/* What torch.utils.cpp_extension (PyTorch 2.6) would build a CUDA
+ * extension with in the same environment; its own rules, not CMake's. */
+struct build_cpp_extension {
+        char *cuda_home;   /* _find_cuda_home(): CUDA_HOME, else CUDA_PATH
+                            * (os.environ.get('CUDA_HOME') or ...get('CUDA_PATH'):
+                            * an empty CUDA_HOME gives way, an empty CUDA_PATH is
+                            * taken), else the directory above the bin of
+                            * shutil.which("nvcc"), else /usr/local/cuda (under the
+                            * sysroot) when it exists; NULL: none */
+        const char *from;  /* static: "CUDA_HOME", "CUDA_PATH", "PATH", "/usr/local/cuda", or NULL */
+        char *nvcc;        /* build.ninja's: PYTORCH_NVCC when set, else cuda_home/bin/nvcc
+                            * (not checked to exist); NULL without either */
+        char *ccbin;       /* CC as it is (`-ccbin $CC`), or NULL: nvcc's own default */
+        char *cxx;         /* get_cxx_compiler(): CXX, else "c++" */
+};
+
 struct build_report {
         struct build_component c[N_BUILD];
+        struct build_cpp_extension cpp_extension;
         unsigned long cuda_major;  /* the toolkit's (root's) major; 0: none found */
         char *cuda_version;        /* "11.8", or NULL */
         struct strv loaded;        /* LOADEDMODULES */
@@ -103,7 +120,9 @@ size_t build_row(const struct component *c);
  * version (__NV_GLIBC_PROVIDES_IEC_60559_FUNCS). */
 #define BUILD_GLIBC_FIXED_CUDA "13.0"
 
-/* Emulate the configure in o->environ (NULL: the process's). Under
+/* Emulate the configure in o->environ (NULL: the process's), and say
+ * what torch.utils.cpp_extension would use there (ret->cpp_extension; a
+ * note where its CUDA_HOME is another toolkit than the configure's). Under
  * o->sysroot (NULL: "/") the default places are looked up: /usr/local,
  * /usr, /opt, /etc/debian_version. The CUDA compiler identification is
  * predicted by compiling a probe .cu with the nvcc and host compiler

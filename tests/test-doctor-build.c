@@ -1392,6 +1392,16 @@ START_TEST(command_exit_status_and_json)
                 ck_assert_str_eq(json_string_value(json_object_get(lib, "from")), "default /usr/local + cuda/lib64");
                 ck_assert(json_is_true(json_object_get(lib, "default")));
         }
+        {
+                json_t *x = json_object_get(doc, "cpp_extension");
+                _cleanup_free_ char *home = at(CUDA11), *nvcc = at(CUDA11 "/bin/nvcc");
+
+                ck_assert_str_eq(json_string_value(json_object_get(x, "cuda_home")), home);
+                ck_assert_str_eq(json_string_value(json_object_get(x, "from")), "CUDA_HOME");
+                ck_assert_str_eq(json_string_value(json_object_get(x, "nvcc")), nvcc);
+                ck_assert(json_is_null(json_object_get(x, "ccbin")));
+                ck_assert_str_eq(json_string_value(json_object_get(x, "cxx")), "c++");
+        }
         json_decref(doc);
         run_result_release(&r);
 
@@ -1477,6 +1487,170 @@ START_TEST(command_exit_status_and_json)
 }
 END_TEST
 
+/* --- torch.utils.cpp_extension -------------------------------------------------------------------------------------- */
+
+/* The note about cpp_extension's CUDA_HOME, or NULL. */
+static const char *cpp_extension_note(const struct build_report *r)
+{
+        for (size_t i = 0; i < r->notes.len; i++)
+                if (strstr(r->notes.items[i], "torch.utils.cpp_extension"))
+                        return r->notes.items[i];
+        return NULL;
+}
+
+/* r->cpp_extension: cuda_home (below root; NULL: none), its from, nvcc,
+ * ccbin and cxx as they are. */
+static void assert_cpp_extension(const struct build_report *r, const char *home, const char *from, const char *nvcc,
+                                 const char *ccbin, const char *cxx)
+{
+        const struct build_cpp_extension *x = &r->cpp_extension;
+        _cleanup_free_ char *want = home ? (home[0] == '/' || !*home ? xstrdup(home) : at(home)) : NULL, *d = dump(r);
+
+        ck_assert_msg(want ? x->cuda_home && streq(x->cuda_home, want) : !x->cuda_home,
+                      "cuda_home '%s', expected '%s':\n%s", x->cuda_home ? x->cuda_home : "(null)",
+                      want ? want : "(null)", d);
+        ck_assert_msg(from ? x->from && streq(x->from, from) : !x->from, "from '%s', expected '%s'",
+                      x->from ? x->from : "(null)", from ? from : "(null)");
+        ck_assert_msg(nvcc ? x->nvcc && streq(x->nvcc, nvcc) : !x->nvcc, "nvcc '%s', expected '%s'",
+                      x->nvcc ? x->nvcc : "(null)", nvcc ? nvcc : "(null)");
+        ck_assert_msg(ccbin ? x->ccbin && streq(x->ccbin, ccbin) : !x->ccbin, "ccbin '%s', expected '%s'",
+                      x->ccbin ? x->ccbin : "(null)", ccbin ? ccbin : "(null)");
+        ck_assert_str_eq(x->cxx, cxx);
+}
+
+/* PyTorch 2.6's torch/utils/cpp_extension.py: _find_cuda_home() takes
+ * `os.environ.get('CUDA_HOME') or os.environ.get('CUDA_PATH')`, else the
+ * directory above shutil.which("nvcc")'s bin, else /usr/local/cuda if it
+ * exists; build.ninja's nvcc is $PYTORCH_NVCC, else CUDA_HOME/bin/nvcc;
+ * its CUDA flags get `-ccbin $CC` when CC is set; the C++ compiler is
+ * get_cxx_compiler(): CXX, else c++. */
+START_TEST(cpp_extension_rules)
+{
+        struct build_report r;
+        struct env e;
+        _cleanup_free_ char *nvcc12 = at(CUDA12 "/bin/nvcc");
+
+        tree();
+        /* CUDA_HOME first, though CUDA_PATH (which the configure takes)
+         * and PATH say other toolkits: a note, not a finding. */
+        env_init(&e);
+        env_dirs(&e, "PATH", (const char *const[]){ CUDA11 "/bin", NULL }, "/usr/bin:/bin");
+        env_dir(&e, "CUDA_HOME", CUDA12);
+        env_dir(&e, "CUDA_PATH", CUDA13);
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build_predict(&e, "2.36", &r);
+        assert_cpp_extension(&r, CUDA12, "CUDA_HOME", nvcc12, NULL, "c++");
+        {
+                _cleanup_free_ char *d = dump(&r), *home = at(CUDA12), *cmake = at(CUDA13);
+                _cleanup_free_ char *want = xasprintf("torch.utils.cpp_extension would use CUDA_HOME=%s (from "
+                                                      "CUDA_HOME) where the configure uses %s (from CUDA_PATH)",
+                                                      home, cmake);
+                const char *note = cpp_extension_note(&r);
+
+                ck_assert_msg(note && streq(note, want), "expected the note '%s':\n%s", want, d);
+        }
+        build_report_release(&r);
+        strv_release(&e.items);
+
+        /* An empty CUDA_HOME gives way to CUDA_PATH; the configure takes
+         * the same toolkit: no note. PYTORCH_NVCC is build.ninja's nvcc;
+         * CC is -ccbin, CXX the C++ compiler, as they are. */
+        env_init(&e);
+        env_dirs(&e, "PATH", (const char *const[]){ CUDA11 "/bin", NULL }, "/usr/bin:/bin");
+        env_set(&e, "CUDA_HOME", "");
+        env_dir(&e, "CUDA_PATH", CUDA13);
+        env_set(&e, "PYTORCH_NVCC", "ccache-nvcc");
+        env_set(&e, "CC", "gcc-12");
+        env_set(&e, "CXX", "/usr/bin/g++-12");
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build_predict(&e, "2.36", &r);
+        assert_cpp_extension(&r, CUDA13, "CUDA_PATH", "ccache-nvcc", "gcc-12", "/usr/bin/g++-12");
+        ck_assert_msg(!cpp_extension_note(&r), "%s", cpp_extension_note(&r));
+        build_report_release(&r);
+        strv_release(&e.items);
+
+        /* Only nvcc on PATH: shutil.which skips a directory named nvcc
+         * and a file that is not executable, keeps the entry as it is
+         * (a trailing slash), and the toolkit is two dirname()s up. An
+         * empty CC is still passed (`-ccbin ''`). */
+        fx_mkdir(root, "x/nvcc");
+        fx_write(root, "y/nvcc", "not a program\n");
+        {
+                _cleanup_free_ char *x = at("x"), *y = at("y"), *bin = at(CUDA12 "/bin/");
+                _cleanup_free_ char *path = xasprintf("%s:%s:%s:/usr/bin:/bin", x, y, bin);
+
+                env_init(&e);
+                env_set(&e, "PATH", path);
+        }
+        env_set(&e, "CC", "");
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build_predict(&e, "2.36", &r);
+        assert_cpp_extension(&r, CUDA12, "PATH", nvcc12, "", "c++");
+        ck_assert_str_eq(r.c[BUILD_TOOLKIT].prefix, r.cpp_extension.cuda_home);
+        ck_assert_msg(!cpp_extension_note(&r), "%s", cpp_extension_note(&r));
+        build_report_release(&r);
+        /* An empty CUDA_PATH is taken (`"" or ""` is ""), nvcc on PATH
+         * is not looked for, and build.ninja's nvcc is relative. */
+        env_set(&e, "CUDA_PATH", "");
+        run_build_predict(&e, "2.36", &r);
+        assert_cpp_extension(&r, "", "CUDA_PATH", "bin/nvcc", "", "c++");
+        build_report_release(&r);
+        strv_release(&e.items);
+
+        /* Nothing: no CUDA_HOME (and a note: the configure's
+         * /usr/local/bin/nvcc is not cpp_extension's); then
+         * /usr/local/cuda, under the root. */
+        if (access("/usr/bin/nvcc", F_OK) == 0 || access("/bin/nvcc", F_OK) == 0)
+                return; /* this host has an nvcc on the bare PATH */
+        env_init(&e);
+        env_set(&e, "PATH", "/usr/bin:/bin");
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build_predict(&e, "2.36", &r);
+        assert_cpp_extension(&r, NULL, NULL, NULL, NULL, "c++");
+        ck_assert_msg(!cpp_extension_note(&r), "%s", cpp_extension_note(&r));
+        build_report_release(&r);
+        /* FindCUDA reads CUDA_TOOLKIT_ROOT, cpp_extension does not. */
+        {
+                _cleanup_free_ char *tk = at(CUDA13), *want = xasprintf(
+                        "torch.utils.cpp_extension would use no CUDA_HOME (none in CUDA_HOME, CUDA_PATH, nvcc on PATH "
+                        "nor /usr/local/cuda) where the configure uses %s (from CUDA_TOOLKIT_ROOT)", tk);
+                struct env e2;
+
+                env_init(&e2);
+                for (size_t i = 1; i < e.items.len; i++)
+                        strv_add(&e2.items, e.items.items[i]);
+                env_set(&e2, "CUDA_TOOLKIT_ROOT", tk);
+                run_build_predict(&e2, "2.36", &r);
+                assert_cpp_extension(&r, NULL, NULL, NULL, NULL, "c++");
+                ck_assert_msg(cpp_extension_note(&r) && streq(cpp_extension_note(&r), want), "'%s', expected '%s'",
+                              cpp_extension_note(&r) ? cpp_extension_note(&r) : "(none)", want);
+                build_report_release(&r);
+                strv_release(&e2.items);
+        }
+        usr_local_cuda();
+        run_build_predict(&e, "2.36", &r);
+        {
+                _cleanup_free_ char *nvcc = at("usr/local/cuda/bin/nvcc");
+
+                assert_cpp_extension(&r, "usr/local/cuda", "/usr/local/cuda", nvcc, NULL, "c++");
+                ck_assert_msg(!cpp_extension_note(&r), "%s", cpp_extension_note(&r));
+        }
+        build_report_release(&r);
+        /* USE_CUDA=0: cpp_extension is still said, no note. */
+        env_set(&e, "USE_CUDA", "0");
+        env_set(&e, "CUDA_HOME", "/nonexistent");
+        run_build_predict(&e, "2.36", &r);
+        assert_cpp_extension(&r, "/nonexistent", "CUDA_HOME", "/nonexistent/bin/nvcc", NULL, "c++");
+        ck_assert_msg(!cpp_extension_note(&r), "%s", cpp_extension_note(&r));
+        build_report_release(&r);
+        strv_release(&e.items);
+}
+END_TEST
+
 static Suite *suite(void)
 {
         Suite *s = suite_create("doctor-build");
@@ -1502,6 +1676,7 @@ static Suite *suite(void)
         tcase_add_test(tc, glibc_predicted_from_versions);
         tcase_add_test(tc, compile_with_real_cuda13);
         tcase_add_test(tc, command_exit_status_and_json);
+        tcase_add_test(tc, cpp_extension_rules);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -2,10 +2,11 @@
 # tests/pytorch/cpp-extension.sh: torch.utils.cpp_extension.load_inline
 # (Debian trixie's python3-torch-cuda 2.6) compiles, links and loads a
 # small __global__ kernel with only the loaded modules' environment, and
-# `cudamod doctor --build --json` run in the same shell picks the toolkit,
-# nvcc and host compiler cpp_extension used: torch's CUDA_HOME (it reads
-# CUDA_HOME, then nvcc on PATH, then /usr/local/cuda), the nvcc and -ccbin
-# of the build.ninja it wrote. The kernel is not run (no GPU needed).
+# `cudamod doctor --build --json` run in the same shell says in its
+# "cpp_extension" object what cpp_extension used: torch's CUDA_HOME (it
+# reads CUDA_HOME, CUDA_PATH, then nvcc on PATH, then /usr/local/cuda), the
+# nvcc and -ccbin of the build.ninja it wrote. The kernel is not run (no
+# GPU needed).
 #   patched    module load cuda/12.4 (the glibc-2.41 copy configure.sh
 #              uses, tests/pytorch/glibc241-fix.sh), the host compiler
 #              doctor's fix names: the build passes, the picks agree
@@ -16,6 +17,11 @@
 #              header pass, while doctor --build refuses (fatal
 #              glibc-math): right for setup.py's CMake (its compiler
 #              identification fails), not for cpp_extension
+#   divergent  the patched module loaded, CUDA_HOME exported to the real
+#              tree: torch is imported, nothing built (a few seconds);
+#              cpp_extension's CUDA_HOME is the real tree and doctor's
+#              "cpp_extension" says so, where the configure takes the
+#              module's (CUDA_PATH), with a note
 # torch itself is unpacked (tests/pytorch/fetch-torch.sh, .ci/trixie runs
 # it) rather than installed: PYTHONPATH, LD_LIBRARY_PATH and LIBRARY_PATH
 # (the link's -ltorch_cuda: libtorch-cuda-dev's libtorch_cuda.so is in
@@ -67,23 +73,26 @@ hostcc="export CUDAHOSTCXX=/usr/bin/g++-12 CC=/usr/bin/gcc-12 CXX=/usr/bin/g++-1
 envs=(
         "patched	module load cuda/12.4 nccl/2.22.3; $hostcc"
         "unpatched	module load cuda/12.4 nccl/2.22.3; $hostcc; export PATH=$cuda12/bin:\$PATH CUDA_HOME=$cuda12 CUDACXX=$cuda12/bin/nvcc CUDA_PATH=$cuda12 CUDA_ROOT=$cuda12 CUDAToolkit_ROOT=$cuda12"
+        "divergent	module load cuda/12.4 nccl/2.22.3; $hostcc; export CUDA_HOME=$cuda12"
 )
 for e in "${envs[@]}"; do
         name=${e%%	*} setup=${e#*	}
-        mode=
+        mode='' nocompile=''
         [ "$name" = unpatched ] && mode=cu-only
+        # Nothing is built: doctor's probe compile would only cost time.
+        [ "$name" = divergent ] && mode=import-only nocompile=--no-compile
         d=$MT_TMP/$name
         mkdir -p "$d"
         t0=$(date +%s)
         env -i HOME="$MT_TMP/home" PATH=/usr/bin:/bin TERM=dumb MODULEPATH="$mf/Core" LANG=C.UTF-8 CUDAMOD_BIN="$CUDAMOD_BIN" \
                 bash --noprofile --norc -c '
                 . "$1"; eval "$2" >"$3/setup.log" 2>&1
-                "$CUDAMOD_BIN" doctor --build --json >"$3/doctor.json" 2>"$3/doctor.err"; echo $? >"$3/doctor.rc"
+                "$CUDAMOD_BIN" doctor --build $7 --json >"$3/doctor.json" 2>"$3/doctor.err"; echo $? >"$3/doctor.rc"
                 export $4
                 export LD_LIBRARY_PATH=$TORCH_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} LIBRARY_PATH=$TORCH_LINK TORCH_EXTENSIONS_DIR=$3/ext MAX_JOBS=2
                 env >"$3/env.txt"
                 python3 "$5" "$3" $6 >"$3/build.log" 2>&1; echo $? >"$3/build.rc"; true' \
-                env "$(lmod_init)" "$setup" "$d" "$torchpath" "$here/load_inline.py" "$mode" || die "$name: the environment's shell failed"
+                env "$(lmod_init)" "$setup" "$d" "$torchpath" "$here/load_inline.py" "$mode" "$nocompile" || die "$name: the environment's shell failed"
         say "$name: load_inline exit $(cat "$d/build.rc"), doctor exit $(cat "$d/doctor.rc"), $(($(date +%s) - t0)) s"
 done
 python3 "$here/cpp-extension.py" "$MT_TMP" || fail "doctor --build disagrees with torch.utils.cpp_extension (above)"

@@ -1,9 +1,10 @@
-"""load_inline.py DIR [cu-only]: build a small CUDA extension with
-torch.utils.cpp_extension.load_inline (compile, link, import; the kernel is
-not run) and write DIR/torch.json: torch's CUDA_HOME, whether the build
-loaded, and its build.ninja's nvcc and -ccbin. With cu-only, the kernel
-alone with cpp_extension.load (no torch/extension.h to compile: 60-80 s
-less), loaded as a library."""
+"""load_inline.py DIR [cu-only|import-only]: build a small CUDA extension
+with torch.utils.cpp_extension.load_inline (compile, link, import; the
+kernel is not run) and write DIR/torch.json: torch's CUDA_HOME, whether the
+build loaded, and its build.ninja's nvcc and -ccbin. With cu-only, the
+kernel alone with cpp_extension.load (no torch/extension.h to compile:
+60-80 s less), loaded as a library; with import-only, no build: CUDA_HOME
+alone (what importing cpp_extension decides)."""
 import json
 import os
 import re
@@ -35,7 +36,9 @@ void scale_(torch::Tensor x, double a)
 """
 res = {"cuda_home": ext.CUDA_HOME, "torch_cuda": torch.version.cuda, "loaded": False}
 try:
-    if sys.argv[2:] == ["cu-only"]:
+    if sys.argv[2:] == ["import-only"]:
+        pass
+    elif sys.argv[2:] == ["cu-only"]:
         src = os.path.join(out, "kernel.cu")
         open(src, "w").write(cuda)
         ext.load("cudamod_probe", [src], is_python_module=False, verbose=True)
