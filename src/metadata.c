@@ -191,7 +191,19 @@ struct ec_value {
         char *s;                 /* EC_STR, EC_NUM, EC_NAME */
         struct ec_value *items;  /* the rest; a dict: key, value, key, value */
         size_t n;
+        size_t alloc;            /* items allocated: grown by doubling */
 };
+
+/* Append v to ret's items: room doubles, so a list of n values costs
+ * O(n) copies, not O(n^2) (EC_MAX_NODES values in one list). */
+static void ec_push(struct ec_value *ret, struct ec_value v)
+{
+        if (ret->n == ret->alloc) {
+                ret->alloc = ret->alloc ? 2 * ret->alloc : 4;
+                ret->items = xreallocarray(ret->items, ret->alloc, sizeof(*ret->items));
+        }
+        ret->items[ret->n++] = v;
+}
 
 static void ec_value_release(struct ec_value *v)
 {
@@ -325,8 +337,7 @@ static int ec_items(struct ec_parser *ps, unsigned depth, char close, bool dict,
                 r = ec_value(ps, depth + 1, &v);
                 if (r < 0)
                         return r;
-                ret->items = xreallocarray(ret->items, ret->n + 1, sizeof(*ret->items));
-                ret->items[ret->n++] = v;
+                ec_push(ret, v);
                 ec_skip(ps, true);
                 if (dict) {
                         if (ps->p >= ps->end || *ps->p != ':')
@@ -337,8 +348,7 @@ static int ec_items(struct ec_parser *ps, unsigned depth, char close, bool dict,
                         r = ec_value(ps, depth + 1, &v);
                         if (r < 0)
                                 return r;
-                        ret->items = xreallocarray(ret->items, ret->n + 1, sizeof(*ret->items));
-                        ret->items[ret->n++] = v;
+                        ec_push(ret, v);
                         ec_skip(ps, true);
                 }
                 if (ps->p < ps->end && *ps->p == ',')
