@@ -27,24 +27,9 @@
 # Environment: CUDAMOD_REAL_DIR, CUDAMOD_PYTORCH_SRC (the directory
 # fetch.sh filled), CUDAMOD_REQUIRE_REAL, CUDAMOD_PYTORCH_ENVS (names to run
 # a subset).
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../modules/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../modules/lib.sh"
-
-skip() {
-        say "SKIP: $*"
-        [ "${CUDAMOD_REQUIRE_REAL:-}" = 1 ] && die "CUDAMOD_REQUIRE_REAL=1: $*"
-        exit 77
-}
-real=${CUDAMOD_REAL_DIR:-}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 src=${CUDAMOD_PYTORCH_SRC:-}/pytorch
-# Elsewhere than trixie (CI's bookworm passes too), a skip whatever
-# CUDAMOD_REQUIRE_REAL says: the source package's system libraries are
-# trixie's.
-if [ "$(. /etc/os-release && echo "${VERSION_CODENAME:-}")" != trixie ]; then
-        say "SKIP: not Debian trixie (CI's trixie pass runs this test)"
-        exit 77
-fi
 [ -f "$src/setup.py" ] || skip "no PyTorch source (tests/pytorch/fetch.sh DIR; CUDAMOD_PYTORCH_SRC=DIR): .ci/trixie fetches it"
 for c in cmake ninja python3 g++-12; do command -v "$c" >/dev/null || skip "no $c"; done
 python3 -c 'import yaml, typing_extensions, setuptools' 2>/dev/null || skip "no python3-yaml/typing-extensions/setuptools"

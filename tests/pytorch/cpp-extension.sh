@@ -32,21 +32,9 @@
 # Runs in CI's trixie pass only; skips elsewhere. Environment:
 # CUDAMOD_REAL_DIR, CUDAMOD_PYTORCH_TORCH (the directory fetch-torch.sh
 # filled), CUDAMOD_REQUIRE_REAL.
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../modules/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../modules/lib.sh"
-
-skip() {
-        say "SKIP: $*"
-        [ "${CUDAMOD_REQUIRE_REAL:-}" = 1 ] && die "CUDAMOD_REQUIRE_REAL=1: $*"
-        exit 77
-}
-real=${CUDAMOD_REAL_DIR:-}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 troot=${CUDAMOD_PYTORCH_TORCH:-}/root
-if [ "$(. /etc/os-release && echo "${VERSION_CODENAME:-}")" != trixie ]; then
-        say "SKIP: not Debian trixie (CI's trixie pass runs this test)"
-        exit 77
-fi
 [ -f "$troot/.unpacked" ] || skip "no unpacked torch (tests/pytorch/fetch-torch.sh DIR; CUDAMOD_PYTORCH_TORCH=DIR): .ci/trixie fetches it"
 for c in python3 ninja g++-12 gcc-12; do command -v "$c" >/dev/null || skip "no $c"; done
 [ -n "$real" ] && [ -f "$real/debs-trixie/.complete" ] || skip "no trixie packages in CUDAMOD_REAL_DIR"
