@@ -455,6 +455,8 @@ static struct version read_version_json(struct install *in, const struct walk_di
                         in->release = vj.release;
                 for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
                         set_component(in, (enum cuda_comp)i, vj.components[i]);
+                if (vj.nvidia_driver && !in->nvidia_driver)
+                        in->nvidia_driver = xstrdup(vj.nvidia_driver);
         }
         version_json_release(&vj);
         diag_release(&d);

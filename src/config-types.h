@@ -25,6 +25,16 @@ enum module_layout {
         _MODULE_LAYOUT_INVALID = -1,
 };
 
+/* driver_check: what the cuda module does on a node whose NVIDIA driver
+ * is older than the toolkit needs (cuda-driver.h). */
+enum driver_check {
+        DRIVER_CHECK_OFF,   /* no check in the module at all */
+        DRIVER_CHECK_WARN,  /* a message on load (the default) */
+        DRIVER_CHECK_ERROR, /* too old for the major: the load is refused */
+        _DRIVER_CHECK_MAX,
+        _DRIVER_CHECK_INVALID = -1,
+};
+
 enum default_kind {
         DEFAULT_LATEST,  /* "latest": the highest version */
         DEFAULT_NONE,    /* "none": no default marked */
@@ -91,6 +101,7 @@ struct config {
         char *output;   /* NULL: none */
         enum module_format format;
         enum module_layout layout;
+        enum driver_check driver_check;
         struct strv search;  /* empty: the built-in default roots */
         /* The roots of search given as {path: DIR, mount: true}: each must
          * be a mount point when scanned, else it is not read (its modules

@@ -331,6 +331,8 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_string(e, module_format_to_string(c->format));
         emit_key(e, "layout");
         emit_string(e, module_layout_to_string(c->layout));
+        emit_key(e, "driver_check");
+        emit_string(e, driver_check_to_string(c->driver_check));
         emit_key(e, "search");
         emit_search(e, c);
         emit_key(e, "exclude");

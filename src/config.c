@@ -68,6 +68,25 @@ enum module_layout module_layout_from_string(const char *s)
         return _MODULE_LAYOUT_INVALID;
 }
 
+static const char *const driver_check_names[_DRIVER_CHECK_MAX] = {
+        [DRIVER_CHECK_OFF] = "off",
+        [DRIVER_CHECK_WARN] = "warn",
+        [DRIVER_CHECK_ERROR] = "error",
+};
+
+const char *driver_check_to_string(enum driver_check c)
+{
+        return c >= 0 && c < _DRIVER_CHECK_MAX ? driver_check_names[c] : NULL;
+}
+
+enum driver_check driver_check_from_string(const char *s)
+{
+        for (int i = 0; s && i < _DRIVER_CHECK_MAX; i++)
+                if (streq(s, driver_check_names[i]))
+                        return (enum driver_check)i;
+        return _DRIVER_CHECK_INVALID;
+}
+
 /* ---- the config struct ---- */
 
 void config_init_default(struct config *c)
@@ -75,6 +94,7 @@ void config_init_default(struct config *c)
         *c = (struct config){
                 .format = FORMAT_LUA,
                 .layout = MODULE_LAYOUT_HIERARCHICAL,
+                .driver_check = DRIVER_CHECK_WARN,
                 .max_depth = 8,
                 .stubs_on_library_path = true,
                 .pytorch_build_env = true,
@@ -1052,6 +1072,19 @@ static int parse_layout(struct parser *p, void *field)
         return r;
 }
 
+static int parse_driver_check(struct parser *p, void *field)
+{
+        const char *s;
+        int r;
+
+        r = get_string(p, "off, warn or error", &s);
+        if (r >= 0 && driver_check_from_string(s) < 0)
+                r = expected(p, "off, warn or error");
+        if (r >= 0)
+                *(enum driver_check *)field = driver_check_from_string(s);
+        return r;
+}
+
 /* The keys config-naming.c and config-site.c read. */
 static int parse_naming_key(struct parser *p, void *obj)
 {
@@ -1084,6 +1117,7 @@ static const struct field top_fields[] = {
         { "output", FIELD_PARSE, offsetof(struct config, output), .parse = parse_output },
         { "format", FIELD_PARSE, offsetof(struct config, format), .parse = parse_format },
         { "layout", FIELD_PARSE, offsetof(struct config, layout), .parse = parse_layout },
+        { "driver_check", FIELD_PARSE, offsetof(struct config, driver_check), .parse = parse_driver_check },
         { "search", FIELD_PARSE, 0, .parse = parse_search },
         { "exclude", FIELD_PARSE, 0, .parse = parse_exclude },
         { "max_depth", FIELD_UINT, offsetof(struct config, max_depth), 1, MAX_DEPTH_MAX },

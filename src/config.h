@@ -19,6 +19,9 @@ const char *module_format_to_string(enum module_format f);
 enum module_format module_format_from_string(const char *s);
 const char *module_layout_to_string(enum module_layout l);
 enum module_layout module_layout_from_string(const char *s);
+/* "off", "warn", "error" (config driver_check). */
+const char *driver_check_to_string(enum driver_check c);
+enum driver_check driver_check_from_string(const char *s);
 
 /* The keys of the `env:` operations, indexed by enum env_op_kind,
  * NULL-terminated: the loader and the writer (config-write.c) spell them

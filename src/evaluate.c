@@ -726,6 +726,9 @@ static int load_file(struct loader *l, const struct modulefile *mf, const char *
                 .module_usr_name = usr_name,
                 .mode = "load",
                 .max_instructions = l->o->max_instructions,
+                /* The driver's version file the cuda module reads: a
+                 * test's (CUDAMOD_TEST_ROOT, as doctor's), else the node's. */
+                .sysroot = getenv("CUDAMOD_TEST_ROOT"),
         };
         struct sandbox_result res = { 0 };
         struct loaded_module self = { 0 };

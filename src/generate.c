@@ -198,6 +198,16 @@ static struct render_ctx *module_context(const struct module_plan *m, const stru
         render_ctx_set_list(ctx, "requires");
         if (m->requires)
                 render_ctx_set(render_ctx_add_item(ctx, "requires"), "module", m->requires);
+        /* The toolkit's driver check (config driver_check): at most one
+         * item, its figures literals of the plan's. */
+        render_ctx_set_list(ctx, "driver_check");
+        if (m->driver_major_min) {
+                struct render_ctx *it = render_ctx_add_item(ctx, "driver_check");
+                render_ctx_set(it, "cuda", m->driver_cuda);
+                render_ctx_set(it, "major_min", m->driver_major_min);
+                render_ctx_set(it, "release_min", m->driver_release_min);
+                render_ctx_set_bool(it, "refuse", m->driver_refuse);
+        }
         render_ctx_set_list(ctx, "ops");
         for (size_t i = 0; i < m->n_ops; i++) {
                 struct render_ctx *it = render_ctx_add_item(ctx, "ops");

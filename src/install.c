@@ -46,6 +46,7 @@ void install_free(struct install *in)
         free(in->build);
         for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
                 free(in->components[i]);
+        free(in->nvidia_driver);
         free(in->arch);
         free(in->prefix);
         free(in->realpath);
@@ -302,6 +303,7 @@ static void install_merge(struct install *into, struct install *from)
         fill_str(&into->build, &from->build);
         for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
                 fill_str(&into->components[i], &from->components[i]);
+        fill_str(&into->nvidia_driver, &from->nvidia_driver);
         fill_str(&into->arch, &from->arch);
         fill_str(&into->bin_dir, &from->bin_dir);
         fill_str(&into->include_dir, &from->include_dir);

@@ -54,6 +54,9 @@ struct install {
         char *build;             /* cudnn: 4th number (e.g. "26") when known */
         struct version cuda_version; /* cudnn, nccl: the CUDA the build targets, as known */
         char *components[_CUDA_COMP_MAX]; /* cuda: component versions */
+        /* cuda: the driver the release shipped with, as its version.json
+         * says ("nvidia_driver", runfile installs), or NULL. */
+        char *nvidia_driver;
         char *arch;              /* "x86_64", "aarch64", "ppc64le" or NULL */
         enum layout layout;
         enum install_kind kind;

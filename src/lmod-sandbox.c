@@ -9,6 +9,10 @@
  * from Lua through lua_getextraspace); its ops go to *ret only after
  * lua_pcall returned 0, and are freed otherwise. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
 #include <grp.h>
 #include <lauxlib.h>
 #include <lua.h>
@@ -922,6 +926,92 @@ static int l_getenv(lua_State *L)
         return 1;
 }
 
+/* io.open(file[, "r"]): only the loaded NVIDIA driver's version files,
+ * which the cuda module's driver check reads (config driver_check), read
+ * only, below the options' sysroot. What it returns is the file's first 4
+ * KiB, read at once (so nothing stays open across Lua calls), as an object
+ * with read("*l"/"l": the first line, "*a"/"a": all) and close(); a file
+ * that is not there (or not a regular file) gives nil and a message, as
+ * Lmod's io.open does. */
+static const char *const readable_files[] = { "/proc/driver/nvidia/version", "/sys/module/nvidia/version" };
+
+static int l_file_read(lua_State *L)
+{
+        size_t len;
+        const char *text = lua_tolstring(L, lua_upvalueindex(1), &len);
+        const char *fmt = luaL_optstring(L, 2, "l");
+        const char *nl;
+
+        if (*fmt == '*')
+                fmt++;
+        if (*fmt == 'a') {
+                lua_pushlstring(L, text, len);
+                return 1;
+        }
+        if (*fmt != 'l' && *fmt != 'L')
+                return luaL_argerror(L, 2, "only \"*l\" and \"*a\" are read in a modulefile");
+        if (!len) {
+                lua_pushnil(L);
+                return 1;
+        }
+        nl = memchr(text, '\n', len);
+        lua_pushlstring(L, text, nl ? (size_t)(nl - text) + (*fmt == 'L') : len);
+        return 1;
+}
+
+static int l_file_close(lua_State *L)
+{
+        lua_pushboolean(L, 1);
+        return 1;
+}
+
+static int l_io_open(lua_State *L)
+{
+        const struct sandbox_options *o = sandbox_of(L)->o;
+        size_t len;
+        const char *file = check_str(L, 1, &len);
+        const char *mode = luaL_optstring(L, 2, "r");
+        const char *root = o->sysroot && *o->sysroot ? o->sysroot : "";
+        char path[PATH_MAX], buf[4096];
+        bool known = false;
+        ssize_t n = -1;
+        struct stat st;
+        int fd;
+
+        for (size_t i = 0; i < ELEMENTSOF(readable_files); i++)
+                known = known || streq(file, readable_files[i]);
+        if (!known || !(streq(mode, "r") || streq(mode, "rb"))) {
+                luaL_where(L, 1);
+                lua_pushfstring(L, "io.open(\"%s\", \"%s\") is not available in a modulefile (cudamod "
+                                   "evaluates modulefiles in a sandbox: io.open reads only the NVIDIA "
+                                   "driver's version files)", file, mode);
+                lua_concat(L, 2);
+                return lua_error(L);
+        }
+        if ((size_t)snprintf(path, sizeof(path), "%s%s", root, file) >= sizeof(path))
+                fd = -1, errno = ENAMETOOLONG;
+        else
+                fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+                n = read(fd, buf, sizeof(buf));
+        else if (fd >= 0)
+                errno = EINVAL;
+        if (fd >= 0)
+                close(fd);
+        if (n < 0) {
+                lua_pushnil(L);
+                lua_pushfstring(L, "%s: %s", file, strerror(errno));
+                return 2;
+        }
+        lua_newtable(L);
+        lua_pushlstring(L, buf, (size_t)n);
+        lua_pushcclosure(L, l_file_read, 1);
+        lua_setfield(L, -2, "read");
+        lua_pushcfunction(L, l_file_close);
+        lua_setfield(L, -2, "close");
+        return 1;
+}
+
 static int l_print(lua_State *L)
 {
         (void)L;
@@ -991,7 +1081,7 @@ static const char *const safe_base[] = {
  * that says so, rather than Lua's "attempt to call a nil value". Other
  * unknown globals read as nil, as in Lmod. */
 static const char *const unavailable_globals[] = {
-        "io", "require", "dofile", "loadfile", "loadstring", "debug", "package",
+        "require", "dofile", "loadfile", "loadstring", "debug", "package",
         "collectgarbage", "module",
 };
 
@@ -1008,7 +1098,8 @@ static int l_unavailable(lua_State *L)
                 return 0;
         luaL_where(L, 1);
         lua_pushfstring(L, "%s%s is not available in a modulefile (cudamod evaluates modulefiles "
-                           "in a sandbox: no io, no os but os.getenv and the clock, no require or loadstring)",
+                           "in a sandbox: no io but io.open of the driver's version, no os but os.getenv "
+                           "and the clock, no require or loadstring)",
                         prefix, key);
         lua_concat(L, 2);
         return lua_error(L);
@@ -1265,6 +1356,12 @@ static int build_env(lua_State *L)
         lua_pop(L, 1);
         set_unavailable_meta(L, lua_gettop(L), "os.");
         lua_setfield(L, env, "os");
+        /* io: only io.open of the driver's version files (l_io_open). */
+        lua_newtable(L);
+        lua_pushcfunction(L, l_io_open);
+        lua_setfield(L, -2, "open");
+        set_unavailable_meta(L, lua_gettop(L), "io.");
+        lua_setfield(L, env, "io");
         set_unavailable_meta(L, env, "");
 
         luaL_setfuncs(L, lmod_api, 0);

@@ -2,7 +2,7 @@
  *
  * The file runs in a fresh Lua state (base, string, table, math only) whose
  * environment holds the safe base functions and Lmod's modulefile API, and
- * nothing else: no io, no os but os.getenv and os.date/time/clock/difftime,
+ * nothing else: no io but io.open of the driver's version files, no os but os.getenv and os.date/time/clock/difftime,
  * no require/dofile/loadfile, no
  * load of binary chunks. It is loaded in text mode ("t") under the chunk
  * name "@<path>", run under lua_pcall with an instruction-count hook (the
@@ -22,6 +22,8 @@
  * load, unload and prereq are recorded with their arguments, set_alias and
  * set_shell_function with their text (never run). What a file may read:
  * os.getenv (the options' environment), os.date/time/clock/difftime,
+ * io.open of exactly the NVIDIA driver's two version files, read only (the
+ * cuda module's driver check; nothing else can be opened),
  * isDir/isFile (stat, read only), userInGroup(s) (the process's groups:
  * getegid and getgroups, as Lmod's `groups`; root is in every group), and
  * its own name and path (myFileName, hierarchyA). The recorded calls
@@ -133,6 +135,11 @@ struct sandbox_options {
         size_t max_memory;
         unsigned max_cpu_ms;            /* CPU time; 0: the default (10 s) */
         unsigned max_calls;             /* recorded calls; 0: the default (10,000) */
+        /* io.open reads the NVIDIA driver's version files
+         * (/proc/driver/nvidia/version, /sys/module/nvidia/version) below
+         * this directory; NULL: below /. For tests: evaluate.c sets it
+         * from $CUDAMOD_TEST_ROOT. */
+        const char *sysroot;
 };
 
 /* Evaluate text (len bytes; path names it in messages). Returns 0, or

@@ -29,6 +29,7 @@
 #include "component.h"
 #include "config-host.h"
 #include "config-naming.h"
+#include "cuda-driver.h"
 #include "opset.h"
 #include "plan.h"
 #include "plan-naming.h"
@@ -576,6 +577,21 @@ static bool system_paths_searched(const struct install *in)
         return in->layout == LAYOUT_SYSTEM && !usr;
 }
 
+/* The toolkit's driver check (config driver_check): the minimum drivers
+ * its module compares the node's with, as literals. */
+static void plan_driver_check(struct module_plan *m, const struct config *cfg)
+{
+        struct cuda_driver_minimum min;
+
+        if (!m->install->component->toolkit || cfg->driver_check == DRIVER_CHECK_OFF ||
+            !cuda_driver_minimum(&m->install->version, m->install->nvidia_driver, &min))
+                return;
+        m->driver_cuda = version_to_string(&m->install->version, 2);
+        m->driver_major_min = xstrdup(min.major_min);
+        m->driver_release_min = xstrdup(min.release_min);
+        m->driver_refuse = cfg->driver_check == DRIVER_CHECK_ERROR;
+}
+
 static void fill_module(struct module_plan *m, const struct candidate *c, const struct config *cfg,
                         const char *outdir)
 {
@@ -647,6 +663,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
         strv_push(&m->whatis, xstrdup("Category: library, GPU"));
         strv_push(&m->whatis, xasprintf("Keywords: %s, CUDA, GPU, PyTorch", name));
         m->help = help_text(m, cfg);
+        plan_driver_check(m, cfg);
 }
 
 static int module_cmp(const void *a, const void *b)
@@ -1121,6 +1138,9 @@ static void module_plan_release(struct module_plan *m)
         free(m->ops);
         strv_release(&m->tags);
         free(m->deprecated);
+        free(m->driver_cuda);
+        free(m->driver_major_min);
+        free(m->driver_release_min);
 }
 
 void plan_release(struct plan *p)

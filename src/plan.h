@@ -64,6 +64,14 @@ struct module_plan {
         struct strv tags;
         char *deprecated;
         bool hidden;       /* modulerc.<component>.<version>.hide: never the latest default */
+        /* The toolkit's driver check (config driver_check, cuda-driver.h):
+         * its CUDA ("12.9") and the two minimum drivers, or all NULL (not
+         * a toolkit, driver_check off, a major the table does not know);
+         * driver_refuse: a driver too old for the major refuses the load. */
+        char *driver_cuda;
+        char *driver_major_min;
+        char *driver_release_min;
+        bool driver_refuse;       /* modulerc.<component>.<version>.hide: never the latest default */
 };
 
 struct modulerc_plan {

@@ -250,6 +250,7 @@ void version_json_release(struct version_json *vj)
                 return;
         for (size_t i = 0; i < ELEMENTSOF(vj->components); i++)
                 free(vj->components[i]);
+        free(vj->nvidia_driver);
         *vj = (struct version_json){ .cuda.count = 0 };
 }
 
@@ -318,6 +319,11 @@ int version_json_parse(const char *buf, size_t len, const char *file, struct ver
                 free(vj.components[c]);
                 vj.components[c] = xstrdup(s);
         }
+        /* The driver the runfile shipped (plan's driver check). */
+        value = json_object_get(root, "nvidia_driver");
+        s = json_is_object(value) ? json_string_value(json_object_get(value, "version")) : NULL;
+        if (s && version_parse(s, &v) == 0 && v.count >= 2)
+                vj.nvidia_driver = xstrdup(s);
 
         *ret = vj;
         vj = (struct version_json){ .cuda.count = 0 };

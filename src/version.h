@@ -77,6 +77,9 @@ struct version_json {
         struct version cuda;
         struct version release;
         char *components[_CUDA_COMP_MAX];
+        /* "nvidia_driver"."version" ("575.51.03", written by the runfile),
+         * when it is digits and dots; else NULL. */
+        char *nvidia_driver;
 };
 int version_json_parse(const char *buf, size_t len, const char *file, struct version_json *ret,
                        struct diag *d);

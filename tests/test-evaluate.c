@@ -675,7 +675,7 @@ static const struct {
         { "while true do end\n", "instruction budget exhausted" },
         { "local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1e6) end\n", "memory limit exceeded" },
         { "os.execute('touch @PWNED@')\n", "os.execute is not available in a modulefile" },
-        { "io.open('@PWNED@', 'w')\n", "io is not available" },
+        { "io.open('@PWNED@', 'w')\n", "is not available in a modulefile" },
         { "require('os').execute('touch @PWNED@')\n", "require is not available" },
         { "local function f() return f() + 1 end f()\n", "stack overflow" },
         { "load(string.dump(function() end))()\n", "dump" },

@@ -9,6 +9,7 @@
 #include "lmod-sandbox.h"
 #include "strbuf.h"
 #include "testutil.h"
+#include "util-path.h"
 
 static int eval_opts(const char *text, size_t len, const struct sandbox_options *o,
                      struct sandbox_result *r, struct diag *d)
@@ -389,7 +390,12 @@ static const struct {
         { "os.exit", "os.exit(1)", 0, "os.exit is not available in a modulefile", false },
         { "os.rename", "os.rename(\"X\", \"Y\")", 0, "os.rename is not available in a modulefile", false },
         { "os.tmpname", "os.tmpname()", 0, "os.tmpname is not available in a modulefile", false },
-        { "io.open", "io.open(\"X\", \"w\")", 0, "io is not available in a modulefile", false },
+        { "io.open", "io.open(\"X\", \"w\")", 0, "io.open(\"X\", \"w\") is not available in a modulefile", false },
+        { "io.open of the driver's file to write", "io.open(\"/proc/driver/nvidia/version\", \"w\")", 0,
+          "is not available in a modulefile", false },
+        { "io.open of a path", "io.open(\"/proc/driver/nvidia/../../../etc/passwd\")", 0,
+          "is not available in a modulefile", false },
+        { "io.lines", "io.lines(\"X\")", 0, "io.lines is not available in a modulefile", false },
         { "require", "require(\"os\")", 0, "require is not available in a modulefile", false },
         /* load is Lmod's module load here: it compiles nothing */
         { "load", "local f = load(\"return 1\")\nf()", 0, "attempt to call a nil value (local 'f')", false },
@@ -414,6 +420,45 @@ static const struct {
           "local t = setmetatable({}, {__index = function(t, k) return t[k] end})\nlocal x = t.a", 0,
           "stack overflow", false },
 };
+
+/* io.open reads the NVIDIA driver's version files (below the sysroot, as
+ * the cuda module's driver check does on a node: the first file there,
+ * its first line); a file that is not there is nil and a message. */
+START_TEST(sandbox_io_open_reads_the_driver_version)
+{
+        static const char text[] =
+                "local f, e = io.open(\"/proc/driver/nvidia/version\", \"r\")\n"
+                "setenv(\"PROC\", f and f:read(\"*l\") or \"nil: \" .. tostring(e))\n"
+                "if f then f:close() end\n"
+                "local g = io.open(\"/sys/module/nvidia/version\")\n"
+                "setenv(\"SYS\", g and g:read(\"*a\") or \"nil\")\n";
+        char *dir = fx_new();
+        struct sandbox_options o = { .sysroot = dir };
+        struct sandbox_result r = { 0 };
+
+        fx_write(dir, "proc/driver/nvidia/version",
+                 "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"
+                 "GCC version:  gcc version 12.2.0\n");
+        eval_ok(text, &o, &r);
+        ck_assert_uint_eq(r.n_ops, 2);
+        ck_assert_str_eq(r.ops[0].value, "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023");
+        ck_assert_str_eq(r.ops[1].value, "nil");
+        sandbox_result_release(&r);
+
+        fx_write(dir, "sys/module/nvidia/version", "570.86.15\n");
+        fx_mkdir(dir, "gone");
+        o.sysroot = path_join(dir, "gone");
+        eval_ok(text, &o, &r);
+        ck_assert_msg(startswith(r.ops[0].value, "nil: /proc/driver/nvidia/version: "), "%s", r.ops[0].value);
+        sandbox_result_release(&r);
+        free((char *)o.sysroot);
+        o.sysroot = dir;
+        eval_ok(text, &o, &r);
+        ck_assert_str_eq(r.ops[1].value, "570.86.15\n");
+        sandbox_result_release(&r);
+        fx_free(dir);
+}
+END_TEST
 
 START_TEST(sandbox_refuses_what_is_not_in_the_sandbox)
 {
@@ -726,7 +771,7 @@ START_TEST(sandbox_environment_holds_only_the_safe_functions)
         ck_assert_str_eq(r.ops[0].value,
                          "LmodError LmodMessage LmodWarning _G add_property always_load always_unload "
                          "append_path assert atleast between conflict depends_on error extensions family "
-                         "getmetatable help hide_modulefile hide_version hierarchyA ipairs isDir isFile "
+                         "getmetatable help hide_modulefile hide_version hierarchyA io ipairs isDir isFile "
                          "isloaded latest load math mode module_alias module_version myFileName "
                          "myModuleFullName myModuleName myModuleUsrName myModuleVersion next os pairs "
                          "pathJoin pcall prepend_path prereq prereq_any print pushenv rawequal rawget rawlen "
@@ -899,6 +944,7 @@ int main(void)
         tcase_add_test(tc, sandbox_lmod_error_fails_with_its_message_and_line);
         tcase_add_test(tc, sandbox_records_help_messages_and_module_lists);
         tcase_add_loop_test(tc, sandbox_refuses_what_is_not_in_the_sandbox, 0, (int)ELEMENTSOF(hostile));
+        tcase_add_test(tc, sandbox_io_open_reads_the_driver_version);
         tcase_add_test(tc, sandbox_refuses_variable_names_no_environment_can_carry);
         tcase_add_test(tc, sandbox_endless_loop_exhausts_the_instruction_budget);
         tcase_add_test(tc, sandbox_library_work_counts_against_the_budget);

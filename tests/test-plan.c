@@ -123,6 +123,65 @@ START_TEST(plan_demo_hierarchy_places_cudnn_and_nccl_under_their_cuda_major)
 }
 END_TEST
 
+/* config driver_check: the toolkit's modules get the two minimum drivers
+ * of NVIDIA's table (the version.json's nvidia_driver replacing the
+ * release's), no other module does, and with off none does. */
+START_TEST(plan_driver_check_is_for_the_toolkit_only)
+{
+        static const enum driver_check modes[] = { DRIVER_CHECK_WARN, DRIVER_CHECK_ERROR, DRIVER_CHECK_OFF };
+
+        for (size_t k = 0; k < ELEMENTSOF(modes); k++) {
+                struct planned p = { .root = fx_new() };
+                const struct module_plan *m;
+
+                config_init_default(&p.cfg);
+                p.cfg.driver_check = modes[k];
+                demo_build_core(p.root);
+                plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+                for (size_t i = 0; i < p.plan.n_modules; i++) {
+                        m = &p.plan.modules[i];
+                        if (modes[k] == DRIVER_CHECK_OFF || !m->install->component->toolkit) {
+                                ck_assert_ptr_null(m->driver_major_min);
+                                ck_assert_ptr_null(m->driver_release_min);
+                                ck_assert(!m->driver_refuse);
+                        }
+                }
+                if (modes[k] != DRIVER_CHECK_OFF) {
+                        m = module(&p.plan, "Core/cuda/12.9.lua");
+                        ck_assert_str_eq(m->driver_cuda, "12.9");
+                        ck_assert_str_eq(m->driver_major_min, "525.60.13");
+                        ck_assert_str_eq(m->driver_release_min, "575.51.03");
+                        ck_assert(m->driver_refuse == (modes[k] == DRIVER_CHECK_ERROR));
+                        m = module(&p.plan, "Core/cuda/11.8.lua");
+                        ck_assert_str_eq(m->driver_major_min, "450.80.02");
+                        ck_assert_str_eq(m->driver_release_min, "520.61.05");
+                }
+                planned_release(&p);
+        }
+}
+END_TEST
+
+/* A runfile's version.json names the driver it shipped ("nvidia_driver"):
+ * that is the release's minimum, not the table's. */
+START_TEST(plan_driver_check_takes_the_version_json_driver)
+{
+        struct planned p = { .root = fx_new() };
+        const struct module_plan *m;
+
+        config_init_default(&p.cfg);
+        demo_build_core(p.root);
+        fx_write(p.root, "sw/cuda-12.9/version.json",
+                 "{ \"cuda\": { \"name\": \"CUDA SDK\", \"version\": \"12.9.1\" },\n"
+                 "  \"nvidia_driver\": { \"name\": \"NVIDIA Linux Driver\", \"version\": \"575.57.08\" } }\n");
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        m = module(&p.plan, "Core/cuda/12.9.lua");
+        ck_assert_ptr_nonnull(m);
+        ck_assert_str_eq(m->driver_release_min, "575.57.08");
+        ck_assert_str_eq(m->driver_major_min, "525.60.13");
+        planned_release(&p);
+}
+END_TEST
+
 START_TEST(plan_cuda_operations_follow_design_section_5)
 {
         struct planned p = { .root = fx_new() };
@@ -1212,6 +1271,8 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, plan_demo_hierarchy_places_cudnn_and_nccl_under_their_cuda_major);
         tcase_add_test(tc, plan_cuda_operations_follow_design_section_5);
+        tcase_add_test(tc, plan_driver_check_is_for_the_toolkit_only);
+        tcase_add_test(tc, plan_driver_check_takes_the_version_json_driver);
         tcase_add_test(tc, plan_cudnn_and_nccl_operations_follow_design_section_5);
         tcase_add_test(tc, plan_config_switches_change_the_operations);
         tcase_add_test(tc, plan_host_compiler_sets_cudahostcxx_and_ccbin_or_loads_its_module);

@@ -970,6 +970,7 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
         render_ctx_set_list(c, "whatis");
         render_ctx_set_list(c, "depends");
         render_ctx_set_list(c, "requires");
+        render_ctx_set_list(c, "driver_check");
         render_ctx_set_list(c, "ops");
         render_ctx_set_list(c, "defaults");
         for (size_t i = 0; i < 2 && v->whatis[i]; i++)
@@ -1281,6 +1282,46 @@ START_TEST(builtin_lua_cuda_template_output_is_exact)
 }
 END_TEST
 
+/* The driver check (config driver_check): the block is there only with
+ * its item, the figures are quoted literals compared at load (never code),
+ * the refusal only with refuse; nothing of it without the item. */
+START_TEST(builtin_cuda_templates_hold_the_driver_check_only_when_asked)
+{
+        static const char *const want[2][3] = {
+                { "driver_older(driver, \"525.60.13\")", "driver_older(driver, \"575.51.03\")",
+                  "io.open(file, \"r\")" },
+                { "set cudamod_major_min \"525.60.13\"", "set cudamod_release_min \"575.51.03\"",
+                  "open $cudamod_file r" },
+        };
+        static const char *const refusal[2] = { "LmodError(text)", "error $cudamod_text" };
+        static const char *const message[2] = { "LmodMessage(text)", "puts stderr $cudamod_text" };
+
+        for (enum module_format f = FORMAT_LUA; f <= FORMAT_TCL; f++)
+                for (int mode = 0; mode < 3; mode++) { /* none, warn, refuse */
+                        const struct template_text *t = template_builtin(f, "cuda");
+                        struct render_ctx *c = module_ctx(&plain_values, "cuda");
+                        _cleanup_diag_ struct diag d = DIAG_INIT;
+                        _cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+
+                        if (mode) {
+                                struct render_ctx *it = render_ctx_add_item(c, "driver_check");
+                                render_ctx_set(it, "cuda", "12.9");
+                                render_ctx_set(it, "major_min", "525.60.13");
+                                render_ctx_set(it, "release_min", "575.51.03");
+                                render_ctx_set_bool(it, "refuse", mode == 2);
+                        }
+                        ck_assert_int_eq(render(t->text, t->len, t->name, f, c, &out, &d), 0);
+                        for (size_t i = 0; i < 3; i++)
+                                ck_assert_msg(!strstr(out.buf, want[f][i]) == !mode, "%s mode %d: %s in\n%s",
+                                              t->name, mode, want[f][i], out.buf);
+                        ck_assert(!strstr(out.buf, "/proc/driver/nvidia/version") == !mode);
+                        ck_assert(!strstr(out.buf, refusal[f]) == (mode != 2));
+                        ck_assert(!strstr(out.buf, message[f]) == (mode != 1));
+                        render_ctx_free(c);
+                }
+}
+END_TEST
+
 START_TEST(builtin_tcl_cuda_template_output_is_exact)
 {
         const struct template_text *t = template_builtin(FORMAT_TCL, "cuda");
@@ -1507,6 +1548,7 @@ int main(void)
         tcase_add_test(tt, builtin_templates_keep_hostile_values_literal);
         tcase_add_test(tt, builtin_lua_cuda_template_output_is_exact);
         tcase_add_test(tt, builtin_tcl_cuda_template_output_is_exact);
+        tcase_add_test(tt, builtin_cuda_templates_hold_the_driver_check_only_when_asked);
         tcase_add_test(tt, template_load_prefers_the_override_directory);
         tcase_add_test(tt, template_load_takes_the_site_module_template_for_every_component);
         tcase_add_test(tt, template_load_falls_back_when_the_directory_is_missing);
