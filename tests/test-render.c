@@ -1293,8 +1293,8 @@ START_TEST(builtin_cuda_templates_hold_the_driver_check_only_when_asked)
                 { "set cudamod_major_min \"525.60.13\"", "set cudamod_release_min \"575.51.03\"",
                   "open $cudamod_file r" },
         };
-        static const char *const refusal[2] = { "LmodError(text)", "error $cudamod_text" };
-        static const char *const message[2] = { "LmodMessage(text)", "puts stderr $cudamod_text" };
+        static const char *const refusal[2] = { "LmodError(text)", "puts stderr $cudamod_text\n            break\n" };
+        static const char *const message[2] = { "LmodMessage(text)", "puts stderr $cudamod_text\n        } elseif" };
 
         for (enum module_format f = FORMAT_LUA; f <= FORMAT_TCL; f++)
                 for (int mode = 0; mode < 3; mode++) { /* none, warn, refuse */
