@@ -26,6 +26,13 @@ for mode in warn error off; do
         run_cudamod --config "$MT_TMP/$mode.yaml" generate -o "$MT_TMP/$mode" --format "$(tool_format "$tool")" \
                 "$fx" >"$MT_TMP/$mode.log" 2>&1 || { cat "$MT_TMP/$mode.log"; die "generate ($mode) failed"; }
 done
+# Lmod reads Tcl modules too (tcl2lua): the same checks, the same refusal.
+if [ "$tool" = lmod ]; then
+        for mode in warn error; do
+                run_cudamod --config "$MT_TMP/$mode.yaml" generate -o "$MT_TMP/$mode-tcl" --format tcl \
+                        "$fx" >"$MT_TMP/$mode-tcl.log" 2>&1 || { cat "$MT_TMP/$mode-tcl.log"; die "generate ($mode, tcl) failed"; }
+        done
+fi
 grep -q 'nvidia/version' "$MT_TMP/off/Core/cuda/$(mod_file "$tool" 12.9)" &&
         fail "driver_check: off: the module still reads the driver's version"
 
@@ -110,4 +117,19 @@ load new "$MT_TMP/error" proc "$MT_TMP/proc-580"
 expect new 0 ""
 load none "$MT_TMP/error" none
 expect none 0 ""
+if [ "$tool" = lmod ]; then
+        load tcl-old-warn "$MT_TMP/warn-tcl" proc "$MT_TMP/proc-470"
+        expect tcl-old-warn 0 "$too_old"
+        load tcl-ptx-535 "$MT_TMP/warn-tcl" proc "$MT_TMP/proc-535"
+        expect tcl-ptx-535 0 "(535.104.05) is older than CUDA 12.9 shipped with (575.51.03)"
+        # tcl2lua ends the file at a break and the load succeeds with nothing
+        # set: the refusal must be an error there.
+        load tcl-old-error "$MT_TMP/error-tcl" proc "$MT_TMP/proc-470"
+        [ "$(rc_of "$MT_TMP/tcl-old-error")" != 0 ] || fail "tcl-old-error: Lmod loaded the Tcl module despite driver_check: error: $(<"$MT_TMP/tcl-old-error.out")"
+        grep -q '^loaded' "$MT_TMP/tcl-old-error.out" && fail "tcl-old-error: the load went on after the refusal"
+        tr -s '\n ' '  ' <"$MT_TMP/tcl-old-error.out" | grep -q 'older than CUDA 12.9 needs (525.60.13 or newer)' ||
+                fail "tcl-old-error: no reason given: $(<"$MT_TMP/tcl-old-error.out")"
+        load tcl-none "$MT_TMP/error-tcl" none
+        expect tcl-none 0 ""
+fi
 mt_finish
