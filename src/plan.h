@@ -64,6 +64,12 @@ struct module_plan {
         struct strv tags;
         char *deprecated;
         bool hidden;       /* modulerc.<component>.<version>.hide: never the latest default */
+        /* config cuda_compat: auto, for a toolkit with forward-compatibility
+         * libraries: their directory and the driver they are from
+         * ("575.51.03"), which the module compares with the node's; NULL
+         * otherwise. Never an op: the module decides on the node. */
+        char *compat_dir;
+        char *compat_driver;
 };
 
 struct modulerc_plan {
