@@ -563,11 +563,11 @@ static char *help_text(const struct module_plan *m, const struct config *cfg)
         if (m->compat_dir) {
                 /* What the compat block does, as the module decides it. */
                 _cleanup_free_ char *compat = xasprintf(
-                        "Forward compatibility: on a node whose NVIDIA driver is older than %s "
-                        "(/proc/driver/nvidia/version), it also puts %s in front of LD_LIBRARY_PATH: "
-                        "the libcuda of driver %s, from NVIDIA's cuda-compat package, for "
-                        "data-center GPUs; never on LIBRARY_PATH or CPATH, and nothing where the "
-                        "driver is as new or there is none.",
+                        "Forward compatibility: on a node whose NVIDIA driver "
+                        "(/proc/driver/nvidia/version) is of an older branch than %s, it also puts "
+                        "%s in front of LD_LIBRARY_PATH: the libcuda of driver %s, from NVIDIA's "
+                        "cuda-compat package, for data-center GPUs; never on LIBRARY_PATH or CPATH, "
+                        "and nothing where the driver is of that branch or newer, or there is none.",
                         m->compat_driver, m->compat_dir, m->compat_driver);
 
                 strbuf_addch(&sb, '\n');

@@ -11,7 +11,8 @@
 #   driver 535.104.05 in /proc/driver/nvidia/version -> compat/ first on
 #     LD_LIBRARY_PATH; unload gives the environment back
 #   only /sys/module/nvidia/version, 550.54.15       -> the same
-#   driver 580.65.06, or 575.51.03 (the same)         -> compat/ nowhere
+#   driver 580.65.06, 575.51.03 (the same) or 575.40.01 (an older driver
+#   of the same branch: not what the package is for) -> compat/ nowhere
 #   no driver (a login node)                          -> compat/ nowhere
 # and always: compat/ never on LIBRARY_PATH or CPATH, nothing printed,
 # status 0; cuda/12.4 (no compat/) sets what it sets without it. Without
@@ -103,6 +104,8 @@ run_all() {
         check "new$tag" "$tag driver 580.65.06" no
         ns_session "same$tag" "NVRM version: NVIDIA UNIX x86_64 Kernel Module  575.51.03  Wed Apr 30 2025" "" "$init"
         check "same$tag" "$tag driver 575.51.03 (the compat driver)" no
+        ns_session "branch$tag" "NVRM version: NVIDIA UNIX x86_64 Kernel Module  575.40.01  Mon Mar 10 2025" "" "$init"
+        check "branch$tag" "$tag driver 575.40.01 (the compat driver's branch)" no
         ns_session "none$tag" "" "" "$init"
         check "none$tag" "$tag no driver" no
 }
