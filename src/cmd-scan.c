@@ -86,6 +86,13 @@ static void print_table(const struct install_list *l, const struct global_option
                         print_detail(k == 0 ? "extra lib" : "", in->extra_lib_dirs.items[k]);
                 for (size_t k = 0; k < in->extra_include_dirs.len; k++)
                         print_detail(k == 0 ? "extra inc" : "", in->extra_include_dirs.items[k]);
+                if (in->compat_dir) {
+                        /* Forward compatibility: the driver it brings. */
+                        _cleanup_free_ char *compat = xasprintf("%s (forward compatibility, driver %s)",
+                                                                in->compat_dir, in->compat_driver);
+
+                        print_detail("compat", compat);
+                }
                 for (size_t k = 0; k < in->n_problems; k++) {
                         _cleanup_free_ char *msg = term_escape(in->problems[k].message);
                         printf("    %sproblem%s    %s: %s\n", g->color ? RED : "",

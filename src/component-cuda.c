@@ -591,6 +591,49 @@ static bool looks_like_toolkit(const struct walk_dir *dir)
                (walk_dir_find(dir, "bin") && walk_dir_find(dir, "nvvm"));
 }
 
+/* The forward-compatibility libraries (NVIDIA's cuda-compat-X-Y package;
+ * LAYOUTS.md §1): <toolkit>/compat/libcuda.so.<driver>, beside its
+ * libcuda.so.1 and libcuda.so links and the driver's
+ * libnvidia-ptxjitcompiler, libnvidia-nvvm and libcudadebugger, where the
+ * package installs them (/usr/local/cuda-12.9/compat); conda's cuda-compat
+ * package puts the same files in <env>/cuda-compat. The driver is the
+ * newest libcuda.so.<driver> that is a regular file: a driver version has
+ * three or two numbers, the first the branch (575), never a CUDA major. */
+static void find_compat(struct install *in, const struct walk_dir *dir)
+{
+        static const char *const dirs[] = { "compat", "cuda-compat" };
+
+        for (size_t i = 0; i < ELEMENTSOF(dirs) && !in->compat_dir; i++) {
+                struct strv names = { 0 };
+                struct version best = { 0 };
+                const char *best_name = NULL;
+
+                if (!walk_dir_find(dir, dirs[i]) || dir_list(dir->fd, dirs[i], &names) < 0)
+                        continue;
+                for (size_t j = 0; j < names.len; j++) {
+                        const char *v = names.items[j] + strlen("libcuda.so.");
+                        _cleanup_free_ char *rel = NULL;
+                        struct version ver;
+
+                        if (!startswith(names.items[j], "libcuda.so.") || v[strspn(v, "0123456789.")] || version_parse(v, &ver) < 0 || ver.count < 2 ||
+                            ver.count > 3 || ver.n[0] < 100)
+                                continue;
+                        rel = path_join(dirs[i], names.items[j]);
+                        if (!detect_is_file(dir->fd, rel))
+                                continue;
+                        if (!best_name || version_compare(&ver, &best) > 0) {
+                                best = ver;
+                                best_name = v;
+                        }
+                }
+                if (best_name) {
+                        in->compat_dir = path_join(dir->path, dirs[i]);
+                        in->compat_driver = xstrdup(best_name);
+                }
+                strv_release(&names);
+        }
+}
+
 static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
                            struct walk_verdict *verdict)
 {
@@ -686,6 +729,7 @@ static void detect_toolkit(const struct walk_dir *dir, struct install_list *l,
         }
         if (layout == LAYOUT_HPC_SDK)
                 hpc_sdk_math_libs(in, dir, ld.triple);
+        find_compat(in, dir);
 
         /* Versions, most reliable source first (LAYOUTS.md §0). */
         if (walk_dir_find(dir, "version.json"))
@@ -832,6 +876,16 @@ static void cuda_to_json(const struct install *in, json_t *o)
                 if (in->components[i])
                         json_set(comps, cuda_comp_to_string((enum cuda_comp)i), json_string_lossy(in->components[i]));
         json_set(o, "components", comps);
+        if (in->compat_dir) {
+                json_t *compat = json_object();
+
+                if (!compat)
+                        die_oom();
+                json_set(compat, "driver", json_string_lossy(in->compat_driver));
+                json_set(compat, "dir", json_string_lossy(in->compat_dir));
+                json_set(o, "compat", compat);
+        } else
+                json_set(o, "compat", json_null());
 }
 
 static void ops_cuda(struct opset *s, const struct install *in, const struct config *cfg)

@@ -134,6 +134,11 @@ struct config {
         char *arch;
         bool ld_library_path[N_COMPONENTS];
         bool stubs_on_library_path;
+        /* cuda_compat: auto: a toolkit's module with forward-compatibility
+         * libraries (install.h compat_dir) puts them on LD_LIBRARY_PATH
+         * where the node's driver is older than theirs; off (the
+         * default): never. */
+        bool cuda_compat;
         struct env_ops env[N_COMPONENTS];
         bool pytorch_build_env;
         char *cuda_arch_list; /* "" (unset), "detect", or "8.0;9.0" */

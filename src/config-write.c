@@ -389,6 +389,8 @@ static void emit_config(yaml_emitter_t *e, const struct config *c)
         emit_collection(e, YAML_MAPPING_END_EVENT);
         emit_key(e, "stubs_on_library_path");
         emit_bool(e, c->stubs_on_library_path);
+        emit_key(e, "cuda_compat");
+        emit_string(e, c->cuda_compat ? "auto" : "off");
         emit_key(e, "env");
         emit_collection(e, YAML_MAPPING_START_EVENT);
         for (int i = 0; i < N_COMPONENTS; i++) {

@@ -1059,6 +1059,21 @@ static int parse_format(struct parser *p, void *field)
         return r;
 }
 
+/* cuda_compat: off or auto (a word, not a boolean: "auto" is what the
+ * module does, by the node's driver). */
+static int parse_cuda_compat(struct parser *p, void *field)
+{
+        const char *s;
+        int r;
+
+        r = get_string(p, "off or auto", &s);
+        if (r >= 0 && !streq(s, "off") && !streq(s, "auto"))
+                r = expected(p, "off or auto");
+        if (r >= 0)
+                *(bool *)field = streq(s, "auto");
+        return r;
+}
+
 static int parse_layout(struct parser *p, void *field)
 {
         const char *s;
@@ -1125,6 +1140,7 @@ static const struct field top_fields[] = {
         { "naming", FIELD_PARSE, 0, .parse = parse_naming_key },
         { "ld_library_path", FIELD_PARSE, 0, .parse = parse_ld_library_path },
         { "stubs_on_library_path", FIELD_BOOL, offsetof(struct config, stubs_on_library_path) },
+        { "cuda_compat", FIELD_PARSE, offsetof(struct config, cuda_compat), .parse = parse_cuda_compat },
         { "env", FIELD_PARSE, 0, .parse = parse_env },
         { "pytorch", FIELD_PARSE, 0, .parse = parse_pytorch },
         { "host_compiler", FIELD_PARSE, 0, .parse = parse_host_compiler },

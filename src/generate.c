@@ -177,6 +177,9 @@ static struct render_ctx *module_context(const struct module_plan *m, const stru
         render_ctx_set(ctx, "modulepath", m->modulepath ? m->modulepath : "");
         /* config modulerc (lmod-api): the message a load prints. */
         render_ctx_set_text(ctx, "deprecated", m->deprecated ? m->deprecated : "");
+        /* config cuda_compat: the forward-compatibility block. */
+        render_ctx_set(ctx, "compat_dir", m->compat_dir ? m->compat_dir : "");
+        render_ctx_set(ctx, "compat_driver", m->compat_driver ? m->compat_driver : "");
         render_ctx_set_list(ctx, "whatis");
         for (size_t i = 0; i < m->whatis.len; i++)
                 render_ctx_set(render_ctx_add_item(ctx, "whatis"), "line", m->whatis.items[i]);

@@ -58,6 +58,8 @@ void install_free(struct install *in)
         free(in->lib_id_path);
         strv_release(&in->extra_lib_dirs);
         strv_release(&in->extra_include_dirs);
+        free(in->compat_dir);
+        free(in->compat_driver);
         strv_release(&in->present);
         free(in->present_key);
         for (size_t i = 0; i < in->n_problems; i++) {
@@ -315,6 +317,11 @@ static void install_merge(struct install *into, struct install *from)
         }
         fill_strv(&into->extra_lib_dirs, &from->extra_lib_dirs);
         fill_strv(&into->extra_include_dirs, &from->extra_include_dirs);
+        if (!into->compat_dir && from->compat_dir) {
+                into->compat_dir = TAKE_PTR(from->compat_dir);
+                free(into->compat_driver);
+                into->compat_driver = TAKE_PTR(from->compat_driver);
+        }
         if (!streq(into->prefix, from->prefix) && !strv_contains(&into->aliases, from->prefix))
                 strv_add(&into->aliases, from->prefix);
         fill_strv(&into->aliases, &from->aliases);

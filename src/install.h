@@ -78,6 +78,12 @@ struct install {
         ino_t lib_ino;
         struct strv extra_lib_dirs;
         struct strv extra_include_dirs;
+        /* cuda: the forward-compatibility libraries of NVIDIA's
+         * cuda-compat-X-Y package (<toolkit>/compat, conda's
+         * <env>/cuda-compat) and the driver their libcuda.so.<driver>
+         * is from ("575.51.03"), or NULL when it has none. */
+        char *compat_dir;
+        char *compat_driver;
         /* Its library is only an archive (a static-only MAGMA, libmagma.a):
          * a program links it in, so nothing is loaded at run time and its
          * module puts nothing on LD_LIBRARY_PATH. */

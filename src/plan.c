@@ -561,6 +561,19 @@ static char *help_text(const struct module_plan *m, const struct config *cfg)
                                  "building (a build finds nothing of it).");
         strbuf_addstr(&sb, "\nWhat it sets ('<' puts directories in front, '>' at the end):\n");
         help_settings(&sb, m);
+        if (m->compat_dir) {
+                /* What the compat block does, as the module decides it. */
+                _cleanup_free_ char *compat = xasprintf(
+                        "Forward compatibility: on a node whose NVIDIA driver "
+                        "(/proc/driver/nvidia/version) is of an older branch than %s, it also puts "
+                        "%s in front of LD_LIBRARY_PATH: the libcuda of driver %s, from NVIDIA's "
+                        "cuda-compat package, for data-center GPUs; never on LIBRARY_PATH or CPATH, "
+                        "and nothing where the driver is of that branch or newer, or there is none.",
+                        m->compat_driver, m->compat_dir, m->compat_driver);
+
+                strbuf_addch(&sb, '\n');
+                add_wrapped(&sb, compat);
+        }
         return strbuf_detach(&sb);
 }
 
@@ -648,6 +661,11 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
 
                 if (h && h->module)
                         m->requires = xstrdup(h->module);
+        }
+        /* Forward compatibility: only where the config asks for it. */
+        if (cfg->cuda_compat && in->component->toolkit && in->compat_dir && in->compat_driver) {
+                m->compat_dir = xstrdup(in->compat_dir);
+                m->compat_driver = xstrdup(in->compat_driver);
         }
         if (in->component->ops)
                 in->component->ops(&s, in, cfg);
@@ -1141,6 +1159,8 @@ static void module_plan_release(struct module_plan *m)
         free(m->driver_cuda);
         free(m->driver_major_min);
         free(m->driver_release_min);
+        free(m->compat_dir);
+        free(m->compat_driver);
 }
 
 void plan_release(struct plan *p)

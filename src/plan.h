@@ -71,7 +71,13 @@ struct module_plan {
         char *driver_cuda;
         char *driver_major_min;
         char *driver_release_min;
-        bool driver_refuse;       /* modulerc.<component>.<version>.hide: never the latest default */
+        bool driver_refuse;
+        /* config cuda_compat: auto, for a toolkit with forward-compatibility
+         * libraries: their directory and the driver they are from
+         * ("575.51.03"), which the module compares with the node's; NULL
+         * otherwise. Never an op: the module decides on the node. */
+        char *compat_dir;
+        char *compat_driver;
 };
 
 struct modulerc_plan {

@@ -227,6 +227,21 @@ void fx_cuda_toolkit(const char *root, const char *prefix, const struct fx_cuda 
         }
         fx_library(root, p = path_join(prefix, "nvvm/lib64"), "libnvvm", "4", NULL, machine, NULL, NULL);
         free(TAKE_PTR(p));
+        if (c->compat) {
+                /* libcuda.so.<driver> with its libcuda.so.1 and libcuda.so
+                 * links, and the driver's JIT, NVVM and debugger libraries
+                 * (soname links as the package has them). */
+                static const struct { const char *stem, *soname; } libs[] = {
+                        { "libcuda", "1" },
+                        { "libnvidia-ptxjitcompiler", "1" },
+                        { "libnvidia-nvvm", "4" },
+                        { "libcudadebugger", "1" },
+                };
+                _cleanup_free_ char *cdir = path_join(prefix, c->compat_dir ? c->compat_dir : "compat");
+
+                for (size_t i = 0; i < ELEMENTSOF(libs); i++)
+                        fx_library(root, cdir, libs[i].stem, libs[i].soname, c->compat, machine, NULL, NULL);
+        }
         if (c->cupti) {
                 fx_library(root, p = path_join(prefix, "extras/CUPTI/lib64"), "libcupti", maj, NULL,
                            machine, NULL, NULL);

@@ -46,6 +46,11 @@ struct fx_cuda {
          * default: the suites written before it expect a toolkit without
          * them. */
         bool cusparse;
+        /* The forward-compatibility libraries of that driver ("575.51.03")
+         * in PREFIX/compat (or compat_dir), as NVIDIA's cuda-compat-X-Y
+         * package installs them; NULL: none. */
+        const char *compat;
+        const char *compat_dir; /* default "compat"; conda: "cuda-compat" */
 };
 
 /* A runfile/deb tree: PREFIX/{bin/nvcc,targets/T/{include,lib},include and

@@ -544,6 +544,25 @@ static void build_cutensor_tarballs(const char *root)
                     &(struct fx_cutensor){ .version = "2.3.1", .cuda_major = 13 });
 }
 
+/* CUDA forward compatibility: NVIDIA's cuda-compat-12-9 package in the
+ * 12.9 toolkit's compat/ (driver 575.51.03), a 12.4 toolkit without one,
+ * and a conda environment with conda's cuda-compat package in
+ * <env>/cuda-compat (driver 570.124.06). */
+static void build_compat(const char *root)
+{
+        fx_cuda_toolkit(root, "usr/local/cuda-12.9",
+                        &(struct fx_cuda){ .version = "12.9", .release = "12.9.1", .cudart = "12.9.79",
+                                           .nvcc = "12.9.86", .compat = "575.51.03" });
+        fx_cuda_toolkit(root, "usr/local/cuda-12.4",
+                        &(struct fx_cuda){ .version = "12.4", .release = "12.4.1", .cudart = "12.4.127",
+                                           .nvcc = "12.4.131" });
+        fx_cuda_toolkit(root, "conda",
+                        &(struct fx_cuda){ .version = "12.8", .release = "12.8.1", .cudart = "12.8.90",
+                                           .nvcc = "12.8.93", .compat = "570.124.06",
+                                           .compat_dir = "cuda-compat" });
+        fx_write(root, "conda/conda-meta/history", "==> 2025-05-01 12:00:00 <==\n");
+}
+
 const struct layout_fixture layout_fixtures[] = {
         { "runfile", build_runfile, { "usr/local", NULL } },
         { "runfile-sbsa", build_runfile_sbsa, { "opt", NULL } },
@@ -573,6 +592,7 @@ const struct layout_fixture layout_fixtures[] = {
         { "cudss-tarballs", build_cudss_tarballs, { "apps", "easybuild", "spack" } },
         { "cudss-system", build_cudss_system, { "usr/lib/x86_64-linux-gnu", "venv", "conda" } },
         { "cutensor-tarballs", build_cutensor_tarballs, { "apps", NULL } },
+        { "compat", build_compat, { "usr/local", "conda", NULL } },
                 { NULL, NULL, { NULL } },
 };
 

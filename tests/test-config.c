@@ -96,6 +96,8 @@ START_TEST(config_default_has_documented_values)
         ck_assert_str_eq(c.naming[component_cudnn.index], "{major}.{minor}.{patch}");
         ck_assert_str_eq(c.naming[component_nccl.index], "{major}.{minor}.{patch}");
         ck_assert(c.stubs_on_library_path);
+        /* Forward compatibility only where the config asks for it. */
+        ck_assert(!c.cuda_compat);
         ck_assert(c.pytorch_build_env);
         ck_assert_uint_eq(c.validate.n_targets, 0);
         ck_assert_uint_eq(c.validate.timeout, 120);
@@ -291,6 +293,20 @@ START_TEST(config_plain_version_is_its_source_text)
                         ck_assert_ptr_null(c.defaults[component_cuda.index].version);
                 config_release(&c);
         }
+}
+END_TEST
+
+/* cuda_compat: the two words it takes. */
+START_TEST(config_cuda_compat_is_off_or_auto)
+{
+        struct config c;
+
+        load_ok(&c, "cuda_compat: auto\n");
+        ck_assert(c.cuda_compat);
+        config_release(&c);
+        load_ok(&c, "cuda_compat: off\n");
+        ck_assert(!c.cuda_compat);
+        config_release(&c);
 }
 END_TEST
 
@@ -564,6 +580,8 @@ START_TEST(config_errors_report_position_and_key)
                   "'lmod.spider_cache.dir': expected an absolute path, not 'c'" },
                 { "spider cache word", "lmod: {spider_cache: maybe}\n", 0, 1, 22,
                   "'lmod.spider_cache': expected true, false or {dir: DIR, timestamp: FILE}" },
+                { "cuda_compat word", "cuda_compat: yes\n", 0, 1, 14,
+                  "'cuda_compat': expected off or auto, not 'yes'" },
                 { "bool word", "stubs_on_library_path: maybe\n", 0, 1, 24,
                   "'stubs_on_library_path': expected true or false, not 'maybe'" },
                 { "bool quoted", "pytorch: {build_env: 'yes'}\n", 0, 1, 22,
@@ -1642,6 +1660,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, config_exclude_takes_walk_and_component_patterns);
         tcase_add_test(tc, config_plain_version_is_its_source_text);
         tcase_add_test(tc, config_accepts_yaml11_booleans_in_any_case);
+        tcase_add_test(tc, config_cuda_compat_is_off_or_auto);
         tcase_add_test(tc, config_strings_take_plain_and_quoted_forms);
         tcase_add_test(tc, config_empty_output_means_none);
         tcase_add_test(tc, config_env_ops_keep_file_order);

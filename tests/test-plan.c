@@ -282,6 +282,45 @@ START_TEST(plan_does_not_look_at_the_disk)
 }
 END_TEST
 
+/* Forward compatibility (config cuda_compat): never by default; with auto,
+ * the toolkit that has compat/ gets its directory and driver (for the
+ * module's block, never an op: no path variable names compat/ at plan
+ * time), the one without gets nothing. */
+START_TEST(plan_cuda_compat_only_when_configured)
+{
+        const struct layout_fixture *f = layout_fixture_find("compat");
+
+        for (int on = 0; on <= 1; on++) {
+                struct planned p = { .root = fx_new() };
+                const struct module_plan *m129, *m124;
+                _cleanup_free_ char *want = NULL;
+
+                config_init_default(&p.cfg);
+                p.cfg.cuda_compat = on;
+                f->build(p.root);
+                plan_fixture(&p, f->roots, NULL);
+                m129 = module(&p.plan, "Core/cuda/12.9.lua");
+                m124 = module(&p.plan, "Core/cuda/12.4.lua");
+                want = path_join(p.root, "usr/local/cuda-12.9/compat");
+                if (on) {
+                        ck_assert_str_eq(m129->compat_dir, want);
+                        ck_assert_str_eq(m129->compat_driver, "575.51.03");
+                        ck_assert_msg(strstr(m129->help, "is of an older branch than 575.51.03, it\nalso puts"),
+                                      "%s", m129->help);
+                } else {
+                        ck_assert_ptr_null(m129->compat_dir);
+                        ck_assert_ptr_null(m129->compat_driver);
+                        ck_assert_msg(!strstr(m129->help, "Forward"), "%s", m129->help);
+                }
+                ck_assert_ptr_null(m124->compat_dir);
+                for (size_t i = 0; i < m129->n_ops; i++)
+                        ck_assert_msg(!strstr(m129->ops[i].value, "compat"), "%s %s", m129->ops[i].name,
+                                      m129->ops[i].value);
+                planned_release(&p);
+        }
+}
+END_TEST
+
 START_TEST(plan_config_switches_change_the_operations)
 {
         struct planned p = { .root = fx_new() };
@@ -1275,6 +1314,7 @@ int main(void)
         tcase_add_test(tc, plan_driver_check_takes_the_version_json_driver);
         tcase_add_test(tc, plan_cudnn_and_nccl_operations_follow_design_section_5);
         tcase_add_test(tc, plan_config_switches_change_the_operations);
+        tcase_add_test(tc, plan_cuda_compat_only_when_configured);
         tcase_add_test(tc, plan_host_compiler_sets_cudahostcxx_and_ccbin_or_loads_its_module);
         tcase_add_test(tc, plan_arch_list_op_carries_its_config_position);
         tcase_add_test(tc, plan_stubs_are_never_on_ld_library_path);

@@ -901,6 +901,9 @@ struct module_values {
          * version, and a name used as an alias and a tag of the version
          * (which is also hidden); "" or NULL: none. */
         const char *deprecated, *alias;
+        /* config cuda_compat: the forward-compatibility directory and its
+         * driver; NULL: none. The stubs give the node driver 535.104.05. */
+        const char *compat_dir, *compat_driver;
         const char *conflict;   /* or NULL */
         const char *extensions; /* or NULL */
         const char *whatis[2];
@@ -952,6 +955,8 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
         render_ctx_set_bool(c, "property_gpu", v->gpu);
         render_ctx_set(c, "modulepath", v->modulepath);
         render_ctx_set(c, "deprecated", v->deprecated ? v->deprecated : "");
+        render_ctx_set(c, "compat_dir", v->compat_dir ? v->compat_dir : "");
+        render_ctx_set(c, "compat_driver", v->compat_driver ? v->compat_driver : "");
         render_ctx_set_list(c, "hidden");
         render_ctx_set_list(c, "aliases");
         render_ctx_set_list(c, "tags");
@@ -1063,6 +1068,9 @@ static char *expected_log(const struct module_values *v, const char *kind, bool 
 
                 log_call(&sb, lua ? op_keys[i] : tcl_ops[i], v->ops[i][0], v->ops[i][1], NULL);
         }
+        /* The stubs' node driver, 535.104.05, is older than the compat one. */
+        if (v->compat_dir && *v->compat_dir)
+                log_call(&sb, lua ? "prepend_path" : "prepend-path", "LD_LIBRARY_PATH", v->compat_dir, NULL);
         if (*v->modulepath) {
                 if (lua)
                         log_call(&sb, "prepend_path", "MODULEPATH", v->modulepath, NULL);
@@ -1094,7 +1102,13 @@ static const char lua_stubs[] =
         "local env = { between = function(a, b, c) return a .. ' ' .. b .. ' ' .. c end,\n"
         "              mode = function() return 'load' end,\n"
         "              LmodVersion = function() return '8.6.19' end,\n"
-        "              convertToCanonical = function(s) return s end }\n"
+        "              convertToCanonical = function(s) return s end,\n"
+        "              pcall = pcall, type = type, ipairs = ipairs, tonumber = tonumber, math = math,\n"
+        "              io = { open = function(f)\n"
+        "                if f ~= '/proc/driver/nvidia/version' then return nil end\n"
+        "                return { read = function() return 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 2023' end,\n"
+        "                         close = function() end }\n"
+        "              end } }\n"
         "for _, f in ipairs({ 'whatis', 'help', 'family', 'add_property', 'depends_on', 'setenv',\n"
         "                     'prepend_path', 'append_path', 'module_version', 'LmodMessage',\n"
         "                     'hide_version', 'module_alias', 'conflict', 'extensions' }) do\n"
@@ -1121,6 +1135,15 @@ static const char tcl_stubs[] =
         "set f [open [lindex $argv 0] r]\n"
         "if {[gets $f] ne {#%Module}} { error {first line is not #%Module} }\n"
         "close $f\n"
+        "rename open real_open\n"
+        "proc open {f args} {\n"
+        "    if {$f ne {/proc/driver/nvidia/version}} { error \"couldn't open \\\"$f\\\": no such file or directory\" }\n"
+        "    set c [file tempfile path]\n"
+        "    puts $c {NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 2023}\n"
+        "    seek $c 0\n"
+        "    file delete $path\n"
+        "    return $c\n"
+        "}\n"
         "rename puts real_puts\n"
         "proc puts {args} { if {[llength $args] == 2 && [lindex $args 0] eq {stderr}} { rec deprecated [lindex $args 1] } else { real_puts {*}$args } }\n"
         "source [lindex $argv 0]\n"
@@ -1238,6 +1261,8 @@ START_TEST(builtin_templates_keep_hostile_values_literal)
                 .family = "cu}da{",
                 .modulepath = "/apps/]=]/`touch X`",
                 .deprecated = line,
+                .compat_dir = "/c\"]]$(touch X)[exec touch X]{/compat} ]==]",
+                .compat_driver = "575.51.03",
                 .alias = "x.y_z+1-",
                 .conflict = "CU]]DA\") os.execute('touch X') --[[ } exec touch X {",
                 .extensions = "a/1\"), os.execute('touch X'), (\"]==] [exec touch X] $X",

@@ -913,6 +913,67 @@ START_TEST(walk_listing_holds_every_name_sorted)
 }
 END_TEST
 
+/* Forward compatibility: the toolkit's compat/ (and conda's cuda-compat/)
+ * with the driver of its libcuda.so.<driver>; a toolkit without one is
+ * null; the table names it. A compat/ holding only links, or a libcuda
+ * whose suffix is no driver version (libcuda.so.1), is none. */
+START_TEST(scan_reports_forward_compatibility)
+{
+        char *root = fx_new();
+        const struct layout_fixture *f = layout_fixture_find("compat");
+        struct run_result r = { 0 };
+        _cleanup_free_ char *out = NULL, *local = path_join(root, "usr/local");
+        json_t *j, *installs;
+        size_t i;
+        json_t *in;
+        unsigned seen = 0;
+
+        f->build(root);
+        /* Not a driver: a soname link, a name with letters, a CUDA major. */
+        fx_cuda_toolkit(root, "usr/local/cuda-12.6",
+                        &(struct fx_cuda){ .version = "12.6", .release = "12.6.3", .cudart = "12.6.77",
+                                           .nvcc = "12.6.85" });
+        fx_symlink(root, "usr/local/cuda-12.6/compat/libcuda.so.1", "/nonexistent/libcuda.so.575.51.03");
+        fx_write(root, "usr/local/cuda-12.6/compat/libcuda.so.12.6", "");
+        fx_write(root, "usr/local/cuda-12.6/compat/libcuda.so.575.51.03x", "");
+        out = scan_json(root, f->roots, &r);
+        j = parse(out);
+        installs = json_object_get(j, "installs");
+        json_array_foreach(installs, i, in) {
+                const char *prefix = json_string_value(json_object_get(in, "prefix"));
+                json_t *compat = json_object_get(in, "compat");
+
+                ck_assert_msg(compat != NULL, "no compat member in %s", prefix);
+                if (streq(prefix, "@ROOT@/usr/local/cuda-12.9")) {
+                        ck_assert_str_eq(json_string_value(json_object_get(compat, "driver")), "575.51.03");
+                        ck_assert_str_eq(json_string_value(json_object_get(compat, "dir")),
+                                         "@ROOT@/usr/local/cuda-12.9/compat");
+                        seen |= 1;
+                } else if (streq(prefix, "@ROOT@/conda")) {
+                        ck_assert_str_eq(json_string_value(json_object_get(compat, "driver")), "570.124.06");
+                        ck_assert_str_eq(json_string_value(json_object_get(compat, "dir")),
+                                         "@ROOT@/conda/cuda-compat");
+                        seen |= 2;
+                } else {
+                        ck_assert_msg(json_is_null(compat), "%s: compat is not null", prefix);
+                        seen |= streq(prefix, "@ROOT@/usr/local/cuda-12.4") ? 4 : streq(prefix, "@ROOT@/usr/local/cuda-12.6") ? 8 : 0;
+                }
+        }
+        ck_assert_uint_eq(seen, 15);
+        json_decref(j);
+        run_result_release(&r);
+
+        run_cudamod(&r, (const char *const[]){ "--color=never", "scan", local, NULL }, false);
+        free(out);
+        out = str_replace_all(r.out, root, "@ROOT@");
+        ck_assert_msg(strstr(out, "\n    compat     @ROOT@/usr/local/cuda-12.9/compat (forward compatibility, driver "
+                                  "575.51.03)\n"),
+                      "no compat line:\n%s", out);
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 static Suite *scan_suite(void)
 {
         Suite *s = suite_create("scan");
@@ -932,6 +993,7 @@ static Suite *scan_suite(void)
         tc = tcase_create("cli");
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, scan_table_lists_each_install_once_with_aliases);
+        tcase_add_test(tc, scan_reports_forward_compatibility);
         tcase_add_test(tc, scan_empty_root_says_nothing_found);
         tcase_add_test(tc, scan_missing_root_is_a_warning);
         tcase_add_test(tc, cli_usage_errors_exit_2);
