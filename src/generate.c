@@ -177,9 +177,6 @@ static struct render_ctx *module_context(const struct module_plan *m, const stru
         render_ctx_set(ctx, "modulepath", m->modulepath ? m->modulepath : "");
         /* config modulerc (lmod-api): the message a load prints. */
         render_ctx_set_text(ctx, "deprecated", m->deprecated ? m->deprecated : "");
-        /* config cuda_compat: the forward-compatibility block. */
-        render_ctx_set(ctx, "compat_dir", m->compat_dir ? m->compat_dir : "");
-        render_ctx_set(ctx, "compat_driver", m->compat_driver ? m->compat_driver : "");
         render_ctx_set_list(ctx, "whatis");
         for (size_t i = 0; i < m->whatis.len; i++)
                 render_ctx_set(render_ctx_add_item(ctx, "whatis"), "line", m->whatis.items[i]);
@@ -201,14 +198,19 @@ static struct render_ctx *module_context(const struct module_plan *m, const stru
         render_ctx_set_list(ctx, "requires");
         if (m->requires)
                 render_ctx_set(render_ctx_add_item(ctx, "requires"), "module", m->requires);
-        /* The toolkit's driver check (config driver_check): at most one
-         * item, its figures literals of the plan's. */
-        render_ctx_set_list(ctx, "driver_check");
-        if (m->driver_major_min) {
-                struct render_ctx *it = render_ctx_add_item(ctx, "driver_check");
-                render_ctx_set(it, "cuda", m->driver_cuda);
-                render_ctx_set(it, "major_min", m->driver_major_min);
-                render_ctx_set(it, "release_min", m->driver_release_min);
+        /* The node's driver, read at load: at most one item, for a toolkit
+         * with a driver check (config driver_check) or forward-compatibility
+         * libraries (config cuda_compat: auto); its figures literals of the
+         * plan's. */
+        render_ctx_set_list(ctx, "node_driver");
+        if (m->driver_major_min || m->compat_dir) {
+                struct render_ctx *it = render_ctx_add_item(ctx, "node_driver");
+                render_ctx_set(it, "compat_dir", m->compat_dir ? m->compat_dir : "");
+                render_ctx_set(it, "compat_driver", m->compat_driver ? m->compat_driver : "");
+                render_ctx_set_bool(it, "check", m->driver_major_min != NULL);
+                render_ctx_set(it, "cuda", m->driver_cuda ? m->driver_cuda : "");
+                render_ctx_set(it, "major_min", m->driver_major_min ? m->driver_major_min : "");
+                render_ctx_set(it, "release_min", m->driver_release_min ? m->driver_release_min : "");
                 render_ctx_set_bool(it, "refuse", m->driver_refuse);
         }
         render_ctx_set_list(ctx, "ops");

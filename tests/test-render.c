@@ -955,8 +955,6 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
         render_ctx_set_bool(c, "property_gpu", v->gpu);
         render_ctx_set(c, "modulepath", v->modulepath);
         render_ctx_set(c, "deprecated", v->deprecated ? v->deprecated : "");
-        render_ctx_set(c, "compat_dir", v->compat_dir ? v->compat_dir : "");
-        render_ctx_set(c, "compat_driver", v->compat_driver ? v->compat_driver : "");
         render_ctx_set_list(c, "hidden");
         render_ctx_set_list(c, "aliases");
         render_ctx_set_list(c, "tags");
@@ -975,7 +973,14 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
         render_ctx_set_list(c, "whatis");
         render_ctx_set_list(c, "depends");
         render_ctx_set_list(c, "requires");
-        render_ctx_set_list(c, "driver_check");
+        render_ctx_set_list(c, "node_driver");
+        if (v->compat_dir && *v->compat_dir) {
+                struct render_ctx *it = render_ctx_add_item(c, "node_driver");
+
+                render_ctx_set(it, "compat_dir", v->compat_dir);
+                render_ctx_set(it, "compat_driver", v->compat_driver);
+                render_ctx_set_bool(it, "check", false);
+        }
         render_ctx_set_list(c, "ops");
         render_ctx_set_list(c, "defaults");
         for (size_t i = 0; i < 2 && v->whatis[i]; i++)
@@ -1068,9 +1073,6 @@ static char *expected_log(const struct module_values *v, const char *kind, bool 
 
                 log_call(&sb, lua ? op_keys[i] : tcl_ops[i], v->ops[i][0], v->ops[i][1], NULL);
         }
-        /* The stubs' node driver, 535.104.05, is older than the compat one. */
-        if (v->compat_dir && *v->compat_dir)
-                log_call(&sb, lua ? "prepend_path" : "prepend-path", "LD_LIBRARY_PATH", v->compat_dir, NULL);
         if (*v->modulepath) {
                 if (lua)
                         log_call(&sb, "prepend_path", "MODULEPATH", v->modulepath, NULL);
@@ -1079,6 +1081,10 @@ static char *expected_log(const struct module_values *v, const char *kind, bool 
         }
         if (v->deprecated && *v->deprecated)
                 log_call(&sb, lua ? "LmodMessage" : "deprecated", v->deprecated, NULL, NULL);
+        /* The node's driver (the block is last): the stubs give 535.104.05,
+         * older than the compat one. */
+        if (v->compat_dir && *v->compat_dir)
+                log_call(&sb, lua ? "prepend_path" : "prepend-path", "LD_LIBRARY_PATH", v->compat_dir, NULL);
         /* The Tcl stubs call ModulesHelp after sourcing the file. */
         if (!lua)
                 log_call(&sb, "help", v->help, NULL, NULL);
@@ -1313,13 +1319,13 @@ END_TEST
 START_TEST(builtin_cuda_templates_hold_the_driver_check_only_when_asked)
 {
         static const char *const want[2][3] = {
-                { "driver_older(driver, \"525.60.13\")", "driver_older(driver, \"575.51.03\")",
+                { "older(driver, \"525.60.13\")", "older(driver, \"575.51.03\")",
                   "io.open(file, \"r\")" },
                 { "set cudamod_major_min \"525.60.13\"", "set cudamod_release_min \"575.51.03\"",
                   "open $cudamod_file r" },
         };
-        static const char *const refusal[2] = { "LmodError(text)", "puts stderr $cudamod_text\n            break\n" };
-        static const char *const message[2] = { "LmodMessage(text)", "puts stderr $cudamod_text\n        } elseif" };
+        static const char *const refusal[2] = { "LmodError(text)", "puts stderr $cudamod_text\n        break\n" };
+        static const char *const message[2] = { "LmodMessage(text)", "puts stderr $cudamod_text\n    } elseif" };
 
         for (enum module_format f = FORMAT_LUA; f <= FORMAT_TCL; f++)
                 for (int mode = 0; mode < 3; mode++) { /* none, warn, refuse */
@@ -1329,7 +1335,10 @@ START_TEST(builtin_cuda_templates_hold_the_driver_check_only_when_asked)
                         _cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 
                         if (mode) {
-                                struct render_ctx *it = render_ctx_add_item(c, "driver_check");
+                                struct render_ctx *it = render_ctx_add_item(c, "node_driver");
+                                render_ctx_set(it, "compat_dir", "");
+                                render_ctx_set(it, "compat_driver", "");
+                                render_ctx_set_bool(it, "check", true);
                                 render_ctx_set(it, "cuda", "12.9");
                                 render_ctx_set(it, "major_min", "525.60.13");
                                 render_ctx_set(it, "release_min", "575.51.03");

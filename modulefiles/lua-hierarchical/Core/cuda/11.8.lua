@@ -53,11 +53,12 @@ prepend_path("CPATH", "/opt/cudamod-demo/sw/cuda-11.8/targets/x86_64-linux/inclu
 prepend_path("CMAKE_PREFIX_PATH", "/opt/cudamod-demo/sw/cuda-11.8")
 append_path("LIBRARY_PATH", "/opt/cudamod-demo/sw/cuda-11.8/targets/x86_64-linux/lib/stubs")
 prepend_path("MODULEPATH", "/opt/cudamod-demo/modulefiles/lua-hierarchical/CUDA/11")
--- The node's NVIDIA driver against the one CUDA 11.8 needs (config
--- driver_check): read from the file the loaded kernel module writes, no
--- program run; on a node without one (a login node) nothing is said.
-if mode() == "load" then
-    local function driver_older(a, b)
+-- The node's NVIDIA driver, read from the file the loaded kernel module
+-- writes (/proc/driver/nvidia/version, else /sys/module/nvidia/version): no
+-- program run, and on a node without one (a login or build node) nothing
+-- done. The figures it is compared with are literals cudamod wrote.
+do
+    local function older(a, b)
         local x, y = {}, {}
         for n in a:gmatch("%d+") do x[#x + 1] = tonumber(n) end
         for n in b:gmatch("%d+") do y[#y + 1] = tonumber(n) end
@@ -76,12 +77,16 @@ if mode() == "load" then
             end
         end
     end)
-    if ok and type(driver) == "string" then
-        if driver_older(driver, "450.80.02") then
+    if not ok or type(driver) ~= "string" then
+        driver = nil
+    end
+    -- The driver CUDA 11.8 needs (config driver_check), once per load.
+    if driver and mode() == "load" then
+        if older(driver, "450.80.02") then
             local text = "the NVIDIA driver on this node (" .. driver .. ") is older than CUDA " .. "11.8" ..
                 " needs (" .. "450.80.02" .. " or newer): programs built with it fail with cudaErrorInsufficientDriver"
             LmodMessage(text)
-        elseif driver_older(driver, "520.61.05") then
+        elseif older(driver, "520.61.05") then
             LmodMessage("the NVIDIA driver on this node (" .. driver .. ") is older than CUDA " .. "11.8" ..
                 " shipped with (" .. "520.61.05" .. "): programs run through minor-version compatibility," ..
                 " but PTX of this toolkit will not JIT on this driver (build with SASS for the node's GPUs)")
