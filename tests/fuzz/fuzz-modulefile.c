@@ -152,7 +152,7 @@ static struct render_ctx *fill(struct fields *f, bool tcl, bool *ret_refused)
 {
         static const char *const keys[] = { "cudamod_version", "source", "name", "version", "full_name",
                                             "prefix", "description", "help", "family", "modulepath",
-                                            "deprecated", "extensions" };
+                                            "deprecated", "extensions", "compat_dir", "compat_driver" };
         struct render_ctx *ctx = render_ctx_new(), *it;
         struct filler fl = { .f = f, .tcl = tcl };
 

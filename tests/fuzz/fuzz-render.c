@@ -46,7 +46,8 @@ static void fill(struct render_ctx *ctx, struct fields *f, const char **fuzz_val
 {
         static const char *const keys[] = { "cudamod_version", "source", "name", "version",
                                             "full_name", "prefix", "description", "help",
-                                            "family", "modulepath", "deprecated", "extensions" };
+                                            "family", "modulepath", "deprecated", "extensions",
+                                            "compat_dir", "compat_driver" };
         struct render_ctx *it;
 
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)

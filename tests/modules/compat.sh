@@ -3,8 +3,8 @@
 # cuda_compat: auto) on the compat fixture (tests/layouts.c build_compat:
 # usr/local/cuda-12.9 with NVIDIA's cuda-compat-12-9 in compat/, driver
 # 575.51.03; usr/local/cuda-12.4 without one), loaded by the real tools:
-# every Lmod present (Debian's 8.6/8.7 and 9.2) for lmod, Environment
-# Modules 5 for em. The node's driver is given to the module through a
+# every Lmod present (Debian's 8.6/8.7 and 9.2) for lmod, on the Lua tree
+# and on the Tcl tree (Lmod's tcl2lua), Environment Modules 5 for em. The node's driver is given to the module through a
 # private mount namespace (unshare -rm): a tmpfs over /proc/driver and one
 # over /sys/module, holding nvidia/version or not; the modulefile is never
 # edited. For each node:
@@ -74,7 +74,7 @@ EOF
 
 # check NAME WHAT WANT_COMPAT: the states the session of NAME recorded.
 check() {
-        local name=$1 what=$2 want=$3 dir=$MT_TMP/s-$1 ld
+        local name=$1 what=$2 want=$3 dir=$MT_TMP/s-$1 ld v
         local want_ld=$lib:$root/usr/local/cuda-12.9/nvvm/lib64
         [ "$want" = yes ] && want_ld=$compat:$want_ld
         rc_is "$dir/load" 0 || fail "$what: load cuda/12.9 exited $(rc_of "$dir/load"): $(cat "$dir/load.out")"
@@ -111,9 +111,17 @@ run_all() {
 }
 
 if [ "$tool" = lmod ]; then
+        # Lmod reading the Tcl tree too (tcl2lua runs the Tcl block).
+        run_cudamod --config "$MT_TMP/site.yaml" generate -o "$MT_TMP/out-tcl" --format tcl \
+                --layout flat "$root/usr/local" >"$MT_TMP/generate-tcl.log" 2>&1 ||
+                { cat "$MT_TMP/generate-tcl.log"; die "generate --format tcl failed"; }
+        lua_out=$out
         while IFS=$'\t' read -r v init; do
                 say "Lmod $v"
+                out=$lua_out
                 run_all "$init" "lmod$v"
+                out=$MT_TMP/out-tcl
+                run_all "$init" "lmod$v-tcl"
         done < <(lmod_inits)
 else
         run_all "" em
