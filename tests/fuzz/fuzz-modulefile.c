@@ -152,7 +152,7 @@ static struct render_ctx *fill(struct fields *f, bool tcl, bool *ret_refused)
 {
         static const char *const keys[] = { "cudamod_version", "source", "name", "version", "full_name",
                                             "prefix", "description", "help", "family", "modulepath",
-                                            "deprecated", "extensions", "compat_dir", "compat_driver" };
+                                            "deprecated", "extensions" };
         struct render_ctx *ctx = render_ctx_new(), *it;
         struct filler fl = { .f = f, .tcl = tcl };
 
@@ -182,6 +182,17 @@ static struct render_ctx *fill(struct fields *f, bool tcl, bool *ret_refused)
                 put_variable_name(&fl, it);
                 put(&fl, it, "value");
         }
+        /* The node's driver: the check and the forward-compatibility
+         * libraries (the figures are the plan's literals, fuzzed here). */
+        render_ctx_set_list(ctx, "node_driver");
+        it = render_ctx_add_item(ctx, "node_driver");
+        put(&fl, it, "compat_dir");
+        put(&fl, it, "compat_driver");
+        render_ctx_set_bool(it, "check", true);
+        put(&fl, it, "cuda");
+        put(&fl, it, "major_min");
+        put(&fl, it, "release_min");
+        render_ctx_set_bool(it, "refuse", f->n % 2 == 0);
         render_ctx_set_list(ctx, "defaults");
         it = render_ctx_add_item(ctx, "defaults");
         put(&fl, it, "module");

@@ -46,8 +46,7 @@ static void fill(struct render_ctx *ctx, struct fields *f, const char **fuzz_val
 {
         static const char *const keys[] = { "cudamod_version", "source", "name", "version",
                                             "full_name", "prefix", "description", "help",
-                                            "family", "modulepath", "deprecated", "extensions",
-                                            "compat_dir", "compat_driver" };
+                                            "family", "modulepath", "deprecated", "extensions" };
         struct render_ctx *it;
 
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -80,6 +79,17 @@ static void fill(struct render_ctx *ctx, struct fields *f, const char **fuzz_val
         render_ctx_set_bool(it, "append_path", false);
         render_ctx_set(it, "name", variable_name(next_value(f)));
         render_ctx_set(it, "value", next_value(f));
+        /* The node's driver: the check and the forward-compatibility
+         * libraries. */
+        render_ctx_set_list(ctx, "node_driver");
+        it = render_ctx_add_item(ctx, "node_driver");
+        render_ctx_set(it, "compat_dir", next_value(f));
+        render_ctx_set(it, "compat_driver", next_value(f));
+        render_ctx_set_bool(it, "check", true);
+        render_ctx_set(it, "cuda", next_value(f));
+        render_ctx_set(it, "major_min", next_value(f));
+        render_ctx_set(it, "release_min", next_value(f));
+        render_ctx_set_bool(it, "refuse", f->n % 2 == 0);
         render_ctx_set_list(ctx, "defaults");
         it = render_ctx_add_item(ctx, "defaults");
         render_ctx_set(it, "module", next_value(f));
