@@ -66,6 +66,7 @@ struct entry {
         const char *module;      /* "cudnn/9.7.1" (the index_name's) */
         const char *prefix;      /* the install's real path */
         const char *toolkit;     /* the toolkit's real path, or NULL */
+        const char *cuda_arch;   /* "80,90", or NULL */
         bool runtime;
         const struct entry *cuda; /* the cuda module to load first, or NULL */
 };
@@ -87,6 +88,25 @@ static bool version_word(const char *s)
                 if (!ascii_isdigit(*s) && !ascii_isalpha(*s) && !strchr("._+-", *s))
                         return false;
         return true;
+}
+
+/* A cuda_arch list as the index holds it ("80,90"): letters and digits
+ * separated by ',', nothing else to reach a spec. */
+static bool arch_list_word(const char *s)
+{
+        bool item = false;
+
+        for (; *s; s++) {
+                if (*s == ',') {
+                        if (!item)
+                                return false;
+                        item = false;
+                } else if (ascii_isdigit(*s) || ascii_isalpha(*s))
+                        item = true;
+                else
+                        return false;
+        }
+        return item;
 }
 
 /* An index entry's identity ("cudnn 9.7.1.26 cuda12 x86_64", then
@@ -181,6 +201,7 @@ static int read_entries(const char *outdir, struct index_names *names, struct en
                 e[n].module = in->module;
                 e[n].prefix = in->install;
                 e[n].toolkit = in->toolkit;
+                e[n].cuda_arch = in->cuda_arch;
                 e[n].runtime = in->kind && streq(in->kind, "runtime");
                 n++;
         }
@@ -238,7 +259,12 @@ static void export_spack(const struct entry *e, size_t n, struct strbuf *out, st
                         open = e[i].c;
                         strbuf_addf(out, "  %s:\n    buildable: false\n    externals:\n", p->package);
                 }
-                strbuf_addf(out, "    - spec: \"%s@%s%s\"\n      prefix: ", p->package, e[i].version, p->variants);
+                strbuf_addf(out, "    - spec: \"%s@%s%s", p->package, e[i].version, p->variants);
+                /* The GPU architectures the install's metadata says it was
+                 * built for: Spack's CudaPackage variant, so only on those. */
+                if (e[i].cuda_arch && *p->variants && arch_list_word(e[i].cuda_arch))
+                        strbuf_addf(out, " cuda_arch=%s", e[i].cuda_arch);
+                strbuf_addstr(out, "\"\n      prefix: ");
                 yaml_quoted(out, e[i].prefix);
                 strbuf_addstr(out, "\n      modules:\n");
                 if (e[i].cuda) {

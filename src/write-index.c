@@ -124,7 +124,8 @@ int index_load(int outfd, const char *outdir, json_t **ret_files, struct strbuf 
                     !optional_string(json_object_get(v, "identity")) ||
                     !optional_string(json_object_get(v, "base")) ||
                     !optional_string(json_object_get(v, "toolkit")) ||
-                    !optional_string(json_object_get(v, "kind")))
+                    !optional_string(json_object_get(v, "kind")) ||
+                    !optional_string(json_object_get(v, "cuda_arch")))
                         return diag_set(d, -EBADMSG, path, 0, 0, "corrupt index: malformed entry for '%s'" START_OVER,
                                         key);
         }
@@ -161,6 +162,7 @@ void index_set(json_t *files, const struct gen_file *g, const char *sha)
         set_string(e, "base", g->base);
         set_string(e, "toolkit", g->toolkit);
         set_string(e, "kind", g->kind);
+        set_string(e, "cuda_arch", g->cuda_arch);
         json_check(json_object_set_new(files, g->path, e));
 }
 
@@ -289,12 +291,13 @@ static void index_name_release(struct index_name *n)
         free(n->module);
         free(n->toolkit);
         free(n->kind);
+        free(n->cuda_arch);
 }
 
 /* Why one entry of the index cannot be trusted, or NULL (allocated). */
 static char *index_name_problem(const char *key, const char *module, json_t *v)
 {
-        static const char *const fields[] = { "install", "identity", "base", "toolkit", "kind" };
+        static const char *const fields[] = { "install", "identity", "base", "toolkit", "kind", "cuda_arch" };
         _cleanup_free_ char *parts = module ? xstrdup(module) : NULL;
         const char *why;
 
@@ -365,6 +368,7 @@ int index_names_read(const char *outdir, struct index_names *ret, struct diag *d
                         .module = xstrdup(module),
                         .toolkit = json_strdup(v, "toolkit"),
                         .kind = json_strdup(v, "kind"),
+                        .cuda_arch = json_strdup(v, "cuda_arch"),
                 };
         }
         *ret = n;

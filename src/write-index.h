@@ -59,6 +59,7 @@ struct index_name {
         char *module;
         char *toolkit;
         char *kind;
+        char *cuda_arch; /* "80,90" (install.h), or NULL */
 };
 
 struct index_names {

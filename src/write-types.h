@@ -27,6 +27,8 @@ struct gen_file {
         /* "runtime" for a runtime-only install (install.h INSTALL_RUNTIME:
          * no header), else NULL: what `cudamod export` leaves out. */
         const char *kind;
+        /* The install's cuda_arch ("80,90", install.h), or NULL. */
+        const char *cuda_arch;
 };
 
 enum file_status {

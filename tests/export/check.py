@@ -21,7 +21,7 @@ EASYBUILD_NAMES = {"CUDA", "cuDNN", "NCCL", "cuSPARSELt", "cuDSS", "NVSHMEM", "m
 # CudaPackages whose `cuda` variant defaults to off (nccl and nvshmem
 # conflict with ~cuda): an external without +cuda is a build without CUDA.
 NEEDS_CUDA_VARIANT = {"nccl", "nvshmem", "magma"}
-SPEC = re.compile(r"^([a-z][a-z0-9-]*)@([0-9A-Za-z._+-]+)((?: \+[a-z_]+)*)$")
+SPEC = re.compile(r"^([a-z][a-z0-9-]*)@([0-9A-Za-z._+-]+)((?: \+[a-z_]+)*)( cuda_arch=[0-9a-z]+(?:,[0-9a-z]+)*)?$")
 
 problems = []
 
@@ -69,6 +69,8 @@ def check_spack(doc, tree):
                 problem(f"{name}: spec {ext['spec']!r} is not {name}@VERSION [+variant]")
             elif name in NEEDS_CUDA_VARIANT and "+cuda" not in m.group(3).split():
                 problem(f"{name}: spec {ext['spec']!r} has no +cuda")
+            elif m.group(4) and name not in NEEDS_CUDA_VARIANT:
+                problem(f"{name}: spec {ext['spec']!r}: Spack's {name} has no cuda_arch variant")
             if not isinstance(ext.get("prefix"), str) or not os.path.isdir(ext["prefix"]):
                 problem(f"{name}: prefix {ext.get('prefix')!r} is not a directory")
             mlist = ext.get("modules")

@@ -11,6 +11,7 @@
 # 2. Two runs give the same bytes.
 # 3. A runtime-only install (NVIDIA's CUDA 13 cuSPARSELt wheel) is
 #    recorded as such in the index and left out, with a warning.
+# 3b. The cuda_arch variant a Spack spec.json records is the external's.
 # 4. Errors: DIR not a tree cudamod generated, no DIR, an unknown format:
 #    exit 2 and a clear message.
 # 5. naming: easybuild: the lines of the CUDA, cuDNN and MAGMA modules
@@ -59,6 +60,16 @@ $check spack "$work/cu13.yaml" "$work/out-cu13" || fail "packages.yaml of the CU
 [ ! -s "$work/err" ] || fail "-q still said: $(cat "$work/err")"
 ! grep -q cusparselt "$work/cu13.cfg" || fail "the runtime cuSPARSELt is in the EasyBuild metadata"
 note "3: a runtime-only install is recorded, left out and said"
+
+# --- 3b: the cuda_arch a Spack spec.json says ------------------------------------
+"$MKFIXTURE" metadata "$work/md" >/dev/null
+"$cudamod" -q generate -o "$work/out-md" "$work/md/spack" "$work/md/easybuild" >/dev/null
+"$cudamod" export spack "$work/out-md" >"$work/md.yaml" || fail "export spack exit $?"
+$check spack "$work/md.yaml" "$work/out-md" || fail "packages.yaml of the metadata fixture"
+grep -q '^    - spec: "nvshmem@3.1.7 +cuda cuda_arch=80,90"$' "$work/md.yaml" || fail "no cuda_arch for NVSHMEM"
+grep -q '^    - spec: "nccl@2.23.4 +cuda cuda_arch=90"$' "$work/md.yaml" || fail "no cuda_arch for NCCL"
+grep -q '^    - spec: "nvshmem@3.2.5 +cuda"$' "$work/md.yaml" || fail "a cuda_arch for the easyconfig's NVSHMEM"
+note "3b: the cuda_arch of Spack's spec.json is the external's variant"
 
 # --- 4: errors ----------------------------------------------------------------------
 rc=0; "$cudamod" export spack "$work/demo" >"$work/o" 2>"$work/err" || rc=$?
