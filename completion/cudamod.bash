@@ -20,6 +20,7 @@
 #                                      $MODULEPATH, as show does
 #   cudamod validate --target <TAB>    the names of the config's
 #                                      validate.targets (needs --config)
+#   cudamod export <TAB>               spack easybuild; then a directory
 #   --config FILE, -o DIR, --modulepath DIR, --driver-libdir DIR, ROOT and
 #   PATH arguments: files or directories.
 #
@@ -29,7 +30,7 @@
 
 # The commands and the global options, kept in step with `cudamod --help`
 # (and each command's options with `cudamod help CMD`) by test-completion.sh.
-_cudamod_commands='scan generate show validate doctor config help'
+_cudamod_commands='scan generate show validate doctor export config help'
 _cudamod_global_opts='--config --quiet -q --verbose -v --color --help -h --version'
 
 # _cudamod_dequote WORD: WORD as the shell would give it to cudamod, for the
@@ -228,6 +229,7 @@ _cudamod()
             args_opts='--modulepath|--jobs|-j|--target|--launcher|--timeout|--driver-libdir|--lock-timeout'
             ;;
         config) opts='--default' ;;
+        export) ;;
         help) ;;
         *) return ;; # not a cudamod command
     esac
@@ -352,6 +354,18 @@ _cudamod()
             while IFS= read -r module; do
                 [[ $module == "$cur"* ]] && COMPREPLY+=("$module")
             done < <(_cudamod_modules "${dirs[@]}")
+            ;;
+        export)
+            # The format, then the generated tree: directories.
+            local n=0
+            for ((i = cmd_i + 1; i < cword; i++)); do
+                [[ ${words[i]} == -* && ${words[i]} != - ]] || n=$((n + 1))
+            done
+            if ((n == 0)); then
+                _cudamod_reply 'spack easybuild'
+            elif ((n == 1)); then
+                _cudamod_filedir -d
+            fi
             ;;
         help)
             # One command, and only one.

@@ -132,7 +132,9 @@ expect_has()
 
 # ---- commands and options ----
 
-expect 'cudamod ' scan generate show validate doctor config help
+expect 'cudamod ' scan generate show validate doctor export config help
+expect 'cudamod export ' spack easybuild
+expect 'cudamod export e' easybuild
 expect 'cudamod gen' generate
 expect 'cudamod s' scan show
 expect 'cudamod -' --config --quiet -q --verbose -v --color --help -h --version
@@ -173,6 +175,8 @@ mkdir "$tmp/dir-a" "$tmp/dir-b"
 expect "cudamod generate -o $tmp/dir-" "$tmp/dir-a" "$tmp/dir-b"
 expect "cudamod generate --output=$tmp/dir-" "$tmp/dir-a" "$tmp/dir-b"
 expect "cudamod scan $tmp/dir-" "$tmp/dir-a" "$tmp/dir-b"
+expect "cudamod export spack $tmp/dir-" "$tmp/dir-a" "$tmp/dir-b"
+expect "cudamod export easybuild $tmp/dir-a " # one tree only
 expect "cudamod --config $tmp/dir-" "$tmp/dir-a" "$tmp/dir-b" "$tmp/dir-file"
 expect "cudamod doctor $tmp/dir-" "$tmp/dir-a" "$tmp/dir-b" "$tmp/dir-file"
 expect "cudamod validate --driver-libdir $tmp/dir-" "$tmp/dir-a" "$tmp/dir-b"

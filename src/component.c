@@ -23,6 +23,11 @@ static bool stem_matches(const char *pattern, const char *stem)
         return streq(stem, pattern);
 }
 
+const char *component_easybuild_name(const struct component *c)
+{
+        return c->easybuild_name ? c->easybuild_name : c->label;
+}
+
 bool component_has_soname(const struct component *c, const char *soname)
 {
         const char *so = strstr(soname, ".so");

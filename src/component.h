@@ -248,6 +248,9 @@ extern const char *const component_names[N_COMPONENTS + 1];
 /* Whether soname ("libcudnn_ops.so.9") is one of c's libraries, by its
  * stems (false for no c). */
 bool component_has_soname(const struct component *c, const char *soname);
+/* EasyBuild's name of the software (its easyconfigs' `name`: "CUDA",
+ * "cuDNN", "magma"): easybuild_name, else label. */
+const char *component_easybuild_name(const struct component *c);
 /* The version codes of component_probe's generic requests and of the
  * headers read with header_define_triple: MAJOR*10000+MINOR*100+PATCH. */
 struct version component_code_mmp(long code);

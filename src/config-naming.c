@@ -238,7 +238,7 @@ static void preset_apply(struct config *c, enum naming_preset preset)
                 else
                         version = xstrdup("{version_full}");
                 if (preset == PRESET_EASYBUILD)
-                        name = comp->easybuild_name ? comp->easybuild_name : comp->label;
+                        name = component_easybuild_name(comp);
                 free(c->naming[i]);
                 c->naming[i] = version;
                 free(c->module_name[i]);

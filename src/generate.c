@@ -305,6 +305,8 @@ static int render_all(const struct plan *p, const struct config *cfg, const stru
                         .identity = rc ? NULL : m->identity,
                         .base = rc ? NULL : m->base,
                         .toolkit = rc || !m->toolkit ? NULL : m->toolkit->realpath,
+                        .kind = rc || m->install->kind != INSTALL_RUNTIME ? NULL : "runtime",
+                        .cuda_arch = rc ? NULL : m->install->cuda_arch,
                 };
         }
         *ret = out;

@@ -44,6 +44,7 @@ void install_free(struct install *in)
         if (!in)
                 return;
         free(in->build);
+        free(in->cuda_arch);
         for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
                 free(in->components[i]);
         free(in->nvidia_driver);
@@ -303,6 +304,7 @@ static void install_merge(struct install *into, struct install *from)
         if (!into->cuda_version.count)
                 into->cuda_version = from->cuda_version;
         fill_str(&into->build, &from->build);
+        fill_str(&into->cuda_arch, &from->cuda_arch);
         for (size_t i = 0; i < _CUDA_COMP_MAX; i++)
                 fill_str(&into->components[i], &from->components[i]);
         fill_str(&into->nvidia_driver, &from->nvidia_driver);

@@ -52,6 +52,10 @@ struct install {
         struct version version;  /* cuda: MAJOR.MINOR; cudnn, nccl: MAJOR.MINOR.PATCH */
         struct version release;  /* cuda: toolkit release X.Y.Z when known */
         char *build;             /* cudnn: 4th number (e.g. "26") when known */
+        /* The GPU architectures a package manager built it for, as its
+         * metadata says ("80,90": Spack's cuda_arch variant), or NULL;
+         * for `cudamod export` (through the index). */
+        char *cuda_arch;
         struct version cuda_version; /* cudnn, nccl: the CUDA the build targets, as known */
         char *components[_CUDA_COMP_MAX]; /* cuda: component versions */
         /* cuda: the driver the release shipped with, as its version.json

@@ -5,6 +5,7 @@
 
 #include "cmd-config.h"
 #include "cmd-doctor.h"
+#include "cmd-export.h"
 #include "cmd-generate.h"
 #include "cmd-help.h"
 #include "cmd-scan.h"
@@ -20,6 +21,7 @@ static const struct command *const commands[] = {
         &cmd_show,
         &cmd_validate,
         &cmd_doctor,
+        &cmd_export,
         &cmd_config,
         &cmd_help,
         NULL,

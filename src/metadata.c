@@ -634,6 +634,32 @@ bool metadata_names(const struct metadata *m, const char *component)
         return m->name && ascii_strcaseeq(m->name, component);
 }
 
+/* The cuda_arch a spec.json names ("80", "90a"), joined with ',' as a
+ * Spack spec writes a multi-valued variant; values that are not letters
+ * and digits are not taken (the metadata is input). */
+static void metadata_apply_cuda_arch(struct install *in, const struct metadata *m)
+{
+        _cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+        if (in->cuda_arch || !m->cuda_arch.len)
+                return;
+        for (size_t i = 0; i < m->cuda_arch.len; i++) {
+                const char *a = m->cuda_arch.items[i];
+
+                if (!*a || strlen(a) > 8)
+                        return;
+                for (const char *p = a; *p; p++)
+                        if (!ascii_isdigit(*p) && !ascii_isalpha(*p))
+                                return;
+                if (sb.len)
+                        strbuf_addch(&sb, ',');
+                strbuf_addstr(&sb, a);
+        }
+        /* Not in scan's report (no evidence either): only the index and
+         * `cudamod export` carry it. */
+        in->cuda_arch = strbuf_detach(&sb);
+}
+
 void metadata_apply(struct install *in, const struct metadata *m)
 {
         _cleanup_free_ char *said = NULL, *own = NULL;
@@ -658,6 +684,7 @@ void metadata_apply(struct install *in, const struct metadata *m)
                                     m->source, m->file, said, own);
                 return;
         }
+        metadata_apply_cuda_arch(in, m);
         if (!m->cuda.count)
                 return;
         mine = in->cuda_version;

@@ -89,6 +89,36 @@ static void ops_library(struct opset *s, const struct install *in, const struct 
         }
 }
 
+/* naming: easybuild: the two variables EasyBuild's module generator
+ * writes in every module it makes (easybuild/framework/easyblock.py
+ * make_module_extra: setenv EBROOT<NAME> to the install prefix and
+ * EBVERSION<NAME> to the version), which easyblocks read through
+ * get_software_root/get_software_version (tools/modules.py). NAME is the
+ * software name as tools/filetools.py convert_name(name, upper=True)
+ * makes it: '+' -> "plus", '-' -> "min", '.' dropped, upper case. Plain
+ * setenv, as EasyBuild writes them. A runtime install sets no root (see
+ * ops_library): no EasyBuild build is to find it. */
+static void ops_easybuild(struct opset *s, const struct install *in, const struct config *cfg,
+                          const char *full)
+{
+        _cleanup_strbuf_ struct strbuf name = STRBUF_INIT;
+        _cleanup_free_ char *root = NULL, *version = NULL;
+
+        if (!cfg->naming_preset || !streq(cfg->naming_preset, "easybuild") || in->kind == INSTALL_RUNTIME)
+                return;
+        for (const char *p = component_easybuild_name(in->component); *p; p++)
+                if (*p == '+')
+                        strbuf_addstr(&name, "PLUS");
+                else if (*p == '-')
+                        strbuf_addstr(&name, "MIN");
+                else if (*p != '.')
+                        strbuf_addch(&name, (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p));
+        root = xasprintf("EBROOT%s", name.buf);
+        version = xasprintf("EBVERSION%s", name.buf);
+        opset_setenv(s, root, in->prefix);
+        opset_setenv(s, version, full);
+}
+
 static void ops_site(struct opset *s, const struct env_ops *extra)
 {
         for (size_t i = 0; i < extra->len; i++)
@@ -671,6 +701,7 @@ static void fill_module(struct module_plan *m, const struct candidate *c, const 
                 in->component->ops(&s, in, cfg);
         else
                 ops_library(&s, in, cfg);
+        ops_easybuild(&s, in, cfg, full);
         ops_site(&s, &cfg->env[in->component->index]);
         m->ops = s.ops;
         m->n_ops = s.n;

@@ -123,7 +123,9 @@ int index_load(int outfd, const char *outdir, json_t **ret_files, struct strbuf 
                     !optional_string(json_object_get(v, "module")) ||
                     !optional_string(json_object_get(v, "identity")) ||
                     !optional_string(json_object_get(v, "base")) ||
-                    !optional_string(json_object_get(v, "toolkit")))
+                    !optional_string(json_object_get(v, "toolkit")) ||
+                    !optional_string(json_object_get(v, "kind")) ||
+                    !optional_string(json_object_get(v, "cuda_arch")))
                         return diag_set(d, -EBADMSG, path, 0, 0, "corrupt index: malformed entry for '%s'" START_OVER,
                                         key);
         }
@@ -159,6 +161,8 @@ void index_set(json_t *files, const struct gen_file *g, const char *sha)
         set_string(e, "identity", g->identity);
         set_string(e, "base", g->base);
         set_string(e, "toolkit", g->toolkit);
+        set_string(e, "kind", g->kind);
+        set_string(e, "cuda_arch", g->cuda_arch);
         json_check(json_object_set_new(files, g->path, e));
 }
 
@@ -284,12 +288,16 @@ static void index_name_release(struct index_name *n)
         free(n->install);
         free(n->identity);
         free(n->base);
+        free(n->module);
+        free(n->toolkit);
+        free(n->kind);
+        free(n->cuda_arch);
 }
 
 /* Why one entry of the index cannot be trusted, or NULL (allocated). */
 static char *index_name_problem(const char *key, const char *module, json_t *v)
 {
-        static const char *const fields[] = { "install", "identity", "base", "toolkit" };
+        static const char *const fields[] = { "install", "identity", "base", "toolkit", "kind", "cuda_arch" };
         _cleanup_free_ char *parts = module ? xstrdup(module) : NULL;
         const char *why;
 
@@ -306,7 +314,7 @@ static char *index_name_problem(const char *key, const char *module, json_t *v)
         for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
                 const char *s = json_string_value(json_object_get(v, fields[i]));
 
-                if (s && (why = written_value_problem(s, i == 0 || i == 3 ? WRITTEN_WORD : WRITTEN_TEXT, NULL)))
+                if (s && (why = written_value_problem(s, i == 0 || i >= 3 ? WRITTEN_WORD : WRITTEN_TEXT, NULL)))
                         return xasprintf("'%s': its %s holds %s", key, fields[i], why);
         }
         return NULL;
@@ -357,6 +365,10 @@ int index_names_read(const char *outdir, struct index_names *ret, struct diag *d
                         .install = json_strdup(v, "install"),
                         .identity = json_strdup(v, "identity"),
                         .base = json_strdup(v, "base"),
+                        .module = xstrdup(module),
+                        .toolkit = json_strdup(v, "toolkit"),
+                        .kind = json_strdup(v, "kind"),
+                        .cuda_arch = json_strdup(v, "cuda_arch"),
                 };
         }
         *ret = n;

@@ -53,6 +53,13 @@ struct index_name {
         char *install;
         char *identity;
         char *base;
+        /* The module's full name ("cudnn/9.7.1"), the real path of the
+         * toolkit it is for (NULL unless one of several) and its install's
+         * kind ("runtime", or NULL), for `cudamod export`. */
+        char *module;
+        char *toolkit;
+        char *kind;
+        char *cuda_arch; /* "80,90" (install.h), or NULL */
 };
 
 struct index_names {

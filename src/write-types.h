@@ -24,6 +24,11 @@ struct gen_file {
          * install has one module per toolkit (plan.h module_plan
          * toolkit): several modules then share one install. */
         const char *toolkit;
+        /* "runtime" for a runtime-only install (install.h INSTALL_RUNTIME:
+         * no header), else NULL: what `cudamod export` leaves out. */
+        const char *kind;
+        /* The install's cuda_arch ("80,90", install.h), or NULL. */
+        const char *cuda_arch;
 };
 
 enum file_status {

@@ -979,6 +979,41 @@ START_TEST(plan_easybuild_preset_gives_easybuild_names)
 }
 END_TEST
 
+/* Issue 33: the easybuild preset sets what EasyBuild's module generator
+ * writes in every module (EBROOT<NAME>, EBVERSION<NAME>, NAME as
+ * convert_name makes it), which easyblocks read; no other preset does. */
+START_TEST(plan_easybuild_preset_sets_ebroot_and_ebversion)
+{
+        struct planned p = { .root = fx_new() };
+        const struct module_plan *m;
+
+        config_init_default(&p.cfg);
+        load_config_text(&p.cfg, "naming: easybuild\n");
+        demo_build(p.root);
+        plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
+        m = module(&p.plan, "Core/CUDA/12.9.1.lua");
+        ck_assert_str_eq(op_value(m, "EBROOTCUDA"), m->install->prefix);
+        ck_assert_str_eq(op_value(m, "EBVERSIONCUDA"), "12.9.1");
+        m = module(&p.plan, "CUDA/12/cuDNN/9.7.1.26-CUDA-12.9.1.lua");
+        ck_assert_str_eq(op_value(m, "EBROOTCUDNN"), m->install->prefix);
+        ck_assert_str_eq(op_value(m, "EBVERSIONCUDNN"), "9.7.1.26");
+        m = module(&p.plan, "CUDA/12/cuSPARSELt/0.8.1.1-CUDA-12.9.1.lua");
+        ck_assert_str_eq(op_value(m, "EBVERSIONCUSPARSELT"), "0.8.1.1");
+        m = module(&p.plan, "CUDA/12/magma/2.9.0-CUDA-12.9.1.lua");
+        ck_assert_str_eq(op_value(m, "EBROOTMAGMA"), m->install->prefix);
+        ck_assert_str_eq(op_value(m, "EBVERSIONMAGMA"), "2.9.0");
+        /* The default names set none. */
+        plan_release(&p.plan);
+        config_release(&p.cfg);
+        config_init_default(&p.cfg);
+        plan_fixture(&p, NULL, NULL);
+        for (size_t i = 0; i < p.plan.n_modules; i++)
+                for (size_t k = 0; k < p.plan.modules[i].n_ops; k++)
+                        ck_assert(!startswith(p.plan.modules[i].ops[k].name, "EB"));
+        planned_release(&p);
+}
+END_TEST
+
 static const struct module_plan *module_named(const struct plan *p, const char *full_name)
 {
         for (size_t i = 0; i < p->n_modules; i++)
@@ -1328,6 +1363,7 @@ int main(void)
         tcase_add_test(tc, plan_lone_foreign_build_carries_its_arch_and_is_never_a_default);
         tcase_add_test(tc, plan_arch_config_selects_the_architecture_the_tree_is_for);
         tcase_add_test(tc, plan_easybuild_preset_gives_easybuild_names);
+        tcase_add_test(tc, plan_easybuild_preset_sets_ebroot_and_ebversion);
         tcase_add_test(tc, plan_easybuild_one_module_per_toolkit_of_the_major);
         tcase_add_test(tc, plan_easybuild_named_cuda_gives_one_module);
         tcase_add_test(tc, plan_spack_preset_gives_spack_names);

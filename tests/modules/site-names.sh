@@ -15,8 +15,9 @@
 #                  foreign, hidden builds.
 #   easybuild      `naming: easybuild`, flat (EasyBuild's own layout) and
 #                  hierarchical: load CUDA cuDNN NCCL by EasyBuild's names
-#                  (-CUDA-<the toolkit's full release>), swap CUDA, spider
-#                  (Lmod) / avail (EM); with a second CUDA 12 toolkit, one
+#                  (-CUDA-<the toolkit's full release>), with the
+#                  EBROOT<NAME>/EBVERSION<NAME> EasyBuild's modules set,
+#                  swap CUDA, spider (Lmod) / avail (EM); with a second CUDA 12 toolkit, one
 #                  cuDNN module per toolkit, each loading only with its own
 #                  (Lmod swaps CUDA, as EasyBuild's load("CUDA/X.Y.Z") does;
 #                  Environment Modules refuses).
@@ -165,6 +166,12 @@ expect_loaded "easybuild flat: load CUDA cuDNN NCCL" "$sdir" load CUDA/12.9.1 cu
 expect_var "easybuild flat: cuDNN" "$sdir" load CUDNN_ROOT "$D9"
 expect_var "easybuild flat: NCCL" "$sdir" load NCCL_ROOT "$N12"
 expect_var "easybuild flat: CUDA" "$sdir" load CUDA_HOME "$DEMO/cuda-12.9"
+# What EasyBuild's own modules set and its easyblocks read (issue 33).
+expect_var "easybuild flat: EBROOTCUDA" "$sdir" load EBROOTCUDA "$DEMO/cuda-12.9"
+expect_var "easybuild flat: EBVERSIONCUDA" "$sdir" load EBVERSIONCUDA 12.9.1
+expect_var "easybuild flat: EBROOTCUDNN" "$sdir" load EBROOTCUDNN "$D9"
+expect_var "easybuild flat: EBVERSIONNCCL" "$sdir" load EBVERSIONNCCL 2.21.5
+expect_var "easybuild flat: EBVERSIONCUDNN for CUDA 11" "$sdir" eleven EBVERSIONCUDNN 8.9.7.29
 expect_loaded "easybuild flat: load CUDA/11.8.0 cuDNN/8.9.7.29-CUDA-11.8.0" "$sdir" eleven CUDA/11.8.0 cuDNN/8.9.7.29-CUDA-11.8.0
 expect_var "easybuild flat: cuDNN for CUDA 11" "$sdir" eleven CUDNN_ROOT "$D8"
 for m in cuDNN/9.7.1.26-CUDA-12.9.1 cuDNN/8.9.7.29-CUDA-11.8.0; do
