@@ -328,6 +328,7 @@ void scan_options_from_config(struct scan_options *so, const struct config *cfg,
         so->exclude_installs = cfg->exclude_installs;
         /* Also when the roots are given: one the config marks a mount is one. */
         so->mounts = &cfg->search_mounts;
+        so->optional = &cfg->search_optional;
 }
 
 /* What users `module use` of the config's tree: its output, or in the
