@@ -337,7 +337,7 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
         /* Without a modulepath anywhere, doctor still diagnoses: it only
          * cannot name modules. */
         if ((given.len || (env_mp && *env_mp) || (cfg.output && is_dir_at(AT_FDCWD, cfg.output))) &&
-            modulepath_from_options(&given, &cfg, &mp) < 0)
+            modulepath_from_options(g, &given, &cfg, &mp) < 0)
                 return EXIT_USAGE;
         if (build)
                 return doctor_build_command(&(struct doctor_options){ .modulepath = &mp, .trust_modulefiles = trust,

@@ -870,6 +870,56 @@ START_TEST(generate_metadata_gives_the_cuda)
 }
 END_TEST
 
+/* --modulepath OUT, where OUT is the output directory of a hierarchical
+ * tree (it holds the index) and not OUT/Core: show, validate and doctor
+ * use its Core, with a note on stderr (-q: none). */
+START_TEST(modulepath_of_the_output_directory_is_its_core)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *core = path_join(out, "Core"), *note = NULL, *lua = NULL, *mp = NULL;
+        struct run_result r = { 0 };
+
+        demo_build_core(root);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        note = xasprintf("cudamod: note: '%s' is the output directory of a tree cudamod generated; using its core "
+                         "level '%s' (what `module use` takes)\n",
+                         out, core);
+        lua = xasprintf("%s/cuda/12.9.lua", core);
+        mp = xasprintf("\"modulepath\": [\n    \"%s\"\n  ]", core);
+
+        run_cudamod(&r, (const char *const[]){ "show", "--modulepath", out, "cuda/12.9", NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        ck_assert_str_eq(r.err, note);
+        ck_assert_msg(strstr(r.out, lua), "%s", r.out);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "-q", "show", "--modulepath", out, "cuda/12.9", NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        ck_assert_str_eq(r.err, "");
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "validate", "--modulepath", out, "--no-compile", "--json", "cuda/12.9",
+                                               NULL },
+                    false);
+        ck_assert_msg(strstr(r.err, note) == r.err && !strstr(r.err, "no modules"), "exit %d: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.out, "\"cuda/12.9\""), "%s", r.out);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "doctor", "--build", "--no-compile", "--json", "--modulepath", out,
+                                               NULL },
+                    false);
+        ck_assert_str_eq(r.err, note);
+        ck_assert_msg(strstr(r.out, mp), "%s", r.out);
+        run_result_release(&r);
+        /* OUT/Core itself, as before: no note. */
+        run_cudamod(&r, (const char *const[]){ "show", "--modulepath", core, "cuda/12.9", NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        ck_assert_str_eq(r.err, "");
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
 static char *snapshot(const char *dir);
 
 /* A root listed that does not exist is a usage error (exit 2, nothing
@@ -1386,6 +1436,7 @@ int main(void)
         tcase_add_test(tc, generate_refuses_unusable_site_templates);
         tcase_add_test(tc, generate_parses_every_file_before_writing_any);
         tcase_add_test(tc, generate_prune_refuses_when_a_named_root_is_missing);
+        tcase_add_test(tc, modulepath_of_the_output_directory_is_its_core);
         tcase_add_test(tc, generate_prune_refuses_after_an_incomplete_scan);
         tcase_add_test(tc, generate_prune_keeps_the_modules_of_an_empty_root);
         tcase_add_test(tc, generate_mount_root_that_is_not_mounted_is_not_read);
