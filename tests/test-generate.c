@@ -911,6 +911,38 @@ START_TEST(modulepath_of_the_output_directory_is_its_core)
         ck_assert_str_eq(r.err, note);
         ck_assert_msg(strstr(r.out, mp), "%s", r.out);
         run_result_release(&r);
+        /* From Core, cudnn is behind the cuda modules: show names them, as
+         * `module spider` does; a name nowhere gets no such line. */
+        {
+                _cleanup_free_ char *want = xasprintf("cudamod: module 'cudnn' not found in the modulepath (%s)\n"
+                                                      "cudamod: cudnn/8.9.7 is behind cuda/11.8: module load "
+                                                      "cuda/11.8 first\n"
+                                                      "cudamod: cudnn/9.7.1 is behind cuda/12.9: module load "
+                                                      "cuda/12.9 first\n",
+                                                      core);
+
+                run_cudamod(&r, (const char *const[]){ "show", "--modulepath", core, "cudnn", NULL }, false);
+                ck_assert_int_eq(r.status, 2);
+                ck_assert_str_eq(r.err, want);
+                run_result_release(&r);
+                run_cudamod(&r, (const char *const[]){ "show", "--modulepath", core, "cuda/12.9", "cudnn/9.7",
+                                                       NULL },
+                            false);
+                ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+                run_result_release(&r);
+                run_cudamod(&r, (const char *const[]){ "show", "--modulepath", core, "cuda/11.8", "cudnn/9",
+                                                       NULL },
+                            false);
+                ck_assert_int_eq(r.status, 2);
+                ck_assert_msg(strstr(r.err, "\ncudamod: cudnn/9.7.1 is behind cuda/12.9: module load cuda/12.9 "
+                                            "first\n") && !strstr(r.err, "8.9.7"),
+                              "%s", r.err);
+                run_result_release(&r);
+                run_cudamod(&r, (const char *const[]){ "show", "--modulepath", core, "cudn", NULL }, false);
+                ck_assert_int_eq(r.status, 2);
+                ck_assert_msg(!strstr(r.err, "behind"), "%s", r.err);
+                run_result_release(&r);
+        }
         /* OUT/Core itself, as before: no note. */
         run_cudamod(&r, (const char *const[]){ "show", "--modulepath", core, "cuda/12.9", NULL }, false);
         ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
