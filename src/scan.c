@@ -463,6 +463,8 @@ static bool must_be_mount(const struct scan_options *opts, const char *abs)
         return false;
 }
 
+/* The config's search marks root optional (matched as given or by
+ * absolute path). */
 static bool optional_root(const struct scan_options *opts, const char *root)
 {
         _cleanup_free_ char *abs = path_absolute(root);

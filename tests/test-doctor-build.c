@@ -1606,6 +1606,47 @@ START_TEST(command_exit_status_and_json)
         ck_assert_msg(r.status == 0 && strstr(r.out, "nothing wrong found"), "exit %d: %s%s", r.status, r.out, r.err);
         run_result_release(&r);
 
+        /* TORCH_CUDA_ARCH_LIST: unset (the fixture's root shows no GPU), a
+         * warning whose fix is the site config's list; not PyTorch's
+         * syntax, fatal. */
+        {
+                _cleanup_free_ char *site = at("site.yaml");
+                struct env a = { 0 };
+                json_t *f;
+
+                fx_write(root, "site.yaml", "pytorch:\n  cuda_arch_list: '8.0;9.0'\n");
+                for (size_t i = 0; i < e.items.len; i++)
+                        strv_add(&a.items, e.items.items[i]);
+                env_unset(&a, "TORCH_CUDA_ARCH_LIST");
+                run_program(&r, root,
+                            (const char *const[]){ getenv("CUDAMOD_BIN"), "--config", site, "doctor", "--build",
+                                                   "--json", NULL },
+                            (const char *const *)a.items.items);
+                ck_assert_msg(r.status == 1, "exit %d: %s%s", r.status, r.out, r.err);
+                doc = json_loads(r.out, 0, &jerr);
+                ck_assert_msg(doc, "not JSON (%s): %s", jerr.text, r.out);
+                f = json_array_get(json_object_get(doc, "findings"), 0);
+                ck_assert_str_eq(json_string_value(json_object_get(f, "id")), "arch-list-unset");
+                ck_assert_str_eq(json_string_value(json_object_get(f, "severity")), "warning");
+                ck_assert_str_eq(json_string_value(json_object_get(f, "fix")),
+                                 "export TORCH_CUDA_ARCH_LIST=\"8.0;9.0\" (the site config's pytorch.cuda_arch_list)");
+                json_decref(doc);
+                run_result_release(&r);
+                strv_add(&a.items, "TORCH_CUDA_ARCH_LIST=sm_80");
+                run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", "--json", NULL },
+                            (const char *const *)a.items.items);
+                ck_assert_msg(r.status == 3, "exit %d: %s%s", r.status, r.out, r.err);
+                doc = json_loads(r.out, 0, &jerr);
+                ck_assert_msg(doc, "not JSON (%s): %s", jerr.text, r.out);
+                f = json_array_get(json_object_get(doc, "findings"), 0);
+                ck_assert_str_eq(json_string_value(json_object_get(f, "id")), "arch-list");
+                ck_assert_str_eq(json_string_value(json_object_get(f, "severity")), "fatal");
+                ck_assert_str_eq(json_string_value(json_object_get(doc, "status")), "fatal");
+                json_decref(doc);
+                run_result_release(&r);
+                strv_release(&a.items);
+        }
+
         /* USE_SYSTEM_NCCL with no NCCL: the configure stops, exit 3. */
         strv_add(&e.items, "USE_SYSTEM_NCCL=1");
         run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", "--json", NULL },
