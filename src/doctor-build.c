@@ -1531,6 +1531,18 @@ static bool arch_entry_parse(const char *e, unsigned *ret_sm)
         return true;
 }
 
+/* nvcc's name of an architecture ("sm_80", "compute_90a", "sm_100f") as
+ * PyTorch writes it ("8.0", "9.0a", "10.0f"), or NULL. */
+static char *arch_from_nvcc_name(const char *e)
+{
+        const char *p = startswith(e, "sm_") ? e + 3 : startswith(e, "compute_") ? e + 8 : NULL;
+        size_t n = p ? strspn(p, "0123456789") : 0;
+
+        if (n < 2 || n > 3 || p[0] == '0' || (p[n] && ((p[n] != 'a' && p[n] != 'f') || p[n + 1])))
+                return NULL;
+        return xasprintf("%.*s.%c%s", (int)(n - 1), p, p[n - 1], p + n);
+}
+
 /* The entries of a TORCH_CUDA_ARCH_LIST: blanks and ';' separate (the
  * configure's REGEX REPLACE "[ \t]+" ";", cpp_extension's
  * replace(' ', ';')); empty ones dropped. */
@@ -1644,7 +1656,7 @@ static void arch_list_check(struct build *b)
         const struct build_component *nvcc = &b->r->c[BUILD_NVCC];
         const char *v = getv(b, "TORCH_CUDA_ARCH_LIST");
         _cleanup_(strv_release) struct strv entries = { 0 }, known = { 0 }, bad = { 0 }, dropped = { 0 },
-                                            kept = { 0 };
+                                            kept = { 0 }, renamed = { 0 };
         const char *cuda = nvcc->version ? nvcc->version : b->r->cuda_version;
         unsigned long major = nvcc->cuda_major ? nvcc->cuda_major : b->r->cuda_major;
         unsigned lowest = 0;
@@ -1663,12 +1675,18 @@ static void arch_list_check(struct build *b)
         arch_split(v, &entries);
         for (size_t i = 0; i < entries.len; i++) {
                 const char *e = entries.items[i];
-                _cleanup_free_ char *num = NULL;
+                _cleanup_free_ char *num = NULL, *as = NULL;
                 unsigned sm;
 
+                /* nvcc's names are bad, but the fixes keep them in
+                 * PyTorch's spelling; anything else bad is left out. */
                 if (!arch_entry_parse(e, &sm)) {
                         strv_add(&bad, e);
-                        continue;
+                        as = arch_from_nvcc_name(e);
+                        if (!as || !arch_entry_parse(as, &sm))
+                                continue;
+                        strv_add(&renamed, as);
+                        e = as;
                 }
                 num = xasprintf("%u", sm);
                 if (sm && ((known.len && !strv_contains(&known, num)) || (!known.len && sm < lowest)))
@@ -1679,12 +1697,19 @@ static void arch_list_check(struct build *b)
         if (bad.len) {
                 _cleanup_free_ char *list = strv_join(&bad, "', '");
 
+                _cleanup_free_ char *rest = strv_join(&kept, ";"), *names = strv_join(&renamed, ", ");
+
                 add_finding(b->r, -1, true, BUILD_ARCH_LIST,
-                            xasprintf("TORCH_CUDA_ARCH_LIST='%s': '%s' %s not an architecture PyTorch reads", v, list,
-                                      bad.len == 1 ? "is" : "are"),
-                            xstrdup("write each entry as MAJOR.MINOR, ';'-separated: \"8.0;9.0\" (sm_90 is nvcc's "
-                                    "name for 9.0), with an 'a' or 'f' for the architecture-specific features "
-                                    "(\"9.0a\") and +PTX for PTX that later GPUs can compile (\"9.0+PTX\")"),
+                            xasprintf("TORCH_CUDA_ARCH_LIST='%s': '%s' %s PyTorch reads", v, list,
+                                      bad.len == 1 ? "is not an architecture" : "are not architectures"),
+                            renamed.len == bad.len && kept.len
+                                    ? xasprintf("export TORCH_CUDA_ARCH_LIST=\"%s\" (PyTorch writes nvcc's sm_XY as "
+                                                "X.Y: %s)",
+                                                rest, names)
+                                    : xstrdup("write each entry as MAJOR.MINOR, ';'-separated: \"8.0;9.0\" (sm_90 is "
+                                              "nvcc's name for 9.0), with an 'a' or 'f' for the architecture-specific "
+                                              "features (\"9.0a\") and +PTX for PTX that later GPUs can compile "
+                                              "(\"9.0+PTX\")"),
                             "the configure stops: \"Unknown CUDA Architecture Name %s in "
                             "CUDA_SELECT_NVCC_ARCH_FLAGS\"",
                             bad.items[0]);

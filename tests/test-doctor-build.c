@@ -454,8 +454,16 @@ START_TEST(arch_list_rejected_or_malformed)
         ASSERT_ARCH(CUDA13, "cuda/13.0", "7.5;8.0;8.6+PTX;9.0a;10.0f;12.0", "");
         ASSERT_ARCH(CUDA12, "cuda/12.4", "Ampere;Hopper", "");
         ASSERT_ARCH(CUDA12, "cuda/12.4", "3.5", "use a CUDA that still compiles for '3.5'");
-        ASSERT_ARCH(CUDA12, "cuda/12.4", "sm_90;8.0", "TORCH_CUDA_ARCH_LIST='sm_90;8.0': 'sm_90' is not an "
-                                                      "architecture PyTorch reads | write each entry as MAJOR.MINOR");
+        /* nvcc's names: the fix spells them as PyTorch does. */
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "sm_90;8.0",
+                    "TORCH_CUDA_ARCH_LIST='sm_90;8.0': 'sm_90' is not an architecture PyTorch reads | export "
+                    "TORCH_CUDA_ARCH_LIST=\"9.0;8.0\" (PyTorch writes nvcc's sm_XY as X.Y: 9.0)\n");
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "compute_35 sm_100a",
+                    "'compute_35', 'sm_100a' are not architectures PyTorch reads | export "
+                    "TORCH_CUDA_ARCH_LIST=\"10.0a\" (PyTorch writes nvcc's sm_XY as X.Y: 3.5, 10.0a)\n");
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "compute_35 sm_100a", "does not compile for '3.5' (CUDA 12");
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "sm_9;sm_90b;sm_090", "'sm_9', 'sm_90b', 'sm_090' are not architectures "
+                                                              "PyTorch reads | write each entry as MAJOR.MINOR");
         ASSERT_ARCH(CUDA12, "cuda/12.4", "90", "'90' is not");
         ASSERT_ARCH(CUDA12, "cuda/12.4", "9.0b,8.0", "'9.0b,8.0' is not");
         ASSERT_ARCH(CUDA12, "cuda/12.4", "8.0+ptx", "'8.0+ptx' is not");
