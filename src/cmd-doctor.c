@@ -337,12 +337,13 @@ static int run_doctor(int argc, char **argv, const struct global_options *g)
         /* Without a modulepath anywhere, doctor still diagnoses: it only
          * cannot name modules. */
         if ((given.len || (env_mp && *env_mp) || (cfg.output && is_dir_at(AT_FDCWD, cfg.output))) &&
-            modulepath_from_options(&given, &cfg, &mp) < 0)
+            modulepath_from_options(g, &given, &cfg, &mp) < 0)
                 return EXIT_USAGE;
         if (build)
                 return doctor_build_command(&(struct doctor_options){ .modulepath = &mp, .trust_modulefiles = trust,
                                                                       .sysroot = getenv("CUDAMOD_TEST_ROOT"),
-                                                                      .no_compile = no_compile },
+                                                                      .no_compile = no_compile,
+                                                                      .arch_list = cfg.cuda_arch_list },
                                             json, &mp, g);
         if (doctor_run(&(struct doctor_options){ .modulepath = &mp, .trust_modulefiles = trust }, argv + optind, (size_t)(argc - optind), &r,
                        &d) < 0) {
@@ -418,8 +419,12 @@ const struct command cmd_doctor = {
                 "                    host-compiler, cuda-compile and glibc-math (a probe\n"
                 "                    .cu with cuda_runtime.h and <cmath>, compiled with\n"
                 "                    CMake's nvcc and host compiler, fails), mixed-install\n"
-                "                    of NCCL versions. Warnings (it goes on): cuda-major,\n"
-                "                    mixed-install, option-off, stubs, no-toolkit. A\n"
+                "                    of NCCL versions, arch-list (a TORCH_CUDA_ARCH_LIST\n"
+                "                    entry not PyTorch's syntax, or one the toolkit's\n"
+                "                    nvcc does not compile for). Warnings (it goes on):\n"
+                "                    cuda-major, mixed-install, option-off, stubs,\n"
+                "                    no-toolkit, arch-list-unset (unset, and no GPU in\n"
+                "                    /proc/driver/nvidia/gpus nor /dev/nvidia0). A\n"
                 "                    library found only in the system's places is a note\n"
                 "  --no-compile      with --build: compile no probe; glibc-math is then\n"
                 "                    predicted from the glibc and CUDA versions\n"

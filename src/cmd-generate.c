@@ -9,6 +9,7 @@
 #include "config-site.h"
 #include "config.h"
 #include "diag.h"
+#include "scan.h"
 #include "generate.h"
 #include "install.h"
 #include "output.h"
@@ -236,6 +237,13 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
         if (!a.lock_timeout)
                 a.lock_timeout = cfg.lock_timeout ? (long)cfg.lock_timeout : -1;
         scan_options_from_config(&so, &cfg, argc - optind, argv + optind);
+        /* Before anything is written: a root that is not there is a
+         * mistake, not an empty tree. */
+        if (scan_roots_check(&so, &d) < 0) {
+                log_diag(&d);
+                config_release(&cfg);
+                return EXIT_USAGE;
+        }
         o.dry_run = a.dry_run;
         o.check = a.check;
         o.prune = a.prune;

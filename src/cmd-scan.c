@@ -5,6 +5,7 @@
 #include "component-table.h"
 #include "component.h"
 #include "config.h"
+#include "diag.h"
 #include "install.h"
 #include "output.h"
 #include "scan.h"
@@ -129,6 +130,7 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
         };
         struct scan_options so = { 0 };
         struct scan_result r = { 0 };
+        _cleanup_diag_ struct diag d = DIAG_INIT;
         struct config cfg;
         bool json = false;
         int c;
@@ -154,6 +156,11 @@ static int run_scan(int argc, char **argv, const struct global_options *g)
         if (load_config(g, &cfg) < 0)
                 return EXIT_USAGE;
         scan_options_from_config(&so, &cfg, argc - optind, argv + optind);
+        if (scan_roots_check(&so, &d) < 0) {
+                log_diag(&d);
+                config_release(&cfg);
+                return EXIT_USAGE;
+        }
         if (scan_with_progress(&so, &r, g) < 0) {
                 config_release(&cfg);
                 return EXIT_FOUND_FAILURE;

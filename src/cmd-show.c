@@ -15,6 +15,59 @@
 #include "util.h"
 #include "banned.h"
 
+/* Whether module ("cudnn/9.7.1") is what spec names as Lmod resolves a
+ * name: "cudnn", "cudnn/9", "cudnn/9.7", "cudnn/9.7.1". */
+static bool spec_names(const char *spec, const char *module)
+{
+        size_t n = strlen(spec);
+
+        return strncmp(module, spec, n) == 0 && (module[n] == '/' || module[n] == '.' || !module[n]) &&
+               (strchr(spec, '/') || module[n] == '/');
+}
+
+/* A spec the modulepath does not show: where it is behind other modules
+ * of a hierarchy (cudnn behind a cuda module), name them, as `module
+ * spider` does; the whole hierarchy is walked (module_units_discover). */
+static void say_behind(const struct evaluate_options *eo, char *const *specs, size_t n_specs)
+{
+        _cleanup_(strv_release) struct strv start = { 0 };
+        struct module_unit *units = NULL;
+        size_t n_units = 0;
+
+        evaluate_basic_env(&start);
+        module_units_discover(&(struct evaluate_options){ .environ = start.items, .modulepath = eo->modulepath,
+                                                          .trust_modulefiles = eo->trust_modulefiles },
+                              &units, &n_units);
+        for (size_t s = 0; s < n_specs; s++) {
+                _cleanup_(strv_release) struct strv lines = { 0 };
+                bool visible = false;
+
+                for (size_t i = 0; i < n_units; i++)
+                        visible |= units[i].chain.len == 1 && spec_names(specs[s], units[i].module);
+                for (size_t i = 0; !visible && i < n_units; i++) {
+                        const struct module_unit *u = &units[i];
+                        _cleanup_free_ char *before = NULL, *line = NULL, *name = NULL;
+
+                        if (u->chain.len < 2 || !spec_names(specs[s], u->module))
+                                continue;
+                        {
+                                struct strv pre = { .items = u->chain.items, .len = u->chain.len - 1 };
+                                _cleanup_free_ char *joined = strv_join(&pre, " ");
+                                before = term_escape(joined);
+                        }
+                        name = term_escape(u->module);
+                        line = xasprintf("%s is behind %s: module load %s first", name, before, before);
+                        if (!strv_contains(&lines, line))
+                                strv_add(&lines, line);
+                }
+                for (size_t i = 0; i < lines.len; i++)
+                        log_error("%s", lines.items[i]);
+        }
+        for (size_t i = 0; i < n_units; i++)
+                module_unit_release(&units[i]);
+        free(units);
+}
+
 static const char *change_action(const struct env_change *c)
 {
         return c->kind == ENV_SET ? "set" : c->kind == ENV_PATH ? "path" : "unset";
@@ -167,13 +220,15 @@ static int run_show(int argc, char **argv, const struct global_options *g)
         }
         if (!command_check_args(&cmd_show, argc - optind))
                 return EXIT_USAGE;
-        if (load_config(g, &cfg) < 0 || modulepath_from_options(&given, &cfg, &mp) < 0)
+        if (load_config(g, &cfg) < 0 || modulepath_from_options(g, &given, &cfg, &mp) < 0)
                 return EXIT_USAGE;
 
         eo.modulepath = &mp;
         r = evaluate_load(&eo, argv + optind, (size_t)(argc - optind), &e, &d);
         if (r < 0) {
                 log_diag(&d);
+                if (r == -ENOENT)
+                        say_behind(&eo, argv + optind, (size_t)(argc - optind));
                 return r == -ENOENT ? EXIT_USAGE : EXIT_FOUND_FAILURE;
         }
         /* The change is measured from the start environment with the
@@ -211,6 +266,10 @@ const struct command cmd_show = {
                 "\n"
                 "Names are resolved as Lmod does: 'cuda' is the marked default or the\n"
                 "highest version, 'cuda/12' the highest 12.x, 'cuda/12.9' that version.\n"
+                "A module the modulepath does not show but a hierarchy has behind other\n"
+                "modules (cudnn behind a cuda module) is named with them, as 'module\n"
+                "spider' does: \"cudnn/9.7.1 is behind cuda/12.9: module load cuda/12.9\n"
+                "first\".\n"
                 "Exit status: 0 shown, 1 a modulefile failed to load, 2 usage error or no\n"
                 "such module.\n",
         .min_args = 1,

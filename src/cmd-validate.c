@@ -330,7 +330,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         }
         if (!command_check_args(&cmd_validate, argc - optind))
                 return EXIT_USAGE;
-        if (load_config(g, &cfg) < 0 || modulepath_from_options(&given, &cfg, &mp) < 0)
+        if (load_config(g, &cfg) < 0 || modulepath_from_options(g, &given, &cfg, &mp) < 0)
                 return EXIT_USAGE;
         if (!lock_timeout)
                 lock_timeout = cfg.lock_timeout ? (long)cfg.lock_timeout : -1;

@@ -107,6 +107,10 @@ struct config {
          * be a mount point when scanned, else it is not read (its modules
          * are kept, a warning). A subset of search, by path. */
         struct strv search_mounts;
+        /* The roots of search given as {path: DIR, optional: true}: one
+         * that does not exist is skipped (a note with --verbose), where a
+         * root listed without it is an error. A subset of search, by path. */
+        struct strv search_optional;
         struct strv exclude;
         /* exclude.<component>: fnmatch(3) patterns; an install of that
          * component whose prefix, real path or an alias matches gets no

@@ -302,21 +302,30 @@ static void emit_site(yaml_emitter_t *e, const struct config *c)
         emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 
-/* search: a root marked a mount as {path: DIR, mount: true}, the others
- * as plain strings. */
+/* search: a root marked a mount or optional as {path: DIR, mount: true,
+ * optional: true}, the others as plain strings. */
 static void emit_search(yaml_emitter_t *e, const struct config *c)
 {
         emit_collection(e, YAML_SEQUENCE_START_EVENT);
         for (size_t i = 0; i < c->search.len; i++) {
-                if (!strv_contains(&c->search_mounts, c->search.items[i])) {
+                bool mount = strv_contains(&c->search_mounts, c->search.items[i]);
+                bool optional = strv_contains(&c->search_optional, c->search.items[i]);
+
+                if (!mount && !optional) {
                         emit_string(e, c->search.items[i]);
                         continue;
                 }
                 emit_collection(e, YAML_MAPPING_START_EVENT);
                 emit_key(e, "path");
                 emit_string(e, c->search.items[i]);
-                emit_key(e, "mount");
-                emit_bool(e, true);
+                if (mount) {
+                        emit_key(e, "mount");
+                        emit_bool(e, true);
+                }
+                if (optional) {
+                        emit_key(e, "optional");
+                        emit_bool(e, true);
+                }
                 emit_collection(e, YAML_MAPPING_END_EVENT);
         }
         emit_collection(e, YAML_SEQUENCE_END_EVENT);

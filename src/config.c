@@ -196,6 +196,7 @@ void config_release(struct config *c)
         free(c->output);
         strv_release(&c->search);
         strv_release(&c->search_mounts);
+        strv_release(&c->search_optional);
         strv_release(&c->exclude);
         for (size_t i = 0; i < N_COMPONENTS; i++)
                 strv_release(&c->exclude_installs[i]);
@@ -239,6 +240,7 @@ static void config_copy(struct config *dst, const struct config *src)
         dst->output = xstrdup_or_null(src->output);
         strv_copy(&dst->search, &src->search);
         strv_copy(&dst->search_mounts, &src->search_mounts);
+        strv_copy(&dst->search_optional, &src->search_optional);
         strv_copy(&dst->exclude, &src->exclude);
         for (size_t i = 0; i < N_COMPONENTS; i++)
                 strv_copy(&dst->exclude_installs[i], &src->exclude_installs[i]);
@@ -735,6 +737,7 @@ static int parse_validate(struct parser *p, void *obj)
 struct search_entry {
         char *path;
         bool mount;
+        bool optional;
 };
 
 static int parse_search_path(struct parser *p, void *field)
@@ -756,6 +759,7 @@ static int parse_search_path(struct parser *p, void *field)
 static const struct field search_entry_fields[] = {
         { "path", FIELD_PARSE, offsetof(struct search_entry, path), .parse = parse_search_path },
         { "mount", FIELD_BOOL, offsetof(struct search_entry, mount) },
+        { "optional", FIELD_BOOL, offsetof(struct search_entry, optional) },
         { NULL },
 };
 
@@ -787,6 +791,8 @@ static int parse_search_entry(struct parser *p, struct config *c)
         strv_add(&c->search, path);
         if (e.mount && !strv_contains(&c->search_mounts, path))
                 strv_add(&c->search_mounts, path);
+        if (e.optional && !strv_contains(&c->search_optional, path))
+                strv_add(&c->search_optional, path);
         return 0;
 }
 
@@ -802,6 +808,7 @@ static int parse_search(struct parser *p, void *obj)
                 return r;
         strv_release(&c->search);
         strv_release(&c->search_mounts);
+        strv_release(&c->search_optional);
         while ((r = seq_next(p, &it)) > 0)
                 if ((r = parse_search_entry(p, c)) < 0)
                         return r;

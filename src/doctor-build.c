@@ -3,6 +3,7 @@
  * cmFindBase (tests/test-doctor-build.c runs the real find_library and
  * find_path on the same trees). */
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gnu/libc-version.h>
@@ -32,6 +33,7 @@
 #include "util-path.h"
 #include "validate.h"
 #include "version.h"
+#include "write-index.h"
 #include "banned.h"
 
 #define HOST_TIMEOUT 20
@@ -1459,6 +1461,279 @@ static void cpp_extension_note(struct build *b)
         strv_push(&b->r->notes, xasprintf("torch.utils.cpp_extension would use %s where the configure %s", uses, where));
 }
 
+/* --- TORCH_CUDA_ARCH_LIST ------------------------------------------------------------ */
+
+/* The lowest architecture each CUDA major's nvcc compiles for, where nvcc
+ * does not say (`--list-gpu-arch`, CUDA 11.0 and later): NVIDIA's release
+ * notes: CUDA 11.0 dropped sm_30 (Kepler's first), 12.0 sm_35 and sm_37,
+ * 13.0 Maxwell, Pascal and Volta (sm_50 to sm_72). */
+static const struct {
+        unsigned long major;
+        unsigned lowest; /* sm_XY as XY */
+} arch_floor[] = {
+        { 10, 30 }, { 11, 35 }, { 12, 50 }, { 13, 75 },
+};
+
+/* The names PyTorch's select_compute_arch.cmake takes besides numbers. */
+static const char *const arch_names[] = {
+        "Kepler+Tegra", "Kepler+Tesla", "Kepler", "Maxwell+Tegra", "Maxwell", "Pascal", "Volta", "Turing",
+        "Ampere", "Ada", "Hopper", "All", "Common", "Auto", NULL,
+};
+
+/* "D+.D+": *ret the number (8.6 -> 86, 10.0 -> 100); the end, or NULL. */
+static const char *arch_number(const char *s, unsigned *ret)
+{
+        unsigned major = 0, minor = 0;
+        const char *p = s;
+
+        if (*p < '0' || *p > '9')
+                return NULL;
+        for (; *p >= '0' && *p <= '9'; p++)
+                if ((major = major * 10 + (unsigned)(*p - '0')) > 99)
+                        return NULL;
+        if (*p++ != '.' || *p < '0' || *p > '9')
+                return NULL;
+        for (; *p >= '0' && *p <= '9'; p++)
+                if ((minor = minor * 10 + (unsigned)(*p - '0')) > 9)
+                        return NULL;
+        *ret = major * 10 + minor;
+        return p;
+}
+
+/* An entry as PyTorch reads it: a name of arch_names, or
+ * MAJOR.MINOR[a|f][(MAJOR.MINOR)][+PTX] ("9.0a", "8.6+PTX",
+ * "3.5(3.0)"). *ret_sm: the real architecture's number (0 for a name).
+ * False for anything else ("sm_90", "90", "9", "9.0b"). */
+static bool arch_entry_parse(const char *e, unsigned *ret_sm)
+{
+        unsigned sm, virt;
+        const char *p;
+
+        *ret_sm = 0;
+        for (size_t i = 0; arch_names[i]; i++)
+                if (streq(e, arch_names[i]))
+                        return true;
+        p = arch_number(e, &sm);
+        if (!p)
+                return false;
+        if (*p == 'a' || *p == 'f')
+                p++;
+        if (*p == '(') {
+                p = arch_number(p + 1, &virt);
+                if (!p || *p++ != ')')
+                        return false;
+        }
+        if (streq(p, "+PTX"))
+                p += 4;
+        if (*p)
+                return false;
+        *ret_sm = sm;
+        return true;
+}
+
+/* nvcc's name of an architecture ("sm_80", "compute_90a", "sm_100f") as
+ * PyTorch writes it ("8.0", "9.0a", "10.0f"), or NULL. */
+static char *arch_from_nvcc_name(const char *e)
+{
+        const char *p = startswith(e, "sm_") ? e + 3 : startswith(e, "compute_") ? e + 8 : NULL;
+        size_t n = p ? strspn(p, "0123456789") : 0;
+
+        if (n < 2 || n > 3 || p[0] == '0' || (p[n] && ((p[n] != 'a' && p[n] != 'f') || p[n + 1])))
+                return NULL;
+        return xasprintf("%.*s.%c%s", (int)(n - 1), p, p[n - 1], p + n);
+}
+
+/* The entries of a TORCH_CUDA_ARCH_LIST: blanks and ';' separate (the
+ * configure's REGEX REPLACE "[ \t]+" ";", cpp_extension's
+ * replace(' ', ';')); empty ones dropped. */
+static void arch_split(const char *v, struct strv *ret)
+{
+        for (const char *p = v; *p;) {
+                size_t n = strcspn(p, "; \t");
+
+                if (n)
+                        strv_push(ret, xstrndup(p, n));
+                p += n;
+                if (*p)
+                        p++;
+        }
+}
+
+/* A list usable in `export TORCH_CUDA_ARCH_LIST="..."`: every entry
+ * parses (what the index or the config holds is data, and the fix is a
+ * line an admin may paste). */
+static bool arch_list_clean(const char *v)
+{
+        _cleanup_(strv_release) struct strv e = { 0 };
+        unsigned sm;
+
+        if (!v)
+                return false;
+        arch_split(v, &e);
+        for (size_t i = 0; i < e.len; i++)
+                if (!arch_entry_parse(e.items[i], &sm))
+                        return false;
+        return e.len > 0;
+}
+
+/* The architectures `nvcc --list-gpu-arch` names (compute_XY, the
+ * numbers), into ret; none where nvcc does not say (before CUDA 11.0, a
+ * stub). Its output is data: only "compute_" and digits are read. */
+static void nvcc_arches(const struct build *b, const char *nvcc, struct strv *ret)
+{
+        _cleanup_free_ char *out = nvcc_says(b, nvcc, "--list-gpu-arch", NULL);
+
+        for (const char *p = out; p && *p;) {
+                size_t n = strcspn(p, "\r\n"), k = 0;
+
+                if (n > 8 && strncmp(p, "compute_", 8) == 0) {
+                        while (8 + k < n && p[8 + k] >= '0' && p[8 + k] <= '9')
+                                k++;
+                        if (k)
+                                strv_push(ret, xstrndup(p + 8, k));
+                }
+                p += n;
+                while (*p == '\r' || *p == '\n')
+                        p++;
+        }
+}
+
+/* A GPU this node shows, without running a program: the driver's
+ * /proc/driver/nvidia/gpus/<bus id>, else /dev/nvidia0. */
+static bool gpu_visible(const struct build *b)
+{
+        _cleanup_free_ char *gpus = rooted(b, "/proc/driver/nvidia/gpus");
+        DIR *d = opendir(gpus);
+        struct dirent *de;
+        bool any = false;
+
+        while (d && !any && (de = readdir(d)))
+                any = !streq(de->d_name, ".") && !streq(de->d_name, "..");
+        if (d)
+                closedir(d);
+        return any || exists_rooted(b, "/dev/nvidia0");
+}
+
+/* Unset on a node without a GPU: the fix is the architectures validate
+ * found on the GPU nodes (the index of the modulepath's tree), else the
+ * site config's list. */
+static void arch_list_unset(struct build *b)
+{
+        _cleanup_free_ char *out = b->o->modulepath ? index_outdir_of(b->o->modulepath) : NULL;
+        _cleanup_(json_decrefp) json_t *val = NULL;
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        const char *recorded = NULL, *site = b->o->arch_list;
+        char *fix;
+
+        if (gpu_visible(b))
+                return;
+        if (out && read_index_validation(out, &val, &d) >= 0)
+                recorded = json_string_value(json_object_get(val, "arch_list"));
+        if (arch_list_clean(recorded))
+                fix = xasprintf("export TORCH_CUDA_ARCH_LIST=\"%s\" (the GPUs `cudamod validate` found on the GPU "
+                                "nodes, recorded in '%s')",
+                                recorded, out);
+        else if (arch_list_clean(site))
+                fix = xasprintf("export TORCH_CUDA_ARCH_LIST=\"%s\" (the site config's pytorch.cuda_arch_list)",
+                                site);
+        else
+                fix = xstrdup("export TORCH_CUDA_ARCH_LIST=\"...\" with the compute capabilities of the GPUs the "
+                              "torch will run on (\"8.0;9.0\": A100 and H100); `cudamod validate` on a GPU node "
+                              "records them in the tree's index, or set pytorch.cuda_arch_list in the site config");
+        add_finding(b->r, -1, false, BUILD_ARCH_LIST_UNSET,
+                    xstrdup("TORCH_CUDA_ARCH_LIST is unset and this node shows no GPU (no "
+                            "/proc/driver/nvidia/gpus entry, no /dev/nvidia0)"),
+                    fix,
+                    "with no GPU to detect, PyTorch's configure builds for every architecture CUDA %s knows "
+                    "(several times the compile time and the size of the libraries), or fails to detect one",
+                    b->r->cuda_version ? b->r->cuda_version : "");
+}
+
+/* TORCH_CUDA_ARCH_LIST against PyTorch's syntax and the nvcc CMake
+ * compiles CUDA with. */
+static void arch_list_check(struct build *b)
+{
+        const struct build_component *nvcc = &b->r->c[BUILD_NVCC];
+        const char *v = getv(b, "TORCH_CUDA_ARCH_LIST");
+        _cleanup_(strv_release) struct strv entries = { 0 }, known = { 0 }, bad = { 0 }, dropped = { 0 },
+                                            kept = { 0 }, renamed = { 0 };
+        const char *cuda = nvcc->version ? nvcc->version : b->r->cuda_version;
+        unsigned long major = nvcc->cuda_major ? nvcc->cuda_major : b->r->cuda_major;
+        unsigned lowest = 0;
+
+        if (!v) {
+                arch_list_unset(b);
+                return;
+        }
+        if (cuda && !major)
+                major = strtoul(cuda, NULL, 10);
+        if (nvcc->library.path)
+                nvcc_arches(b, nvcc->library.path, &known);
+        for (size_t i = 0; !known.len && i < ELEMENTSOF(arch_floor); i++)
+                if (arch_floor[i].major == major)
+                        lowest = arch_floor[i].lowest;
+        arch_split(v, &entries);
+        for (size_t i = 0; i < entries.len; i++) {
+                const char *e = entries.items[i];
+                _cleanup_free_ char *num = NULL, *as = NULL;
+                unsigned sm;
+
+                /* nvcc's names are bad, but the fixes keep them in
+                 * PyTorch's spelling; anything else bad is left out. */
+                if (!arch_entry_parse(e, &sm)) {
+                        strv_add(&bad, e);
+                        as = arch_from_nvcc_name(e);
+                        if (!as || !arch_entry_parse(as, &sm))
+                                continue;
+                        strv_add(&renamed, as);
+                        e = as;
+                }
+                num = xasprintf("%u", sm);
+                if (sm && ((known.len && !strv_contains(&known, num)) || (!known.len && sm < lowest)))
+                        strv_add(&dropped, e);
+                else
+                        strv_add(&kept, e);
+        }
+        if (bad.len) {
+                _cleanup_free_ char *list = strv_join(&bad, "', '");
+
+                _cleanup_free_ char *rest = strv_join(&kept, ";"), *names = strv_join(&renamed, ", ");
+
+                add_finding(b->r, -1, true, BUILD_ARCH_LIST,
+                            xasprintf("TORCH_CUDA_ARCH_LIST='%s': '%s' %s PyTorch reads", v, list,
+                                      bad.len == 1 ? "is not an architecture" : "are not architectures"),
+                            renamed.len == bad.len && kept.len
+                                    ? xasprintf("export TORCH_CUDA_ARCH_LIST=\"%s\" (PyTorch writes nvcc's sm_XY as "
+                                                "X.Y: %s)",
+                                                rest, names)
+                                    : xstrdup("write each entry as MAJOR.MINOR, ';'-separated: \"8.0;9.0\" (sm_90 is "
+                                              "nvcc's name for 9.0), with an 'a' or 'f' for the architecture-specific "
+                                              "features (\"9.0a\") and +PTX for PTX that later GPUs can compile "
+                                              "(\"9.0+PTX\")"),
+                            "the configure stops: \"Unknown CUDA Architecture Name %s in "
+                            "CUDA_SELECT_NVCC_ARCH_FLAGS\"",
+                            bad.items[0]);
+        }
+        if (dropped.len) {
+                _cleanup_free_ char *list = strv_join(&dropped, "', '"), *rest = strv_join(&kept, ";");
+                _cleanup_free_ char *reason = known.len ? xstrdup("not in its --list-gpu-arch")
+                                                        : xasprintf("CUDA %lu compiles for %u.%u and later", major,
+                                                                    lowest / 10, lowest % 10);
+
+                add_finding(b->r, -1, true, BUILD_ARCH_LIST,
+                            xasprintf("TORCH_CUDA_ARCH_LIST='%s': CUDA %s's nvcc does not compile for '%s' (%s)", v,
+                                      cuda ? cuda : "?", list,
+                                      reason),
+                            kept.len ? xasprintf("export TORCH_CUDA_ARCH_LIST=\"%s\", or build with a CUDA that "
+                                                 "still compiles for '%s'",
+                                                 rest, list)
+                                     : xasprintf("use a CUDA that still compiles for '%s' (its GPUs), or list "
+                                                 "newer GPUs' architectures",
+                                                 list),
+                            "the build stops at its first CUDA file: \"nvcc fatal : Unsupported gpu architecture\"");
+        }
+}
+
 size_t build_row(const struct component *c)
 {
         assert(c->torch_build.order > 0 && c->torch_build.order <= TORCH_BUILD_LIBRARIES);
@@ -1536,6 +1811,7 @@ int doctor_build_run(const struct doctor_options *o, struct build_report *ret, s
         host_find(&b);
         if (strcmp(ret->c[BUILD_NVCC].verdict ? ret->c[BUILD_NVCC].verdict : "", "fatal") != 0)
                 compile_check(&b);
+        arch_list_check(&b);
         cudart_find(&b);
         if (ret->c[BUILD_CUDART].cuda_major && ret->cuda_major && ret->c[BUILD_CUDART].cuda_major != ret->cuda_major)
                 add_finding(ret, BUILD_CUDART, false, BUILD_CUDA_MAJOR,

@@ -109,6 +109,11 @@ struct build_report {
 #define BUILD_NO_CUB "no-cub"                     /* FindCUB finds no cub/cub.cuh (CUDA 13's is in
                                                    * include/cccl): "Cannot find CUB." stops cmake */
 #define BUILD_NO_TOOLKIT "no-toolkit"             /* no CUDA toolkit: a CPU-only build */
+#define BUILD_ARCH_LIST_UNSET "arch-list-unset"   /* TORCH_CUDA_ARCH_LIST unset on a node with no
+                                                   * GPU: a build for every architecture */
+#define BUILD_ARCH_LIST "arch-list"               /* a TORCH_CUDA_ARCH_LIST entry that is not
+                                                   * PyTorch's syntax, or that the toolkit's
+                                                   * nvcc does not compile for */
 
 /* The row of component c, a library PyTorch's configure finds
  * (torch_build.order > 0). */
@@ -128,7 +133,11 @@ size_t build_row(const struct component *c);
  * predicted by compiling a probe .cu with the nvcc and host compiler
  * CMake would use, in that environment, in a private temporary
  * directory (not with o->no_compile, nor as root with programs another
- * user can change). Returns 0. */
+ * user can change). TORCH_CUDA_ARCH_LIST is checked against the toolkit:
+ * its syntax (PyTorch's), the architectures `nvcc --list-gpu-arch` names
+ * (a table of the lowest each CUDA major keeps where nvcc does not say),
+ * and, unset, whether the node shows a GPU (/proc/driver/nvidia/gpus,
+ * /dev/nvidia0 under the sysroot; no program run). Returns 0. */
 int doctor_build_run(const struct doctor_options *o, struct build_report *ret, struct diag *d);
 void build_report_release(struct build_report *r);
 

@@ -44,6 +44,11 @@ struct doctor_options {
         /* doctor --build: the glibc version the prediction from versions
          * uses ("2.41"; NULL: gnu_get_libc_version()'s), for tests. */
         const char *glibc;
+        /* doctor --build: the site config's pytorch.cuda_arch_list
+         * ("8.0;9.0"; NULL, "" or "detect": none), the fix's second
+         * choice when TORCH_CUDA_ARCH_LIST is unset on a node without a
+         * GPU (the first: what validate recorded in the tree's index). */
+        const char *arch_list;
 };
 
 /* Diagnose the libraries of paths: a torch package directory (it holds

@@ -1,5 +1,6 @@
 /* output.c: messages, usage texts and stdout handling for the commands. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <time.h>
@@ -14,7 +15,9 @@
 #include "plan-naming.h"
 #include "strbuf.h"
 #include "util.h"
+#include "util-path.h"
 #include "write.h"
+#include "write-name.h"
 #include "banned.h"
 
 __attribute__((format(printf, 1, 0))) static void vlog(const char *fmt, va_list ap)
@@ -328,6 +331,7 @@ void scan_options_from_config(struct scan_options *so, const struct config *cfg,
         so->exclude_installs = cfg->exclude_installs;
         /* Also when the roots are given: one the config marks a mount is one. */
         so->mounts = &cfg->search_mounts;
+        so->optional = &cfg->search_optional;
 }
 
 /* What users `module use` of the config's tree: its output, or in the
@@ -381,12 +385,37 @@ int scan_with_progress(struct scan_options *so, struct scan_result *ret,
         return 0;
 }
 
-int modulepath_from_options(const struct strv *given, const struct config *cfg, struct strv *ret)
+/* dir, when it is the output directory of a generated hierarchical tree:
+ * its core level (the config's naming.levels.core), where `module use`
+ * points; else NULL. A flat tree's output directory is its modulepath. */
+static char *core_of_output(const struct config *cfg, const char *dir)
+{
+        _cleanup_free_ char *index = path_join(dir, INDEX_NAME), *level = plan_level(cfg, -1);
+        _cleanup_free_ char *core = path_join(dir, level);
+
+        if (!is_file_at(AT_FDCWD, index) || !is_dir_at(AT_FDCWD, core))
+                return NULL;
+        return TAKE_PTR(core);
+}
+
+int modulepath_from_options(const struct global_options *g, const struct strv *given, const struct config *cfg,
+                            struct strv *ret)
 {
         const char *env = getenv("MODULEPATH");
 
         for (size_t i = 0; i < given->len; i++)
                 modulepath_split(given->items[i], ret);
+        for (size_t i = 0; i < ret->len; i++) {
+                char *core = core_of_output(cfg, ret->items[i]);
+
+                if (!core)
+                        continue;
+                log_warning(g, "note: '%s' is the output directory of a tree cudamod generated; using its core "
+                            "level '%s' (what `module use` takes)",
+                            ret->items[i], core);
+                free(ret->items[i]);
+                ret->items[i] = core;
+        }
         if (given->len) {
                 if (ret->len)
                         return 0;

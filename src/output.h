@@ -52,12 +52,16 @@ void scan_options_from_config(struct scan_options *so, const struct config *cfg,
 int scan_with_progress(struct scan_options *so, struct scan_result *ret,
                        const struct global_options *g);
 
-/* The modulepath of show and validate: the --modulepath options (each may
- * hold several directories separated by ':'), else the output directory of
- * a config file given with --config, else $MODULEPATH, else the built-in
- * config's output directory (the output's Core for the hierarchical
- * layout). Prints the error itself. */
-int modulepath_from_options(const struct strv *given, const struct config *cfg, struct strv *ret);
+/* The modulepath of show, validate and doctor: the --modulepath options
+ * (each may hold several directories separated by ':'), else the output
+ * directory of a config file given with --config, else $MODULEPATH, else
+ * the built-in config's output directory (the output's Core for the
+ * hierarchical layout). A --modulepath directory that is the output
+ * directory of a hierarchical tree (it holds the index and the core level,
+ * naming.levels.core, but is not on MODULEPATH itself) is replaced by its
+ * core level, with a note (g: -q silences it). Prints the error itself. */
+int modulepath_from_options(const struct global_options *g, const struct strv *given, const struct config *cfg,
+                            struct strv *ret);
 /* Print doc on stdout (indented, then a newline) and release it. */
 void json_dump_stdout(json_t *doc);
 

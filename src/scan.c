@@ -463,6 +463,37 @@ static bool must_be_mount(const struct scan_options *opts, const char *abs)
         return false;
 }
 
+/* The config's search marks root optional (matched as given or by
+ * absolute path). */
+static bool optional_root(const struct scan_options *opts, const char *root)
+{
+        _cleanup_free_ char *abs = path_absolute(root);
+
+        for (size_t i = 0; opts->optional && i < opts->optional->len; i++) {
+                _cleanup_free_ char *o = path_absolute(opts->optional->items[i]);
+
+                if (streq(opts->optional->items[i], root) || streq(o, abs))
+                        return true;
+        }
+        return false;
+}
+
+int scan_roots_check(const struct scan_options *so, struct diag *d)
+{
+        for (size_t i = 0; so->roots && i < so->n_roots; i++) {
+                struct stat st;
+
+                if (stat(so->roots[i], &st) == 0 || (errno != ENOENT && errno != ENOTDIR) ||
+                    optional_root(so, so->roots[i]))
+                        continue;
+                return diag_errorf(d, -ENOENT, "root '%s' does not exist (a typo, or a filesystem not mounted?); "
+                                   "where it may be absent, list it in the config's search as "
+                                   "{path: %s, optional: true}",
+                                   so->roots[i], so->roots[i]);
+        }
+        return 0;
+}
+
 /* The roots to walk, into walk: those marked a mount that are not one are
  * gaps instead (with a warning), and the empty ones are recorded. */
 static void check_roots(const struct scan_options *opts, const char *const *roots, size_t n,
@@ -474,6 +505,10 @@ static void check_roots(const struct scan_options *opts, const char *const *root
                 _cleanup_free_ char *abs = path_absolute(roots[i]);
                 _cleanup_free_ char *real = realpath(abs, NULL);
 
+                if (!real && (errno == ENOENT || errno == ENOTDIR) && optional_root(opts, roots[i])) {
+                        strv_push(&r->verbose, xasprintf("'%s' does not exist: skipped (optional: true)", abs));
+                        continue;
+                }
                 if (real && must_be_mount(opts, abs) && !mount_point(real)) {
                         _cleanup_free_ char *msg = xasprintf(
                                 "'%s' is not a mount point, but the config's search says it is one "

@@ -21,6 +21,11 @@ struct scan_options {
          * point when scanned is not walked (what its mount point's own
          * directory holds is not the install tree) and is a gap. */
         const struct strv *mounts;
+        /* Roots that may be absent (config search {optional: true}),
+         * matched as given or by absolute path; may be NULL. One that does
+         * not exist is skipped, a verbose note; scan_roots_check refuses
+         * the others. */
+        const struct strv *optional;
         /* By component index (may be NULL): patterns of installs left out
          * after the walk (config exclude.<component>). */
         const struct strv *exclude_installs;
@@ -71,6 +76,12 @@ static inline bool scan_complete(const struct scan_result *r)
 {
         return r->n_gaps == 0;
 }
+
+/* The roots given (so->roots: the command line's or the config's search;
+ * not the built-in ones, most of which any one system lacks) that do not
+ * exist and are not optional: -ENOENT with d naming the first (a typo or
+ * an unmounted filesystem would otherwise scan to an empty tree), else 0. */
+int scan_roots_check(const struct scan_options *so, struct diag *d);
 
 int scan_run(const struct scan_options *opts, struct scan_result *ret, struct diag *d);
 /* Record that the scan missed what is at path (realpath: canonical, or

@@ -498,28 +498,6 @@ static json_t *targets_summary(struct vrun *v)
         return ret;
 }
 
-/* The generated tree the modulepath belongs to: a directory of it, or one
- * above it (hierarchical: OUT/Core, or a core level of several parts,
- * naming.levels.core), that holds the index. */
-static char *output_dir_of(const struct strv *mp)
-{
-        for (size_t i = 0; i < mp->len; i++) {
-                _cleanup_free_ char *dir = xstrdup(mp->items[i]);
-
-                for (unsigned up = 0; up < 8 && !streq(dir, "/") && !streq(dir, "."); up++) {
-                        _cleanup_free_ char *index = path_join(dir, ".cudamod-index.json");
-                        char *parent;
-
-                        if (is_file_at(AT_FDCWD, index))
-                                return TAKE_PTR(dir);
-                        parent = path_dirname(dir);
-                        free(dir);
-                        dir = parent;
-                }
-        }
-        return NULL;
-}
-
 /* Keep what the targets showed in the output directory's index, for
  * `generate` (pytorch.cuda_arch_list: detect): the targets whose driver
  * answered replace their earlier entry; the others keep theirs. */
@@ -529,7 +507,7 @@ static int record_validation(const struct vrun *v, json_t *summary)
 {
         struct write_options lo = { .on_wait = v->o->on_wait, .userdata = v->o->wait_userdata,
                                     .lock_timeout = v->o->lock_timeout };
-        _cleanup_free_ char *out = output_dir_of(v->mp);
+        _cleanup_free_ char *out = index_outdir_of(v->mp);
         _cleanup_diag_ struct diag d = DIAG_INIT;
         _cleanup_(json_decrefp) json_t *old = NULL, *rec = NULL;
         json_t *targets = json_array(), *t, *o;

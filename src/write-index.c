@@ -383,3 +383,25 @@ void index_names_release(struct index_names *n)
         free(n->ignored);
         *n = (struct index_names){ 0 };
 }
+
+/* The generated tree the modulepath belongs to: a directory of it, or one
+ * above it (hierarchical: OUT/Core, or a core level of several parts,
+ * naming.levels.core), that holds the index. */
+char *index_outdir_of(const struct strv *mp)
+{
+        for (size_t i = 0; i < mp->len; i++) {
+                _cleanup_free_ char *dir = xstrdup(mp->items[i]);
+
+                for (unsigned up = 0; up < 8 && !streq(dir, "/") && !streq(dir, "."); up++) {
+                        _cleanup_free_ char *index = path_join(dir, INDEX_NAME);
+                        char *parent;
+
+                        if (is_file_at(AT_FDCWD, index))
+                                return TAKE_PTR(dir);
+                        parent = path_dirname(dir);
+                        free(dir);
+                        dir = parent;
+                }
+        }
+        return NULL;
+}

@@ -10,6 +10,7 @@
 #include "write-types.h"
 
 struct strbuf;
+struct strv;
 
 /* Abort on a jansson error: the only one of its setters is out of memory. */
 void json_check(int r);
@@ -37,6 +38,11 @@ int write_index(int outfd, const char *outdir, json_t *files, const struct strbu
 int write_index_validation(const char *outdir, json_t *validation, const struct write_options *o,
                            struct diag *d);
 int read_index_validation(const char *outdir, json_t **ret_validation, struct diag *d);
+/* The output directory of the generated tree a modulepath belongs to:
+ * a directory of it, or one up to 8 levels above it (hierarchical:
+ * OUT/Core, or a core level of several parts, naming.levels.core), that
+ * holds the index; NULL when none does. Newly allocated. */
+char *index_outdir_of(const struct strv *mp);
 
 /* The module names outdir's index records: for each modulefile, its
  * directory ("CUDA/11/cudnn"), version ("8.9.7", from its module name),

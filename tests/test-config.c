@@ -235,6 +235,37 @@ START_TEST(config_search_takes_paths_and_mount_roots)
 }
 END_TEST
 
+/* {path: DIR, optional: true}: a root that may be absent (scan.h's
+ * scan_roots_check); the plain string form stays, and both round-trip. */
+START_TEST(config_search_takes_optional_roots)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        _cleanup_free_ char *yaml = NULL;
+        struct config c, back;
+
+        load_ok(&c, "search: [/apps, {path: /scratch/cuda, optional: true}, {path: /m, mount: true, optional: true},"
+                    " {path: /n, optional: false}]\n");
+        ck_assert_uint_eq(c.search.len, 4);
+        ck_assert_uint_eq(c.search_optional.len, 2);
+        ck_assert_str_eq(c.search_optional.items[0], "/scratch/cuda");
+        ck_assert_str_eq(c.search_optional.items[1], "/m");
+        ck_assert_uint_eq(c.search_mounts.len, 1);
+        yaml = to_yaml(&c);
+        ck_assert_msg(strstr(yaml, "search:\n- /apps\n- path: /scratch/cuda\n  optional: true\n- path: /m\n  "
+                                   "mount: true\n  optional: true\n- /n\n"),
+                      "%s", yaml);
+        config_init_default(&back);
+        ck_assert_int_eq(load(&back, yaml, &d), 0);
+        ck_assert_uint_eq(back.search_optional.len, 2);
+        ck_assert_str_eq(back.search_optional.items[1], "/m");
+        ck_assert_int_eq(load(&back, "search: [/z]\n", &d), 0);
+        ck_assert_uint_eq(back.search_optional.len, 0);
+        ck_assert_int_eq(load(&back, "search: [{path: /a, optional: maybe}]\n", &d), -EINVAL);
+        config_release(&back);
+        config_release(&c);
+}
+END_TEST
+
 START_TEST(config_exclude_takes_walk_and_component_patterns)
 {
         _cleanup_diag_ struct diag d = DIAG_INIT;
@@ -1657,6 +1688,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, config_overlay_replaces_given_keys_only);
         tcase_add_test(tc, config_lists_replace_on_a_second_load);
         tcase_add_test(tc, config_search_takes_paths_and_mount_roots);
+        tcase_add_test(tc, config_search_takes_optional_roots);
         tcase_add_test(tc, config_exclude_takes_walk_and_component_patterns);
         tcase_add_test(tc, config_plain_version_is_its_source_text);
         tcase_add_test(tc, config_accepts_yaml11_booleans_in_any_case);

@@ -163,10 +163,29 @@ struct env {
         struct strv items;
 };
 
+/* TORCH_CUDA_ARCH_LIST is set, so that the fixture's root (no GPU) does
+ * not give every case the arch-list-unset finding; env_unset takes it
+ * away for the cases about it. */
 static void env_init(struct env *e)
 {
         *e = (struct env){ 0 };
         strv_push(&e->items, xasprintf("HOME=%s", root));
+        strv_push(&e->items, xstrdup("TORCH_CUDA_ARCH_LIST=8.0"));
+}
+
+static void env_unset(struct env *e, const char *name)
+{
+        size_t n = strlen(name);
+
+        for (size_t i = 0; i < e->items.len;)
+                if (strncmp(e->items.items[i], name, n) == 0 && e->items.items[i][n] == '=') {
+                        free(e->items.items[i]);
+                        memmove(&e->items.items[i], &e->items.items[i + 1],
+                                (e->items.len - i) * sizeof(*e->items.items));
+                        e->items.len--;
+                } else {
+                        i++;
+                }
 }
 
 static void env_set(struct env *e, const char *name, const char *value)
@@ -293,6 +312,183 @@ static void assert_hit(const struct build_report *r, const struct cmake_find_hit
         ck_assert_msg(h->from && streq(h->from, from), "'%s' from '%s', expected from '%s':\n%s", h->path,
                       h->from ? h->from : "-", from, d);
 }
+
+/* --- TORCH_CUDA_ARCH_LIST ------------------------------------------------------------------ */
+
+/* run_build with the site config's pytorch.cuda_arch_list. */
+static void run_build_arch(const struct env *e, const struct strv *mp, const char *site, struct build_report *r)
+{
+        _cleanup_diag_ struct diag d = DIAG_INIT;
+        struct strv items = { 0 };
+
+        for (size_t i = 0; i < e->items.len; i++)
+                strv_add(&items, e->items.items[i]);
+        ck_assert_int_eq(doctor_build_run(&(struct doctor_options){ .environ = items.items, .modulepath = mp,
+                                                                    .sysroot = root, .no_compile = true,
+                                                                    .glibc = "2.36", .arch_list = site },
+                                          r, &d),
+                         0);
+        strv_release(&items);
+}
+
+/* The fix of the arch-list-unset finding, or NULL when there is none. */
+static char *unset_fix(const struct env *e, const struct strv *mp, const char *site)
+{
+        struct build_report r;
+        const struct doctor_finding *f;
+        char *fix;
+
+        run_build_arch(e, mp, site, &r);
+        f = finding(&r, BUILD_ARCH_LIST_UNSET, NULL);
+        if (f) {
+                ck_assert_msg(!f->fatal, "arch-list-unset is a warning");
+                ck_assert_msg(strstr(f->why, "every architecture CUDA 12.4 knows"), "%s", f->why);
+        }
+        fix = f ? xstrdup(f->fix) : NULL;
+        build_report_release(&r);
+        return fix;
+}
+
+/* Unset on a node with no GPU: a warning whose fix is what validate
+ * recorded in the tree's index, else the site config's list (a value of
+ * either that is not an arch list is not offered as a line to paste);
+ * with a GPU (the driver's /proc entry, or /dev/nvidia0), nothing. */
+START_TEST(arch_list_unset_without_gpu)
+{
+        _cleanup_(strv_release) struct strv mp = { 0 };
+        struct env e;
+        char *fix;
+
+        tree();
+        fx_mkdir(root, "mf/Core");
+        strv_push(&mp, at("mf/Core"));
+        env_init(&e);
+        env_unset(&e, "TORCH_CUDA_ARCH_LIST");
+        env_cuda(&e, CUDA12, "cuda/12.4");
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+
+        fix = unset_fix(&e, NULL, NULL);
+        ck_assert_msg(fix && strstr(fix, "compute capabilities of the GPUs"), "%s", fix ? fix : "no finding");
+        free(fix);
+        fix = unset_fix(&e, &mp, "8.0;9.0");
+        ck_assert_msg(fix && streq(fix, "export TORCH_CUDA_ARCH_LIST=\"8.0;9.0\" (the site config's "
+                                        "pytorch.cuda_arch_list)"),
+                      "%s", fix ? fix : "no finding");
+        free(fix);
+        fx_write(root, "mf/.cudamod-index.json",
+                 "{\"files\": {}, \"validation\": {\"targets\": [], \"arch_list\": \"8.6;9.0\"}}\n");
+        fix = unset_fix(&e, &mp, "8.0;9.0");
+        ck_assert_msg(fix && strstr(fix, "export TORCH_CUDA_ARCH_LIST=\"8.6;9.0\" (the GPUs `cudamod validate` "
+                                         "found"),
+                      "%s", fix ? fix : "no finding");
+        free(fix);
+        fx_write(root, "mf/.cudamod-index.json",
+                 "{\"files\": {}, \"validation\": {\"arch_list\": \"8.6\\\"; rm -rf ~; echo \\\"\"}}\n");
+        fix = unset_fix(&e, &mp, "9.0$(reboot)");
+        ck_assert_msg(fix && !strstr(fix, "rm -rf") && !strstr(fix, "reboot") && strstr(fix, "compute capabilities"),
+                      "%s", fix ? fix : "no finding");
+        free(fix);
+
+        fx_mkdir(root, "proc/driver/nvidia/gpus/0000:41:00.0");
+        fix = unset_fix(&e, &mp, NULL);
+        ck_assert_msg(!fix, "a GPU is visible, yet: %s", fix);
+        {
+                _cleanup_free_ char *gpu = at("proc/driver/nvidia/gpus/0000:41:00.0");
+                ck_assert(rmdir(gpu) == 0);
+        }
+        fx_write(root, "dev/nvidia0", "");
+        fix = unset_fix(&e, &mp, NULL);
+        ck_assert_msg(!fix, "/dev/nvidia0 is there, yet: %s", fix);
+        strv_release(&e.items);
+}
+END_TEST
+
+/* The arch-list findings of TORCH_CUDA_ARCH_LIST=value with toolkit's
+ * nvcc (the other rows off), joined: "what | fix" lines, "" for none. */
+static char *arch_findings(const char *prefix, const char *module, const char *value)
+{
+        struct build_report r;
+        struct env e;
+        struct strbuf sb = STRBUF_INIT;
+
+        env_init(&e);
+        env_unset(&e, "TORCH_CUDA_ARCH_LIST");
+        env_set(&e, "TORCH_CUDA_ARCH_LIST", value);
+        env_cuda(&e, prefix, module);
+        env_set(&e, "USE_CUDNN", "0");
+        env_others_off(&e);
+        run_build_arch(&e, NULL, NULL, &r);
+        for (size_t i = 0; i < r.n_findings; i++)
+                if (streq(r.findings[i].id, BUILD_ARCH_LIST)) {
+                        ck_assert_msg(r.findings[i].fatal, "%s", r.findings[i].what);
+                        strbuf_addf(&sb, "%s | %s\n", r.findings[i].what, r.findings[i].fix);
+                }
+        build_report_release(&r);
+        strv_release(&e.items);
+        return strbuf_detach(&sb);
+}
+
+#define ASSERT_ARCH(prefix, module, value, needle)                                                            \
+        ({                                                                                                      \
+                _cleanup_free_ char *_f = arch_findings(prefix, module, value);                                 \
+                if (*(needle))                                                                                  \
+                        ck_assert_msg(strstr(_f, needle), "%s with %s: want '%s' in:\n%s", value, module,       \
+                                      needle, _f);                                                              \
+                else                                                                                            \
+                        ck_assert_msg(!*_f, "%s with %s: want no arch-list finding, got:\n%s", value, module, _f); \
+        })
+
+/* What nvcc rejects, from the table where nvcc does not say (the
+ * fixture's nvcc is a stub): CUDA 11 keeps sm_35, 12 drops it, 13 drops
+ * everything before sm_75; and PyTorch's syntax. */
+START_TEST(arch_list_rejected_or_malformed)
+{
+        tree();
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "3.5;8.0",
+                    "TORCH_CUDA_ARCH_LIST='3.5;8.0': CUDA 12.4's nvcc does not compile for '3.5' (CUDA 12 "
+                    "compiles for 5.0 and later) | export TORCH_CUDA_ARCH_LIST=\"8.0\"");
+        ASSERT_ARCH(CUDA11, "cuda/11.8", "3.5;8.0", "");
+        ASSERT_ARCH(CUDA13, "cuda/13.0", "7.0 7.5;9.0", "does not compile for '7.0' (CUDA 13 compiles for 7.5");
+        ASSERT_ARCH(CUDA13, "cuda/13.0", "7.5;8.0;8.6+PTX;9.0a;10.0f;12.0;3.5(3.0)", "does not compile for '3.5(3.0)'");
+        ASSERT_ARCH(CUDA13, "cuda/13.0", "7.5;8.0;8.6+PTX;9.0a;10.0f;12.0", "");
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "Ampere;Hopper", "");
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "3.5", "use a CUDA that still compiles for '3.5'");
+        /* nvcc's names: the fix spells them as PyTorch does. */
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "sm_90;8.0",
+                    "TORCH_CUDA_ARCH_LIST='sm_90;8.0': 'sm_90' is not an architecture PyTorch reads | export "
+                    "TORCH_CUDA_ARCH_LIST=\"9.0;8.0\" (PyTorch writes nvcc's sm_XY as X.Y: 9.0)\n");
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "compute_35 sm_100a",
+                    "'compute_35', 'sm_100a' are not architectures PyTorch reads | export "
+                    "TORCH_CUDA_ARCH_LIST=\"10.0a\" (PyTorch writes nvcc's sm_XY as X.Y: 3.5, 10.0a)\n");
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "compute_35 sm_100a", "does not compile for '3.5' (CUDA 12");
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "sm_9;sm_90b;sm_090", "'sm_9', 'sm_90b', 'sm_090' are not architectures "
+                                                              "PyTorch reads | write each entry as MAJOR.MINOR");
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "90", "'90' is not");
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "9.0b,8.0", "'9.0b,8.0' is not");
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "8.0+ptx", "'8.0+ptx' is not");
+}
+END_TEST
+
+/* Where nvcc answers --list-gpu-arch, its list decides, not the table. */
+START_TEST(arch_list_from_nvcc)
+{
+        _cleanup_free_ char *path = at(CUDA12 "/bin/nvcc");
+
+        tree();
+        unlink(path);
+        fx_write(root, CUDA12 "/bin/nvcc",
+                 "#!/bin/sh\n"
+                 "if [ \"$1\" = --list-gpu-arch ]; then printf 'compute_50\\ncompute_80\\ncompute_90\\n'; exit 0; fi\n"
+                 "echo 'nvcc: NVIDIA (R) Cuda compiler driver'\n"
+                 "echo 'Cuda compilation tools, release 12.4, V12.4.131'\n");
+        ck_assert(chmod(path, 0755) == 0);
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "5.0;8.0;9.0a", "");
+        ASSERT_ARCH(CUDA12, "cuda/12.4", "8.0;8.6;10.0",
+                    "does not compile for '8.6', '10.0' (not in its --list-gpu-arch) | export "
+                    "TORCH_CUDA_ARCH_LIST=\"8.0\"");
+}
+END_TEST
 
 /* --- CMake itself -------------------------------------------------------------------------- */
 
@@ -1418,6 +1614,47 @@ START_TEST(command_exit_status_and_json)
         ck_assert_msg(r.status == 0 && strstr(r.out, "nothing wrong found"), "exit %d: %s%s", r.status, r.out, r.err);
         run_result_release(&r);
 
+        /* TORCH_CUDA_ARCH_LIST: unset (the fixture's root shows no GPU), a
+         * warning whose fix is the site config's list; not PyTorch's
+         * syntax, fatal. */
+        {
+                _cleanup_free_ char *site = at("site.yaml");
+                struct env a = { 0 };
+                json_t *f;
+
+                fx_write(root, "site.yaml", "pytorch:\n  cuda_arch_list: '8.0;9.0'\n");
+                for (size_t i = 0; i < e.items.len; i++)
+                        strv_add(&a.items, e.items.items[i]);
+                env_unset(&a, "TORCH_CUDA_ARCH_LIST");
+                run_program(&r, root,
+                            (const char *const[]){ getenv("CUDAMOD_BIN"), "--config", site, "doctor", "--build",
+                                                   "--json", NULL },
+                            (const char *const *)a.items.items);
+                ck_assert_msg(r.status == 1, "exit %d: %s%s", r.status, r.out, r.err);
+                doc = json_loads(r.out, 0, &jerr);
+                ck_assert_msg(doc, "not JSON (%s): %s", jerr.text, r.out);
+                f = json_array_get(json_object_get(doc, "findings"), 0);
+                ck_assert_str_eq(json_string_value(json_object_get(f, "id")), "arch-list-unset");
+                ck_assert_str_eq(json_string_value(json_object_get(f, "severity")), "warning");
+                ck_assert_str_eq(json_string_value(json_object_get(f, "fix")),
+                                 "export TORCH_CUDA_ARCH_LIST=\"8.0;9.0\" (the site config's pytorch.cuda_arch_list)");
+                json_decref(doc);
+                run_result_release(&r);
+                strv_add(&a.items, "TORCH_CUDA_ARCH_LIST=sm_80");
+                run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", "--json", NULL },
+                            (const char *const *)a.items.items);
+                ck_assert_msg(r.status == 3, "exit %d: %s%s", r.status, r.out, r.err);
+                doc = json_loads(r.out, 0, &jerr);
+                ck_assert_msg(doc, "not JSON (%s): %s", jerr.text, r.out);
+                f = json_array_get(json_object_get(doc, "findings"), 0);
+                ck_assert_str_eq(json_string_value(json_object_get(f, "id")), "arch-list");
+                ck_assert_str_eq(json_string_value(json_object_get(f, "severity")), "fatal");
+                ck_assert_str_eq(json_string_value(json_object_get(doc, "status")), "fatal");
+                json_decref(doc);
+                run_result_release(&r);
+                strv_release(&a.items);
+        }
+
         /* USE_SYSTEM_NCCL with no NCCL: the configure stops, exit 3. */
         strv_add(&e.items, "USE_SYSTEM_NCCL=1");
         run_program(&r, root, (const char *const[]){ getenv("CUDAMOD_BIN"), "doctor", "--build", "--json", NULL },
@@ -1677,6 +1914,9 @@ static Suite *suite(void)
         tcase_add_test(tc, compile_with_real_cuda13);
         tcase_add_test(tc, command_exit_status_and_json);
         tcase_add_test(tc, cpp_extension_rules);
+        tcase_add_test(tc, arch_list_unset_without_gpu);
+        tcase_add_test(tc, arch_list_rejected_or_malformed);
+        tcase_add_test(tc, arch_list_from_nvcc);
         suite_add_tcase(s, tc);
         return s;
 }

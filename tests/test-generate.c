@@ -870,26 +870,148 @@ START_TEST(generate_metadata_gives_the_cuda)
 }
 END_TEST
 
-START_TEST(generate_prune_refuses_when_a_named_root_is_missing)
+/* --modulepath OUT, where OUT is the output directory of a hierarchical
+ * tree (it holds the index) and not OUT/Core: show, validate and doctor
+ * use its Core, with a note on stderr (-q: none). */
+START_TEST(modulepath_of_the_output_directory_is_its_core)
 {
         char *root = fx_new();
         _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
-        _cleanup_free_ char *gone = path_join(root, "apps");
-        _cleanup_free_ char *cuda = path_join(out, "Core/cuda/12.9.lua");
+        _cleanup_free_ char *core = path_join(out, "Core"), *note = NULL, *lua = NULL, *mp = NULL;
         struct run_result r = { 0 };
 
         demo_build_core(root);
         run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
         ck_assert_int_eq(r.status, 0);
         run_result_release(&r);
-        /* An unmounted root: nothing is pruned, exit 1. */
-        run_cudamod(&r, (const char *const[]){ "generate", "--prune", "-o", out, gone, NULL }, false);
+        note = xasprintf("cudamod: note: '%s' is the output directory of a tree cudamod generated; using its core "
+                         "level '%s' (what `module use` takes)\n",
+                         out, core);
+        lua = xasprintf("%s/cuda/12.9.lua", core);
+        mp = xasprintf("\"modulepath\": [\n    \"%s\"\n  ]", core);
+
+        run_cudamod(&r, (const char *const[]){ "show", "--modulepath", out, "cuda/12.9", NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        ck_assert_str_eq(r.err, note);
+        ck_assert_msg(strstr(r.out, lua), "%s", r.out);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "-q", "show", "--modulepath", out, "cuda/12.9", NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        ck_assert_str_eq(r.err, "");
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "validate", "--modulepath", out, "--no-compile", "--json", "cuda/12.9",
+                                               NULL },
+                    false);
+        ck_assert_msg(strstr(r.err, note) == r.err && !strstr(r.err, "no modules"), "exit %d: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.out, "\"cuda/12.9\""), "%s", r.out);
+        run_result_release(&r);
+        run_cudamod(&r, (const char *const[]){ "doctor", "--build", "--no-compile", "--json", "--modulepath", out,
+                                               NULL },
+                    false);
+        ck_assert_str_eq(r.err, note);
+        ck_assert_msg(strstr(r.out, mp), "%s", r.out);
+        run_result_release(&r);
+        /* From Core, cudnn is behind the cuda modules: show names them, as
+         * `module spider` does; a name nowhere gets no such line. */
+        {
+                _cleanup_free_ char *want = xasprintf("cudamod: module 'cudnn' not found in the modulepath (%s)\n"
+                                                      "cudamod: cudnn/8.9.7 is behind cuda/11.8: module load "
+                                                      "cuda/11.8 first\n"
+                                                      "cudamod: cudnn/9.7.1 is behind cuda/12.9: module load "
+                                                      "cuda/12.9 first\n",
+                                                      core);
+
+                run_cudamod(&r, (const char *const[]){ "show", "--modulepath", core, "cudnn", NULL }, false);
+                ck_assert_int_eq(r.status, 2);
+                ck_assert_str_eq(r.err, want);
+                run_result_release(&r);
+                run_cudamod(&r, (const char *const[]){ "show", "--modulepath", core, "cuda/12.9", "cudnn/9.7",
+                                                       NULL },
+                            false);
+                ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+                run_result_release(&r);
+                run_cudamod(&r, (const char *const[]){ "show", "--modulepath", core, "cuda/11.8", "cudnn/9",
+                                                       NULL },
+                            false);
+                ck_assert_int_eq(r.status, 2);
+                ck_assert_msg(strstr(r.err, "\ncudamod: cudnn/9.7.1 is behind cuda/12.9: module load cuda/12.9 "
+                                            "first\n") && !strstr(r.err, "8.9.7"),
+                              "%s", r.err);
+                run_result_release(&r);
+                run_cudamod(&r, (const char *const[]){ "show", "--modulepath", core, "cudn", NULL }, false);
+                ck_assert_int_eq(r.status, 2);
+                ck_assert_msg(!strstr(r.err, "behind"), "%s", r.err);
+                run_result_release(&r);
+        }
+        /* OUT/Core itself, as before: no note. */
+        run_cudamod(&r, (const char *const[]){ "show", "--modulepath", core, "cuda/12.9", NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        ck_assert_str_eq(r.err, "");
+        run_result_release(&r);
+        fx_free(root);
+}
+END_TEST
+
+static char *snapshot(const char *dir);
+
+/* A root listed that does not exist is a usage error (exit 2, nothing
+ * written or pruned); one the config marks optional is skipped, and with
+ * --prune still refused: it may be an unmounted filesystem. */
+START_TEST(generate_prune_refuses_when_a_named_root_is_missing)
+{
+        char *root = fx_new();
+        _cleanup_free_ char *out = path_join(root, "mf"), *sw = path_join(root, "sw");
+        _cleanup_free_ char *gone = path_join(root, "apps"), *other = path_join(root, "mf2");
+        _cleanup_free_ char *cuda = path_join(out, "Core/cuda/12.9.lua");
+        _cleanup_free_ char *conf = path_join(root, "optional.yaml"), *text = NULL, *want = NULL;
+        _cleanup_free_ char *before = NULL, *after = NULL;
+        struct run_result r = { 0 };
+
+        demo_build_core(root);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", out, sw, NULL }, false);
+        ck_assert_int_eq(r.status, 0);
+        run_result_release(&r);
+        before = snapshot(out);
+        want = xasprintf("cudamod: root '%s' does not exist (a typo, or a filesystem not mounted?); where it "
+                         "may be absent, list it in the config's search as {path: %s, optional: true}\n",
+                         gone, gone);
+        for (int prune = 0; prune < 2; prune++) {
+                run_cudamod(&r, (const char *const[]){ "generate", prune ? "--prune" : "-o", prune ? "-o" : out,
+                                                       prune ? out : gone, prune ? gone : NULL, NULL },
+                            false);
+                ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.err);
+                ck_assert_str_eq(r.err, want);
+                run_result_release(&r);
+        }
+        after = snapshot(out);
+        ck_assert_str_eq(after, before);
+        run_cudamod(&r, (const char *const[]){ "generate", "-o", other, sw, gone, NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        run_result_release(&r);
+        ck_assert_int_eq(access(other, F_OK), -1);
+        run_cudamod(&r, (const char *const[]){ "scan", gone, NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_str_eq(r.err, want);
+        ck_assert_str_eq(r.out, "");
+        run_result_release(&r);
+
+        text = xasprintf("search: ['%s', {path: '%s', optional: true}]\n", sw, gone);
+        fx_write(root, "optional.yaml", text);
+        run_cudamod(&r, (const char *const[]){ "--config", conf, "scan", NULL }, false);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        ck_assert_str_eq(r.err, "");
+        ck_assert_msg(strstr(r.out, "12.9"), "%s", r.out);
+        run_result_release(&r);
+        /* An optional root that is gone, with --prune: nothing is pruned,
+         * exit 1 (it may be an unmounted filesystem). */
+        run_cudamod(&r, (const char *const[]){ "--config", conf, "generate", "--prune", "-o", out, gone, NULL },
+                    false);
         ck_assert_int_eq(r.status, 1);
         ck_assert_ptr_nonnull(strstr(r.err, "not pruning"));
         run_result_release(&r);
         ck_assert_int_eq(access(cuda, F_OK), 0);
         /* Without --prune the files are kept and reported stale. */
-        run_cudamod(&r, (const char *const[]){ "-q", "generate", "-o", out, gone, NULL }, false);
+        run_cudamod(&r, (const char *const[]){ "--config", conf, "-q", "generate", "-o", out, gone, NULL }, false);
         ck_assert_int_eq(r.status, 0);
         ck_assert_ptr_nonnull(strstr(r.out, "9 stale (--prune removes them)"));
         run_result_release(&r);
@@ -1346,6 +1468,7 @@ int main(void)
         tcase_add_test(tc, generate_refuses_unusable_site_templates);
         tcase_add_test(tc, generate_parses_every_file_before_writing_any);
         tcase_add_test(tc, generate_prune_refuses_when_a_named_root_is_missing);
+        tcase_add_test(tc, modulepath_of_the_output_directory_is_its_core);
         tcase_add_test(tc, generate_prune_refuses_after_an_incomplete_scan);
         tcase_add_test(tc, generate_prune_keeps_the_modules_of_an_empty_root);
         tcase_add_test(tc, generate_mount_root_that_is_not_mounted_is_not_read);

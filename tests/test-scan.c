@@ -187,16 +187,22 @@ START_TEST(scan_empty_root_says_nothing_found)
 }
 END_TEST
 
-START_TEST(scan_missing_root_is_a_warning)
+START_TEST(scan_missing_root_is_an_error)
 {
+        static const char want[] = "cudamod: root '/nonexistent/cudamod-root' does not exist (a typo, or a "
+                                   "filesystem not mounted?); where it may be absent, list it in the config's "
+                                   "search as {path: /nonexistent/cudamod-root, optional: true}\n";
         struct run_result r = { 0 };
 
         run_cudamod(&r, (const char *const[]){ "scan", "/nonexistent/cudamod-root", NULL }, false);
-        ck_assert_int_eq(r.status, 0);
-        ck_assert_str_eq(r.err, "cudamod: cannot scan '/nonexistent/cudamod-root': No such file or directory, skipping\n");
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_str_eq(r.err, want);
+        ck_assert_str_eq(r.out, "");
         run_result_release(&r);
-        run_cudamod(&r, (const char *const[]){ "-q", "scan", "/nonexistent/cudamod-root", NULL }, false);
-        ck_assert_str_eq(r.err, "");
+        run_cudamod(&r, (const char *const[]){ "-q", "scan", "--json", "/nonexistent/cudamod-root", NULL }, false);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_str_eq(r.err, want);
+        ck_assert_str_eq(r.out, "");
         run_result_release(&r);
 }
 END_TEST
@@ -748,12 +754,15 @@ START_TEST(cli_write_error_on_stdout_is_reported)
 {
         const char *bin = getenv("CUDAMOD_BIN");
         _cleanup_free_ char *cmd = NULL;
+        char *root;
         int st;
 
         if (access("/dev/full", W_OK) != 0)
                 return;
-        cmd = xasprintf("'%s' scan --json /nonexistent >/dev/full 2>/dev/null", bin);
+        root = fx_new();
+        cmd = xasprintf("'%s' scan --json '%s' >/dev/full 2>/dev/null", bin, root);
         st = system(cmd);
+        fx_free(root);
         ck_assert(WIFEXITED(st));
         ck_assert_int_eq(WEXITSTATUS(st), 1);
 }
@@ -995,7 +1004,7 @@ static Suite *scan_suite(void)
         tcase_add_test(tc, scan_table_lists_each_install_once_with_aliases);
         tcase_add_test(tc, scan_reports_forward_compatibility);
         tcase_add_test(tc, scan_empty_root_says_nothing_found);
-        tcase_add_test(tc, scan_missing_root_is_a_warning);
+        tcase_add_test(tc, scan_missing_root_is_an_error);
         tcase_add_test(tc, cli_usage_errors_exit_2);
         tcase_add_test(tc, cli_help_and_version_exit_0);
         tcase_add_test(tc, cli_write_error_on_stdout_is_reported);

@@ -12,6 +12,8 @@
 #                              is exactly `module load cudnn/8.9.7`
 #   then that line loaded   -> cuDNN 8.9.7 from the module (CUDNN_ROOT or
 #                              CMAKE_PREFIX_PATH), no cuDNN finding
+# Both also have the arch-list-unset warning: TORCH_CUDA_ARCH_LIST is unset
+# and the fixture's root shows no GPU.
 # With glibc >= 2.41 (trixie) both also have the fatal glibc-math finding
 # (CUDA 11.8's headers), exit 3 for the first.
 source "$(dirname "$0")/lib.sh"
@@ -69,10 +71,13 @@ fix=$(json_get only '[f["fix"] for f in d["findings"] if f["id"] == "cuda-major"
 grep -qF "module load cudnn/8.9.7" "$sdir/only-text.out" ||
         fail "cuda/11.8 only: the text report does not say module load cudnn/8.9.7: $(cat "$sdir/only-text.out")"
 
+[ "$(json_get only '[(f["id"], f["severity"]) for f in d["findings"] if f["id"].startswith("arch-list")]')" = \
+  "[('arch-list-unset', 'warning')]" ] || fail "cuda/11.8 only: no arch-list-unset warning: $(json_get only 'd["findings"]')"
+
 rc_is "$sdir/cudnn" 0 || fail "$tool could not load cudnn/8.9.7: $(cat "$sdir/cudnn.out")"
 [ "$(json_get fixed '[(c["version"], c["cuda_major"], c["library"]["default"]) for c in d["components"] if c["name"] == "cudnn"][0]')" = \
   "('8.9.7', 11, False)" ] || fail "after loading cudnn/8.9.7: cuDNN pick: $(cudnn fixed '')"
-[ "$(json_get fixed '[f["id"] for f in d["findings"] if f["id"] != "option-off"]')" = "$clash" ] ||
+[ "$(json_get fixed '[f["id"] for f in d["findings"] if f["id"] not in ("option-off", "arch-list-unset")]')" = "$clash" ] ||
         fail "after loading cudnn/8.9.7: findings $(json_get fixed 'd["findings"]')"
 
 mt_finish
