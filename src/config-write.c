@@ -299,6 +299,8 @@ static void emit_site(yaml_emitter_t *e, const struct config *c)
                 emit_collection(e, YAML_MAPPING_END_EVENT);
         } else
                 emit_bool(e, sc->from_lmodrc);
+        emit_key(e, "extensions");
+        emit_bool(e, c->lmod_extensions);
         emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 
