@@ -1,6 +1,6 @@
 /* cmd-validate.c: `cudamod validate`: its options, validate_run
  * (validate-run.c: every module of a modulepath, or the ones named, loaded
- * with what it depends on, through the checks of DESIGN.md §6), and the
+ * with what it depends on, through the checks of doc/guide.md, `cudamod validate`), and the
  * report: a line per module, a matrix of module x target when there are
  * several, what each target showed, or one JSON document. */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* validate-run.h: the engine of `cudamod validate`: every module of a
  * modulepath (or the ones named), loaded with what it depends on, through
- * the checks of DESIGN.md §6.
+ * the checks of doc/guide.md, `cudamod validate`.
  *
  * Which modules: every module of the modulepath, and for each one that
  * extends MODULEPATH (a cuda module of a hierarchy), every module of the
