@@ -3,8 +3,9 @@
 # it finishes, not all of them at the end: with a launcher that takes a
 # second a module, a reader of the pipe has the first module's line
 # seconds before the run ends. The order is the report's order (that of
-# a run without the launcher), the summary last; with stderr not a terminal, no
-# progress line ("validating: 3/9 modules") is written.
+# a run without the launcher), the summary last; with stderr not a
+# terminal, no progress line ("validating: 3/9 modules") is written; on a
+# terminal, one only in a run longer than a second.
 #
 #   CUDAMOD=build/src/cudamod MKFIXTURE=build/tests/mkfixture bash tests/validate-stream.sh
 set -euo pipefail
@@ -45,6 +46,21 @@ diff <(names "$tmp/at-once.out") <(names "$tmp/slow.out") >"$tmp/diff" ||
         fail "the streamed modules are not in the report's order: $(cat "$tmp/diff")"
 tail -n1 "$tmp/slow.out" | grep -q '^[0-9]* modules: ' || fail "the summary is not last: $(tail -n2 "$tmp/slow.out")"
 grep -q 'validating:' "$tmp/err" && fail "a progress line with stderr not a terminal: $(cat "$tmp/err")"
+# On a terminal (script(1) gives one): a run longer than a second shows
+# the progress line, erased before each module's line; a quick one, none.
+if command -v script >/dev/null; then
+        q() { printf "'%s' " "$@"; }
+        script -qec "$(q "$CUDAMOD" validate --no-compile --modulepath "$tmp/mods/Core" --launcher "$tmp/slow")" \
+                /dev/null >"$tmp/tty-slow" 2>&1 </dev/null || true
+        grep -q 'validating: [0-9]*/[0-9]* modules' "$tmp/tty-slow" ||
+                fail "no progress line on a terminal in a run of seconds: $(head -c 400 "$tmp/tty-slow")"
+        script -qec "$(q "$CUDAMOD" validate --no-compile --modulepath "$tmp/mods/Core" cuda/12.9)" \
+                /dev/null >"$tmp/tty-quick" 2>&1 </dev/null || true
+        grep -q 'cuda/12.9' "$tmp/tty-quick" || fail "the quick run on a terminal printed no module: $(cat "$tmp/tty-quick")"
+        grep -q 'validating:' "$tmp/tty-quick" && fail "a progress line in a run shorter than a second"
+else
+        echo "validate-stream: note: no script(1), the terminal is not tried"
+fi
 # The demo's libraries are stubs (doc/guide.md says what validate makes of
 # them): every module fails, its run check with the probe's SIGSEGV.
 n=$(names "$tmp/at-once.out" | wc -l)
