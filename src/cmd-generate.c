@@ -273,7 +273,12 @@ static int run_generate(int argc, char **argv, const struct global_options *g)
                 json_decref(doc);
         } else
                 print_report(&res.write, &a, res.outdir, g);
-        status = (a.check && drift(&res.write)) || res.spider_cache_failed ? EXIT_FOUND_FAILURE : 0;
+        if (res.spider_cache && !a.json) {
+                _cleanup_free_ char *sc = term_escape(res.spider_cache);
+
+                printf("Lmod's spider cache rebuilt in %s\n", sc);
+        }
+        status = a.check && drift(&res.write) ? EXIT_FOUND_FAILURE : res.spider_cache_failed ? EXIT_CACHE_STALE : 0;
 out:
         generate_result_release(&res);
         config_release(&cfg);
@@ -321,12 +326,14 @@ const struct command cmd_generate = {
                 "where cudamod would write is refused without --force; a module name that\n"
                 "another tree on MODULEPATH (or the config's 'modulepath') also provides is\n"
                 "a warning. With lmod.spider_cache in the config, Lmod's system spider\n"
-                "cache is rebuilt after a write that changed something. Identical input gives byte-identical files. An install\n"
+                "cache is rebuilt after a write that changed something (a line says where).\n"
+                "Identical input gives byte-identical files. An install\n"
                 "the scan could not read whole keeps its modulefile and default as they are.\n"
                 "\n"
                 "Exit status: 0 done (with --check: no drift), 1 drift with --check, the\n"
                 "tree could not be written, its lock stayed held or --prune was refused,\n"
-                "2 usage or configuration error (nothing is written then).\n",
+                "2 usage or configuration error (nothing is written then), 4 the modules\n"
+                "are written but Lmod's spider cache could not be rebuilt.\n",
         .min_args = 0,
         .max_args = -1,
         .run = run_generate,

@@ -1,10 +1,11 @@
 /* cmd-validate.c: `cudamod validate`: its options, validate_run
  * (validate-run.c: every module of a modulepath, or the ones named, loaded
- * with what it depends on, through the checks of DESIGN.md §6), and the
+ * with what it depends on, through the checks of doc/guide.md, `cudamod validate`), and the
  * report: a line per module, a matrix of module x target when there are
  * several, what each target showed, or one JSON document. */
 #include <errno.h>
 #include <getopt.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd-validate.h"
@@ -129,9 +130,88 @@ static void print_targets(const struct validate_result *v, json_t *summary)
         }
 }
 
-static void print_report(const struct validate_result *v, json_t *summary, const struct global_options *g)
+static const char *const kinds[] = { "pass", "warn", "fail", "unchecked", "not-checked" };
+
+/* One module's lines: its status, what it was loaded with, the checks
+ * that did not pass (all with -v). */
+static void print_unit(const char *module, json_t *r, bool many, const struct global_options *g)
 {
-        static const char *const kinds[] = { "pass", "warn", "fail", "unchecked", "not-checked" };
+        json_t *with = json_object_get(r, "with"), *c;
+        const char *status = json_string_value(json_object_get(r, "status"));
+        _cleanup_free_ char *name = term_escape(module);
+        size_t k;
+
+        printf("%s%-4s%s  %s", status_color(status, g), streq(status, "not-checked") ? "not checked" : status,
+               g->color ? "\033[0m" : "", name);
+        if (json_array_size(with)) {
+                printf(" (with");
+                json_array_foreach(with, k, c) {
+                        _cleanup_free_ char *w = term_escape(json_string_value(c));
+                        printf(" %s", w);
+                }
+                printf(")");
+        }
+        putchar('\n');
+        json_array_foreach(json_object_get(r, "checks"), k, c) {
+                const char *cs = json_string_value(json_object_get(c, "status"));
+                const char *id = json_string_value(json_object_get(c, "id"));
+                const char *on = json_string_value(json_object_get(c, "target"));
+                _cleanup_free_ char *label = many && on ? xasprintf("%s@%s", id, on) : xstrdup(id);
+                _cleanup_free_ char *safe = term_escape(label);
+                _cleanup_free_ char *prefix = NULL;
+
+                if (streq(cs, "pass") && g->verbosity <= 0 && !streq(id, "device"))
+                        continue;
+                prefix = xasprintf("      %-*s %-4s  ", many ? 14 : 7, safe, cs);
+                print_message(prefix, json_string_value(json_object_get(c, "message")));
+        }
+}
+
+/* What the run's callbacks share: the text report's modules printed as
+ * they finish (one target: with several, the matrix comes first, so they
+ * wait for the end), and the progress line. */
+struct live {
+        const struct global_options *g;
+        bool stream;         /* the text report: print modules as they finish */
+        size_t printed;      /* modules printed so far */
+        double start;        /* when the run began (s, monotonic), or 0 */
+        bool progress_shown; /* a progress line is on stderr */
+};
+
+static double now_s(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_clear(struct live *l)
+{
+        if (!l->progress_shown)
+                return;
+        fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+        l->progress_shown = false;
+}
+
+/* validate_run_options.unit_done: the module's lines at once, flushed,
+ * so that `validate | cat` shows each module as it is done. */
+static void unit_done(const char *module, json_t *result, size_t n_targets, void *userdata)
+{
+        struct live *l = userdata;
+
+        if (!l->stream || n_targets > 1)
+                return;
+        progress_clear(l);
+        print_unit(module, result, false, l->g);
+        fflush(stdout);
+        l->printed++;
+}
+
+static void print_report(const struct validate_result *v, json_t *summary, const struct live *l)
+{
+        const struct global_options *g = l->g;
         size_t counts[ELEMENTSOF(kinds)] = { 0 }, broken = 0, i;
         bool many = v->n_targets > 1;
         json_t *t;
@@ -139,37 +219,13 @@ static void print_report(const struct validate_result *v, json_t *summary, const
         if (many)
                 print_matrix(v, g);
         for (i = 0; i < v->n_units; i++) {
-                json_t *r = v->results[i], *with = json_object_get(r, "with"), *c;
-                const char *status = json_string_value(json_object_get(r, "status"));
-                _cleanup_free_ char *name = term_escape(v->units[i].module);
-                size_t k;
+                const char *status = json_string_value(json_object_get(v->results[i], "status"));
 
                 for (size_t s = 0; s < ELEMENTSOF(kinds); s++)
                         counts[s] += streq(status, kinds[s]);
-                printf("%s%-4s%s  %s", status_color(status, g), streq(status, "not-checked") ? "not checked" : status,
-                       g->color ? "\033[0m" : "", name);
-                if (json_array_size(with)) {
-                        printf(" (with");
-                        json_array_foreach(with, k, c) {
-                                _cleanup_free_ char *w = term_escape(json_string_value(c));
-                                printf(" %s", w);
-                        }
-                        printf(")");
-                }
-                putchar('\n');
-                json_array_foreach(json_object_get(r, "checks"), k, c) {
-                        const char *cs = json_string_value(json_object_get(c, "status"));
-                        const char *id = json_string_value(json_object_get(c, "id"));
-                        const char *on = json_string_value(json_object_get(c, "target"));
-                        _cleanup_free_ char *label = many && on ? xasprintf("%s@%s", id, on) : xstrdup(id);
-                        _cleanup_free_ char *safe = term_escape(label);
-                        _cleanup_free_ char *prefix = NULL;
-
-                        if (streq(cs, "pass") && g->verbosity <= 0 && !streq(id, "device"))
-                                continue;
-                        prefix = xasprintf("      %-*s %-4s  ", many ? 14 : 7, safe, cs);
-                        print_message(prefix, json_string_value(json_object_get(c, "message")));
-                }
+                /* Those unit_done printed already. */
+                if (i >= l->printed)
+                        print_unit(v->units[i].module, v->results[i], many, g);
         }
         print_targets(v, summary);
         json_array_foreach(json_object_get(summary, "targets"), i, t)
@@ -186,18 +242,25 @@ static void print_report(const struct validate_result *v, json_t *summary, const
         putchar('\n');
 }
 
-/* validate_run_options.progress: "validating: 3/12 modules" on a terminal. */
+/* validate_run_options.progress: "validating: 3/12 modules" on a terminal,
+ * once the run has taken a second (a quick run shows none). */
 static void unit_progress(size_t done, size_t total, bool end, void *userdata)
 {
-        const struct global_options *g = userdata;
+        struct live *l = userdata;
 
-        if (g->verbosity < 0 || !isatty(STDERR_FILENO))
+        if (l->g->verbosity < 0 || !isatty(STDERR_FILENO))
                 return;
-        if (end)
-                fprintf(stderr, "\r\033[K");
-        else
-                fprintf(stderr, "\r\033[Kvalidating: %zu/%zu modules", done, total);
+        if (!l->start)
+                l->start = now_s();
+        if (end) {
+                progress_clear(l);
+                return;
+        }
+        if (now_s() - l->start < 1.0)
+                return;
+        fprintf(stderr, "\r\033[Kvalidating: %zu/%zu modules", done, total);
         fflush(stderr);
+        l->progress_shown = true;
 }
 
 /* --- the command ------------------------------------------------------------- */
@@ -262,6 +325,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
         bool no_strict_modes = false, strict = false, trust = false;
         json_t *summary;
         struct lock_wait lw = { .g = g };
+        struct live live = { .g = g };
         unsigned long jobs = 1, timeout = 0;
         char *end;
         int c, r;
@@ -336,6 +400,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                 lock_timeout = cfg.lock_timeout ? (long)cfg.lock_timeout : -1;
         probe = find_probe();
         lw.timeout = lock_timeout;
+        live.stream = !json && !arch_list;
         r = validate_run(&(struct validate_run_options){
                                  .cfg = &cfg, .modulepath = &mp,
                                  .modules = argv + optind, .n_modules = (size_t)(argc - optind),
@@ -345,7 +410,8 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                                  .no_strict_modes = no_strict_modes, .trust_modulefiles = trust,
                                  .jobs = (unsigned)jobs, .lock_timeout = lock_timeout,
                                  .log = { .say = log_message, .userdata = (void *)g },
-                                 .progress = unit_progress, .progress_userdata = (void *)g,
+                                 .progress = unit_progress, .unit_done = unit_done,
+                                 .progress_userdata = &live,
                                  .on_wait = log_lock_wait, .wait_userdata = &lw,
                          },
                          &v, &d);
@@ -380,7 +446,7 @@ static int run_validate(int argc, char **argv, const struct global_options *g)
                                            "targets", json_object_get(summary, "targets"), "arch_list",
                                            json_object_get(summary, "arch_list"), "modules", mods));
         } else
-                print_report(&v, summary, g);
+                print_report(&v, summary, &live);
         return finish_stdout(validate_result_failed(&v, strict) ? EXIT_FOUND_FAILURE : 0);
 }
 

@@ -4,7 +4,8 @@
  * Each src/cmd-<name>.c exports one `const struct command`, declared in
  * its own cmd-<name>.h; main.c lists them. A command parses its own
  * options (after the global ones) and returns the exit status: 0 success,
- * 1 the command ran and found a failure, 2 usage or configuration error. */
+ * 1 the command ran and found a failure, 2 usage or configuration error;
+ * 3 and 4 are particular to one command each (below). */
 #ifndef CUDAMOD_CMD_H
 #define CUDAMOD_CMD_H
 
@@ -14,6 +15,10 @@
 #define EXIT_USAGE 2
 /* doctor --build: a problem the configure stops on (it would not finish). */
 #define EXIT_BUILD_FATAL 3
+/* generate: the modules are written, but Lmod's spider cache could not be
+ * rebuilt (lmod.spider_cache): not the 1 of a tree that was not written,
+ * so that cron can tell a stale cache from a stale tree. */
+#define EXIT_CACHE_STALE 4
 
 struct command;
 

@@ -116,7 +116,7 @@ int config_parse_modulepath(struct parser *p, struct config *c)
         return 0;
 }
 
-static const char *const lmod_keys[] = { "spider_cache", NULL };
+static const char *const lmod_keys[] = { "spider_cache", "extensions", NULL };
 static const char *const spider_cache_keys[] = { "dir", "timestamp", NULL };
 
 static int set_absolute(struct parser *p, char **field)
@@ -172,7 +172,7 @@ static int parse_spider_cache(struct parser *p, struct config *c)
         return 0;
 }
 
-/* lmod: {spider_cache: ...}. */
+/* lmod: {spider_cache: ..., extensions: BOOL}. */
 int config_parse_lmod(struct parser *p, struct config *c)
 {
         _cleanup_(map_iter_release) struct map_iter it = { 0 };
@@ -182,7 +182,10 @@ int config_parse_lmod(struct parser *p, struct config *c)
         if (r < 0)
                 return r;
         while ((r = map_next(p, &it)) > 0) {
-                r = parse_spider_cache(p, c);
+                if (it.index == 0)
+                        r = parse_spider_cache(p, c);
+                else
+                        r = get_bool(p, &c->lmod_extensions);
                 if (r < 0)
                         return r;
         }

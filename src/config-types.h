@@ -190,6 +190,11 @@ struct config {
                 char *dir;       /* or NULL */
                 char *timestamp; /* or NULL */
         } spider_cache;
+        /* lmod.extensions: the cuda module lists its components with
+         * Lmod's extensions() (`module avail` then shows them in a block
+         * of its own). Default false: the Extensions: whatis line alone,
+         * which `module keyword` reads. */
+        bool lmod_extensions;
 
         /* scan.jobs: threads walking at once; 0 (the default): one a CPU.
          * --jobs overrides it. */

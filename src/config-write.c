@@ -1,5 +1,5 @@
 /* config-write.c: the YAML writer: config_to_yaml, what `cudamod config`
- * prints. Every key is written, in the order of DESIGN.md section 4, and a
+ * prints. Every key is written, in the order of config.c's table of keys, and a
  * string is quoted where a plain scalar would read back as something else,
  * so that config_load reads the document back to an equal config. */
 #include <stdio.h>
@@ -299,6 +299,8 @@ static void emit_site(yaml_emitter_t *e, const struct config *c)
                 emit_collection(e, YAML_MAPPING_END_EVENT);
         } else
                 emit_bool(e, sc->from_lmodrc);
+        emit_key(e, "extensions");
+        emit_bool(e, c->lmod_extensions);
         emit_collection(e, YAML_MAPPING_END_EVENT);
 }
 

@@ -7,7 +7,7 @@
 #include "strbuf.h"
 
 /* The config as a YAML document that config_load reads back to an equal
- * config (a round trip); keys in the order of DESIGN.md section 4. */
+ * config (a round trip); keys in the order of config.c's table. */
 void config_to_yaml(const struct config *c, struct strbuf *out);
 
 #endif

@@ -1133,7 +1133,7 @@ static int parse_lmod_key(struct parser *p, void *obj)
         return config_parse_lmod(p, obj);
 }
 
-/* The top-level keys, in the order of DESIGN.md section 4 (an unknown key's
+/* The top-level keys, in the order `cudamod config` writes them (an unknown key's
  * message lists them so). */
 static const struct field top_fields[] = {
         { "output", FIELD_PARSE, offsetof(struct config, output), .parse = parse_output },

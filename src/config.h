@@ -1,4 +1,4 @@
-/* config.h: the site configuration (DESIGN.md section 4).
+/* config.h: the site configuration (cudamod-site.yaml(5)).
  *
  * struct config owns all its strings. config_init_default fills the
  * built-in default; config_load reads a YAML file on top of it (every key

@@ -1,5 +1,5 @@
 /* doctor.h: `cudamod doctor`: a PyTorch build (or any shared libraries)
- * against an environment and a modulepath (DESIGN.md §7, PYTORCH.md §2-3).
+ * against an environment and a modulepath (doc/guide.md, "When torch does not load"; doc/reference.md).
  *
  * Nothing is loaded or executed: the libraries' DT_NEEDED are resolved with
  * resolve.h under the environment's LD_LIBRARY_PATH, each library's

@@ -1,5 +1,5 @@
 /* evaluate.h: the environment after `module load SPEC...`, as Lmod would
- * make it, without Lmod (DESIGN.md §6).
+ * make it, without Lmod (doc/guide.md, `cudamod show`).
  *
  * Modules are looked up in a modulepath the way Lmod 8 does it: a name
  * ("cuda") takes the marked default of the first directory that marks one

@@ -172,7 +172,9 @@ static struct render_ctx *module_context(const struct module_plan *m, const stru
         render_ctx_set_list(ctx, "conflicts");
         for (size_t i = 1; i < family->len; i++)
                 render_ctx_set(render_ctx_add_item(ctx, "conflicts"), "name", family->items[i]);
-        render_ctx_set(ctx, "extensions", extensions);
+        /* lmod.extensions: Lmod's extensions() only where the site asks
+         * for it; the whatis line below is always written. */
+        render_ctx_set(ctx, "extensions", cfg->lmod_extensions ? extensions : "");
         render_ctx_set_bool(ctx, "property_gpu", true);
         render_ctx_set(ctx, "modulepath", m->modulepath ? m->modulepath : "");
         /* config modulerc (lmod-api): the message a load prints. */

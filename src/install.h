@@ -170,7 +170,7 @@ json_t *json_version(const struct version *v, unsigned parts);
 /* o[key] = value (taking it); out of memory (value NULL) aborts. */
 void json_set(json_t *o, const char *key, json_t *value);
 
-/* The JSON object of DESIGN.md section 3 for one install / for a scan. */
+/* The JSON object of doc/guide.md, `cudamod scan` for one install / for a scan. */
 json_t *install_to_json(const struct install *in);
 json_t *install_list_to_json(const struct install_list *l);
 /* The text json_dumpf(JSON_INDENT(2)) writes of install_list_to_json(l)

@@ -3,7 +3,7 @@
  * A plan says, for every module a generate run writes, its name, version,
  * file (relative to the output directory), family, what it depends on, the
  * hierarchy level it opens, and the ordered environment operations of
- * DESIGN.md section 5, plus one modulerc per directory that marks a default
+ * doc/guide.md, "What a module sets", plus one modulerc per directory that marks a default
  * or has config modulerc directives (hide, aliases, tags).
  * Planning is pure: what is on disk comes from the scan (install.h
  * `present`), so plan_build, and nothing after it, looks at the filesystem

@@ -1,6 +1,6 @@
 /* scan.h: find every CUDA, cuDNN and NCCL install under a set of roots.
  *
- * struct scan_result owns the installs (sorted as DESIGN.md §3 says) and the
+ * struct scan_result owns the installs (sorted as doc/guide.md, `cudamod scan` says) and the
  * warnings met on the way (unreadable directories, symlink loops). */
 #ifndef CUDAMOD_SCAN_H
 #define CUDAMOD_SCAN_H
@@ -8,7 +8,7 @@
 #include "diag.h"
 #include "install.h"
 
-/* The built-in roots (DESIGN.md §1); NULL-terminated. */
+/* The built-in roots (cudamod-site.yaml(5), search); NULL-terminated. */
 extern const char *const scan_default_roots[];
 
 struct scan_options {

@@ -1,4 +1,4 @@
-/* validate-checks.c: the table of validate's checks (DESIGN.md §6, §9):
+/* validate-checks.c: the table of validate's checks (doc/guide.md, `cudamod validate`):
  * one row each, its id, whether it runs per module or per launcher target,
  * and the function that runs it from a struct check_input. A new check is
  * a new row here; cmd-validate.c only walks the table. */

@@ -1,5 +1,5 @@
 /* validate-probe.c: the build, run and device checks of `cudamod validate`
- * (DESIGN.md §6).
+ * (doc/guide.md, `cudamod validate`).
  *
  * Both the C compiler and cudamod-probe are started with the module's
  * environment only (t->env), by fork and execve, in a process group of

@@ -312,6 +312,7 @@ static json_t *validate_unit(const struct vrun *v, const struct module_unit *u)
 /* What the pool's functions are given. */
 struct unit_pool {
         const struct vrun *v;
+        size_t next; /* the first unit not yet handed to unit_done */
 };
 
 static json_t *unit_work(size_t i, void *userdata)
@@ -339,8 +340,14 @@ static json_t *unit_lost(size_t i, const char *why, void *userdata)
 
 static void unit_progress(size_t done, size_t total, bool end, void *userdata)
 {
-        const struct unit_pool *up = userdata;
+        struct unit_pool *up = userdata;
 
+        /* The results land in any order (-j): each is handed on once it
+         * and all before it are there. */
+        for (; up->next < up->v->n_units && up->v->results[up->next]; up->next++)
+                if (up->v->o->unit_done)
+                        up->v->o->unit_done(up->v->units[up->next].module, up->v->results[up->next],
+                                            up->v->n_targets, up->v->o->progress_userdata);
         if (up->v->o->progress)
                 up->v->o->progress(done, total, end, up->v->o->progress_userdata);
 }

@@ -1,6 +1,6 @@
 /* validate-run.h: the engine of `cudamod validate`: every module of a
  * modulepath (or the ones named), loaded with what it depends on, through
- * the checks of DESIGN.md §6.
+ * the checks of doc/guide.md, `cudamod validate`.
  *
  * Which modules: every module of the modulepath, and for each one that
  * extends MODULEPATH (a cuda module of a hierarchy), every module of the
@@ -65,6 +65,13 @@ struct validate_run_options {
         struct message_sink log;
         /* validate_pool_ops.progress (may be NULL). */
         void (*progress)(size_t done, size_t n, bool end, void *userdata);
+        /* Or NULL: called with each module's result as soon as it and
+         * every module before it have theirs (in the report's order, so
+         * that a reader of a pipe sees each as it is ready), before the
+         * progress call that counts it; n_targets as validate_result's.
+         * The result is not final in one respect: its per-target
+         * bookkeeping is still in it (the JSON report is built later). */
+        void (*unit_done)(const char *module, json_t *result, size_t n_targets, void *userdata);
         void *progress_userdata;
         /* write_options.on_wait and its userdata: waiting for the lock of
          * the output directory, to record the results. */

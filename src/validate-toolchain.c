@@ -1,5 +1,5 @@
 /* validate-toolchain.c: the nvcc and cmake checks of `cudamod validate`
- * (DESIGN.md §9): what a PyTorch source build does first with a CUDA
+ * (doc/guide.md, `cudamod validate`: nvcc and cmake): what a PyTorch source build does first with a CUDA
  * module loaded, done with the module's environment only (t->env).
  *
  * nvcc: the host compiler the environment gives nvcc (-ccbin in

@@ -1,4 +1,4 @@
-/* validate.h: the checks of `cudamod validate` (DESIGN.md §6) for one
+/* validate.h: the checks of `cudamod validate` (doc/guide.md, `cudamod validate`) for one
  * module that has been evaluated already.
  *
  * Two things are easily confused here: the module under test (struct

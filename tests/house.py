@@ -10,7 +10,7 @@ uses it (nm). Fails, naming the files, when
       header);
   (c) a .c uses what another .c defines without including that .c's own
       header.
-and prints the rooms by layer, lowest first, as ../shared/tools/rooms does."""
+and prints the rooms by layer, lowest first."""
 import glob
 import os
 import re

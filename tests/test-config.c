@@ -613,6 +613,8 @@ START_TEST(config_errors_report_position_and_key)
                   "'lmod.spider_cache': expected true, false or {dir: DIR, timestamp: FILE}" },
                 { "cuda_compat word", "cuda_compat: yes\n", 0, 1, 14,
                   "'cuda_compat': expected off or auto, not 'yes'" },
+                { "lmod extensions word", "lmod: {extensions: all}\n", 0, 1, 20,
+                  "'lmod.extensions': expected true or false, not 'all'" },
                 { "bool word", "stubs_on_library_path: maybe\n", 0, 1, 24,
                   "'stubs_on_library_path': expected true or false, not 'maybe'" },
                 { "bool quoted", "pytorch: {build_env: 'yes'}\n", 0, 1, 22,
@@ -1498,6 +1500,7 @@ START_TEST(config_site_keys_load_and_round_trip)
         ck_assert_uint_eq(c.family[0].len, 1);
         ck_assert_str_eq(c.family[0].items[0], "cuda");
         ck_assert(!config_spider_cache_enabled(&c));
+        ck_assert(!c.lmod_extensions);
         config_release(&c);
         load_ok(&c, "family: {cuda: [cuda, CUDA, CUDA/12.4.0], nccl: []}\n"
                     "modulepath: [/apps/eb/modules/all]\n"
@@ -1520,12 +1523,14 @@ START_TEST(config_site_keys_load_and_round_trip)
         ck_assert_str_eq(back.spider_cache.dir, "/apps/lmod/cache");
         config_release(&back);
         config_release(&c);
-        load_ok(&c, "lmod: {spider_cache: true}\n");
+        load_ok(&c, "lmod: {spider_cache: true, extensions: true}\n");
         ck_assert(c.spider_cache.from_lmodrc && !c.spider_cache.dir);
+        ck_assert(c.lmod_extensions);
         free(yaml);
         yaml = to_yaml(&c);
         load_ok(&back, yaml);
         ck_assert(back.spider_cache.from_lmodrc);
+        ck_assert(back.lmod_extensions);
         config_release(&back);
         config_release(&c);
 }

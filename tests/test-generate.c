@@ -310,7 +310,8 @@ START_TEST(generate_family_conflicts_and_toolkit_extensions)
                  " \"libcublas\": {\"version\": \"12.9.1.4\"},\n"
                  " \"libcufft\": {\"version\": \"11.4\\\"), os.execute(\\\"touch X\\\")--\"},\n"
                  " \"libcurand\": {\"version\": \"10.3, cuda/99\"}}\n");
-        yaml = xasprintf("search: [%s/sw]\nlayout: flat\nfamily: {cuda: [cuda, CUDA, CUDA/12.4.0], nccl: []}\n", root);
+        yaml = xasprintf("search: [%s/sw]\nlayout: flat\nfamily: {cuda: [cuda, CUDA, CUDA/12.4.0], nccl: []}\n"
+                         "lmod: {extensions: true}\n", root);
         fx_write(root, "site.yaml", yaml);
         for (int f = 0; f < 2; f++) {
                 _cleanup_free_ char *out = xasprintf("%s/%s", root, f ? "tcl" : "lua");
@@ -327,12 +328,26 @@ START_TEST(generate_family_conflicts_and_toolkit_extensions)
                                           "    extensions(\"cudart/12.9.79, nvcc/12.9.86, cublas/12.9.1.4\")\nend\n"));
         ck_assert_ptr_nonnull(strstr(lua, "\nwhatis(\"Extensions: cudart/12.9.79, nvcc/12.9.86, cublas/12.9.1.4\")\n"));
         ck_assert_ptr_null(strstr(lua, "touch"));
+        /* lmod.extensions off (the default): the whatis line alone. */
+        free(yaml);
+        yaml = xasprintf("search: [%s/sw]\nlayout: flat\n", root);
+        fx_write(root, "site.yaml", yaml);
+        free(nofam);
+        nofam = xasprintf("%s/noext", root);
+        run_cudamod(&r, (const char *const[]){ "--config", cfg, "generate", "-o", nofam, NULL }, false);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        run_result_release(&r);
+        free(lua);
+        lua = read_text_at(root, "noext/cuda/12.9.lua");
+        ck_assert_ptr_null(strstr(lua, "extensions("));
+        ck_assert_ptr_nonnull(strstr(lua, "\nwhatis(\"Extensions: cudart/12.9.79, nvcc/12.9.86, cublas/12.9.1.4\")\n"));
         ck_assert_ptr_null(strstr(lua, "cuda/99"));
         tcl = read_text_at(root, "tcl/cuda/12.9");
         ck_assert_ptr_nonnull(strstr(tcl, "\nfamily \"cuda\"\nconflict \"CUDA\"\nconflict \"CUDA/12.4.0\"\n"));
         ck_assert_ptr_nonnull(strstr(tcl, "\nmodule-whatis \"Extensions: cudart/12.9.79, nvcc/12.9.86, cublas/12.9.1.4\"\n"));
         ck_assert_ptr_null(strstr(tcl, "touch"));
         /* An empty family: neither family nor conflict; cuDNN keeps its own. */
+        free(nofam);
         nofam = read_text_at(root, "lua/nccl/2.21.5.lua");
         ck_assert_ptr_null(strstr(nofam, "family("));
         ck_assert_ptr_null(strstr(nofam, "conflict("));

@@ -1,4 +1,4 @@
-/* probe.c: cudamod-probe, the device query of DESIGN.md §6.
+/* probe.c: cudamod-probe, the device query of doc/guide.md, `cudamod validate`.
  *
  * Loads the CUDA runtime, the driver, cuDNN and NCCL by soname with dlopen,
  * as a program started with the module's environment would, asks each for

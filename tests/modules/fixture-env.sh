@@ -4,7 +4,7 @@
 # Builds FIXTURE (`mkfixture`: demo or a scan layout), generates its tree in
 # TOOL's format (lmod: Lua, em: Tcl) in both layouts, and checks with the
 # real tool, against tests/modules/expect/FIXTURE.txt (written by hand from
-# the fixture's directories and DESIGN.md §5, never from cudamod's output):
+# the fixture's directories and doc/guide.md, "What a module sets", never from cudamod's output):
 #   - the files of the tree, and which module each modulerc marks default
 #     (the tool must prefer it over a higher version put next to it);
 #   - syntax: luac5.1 -p and check_module_tree_syntax (Lmod), every module

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/modules/flat-deps.sh TOOL: in the flat layout cuDNN and NCCL require
-# a cuda module of their CUDA major (DESIGN.md §5; Lmod
+# a cuda module of their CUDA major (doc/guide.md, "What a module sets"; Lmod
 # depends_on(between("cuda", "N", "N.999999")), Tcl prereq cuda@N:N.999999),
 # on the demo tree (expect/demo.txt):
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/modules/hier-swap.sh TOOL: changing the CUDA of a hierarchical tree
-# with cuDNN and NCCL loaded (and cuSPARSELt, for CUDA 12 only) (DESIGN.md §5: "module swap cuda/11.8 swaps them
+# with cuDNN and NCCL loaded (and cuSPARSELt, for CUDA 12 only) (doc/guide.md, "What a module sets": "module swap cuda/11.8 swaps them
 # to the CUDA 11 builds"), on the demo tree (expect/demo.txt).
 #
 # Lmod (LMOD.md §2.1, §2.2): when MODULEPATH changes it reloads what it can

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/modules/host-compiler.sh TOOL: config host_compiler (DESIGN.md §9)
+# tests/modules/host-compiler.sh TOOL: config host_compiler (doc/guide.md, `cudamod validate`: nvcc and cmake)
 # in modules loaded by the real tool, on the demo tree (cuda 11.8, 12.9),
 # hierarchical layout:
 #   "12": a compiler path under a directory whose name holds shell, Lua and

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/modules/hostile.sh TOOL: install paths whose names hold quotes,
 # brackets, shell and Tcl command syntax, a newline, non-ASCII and invalid
-# UTF-8 (DESIGN.md §5: "any byte a directory name may hold … reaches the
-# environment unchanged and can never become code").
+# UTF-8 (the rule: any byte a directory name may hold reaches the
+# environment unchanged and can never become code).
 #
 # Since issue 30 (doc/guide.md "Threat model") a path holding what some
 # reader of a modulefile takes as code ('"', '\', '$', '`', ']', a control

@@ -179,17 +179,42 @@ rc_is "$sdir/ours" 0 || fail "hierarchy: 'module load cuda/12.4' fails: $(cat "$
 # --- the toolkit's components ------------------------------------------------
 sdir=$MT_TMP/s-find
 if [ "$tool" = lmod ]; then
+        # lmod.extensions off (the default): no extensions() and no block
+        # of them in every `module avail`; `module keyword` still finds
+        # the toolkit by a component, from the Extensions: whatis line.
         session "$tool" "$sdir" "$hier/Core" <<'EOF'
 step spider spider cublas
 step keyword keyword nvcc
+step kwcublas keyword cublas
+step avail avail
+step show show cuda/12.4
+EOF
+        grep -q "cuda/12.4" "$sdir/keyword.out" ||
+                fail "Lmod 'module keyword nvcc' does not find cuda/12.4: $(cat "$sdir/keyword.out")"
+        grep -q "cuda/12.4" "$sdir/kwcublas.out" ||
+                fail "Lmod 'module keyword cublas' does not find cuda/12.4 without extensions(): $(cat "$sdir/kwcublas.out")"
+        grep -q "extensions(" "$sdir/show.out" && fail "lmod.extensions off: 'module show cuda/12.4' shows extensions()"
+        grep -q "cublas" "$sdir/avail.out" && fail "lmod.extensions off: 'module avail' lists extensions: $(cat "$sdir/avail.out")"
+        if grep -q "cuda/12.4" "$sdir/spider.out"; then
+                say "note: Lmod $(lmod_version "$(lmod_init)") 'module spider cublas' finds cuda/12.4 without extensions()"
+        else
+                say "note: Lmod $(lmod_version "$(lmod_init)") 'module spider cublas' needs extensions() (keyword finds it)"
+        fi
+        # lmod.extensions: true: extensions(), so `module spider cublas`.
+        printf 'family:\n  cuda: [cuda, CUDA]\nlmod: {extensions: true}\n' >"$MT_TMP/ext.yaml"
+        gen ext "$MT_TMP/ext.yaml" "" -o "$MT_TMP/ext" --layout hierarchical
+        [ "$(gen_rc ext)" = 0 ] || fail "lmod.extensions: true: exit $(gen_rc ext): $(cat "$MT_TMP/ext.err")"
+        sdir=$MT_TMP/s-ext
+        session "$tool" "$sdir" "$MT_TMP/ext/Core" <<'EOF'
+step spider spider cublas
+step avail avail
 step show show cuda/12.4
 EOF
         grep -q "cublas/12.4.5.8" "$sdir/spider.out" && grep -q "cuda/12.4" "$sdir/spider.out" ||
                 fail "Lmod 'module spider cublas' does not find cuda/12.4: $(cat "$sdir/spider.out")"
-        grep -q "cuda/12.4" "$sdir/keyword.out" && grep -q "nvcc/12.4.131" "$sdir/keyword.out" ||
-                fail "Lmod 'module keyword nvcc' does not find cuda/12.4: $(cat "$sdir/keyword.out")"
         grep -q 'extensions("cudart/12.4.127, nvcc/12.4.131, cublas/12.4.5.8")' "$sdir/show.out" ||
                 fail "Lmod 'module show cuda/12.4' shows no extensions: $(cat "$sdir/show.out")"
+        grep -q "cublas (E)" "$sdir/avail.out" || fail "lmod.extensions: true: 'module avail' lists no extensions: $(cat "$sdir/avail.out")"
 else
         session "$tool" "$sdir" "$all" <<'EOF'
 step search search nvcc

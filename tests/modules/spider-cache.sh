@@ -5,8 +5,10 @@
 # rebuilt; with `lmod: {spider_cache: true}` (or {dir, timestamp}) generate
 # rebuilds it with Lmod's own update_lmod_system_cache_files, so both see
 # cuda/12.4 at once; a run that changes nothing leaves the cache alone; a
-# rebuild that fails says why (the tool's exit status and stderr), exits 1,
-# and leaves the cache as it was, with no temporary directory behind.
+# rebuilt cache is named on stdout; a rebuild that fails (the tool fails,
+# no lmodrc names scDescriptT) says why (the tool's exit status and
+# stderr), exits 4 (not the 1 of a tree that could not be written), and
+# leaves the cache as it was, with no temporary directory behind.
 source "$(dirname "$0")/lib.sh"
 
 MT_SELF=lmod-spider-cache
@@ -69,9 +71,10 @@ fi
 
 # With spider_cache: true, from the lmodrc.
 rm -rf "$out/Core/cuda" "$out"/.cudamod-index.json
-printf 'lmod:\n  spider_cache: true\n' >"$MT_TMP/true.yaml"
+printf 'lmod:\n  spider_cache: true\n  extensions: true\n' >"$MT_TMP/true.yaml"
 gen rebuilt "$MT_TMP/true.yaml" --json
 [ "$(gen_rc rebuilt)" = 0 ] || fail "generate with spider_cache: true: exit $(gen_rc rebuilt): $(cat "$MT_TMP/rebuilt.err")"
+grep -qF "Lmod's spider cache rebuilt" "$MT_TMP/rebuilt.out" && fail "--json: the rebuild's line is in the document"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d.get("spider_cache") == sys.argv[2] else 1)' \
         "$MT_TMP/rebuilt.out" "$cache" || fail "--json: spider_cache is not '$cache': $(cat "$MT_TMP/rebuilt.out")"
 find_cuda "$MT_TMP/s1"
@@ -93,6 +96,8 @@ printf 'lmod:\n  spider_cache: {dir: %s, timestamp: %s/ts.txt}\n' "$cache2" "$ca
 rm -rf "$out/Core/cuda" "$out"/.cudamod-index.json
 gen named "$MT_TMP/dir.yaml"
 [ "$(gen_rc named)" = 0 ] || fail "generate with spider_cache {dir, timestamp}: exit $(gen_rc named): $(cat "$MT_TMP/named.err")"
+[ "$(tail -n1 "$MT_TMP/named.out")" = "Lmod's spider cache rebuilt in $cache2" ] ||
+        fail "a rebuild does not say what it rebuilt: $(cat "$MT_TMP/named.out")"
 [ -s "$cache2/spiderT.lua" ] && [ -e "$cache2/ts.txt" ] || fail "no cache in $cache2: $(ls -A "$cache2" 2>&1)"
 grep -q 'cuda/12.4' "$cache2/spiderT.lua" || fail "the cache in $cache2 does not hold cuda/12.4"
 
@@ -105,7 +110,8 @@ rm -rf "$out/Core/cuda" "$out"/.cudamod-index.json
 rc_=0
 LMOD_DIR=$fake MODULEPATH=$out/Core run_cudamod --config "$MT_TMP/dir.yaml" generate -o "$out" "$fx" \
         >"$MT_TMP/fail.out" 2>"$MT_TMP/fail.err" || rc_=$?
-[ "$rc_" = 1 ] || fail "a failed rebuild: exit $rc_, not 1"
+[ "$rc_" = 4 ] || fail "a failed rebuild: exit $rc_, not 4"
+grep -qF "spider cache rebuilt" "$MT_TMP/fail.out" && fail "a failed rebuild says it rebuilt"
 grep -q "exit status 3: ERROR: boom" "$MT_TMP/fail.err" || fail "a failed rebuild does not say why: $(cat "$MT_TMP/fail.err")"
 grep -q "the modules are written" "$MT_TMP/fail.err" || fail "a failed rebuild does not say the modules are written"
 [ -e "$out/Core/cuda/12.4.lua" ] || fail "a failed rebuild: the module is not written"
@@ -120,10 +126,19 @@ for bad in loop huge; do
         rc_=0
         LMOD_RC=$MT_TMP/$bad.lua LMOD_DIR=$lmod_dir MODULEPATH=$out/Core run_cudamod \
                 --config "$MT_TMP/true.yaml" generate -o "$out" "$fx" >"$MT_TMP/$bad.out" 2>"$MT_TMP/$bad.err" || rc_=$?
-        [ "$rc_" = 1 ] || fail "lmodrc $bad: exit $rc_, not 1: $(cat "$MT_TMP/$bad.err")"
+        [ "$rc_" = 4 ] || fail "lmodrc $bad: exit $rc_, not 4: $(cat "$MT_TMP/$bad.err")"
         grep -qF "cannot read scDescriptT in the lmodrc '$MT_TMP/$bad.lua'" "$MT_TMP/$bad.err" ||
                 fail "lmodrc $bad: not named: $(cat "$MT_TMP/$bad.err")"
 done
+# An lmodrc that names no scDescriptT (the issue's case): written, exit 4.
+printf 'propT = {}\n' >"$MT_TMP/nosc.lua"
+rm -rf "$out/Core/cuda" "$out"/.cudamod-index.json
+rc_=0
+LMOD_RC=$MT_TMP/nosc.lua LMOD_DIR=$lmod_dir MODULEPATH=$out/Core run_cudamod \
+        --config "$MT_TMP/true.yaml" generate -o "$out" "$fx" >"$MT_TMP/nosc.out" 2>"$MT_TMP/nosc.err" || rc_=$?
+[ "$rc_" = 4 ] || fail "no scDescriptT: exit $rc_, not 4: $(cat "$MT_TMP/nosc.err")"
+grep -q "scDescriptT" "$MT_TMP/nosc.err" || fail "no scDescriptT: not said: $(cat "$MT_TMP/nosc.err")"
+[ -e "$out/Core/cuda/12.4.lua" ] || fail "no scDescriptT: the module is not written"
 # Another user's modulefile on the modulepath (issue 30, finding 2): Lmod's
 # spider would evaluate it with its full Lua, as the user running generate
 # (root from cron). It is left out with a warning naming it, never run;

@@ -28,9 +28,6 @@ What it sets ('<' puts directories in front, '>' at the end):\
 ")
 
 family("cuda")
-if LmodVersion and convertToCanonical(LmodVersion()) >= convertToCanonical("8.2.8") then
-    extensions("cudart/11.8.89, nvcc/11.8.89")
-end
 add_property("arch", "gpu")
 setenv("CUDA_HOME", "/opt/cudamod-demo/sw/cuda-11.8")
 setenv("CUDA_PATH", "/opt/cudamod-demo/sw/cuda-11.8")

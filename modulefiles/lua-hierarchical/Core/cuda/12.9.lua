@@ -32,9 +32,6 @@ What it sets ('<' puts directories in front, '>' at the end):\
 ")
 
 family("cuda")
-if LmodVersion and convertToCanonical(LmodVersion()) >= convertToCanonical("8.2.8") then
-    extensions("cudart/12.9.79, nvcc/12.9.86")
-end
 add_property("arch", "gpu")
 setenv("CUDA_HOME", "/opt/cudamod-demo/sw/cuda-12.9")
 setenv("CUDA_PATH", "/opt/cudamod-demo/sw/cuda-12.9")
