@@ -70,6 +70,7 @@ static void fill(struct render_ctx *ctx, struct fields *f, const char **fuzz_val
         render_ctx_set_bool(it, "setenv", true);
         render_ctx_set_bool(it, "prepend_path", false);
         render_ctx_set_bool(it, "append_path", false);
+        render_ctx_set_bool(it, "pushenv", false);
         render_ctx_set(it, "name", "CUDAMOD_FUZZ");
         *fuzz_value = next_value(f);
         render_ctx_set(it, "value", *fuzz_value);
@@ -77,6 +78,7 @@ static void fill(struct render_ctx *ctx, struct fields *f, const char **fuzz_val
         render_ctx_set_bool(it, "setenv", false);
         render_ctx_set_bool(it, "prepend_path", true);
         render_ctx_set_bool(it, "append_path", false);
+        render_ctx_set_bool(it, "pushenv", false);
         render_ctx_set(it, "name", variable_name(next_value(f)));
         render_ctx_set(it, "value", next_value(f));
         render_ctx_set_list(ctx, "defaults");
