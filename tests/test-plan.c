@@ -234,10 +234,12 @@ START_TEST(plan_config_switches_change_the_operations)
         p.cfg.pytorch_build_env = false;
         free(p.cfg.cuda_arch_list);
         p.cfg.cuda_arch_list = xstrdup("8.0;9.0");
-        p.cfg.env[component_nccl.index].items = xcalloc(1, sizeof(struct env_op));
+        p.cfg.env[component_nccl.index].items = xcalloc(2, sizeof(struct env_op));
         p.cfg.env[component_nccl.index].items[0] = (struct env_op){ ENV_OP_SETENV, xstrdup("NCCL_IB_DISABLE"),
                                                               xstrdup("1") };
-        p.cfg.env[component_nccl.index].len = p.cfg.env[component_nccl.index].alloc = 1;
+        p.cfg.env[component_nccl.index].items[1] = (struct env_op){ ENV_OP_PUSHENV, xstrdup("NCCL_SOCKET_IFNAME"),
+                                                              xstrdup("ib0") };
+        p.cfg.env[component_nccl.index].len = p.cfg.env[component_nccl.index].alloc = 2;
         demo_build(p.root);
         plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
         cuda = module(&p.plan, "Core/cuda/12.9.lua");
@@ -254,7 +256,11 @@ START_TEST(plan_config_switches_change_the_operations)
         ck_assert(has_op(cudnn, ENV_OP_PREPEND_PATH, "LD_LIBRARY_PATH"));
         ck_assert(!has_op(nccl, ENV_OP_SETENV, "USE_SYSTEM_NCCL"));
         ck_assert(!has_op(nccl, ENV_OP_PUSHENV, "NCCL_ROOT"));
-        ck_assert_str_eq(nccl->ops[nccl->n_ops - 1].name, "NCCL_IB_DISABLE");
+        /* The site's ops come last, as the config gives them: env.nccl.pushenv a pushenv. */
+        ck_assert_str_eq(nccl->ops[nccl->n_ops - 2].name, "NCCL_IB_DISABLE");
+        ck_assert_int_eq(nccl->ops[nccl->n_ops - 2].kind, ENV_OP_SETENV);
+        ck_assert_str_eq(nccl->ops[nccl->n_ops - 1].name, "NCCL_SOCKET_IFNAME");
+        ck_assert_int_eq(nccl->ops[nccl->n_ops - 1].kind, ENV_OP_PUSHENV);
         planned_release(&p);
 }
 END_TEST
