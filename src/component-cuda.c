@@ -894,10 +894,12 @@ static void ops_cuda(struct opset *s, const struct install *in, const struct con
         _cleanup_free_ char *nvcc = in->bin_dir ? path_join(in->bin_dir, "nvcc") : NULL;
         _cleanup_free_ char *stubs = in->lib_dir ? path_join(in->lib_dir, "stubs") : NULL;
 
-        opset_setenv(s, "CUDA_HOME", in->prefix);
-        opset_setenv(s, "CUDA_PATH", in->prefix);
-        opset_setenv(s, "CUDA_ROOT", in->prefix);
-        opset_setenv(s, "CUDAToolkit_ROOT", in->prefix);
+        /* The roots are pushed: unload (and a swap) gives back the
+         * CUDA_HOME the user had before the load. */
+        opset_pushenv(s, "CUDA_HOME", in->prefix);
+        opset_pushenv(s, "CUDA_PATH", in->prefix);
+        opset_pushenv(s, "CUDA_ROOT", in->prefix);
+        opset_pushenv(s, "CUDAToolkit_ROOT", in->prefix);
         if (cfg->pytorch_build_env && install_path_present(in, nvcc))
                 opset_setenv(s, "CUDACXX", nvcc);
         /* The host compiler the site gives this CUDA major: CMake (and

@@ -50,7 +50,11 @@ enum env_op_kind {
         ENV_OP_SETENV,
         ENV_OP_PREPEND_PATH,
         ENV_OP_APPEND_PATH,
+        /* A setenv that unload takes back: Lmod's and Environment Modules
+         * 5's pushenv (the value before the load comes back). */
+        ENV_OP_PUSHENV,
 };
+
 
 /* One extra environment operation from `env:` (in file order). */
 struct env_op {

@@ -163,7 +163,7 @@ static void emit_env_kind(yaml_emitter_t *e, const struct env_ops *o, enum env_o
                 for (end = i + 1; end < n && refs[end].first == refs[i].first; end++)
                         ;
                 emit_string(e, refs[i].op->name);
-                if (kind == ENV_OP_SETENV || end - i == 1) {
+                if (env_op_is_scalar(kind) || end - i == 1) {
                         emit_string(e, refs[end - 1].op->value);
                         continue;
                 }

@@ -20,12 +20,18 @@
 #include "version.h"
 #include "banned.h"
 
-const char *const env_op_keys[ENV_OP_APPEND_PATH + 2] = {
+const char *const env_op_keys[ENV_OP_PUSHENV + 2] = {
         [ENV_OP_SETENV] = "setenv",
         [ENV_OP_PREPEND_PATH] = "prepend_path",
         [ENV_OP_APPEND_PATH] = "append_path",
+        [ENV_OP_PUSHENV] = "pushenv",
         NULL,
 };
+
+bool env_op_is_scalar(enum env_op_kind kind)
+{
+        return kind == ENV_OP_SETENV || kind == ENV_OP_PUSHENV;
+}
 
 /* A site config is a few KiB; the cap bounds what the parser may allocate. */
 #define CONFIG_MAX_SIZE ((size_t)1 << 20)
@@ -401,7 +407,7 @@ static int env_value_check(struct parser *p, enum env_op_kind kind, const char *
         if (why)
                 return error_at(p, &p->event.start_mark, "'%s': the value holds %s (byte %zu)", p->path.buf,
                                 why, at + 1);
-        if (kind != ENV_OP_SETENV && strchr(s, ':'))
+        if (!env_op_is_scalar(kind) && strchr(s, ':'))
                 return error_at(p, &p->event.start_mark,
                                 "'%s': '%s' holds ':'; give each directory as a list item",
                                 p->path.buf, s);
@@ -418,7 +424,7 @@ static int parse_env_kind(struct parser *p, enum env_op_kind kind, struct env_op
         if (r < 0)
                 return r;
         while ((r = map_next(p, &it)) > 0) {
-                const char *what = kind == ENV_OP_SETENV ? "a string" : "a directory or a list of them";
+                const char *what = env_op_is_scalar(kind) ? "a string" : "a directory or a list of them";
                 const char *s;
 
                 if (!env_name_valid(it.key)) {
@@ -428,7 +434,7 @@ static int parse_env_kind(struct parser *p, enum env_op_kind kind, struct env_op
                                         "not starting with a digit)",
                                         parent, it.key);
                 }
-                if (kind != ENV_OP_SETENV && p->event.type == YAML_SEQUENCE_START_EVENT) {
+                if (!env_op_is_scalar(kind) && p->event.type == YAML_SEQUENCE_START_EVENT) {
                         struct seq_iter si;
 
                         r = seq_begin(p, &si, what);
@@ -450,7 +456,7 @@ static int parse_env_kind(struct parser *p, enum env_op_kind kind, struct env_op
                 r = get_string(p, what, &s);
                 if (r < 0)
                         return r;
-                if (kind != ENV_OP_SETENV && !*s)
+                if (!env_op_is_scalar(kind) && !*s)
                         return expected(p, what);
                 r = env_value_check(p, kind, s);
                 if (r < 0)

@@ -26,8 +26,11 @@ enum driver_check driver_check_from_string(const char *s);
 /* The keys of the `env:` operations, indexed by enum env_op_kind,
  * NULL-terminated: the loader and the writer (config-write.c) spell them
  * (the components' are component_names, component.h). */
-extern const char *const env_op_keys[ENV_OP_APPEND_PATH + 2];
+extern const char *const env_op_keys[ENV_OP_PUSHENV + 2];
 #define ENV_OP_KINDS (ELEMENTSOF(env_op_keys) - 1)
+/* A kind whose value is one string (setenv, pushenv), not a directory
+ * of a path variable. */
+bool env_op_is_scalar(enum env_op_kind kind);
 
 /* The modulerc entry of a component's version, or NULL. */
 const struct config_version_rc *config_version_rc(const struct config *c, unsigned component,

@@ -519,7 +519,15 @@ static int apply_op(struct loader *l, const struct modulefile *mf, const struct 
         switch (op->kind) {
         case SANDBOX_SETENV:
         case SANDBOX_PUSHENV:
-                len = op->value ? strlen(op->value) : 0;
+                /* Lmod's pushenv(N, false) clears N (MainControl.pushenv:
+                 * Var:set(false)). What it saves for the unload
+                 * (__LMOD_STACK_N) is not modelled: cudamod takes no
+                 * module's changes back. */
+                if (!op->value) {
+                        env_unset(&l->env, op->name);
+                        return 0;
+                }
+                len = strlen(op->value);
                 if (strlen(op->name) + 1 + len + 1 > ENV_ENTRY_MAX)
                         return too_long(mf, op, len, d);
                 env_set(&l->env, op->name, op->value);

@@ -25,7 +25,8 @@
  * in a modulefile sees what the calls before it set, and what the modules
  * its depends_on loaded set. unload() of a module that is not loaded does
  * nothing; of one the load loaded, it is an error (cudamod does not take
- * changes back). set_alias and set_shell_function are recorded, never
+ * changes back). pushenv sets as setenv does (pushenv(N, false) clears
+ * N); the value Lmod saves for the unload (__LMOD_STACK_N) is not kept. set_alias and set_shell_function are recorded, never
  * run; LmodWarning is recorded (Lmod then exits 1, the environment changed
  * all the same). Two members of one family are an error (Lmod would swap
  * them; say which one is meant).

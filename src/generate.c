@@ -125,6 +125,7 @@ static const char *const op_keys[] = {
         [ENV_OP_SETENV] = "setenv",
         [ENV_OP_PREPEND_PATH] = "prepend_path",
         [ENV_OP_APPEND_PATH] = "append_path",
+        [ENV_OP_PUSHENV] = "pushenv",
 };
 
 /* What the toolkit holds, as Lmod's extensions() string ("cublas/12.9.1.4,

@@ -46,6 +46,12 @@ void opset_setenv(struct opset *s, const char *var, const char *value)
                 opset_push(s, ENV_OP_SETENV, var, value);
 }
 
+void opset_pushenv(struct opset *s, const char *var, const char *value)
+{
+        if (value && *value)
+                opset_push(s, ENV_OP_PUSHENV, var, value);
+}
+
 void opset_pkgconfig(const struct opset *s, struct strv *v, const char *lib_dir)
 {
         _cleanup_free_ char *pc = lib_dir ? path_join(lib_dir, "pkgconfig") : NULL;

@@ -32,6 +32,9 @@ struct opset {
 void opset_push(struct opset *s, enum env_op_kind kind, const char *name, const char *value);
 /* setenv, unless value is NULL or empty. */
 void opset_setenv(struct opset *s, const char *var, const char *value);
+/* pushenv, unless value is NULL or empty: a root variable, which the
+ * user may have set before the load and gets back on unload. */
+void opset_pushenv(struct opset *s, const char *var, const char *value);
 /* Add dir to a list of directories for one path variable, in the order
  * wanted, unless the scan did not find it a directory (install.h
  * `present`), it is a system directory, a stubs directory, or already

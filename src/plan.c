@@ -67,7 +67,11 @@ static void ops_library(struct opset *s, const struct install *in, const struct 
                                     : var->value == COMPONENT_VALUE_LIB_DIR     ? in->lib_dir
                                                                                 : "1";
 
-                if (!var->build || cfg->pytorch_build_env)
+                /* A root (CUDNN_ROOT, NCCL_HOME, ...) is pushed: unload
+                 * gives back the one the user had before. */
+                if (var->value == COMPONENT_VALUE_PREFIX && (!var->build || cfg->pytorch_build_env))
+                        opset_pushenv(s, var->name, value);
+                else if (!var->build || cfg->pytorch_build_env)
                         opset_setenv(s, var->name, value);
         }
         if (cfg->ld_library_path[c->index] && !in->static_only) {
@@ -499,7 +503,7 @@ static void help_settings(struct strbuf *sb, const struct module_plan *m)
                                 seen = true;
                 if (seen)
                         continue;
-                if (op->kind == ENV_OP_SETENV) {
+                if (env_op_is_scalar(op->kind)) {
                         strbuf_addf(sb, "  %-18s = %s\n", op->name, op->value);
                         continue;
                 }

@@ -408,6 +408,8 @@ START_TEST(config_env_ops_keep_file_order)
                 { ENV_OP_SETENV, "SITE_CUDA", "1" },
                 { ENV_OP_SETENV, "_X2", "" },
                 { ENV_OP_APPEND_PATH, "MANPATH", "/a/man" },
+                { ENV_OP_PUSHENV, "CUDA_MODULE_LOADING", "LAZY" },
+                { ENV_OP_PUSHENV, "_X3", "" },
         };
         struct config c;
         const struct env_ops *o;
@@ -418,7 +420,8 @@ START_TEST(config_env_ops_keep_file_order)
                     "      PATH: [/a/bin, /b/bin]\n"
                     "      CPATH: /a/include\n"
                     "    setenv: { SITE_CUDA: 1, _X2: '' }\n"
-                    "    append_path: { MANPATH: /a/man }\n");
+                    "    append_path: { MANPATH: /a/man }\n"
+                    "    pushenv: { CUDA_MODULE_LOADING: LAZY, _X3: '' }\n");
         o = &c.env[component_nccl.index];
         ck_assert_uint_eq(o->len, ELEMENTSOF(want));
         for (size_t i = 0; i < ELEMENTSOF(want); i++) {
@@ -668,13 +671,17 @@ START_TEST(config_errors_report_position_and_key)
                 { "env component", "env: {cudart: {}}\n", 0, 1, 7,
                   "unknown key 'env.cudart'; did you mean 'env.cuda'?" },
                 { "env kind", "env:\n  cuda:\n    prepend: {}\n", 0, 3, 5,
-                  "unknown key 'env.cuda.prepend'; known keys: setenv, prepend_path, append_path" },
+                  "unknown key 'env.cuda.prepend'; known keys: setenv, prepend_path, append_path, pushenv" },
                 { "env variable name", "env: {cuda: {setenv: {SITE-CUDA: 1}}}\n", 0, 1, 23,
                   "'env.cuda.setenv': 'SITE-CUDA' is not a variable name" },
                 { "env variable digit", "env: {cuda: {append_path: {1PATH: /x}}}\n", 0, 1, 28,
                   "'env.cuda.append_path': '1PATH' is not a variable name" },
                 { "env setenv list", "env: {cuda: {setenv: {A: [x]}}}\n", 0, 1, 26,
                   "'env.cuda.setenv.A': expected a string, not a list" },
+                { "env pushenv list", "env: {cuda: {pushenv: {A: [x]}}}\n", 0, 1, 27,
+                  "'env.cuda.pushenv.A': expected a string, not a list" },
+                { "env pushenv quote", "env: {cuda: {pushenv: {A: 'x\"y'}}}\n", 0, 1, 27,
+                  "'env.cuda.pushenv.A': the value holds" },
                 { "env path item", "env: {nccl: {prepend_path: {PATH: [/a, {b: c}]}}}\n", 0, 1, 40,
                   "'env.nccl.prepend_path.PATH[1]': expected a directory, not a mapping" },
                 { "env path empty", "env: {nccl: {append_path: {PATH: ''}}}\n", 0, 1, 34,
@@ -1293,7 +1300,7 @@ START_TEST(config_to_yaml_round_trips_every_key_with_odd_strings)
                     "    append_path: {MANPATH: /m}\n"
                     "    prepend_path: {PATH: [/a, /b], CPATH: /c}\n"
                     "    setenv: {SITE_CUDA: '1'}\n"
-                    "  nccl: {setenv: {NCCL_DEBUG: WARN}}\n"
+                    "  nccl: {setenv: {NCCL_DEBUG: WARN}, pushenv: {NCCL_HOME: /n}}\n"
                     "pytorch: {build_env: false, cuda_arch_list: '8.0;9.0'}\n"
                     "validate:\n"
                     "  launcher: srun -p gpu --gres=gpu:1 -t 5\n"
@@ -1557,7 +1564,7 @@ START_TEST(config_to_yaml_writes_every_key_in_design_order)
                 ck_assert_msg(q && (q == yaml || q[-1] == '\n'), "'%s' missing or out of order", keys[i]);
                 p = q + 1;
         }
-        ck_assert_ptr_nonnull(strstr(yaml, "\n    setenv: {}\n    prepend_path: {}\n    append_path: {}\n"));
+        ck_assert_ptr_nonnull(strstr(yaml, "\n    setenv: {}\n    prepend_path: {}\n    append_path: {}\n    pushenv: {}\n"));
         config_release(&c);
 }
 END_TEST

@@ -513,8 +513,8 @@ START_TEST(cusparselt_generate_both_layouts_and_formats)
         _cleanup_free_ char *apps = path_join(root, "apps");
         _cleanup_free_ char *p = path_join(root, "apps/libcusparse_lt-linux-x86_64-0.8.0.4_cuda13-archive");
         static const char *const lua[] = {
-                "setenv(\"CUSPARSELT_ROOT\", \"@P@\")\n"
-                "setenv(\"CUSPARSELT_ROOT_DIR\", \"@P@\")\n"
+                "pushenv(\"CUSPARSELT_ROOT\", \"@P@\")\n"
+                "pushenv(\"CUSPARSELT_ROOT_DIR\", \"@P@\")\n"
                 "setenv(\"CUSPARSELT_INCLUDE_DIR\", \"@P@/include\")\n"
                 "setenv(\"CUSPARSELT_LIBRARY\", \"@P@/lib\")\n"
                 "setenv(\"USE_CUSPARSELT\", \"1\")\n"
@@ -526,8 +526,18 @@ START_TEST(cusparselt_generate_both_layouts_and_formats)
         };
         static const char *const lua_flat[] = { "depends_on(between(\"cuda\", \"13\", \"13.999999\"))\n", NULL };
         static const char *const tcl[] = {
-                "setenv \"CUSPARSELT_ROOT\" \"@P@\"\n"
-                "setenv \"CUSPARSELT_ROOT_DIR\" \"@P@\"\n"
+                "if {[info commands pushenv] eq \"\" || ([info exists ::ModuleTool] && $::ModuleTool eq \"Lmod\" &&\n"
+                "        [package vcompare $::ModuleToolVersion 8.7.6] < 0)} {\n"
+                "    setenv \"CUSPARSELT_ROOT\" \"@P@\"\n"
+                "} else {\n"
+                "    pushenv \"CUSPARSELT_ROOT\" \"@P@\"\n"
+                "}\n"
+                "if {[info commands pushenv] eq \"\" || ([info exists ::ModuleTool] && $::ModuleTool eq \"Lmod\" &&\n"
+                "        [package vcompare $::ModuleToolVersion 8.7.6] < 0)} {\n"
+                "    setenv \"CUSPARSELT_ROOT_DIR\" \"@P@\"\n"
+                "} else {\n"
+                "    pushenv \"CUSPARSELT_ROOT_DIR\" \"@P@\"\n"
+                "}\n"
                 "setenv \"CUSPARSELT_INCLUDE_DIR\" \"@P@/include\"\n"
                 "setenv \"CUSPARSELT_LIBRARY\" \"@P@/lib\"\n"
                 "setenv \"USE_CUSPARSELT\" \"1\"\n"

@@ -245,7 +245,8 @@ END_TEST
 static char *env_lines(const char *path, const char *root)
 {
         struct strbuf sb = STRBUF_INIT, out = STRBUF_INIT;
-        static const char *const starts[] = { "setenv", "prepend", "append", "depends_on", "prereq", NULL };
+        static const char *const starts[] = { "setenv", "pushenv", "prepend", "append", "depends_on", "prereq",
+                                              NULL };
         char *res;
 
         ck_assert_int_eq(strbuf_read_file(&sb, path, 1 << 20), 0);
@@ -282,14 +283,16 @@ START_TEST(magma_static_module_environment)
                 { NULL },
         };
         static const char *const lua =
-                "setenv(\"MAGMA_HOME\", \"@M@\")\n"
+                "pushenv(\"MAGMA_HOME\", \"@M@\")\n"
                 "setenv(\"USE_MAGMA\", \"1\")\n"
                 "prepend_path(\"LIBRARY_PATH\", \"@M@/lib\")\n"
                 "prepend_path(\"CPATH\", \"@M@/include\")\n"
                 "prepend_path(\"CMAKE_PREFIX_PATH\", \"@M@\")\n"
                 "prepend_path(\"PKG_CONFIG_PATH\", \"@M@/lib/pkgconfig\")\n";
         static const char *const tcl =
+                /* pushenv, setenv where the tool has none (the template) */
                 "setenv \"MAGMA_HOME\" \"@M@\"\n"
+                "pushenv \"MAGMA_HOME\" \"@M@\"\n"
                 "setenv \"USE_MAGMA\" \"1\"\n"
                 "prepend-path \"LIBRARY_PATH\" \"@M@/lib\"\n"
                 "prepend-path \"CPATH\" \"@M@/include\"\n"

@@ -326,6 +326,41 @@ START_TEST(load_applies_path_operations_as_lmod)
 }
 END_TEST
 
+/* pushenv as Lmod's MainControl.pushenv applies it on load: the value,
+ * over one the start environment had; pushenv(N, false) clears N. The
+ * Tcl form is the built-in template's (pushenv where the tool has it). */
+START_TEST(load_applies_pushenv_as_lmod)
+{
+        char *root = fx_new();
+        struct evaluation e = { 0 };
+
+        fx_write(root, "mp/t/1.lua",
+                 "pushenv(\"CUDA_HOME\", \"/sw/cuda-12.9\")\n"
+                 "pushenv(\"NEW\", \"n\")\n"
+                 "pushenv(\"GONE\", false)\n");
+        load_ok(root, "mp", (const char *const[]){ "CUDA_HOME=/usr/local/cuda", "GONE=g", NULL },
+                (const char *const[]){ "t/1", NULL }, &e);
+        assert_env(&e.env, "CUDA_HOME", "/sw/cuda-12.9");
+        assert_env(&e.env, "NEW", "n");
+        assert_env(&e.env, "GONE", NULL);
+        evaluation_release(&e);
+        e = (struct evaluation){ 0 };
+        fx_write(root, "tcl/t/1",
+                 "#%Module\n"
+                 "if {[info commands pushenv] eq \"\" || ([info exists ::ModuleTool] && $::ModuleTool eq \"Lmod\" &&\n"
+                 "        [package vcompare $::ModuleToolVersion 8.7.6] < 0)} {\n"
+                 "    setenv \"CUDA_HOME\" \"/sw/setenv\"\n"
+                 "} else {\n"
+                 "    pushenv \"CUDA_HOME\" \"/sw/cuda-12.9\"\n"
+                 "}\n");
+        load_ok(root, "tcl", (const char *const[]){ "CUDA_HOME=/usr/local/cuda", NULL },
+                (const char *const[]){ "t/1", NULL }, &e);
+        assert_env(&e.env, "CUDA_HOME", "/sw/cuda-12.9");
+        evaluation_release(&e);
+        fx_free(root);
+}
+END_TEST
+
 START_TEST(load_resolves_dependencies_in_the_modulepath)
 {
         char *root = fx_new();
@@ -1347,6 +1382,7 @@ int main(void)
         tcase_add_test(tc, find_reports_what_is_missing);
         tcase_add_test(tc, list_gives_every_module_once);
         tcase_add_test(tc, load_applies_path_operations_as_lmod);
+        tcase_add_test(tc, load_applies_pushenv_as_lmod);
         tcase_add_test(tc, load_resolves_dependencies_in_the_modulepath);
         tcase_add_test(tc, load_follows_the_hierarchy);
         tcase_add_test(tc, load_checks_prereq_conflict_cycles_and_errors);

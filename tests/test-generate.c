@@ -171,10 +171,10 @@ static char *lines_starting(const char *text, const char *const *prefixes)
  * variables, its paths, and in the flat layout the cuda of its major. */
 START_TEST(generate_cudss_module_environment)
 {
-        static const char *const prefixes[] = { "setenv", "prepend", "append", "depends_on", "prereq", NULL };
+        static const char *const prefixes[] = { "setenv", "pushenv", "prepend", "append", "depends_on", "prereq", NULL };
         static const char lua[] =
-                "setenv(\"CUDSS_ROOT\", \"@P@\")\n"
-                "setenv(\"CUDSS_ROOT_DIR\", \"@P@\")\n"
+                "pushenv(\"CUDSS_ROOT\", \"@P@\")\n"
+                "pushenv(\"CUDSS_ROOT_DIR\", \"@P@\")\n"
                 "setenv(\"CUDSS_INCLUDE_DIR\", \"@P@/include\")\n"
                 "setenv(\"CUDSS_LIBRARY\", \"@P@/lib\")\n"
                 "setenv(\"USE_CUDSS\", \"1\")\n"
@@ -184,7 +184,9 @@ START_TEST(generate_cudss_module_environment)
                 "prepend_path(\"CMAKE_PREFIX_PATH\", \"@P@\")\n";
         static const char tcl[] =
                 "setenv \"CUDSS_ROOT\" \"@P@\"\n"
+                "pushenv \"CUDSS_ROOT\" \"@P@\"\n"
                 "setenv \"CUDSS_ROOT_DIR\" \"@P@\"\n"
+                "pushenv \"CUDSS_ROOT_DIR\" \"@P@\"\n"
                 "setenv \"CUDSS_INCLUDE_DIR\" \"@P@/include\"\n"
                 "setenv \"CUDSS_LIBRARY\" \"@P@/lib\"\n"
                 "setenv \"USE_CUDSS\" \"1\"\n"
@@ -752,14 +754,19 @@ static char *module_body(const char *path, const char *prefix)
 START_TEST(generate_nvshmem_module_environment)
 {
         static const char *const want_lua =
-                "setenv(\"NVSHMEM_HOME\", \"@P@\")\n"
+                "pushenv(\"NVSHMEM_HOME\", \"@P@\")\n"
                 "setenv(\"USE_NVSHMEM\", \"1\")\n"
                 "prepend_path(\"LD_LIBRARY_PATH\", \"@P@/lib\")\n"
                 "prepend_path(\"LIBRARY_PATH\", \"@P@/lib\")\n"
                 "prepend_path(\"CPATH\", \"@P@/include\")\n"
                 "prepend_path(\"CMAKE_PREFIX_PATH\", \"@P@\")\n";
         static const char *const want_tcl =
-                "setenv \"NVSHMEM_HOME\" \"@P@\"\n"
+                "if {[info commands pushenv] eq \"\" || ([info exists ::ModuleTool] && $::ModuleTool eq \"Lmod\" &&\n"
+                "        [package vcompare $::ModuleToolVersion 8.7.6] < 0)} {\n"
+                "    setenv \"NVSHMEM_HOME\" \"@P@\"\n"
+                "} else {\n"
+                "    pushenv \"NVSHMEM_HOME\" \"@P@\"\n"
+                "}\n"
                 "setenv \"USE_NVSHMEM\" \"1\"\n"
                 "prepend-path \"LD_LIBRARY_PATH\" \"@P@/lib\"\n"
                 "prepend-path \"LIBRARY_PATH\" \"@P@/lib\"\n"

@@ -60,7 +60,7 @@ static const struct module_plan *module(const struct plan *p, const char *path)
  * fixture root replaced by @ROOT@. */
 static char *ops_text(const struct module_plan *m, const char *root)
 {
-        static const char *const verbs[] = { "setenv", "prepend", "append" };
+        static const char *const verbs[] = { "setenv", "prepend", "append", "pushenv" };
         struct strbuf sb = STRBUF_INIT;
         char *t;
 
@@ -189,10 +189,10 @@ START_TEST(plan_cuda_operations_follow_design_section_5)
         /* The scan reports the real directories (lib64 and include are
          * links into targets/x86_64-linux in a runfile tree). */
         const char *want =
-                "setenv CUDA_HOME @ROOT@/sw/cuda-12.9\n"
-                "setenv CUDA_PATH @ROOT@/sw/cuda-12.9\n"
-                "setenv CUDA_ROOT @ROOT@/sw/cuda-12.9\n"
-                "setenv CUDAToolkit_ROOT @ROOT@/sw/cuda-12.9\n"
+                "pushenv CUDA_HOME @ROOT@/sw/cuda-12.9\n"
+                "pushenv CUDA_PATH @ROOT@/sw/cuda-12.9\n"
+                "pushenv CUDA_ROOT @ROOT@/sw/cuda-12.9\n"
+                "pushenv CUDAToolkit_ROOT @ROOT@/sw/cuda-12.9\n"
                 "setenv CUDACXX @ROOT@/sw/cuda-12.9/bin/nvcc\n"
                 "prepend PATH @ROOT@/sw/cuda-12.9/bin\n"
                 /* Prepended last-first: lib first, then CUPTI, then nvvm. */
@@ -221,9 +221,9 @@ START_TEST(plan_cudnn_and_nccl_operations_follow_design_section_5)
         struct planned p = { .root = fx_new() };
         _cleanup_free_ char *cudnn = NULL, *nccl = NULL;
         const char *want_cudnn =
-                "setenv CUDNN_ROOT @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive\n"
-                "setenv CUDNN_HOME @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive\n"
-                "setenv CUDNN_PATH @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive\n"
+                "pushenv CUDNN_ROOT @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive\n"
+                "pushenv CUDNN_HOME @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive\n"
+                "pushenv CUDNN_PATH @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive\n"
                 "setenv CUDNN_INCLUDE_DIR @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive/include\n"
                 "setenv CUDNN_LIB_DIR @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive/lib\n"
                 "prepend LD_LIBRARY_PATH @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive/lib\n"
@@ -231,8 +231,8 @@ START_TEST(plan_cudnn_and_nccl_operations_follow_design_section_5)
                 "prepend CPATH @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive/include\n"
                 "prepend CMAKE_PREFIX_PATH @ROOT@/sw/cudnn-linux-x86_64-9.7.1.26_cuda12-archive\n";
         const char *want_nccl =
-                "setenv NCCL_ROOT @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64\n"
-                "setenv NCCL_HOME @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64\n"
+                "pushenv NCCL_ROOT @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64\n"
+                "pushenv NCCL_HOME @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64\n"
                 "setenv NCCL_INCLUDE_DIR @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64/include\n"
                 "setenv NCCL_LIB_DIR @ROOT@/sw/nccl_2.21.5-1+cuda12.4_x86_64/lib\n"
                 "setenv USE_SYSTEM_NCCL 1\n"
@@ -332,10 +332,12 @@ START_TEST(plan_config_switches_change_the_operations)
         p.cfg.pytorch_build_env = false;
         free(p.cfg.cuda_arch_list);
         p.cfg.cuda_arch_list = xstrdup("8.0;9.0");
-        p.cfg.env[component_nccl.index].items = xcalloc(1, sizeof(struct env_op));
+        p.cfg.env[component_nccl.index].items = xcalloc(2, sizeof(struct env_op));
         p.cfg.env[component_nccl.index].items[0] = (struct env_op){ ENV_OP_SETENV, xstrdup("NCCL_IB_DISABLE"),
                                                               xstrdup("1") };
-        p.cfg.env[component_nccl.index].len = p.cfg.env[component_nccl.index].alloc = 1;
+        p.cfg.env[component_nccl.index].items[1] = (struct env_op){ ENV_OP_PUSHENV, xstrdup("NCCL_SOCKET_IFNAME"),
+                                                              xstrdup("ib0") };
+        p.cfg.env[component_nccl.index].len = p.cfg.env[component_nccl.index].alloc = 2;
         demo_build(p.root);
         plan_fixture(&p, (const char *const[]){ "sw", NULL }, NULL);
         cuda = module(&p.plan, "Core/cuda/12.9.lua");
@@ -345,14 +347,18 @@ START_TEST(plan_config_switches_change_the_operations)
         ck_assert(has_op(cuda, ENV_OP_PREPEND_PATH, "LIBRARY_PATH"));
         ck_assert(!has_op(cuda, ENV_OP_APPEND_PATH, "LIBRARY_PATH"));
         ck_assert(!has_op(cuda, ENV_OP_SETENV, "CUDACXX"));
-        ck_assert(has_op(cuda, ENV_OP_SETENV, "CUDA_HOME"));
+        ck_assert(has_op(cuda, ENV_OP_PUSHENV, "CUDA_HOME"));
         ck_assert(has_op(cuda, ENV_OP_SETENV, "TORCH_CUDA_ARCH_LIST"));
-        ck_assert(!has_op(cudnn, ENV_OP_SETENV, "CUDNN_ROOT"));
-        ck_assert(has_op(cudnn, ENV_OP_SETENV, "CUDNN_HOME"));
+        ck_assert(!has_op(cudnn, ENV_OP_PUSHENV, "CUDNN_ROOT"));
+        ck_assert(has_op(cudnn, ENV_OP_PUSHENV, "CUDNN_HOME"));
         ck_assert(has_op(cudnn, ENV_OP_PREPEND_PATH, "LD_LIBRARY_PATH"));
         ck_assert(!has_op(nccl, ENV_OP_SETENV, "USE_SYSTEM_NCCL"));
-        ck_assert(!has_op(nccl, ENV_OP_SETENV, "NCCL_ROOT"));
-        ck_assert_str_eq(nccl->ops[nccl->n_ops - 1].name, "NCCL_IB_DISABLE");
+        ck_assert(!has_op(nccl, ENV_OP_PUSHENV, "NCCL_ROOT"));
+        /* The site's ops come last, as the config gives them: env.nccl.pushenv a pushenv. */
+        ck_assert_str_eq(nccl->ops[nccl->n_ops - 2].name, "NCCL_IB_DISABLE");
+        ck_assert_int_eq(nccl->ops[nccl->n_ops - 2].kind, ENV_OP_SETENV);
+        ck_assert_str_eq(nccl->ops[nccl->n_ops - 1].name, "NCCL_SOCKET_IFNAME");
+        ck_assert_int_eq(nccl->ops[nccl->n_ops - 1].kind, ENV_OP_PUSHENV);
         planned_release(&p);
 }
 END_TEST
@@ -465,7 +471,8 @@ START_TEST(plan_system_install_sets_only_root_variables)
                 const struct module_plan *m = &p.plan.modules[i];
                 ck_assert_int_eq(m->install->layout, LAYOUT_SYSTEM);
                 for (size_t k = 0; k < m->n_ops; k++)
-                        ck_assert_msg(m->ops[k].kind == ENV_OP_SETENV, "%s: %s %s", m->path,
+                        ck_assert_msg(m->ops[k].kind == ENV_OP_SETENV || m->ops[k].kind == ENV_OP_PUSHENV,
+                                      "%s: %s %s", m->path,
                                       m->ops[k].name, m->ops[k].value);
         }
         planned_release(&p);

@@ -908,7 +908,7 @@ struct module_values {
         const char *extensions; /* or NULL */
         const char *whatis[2];
         const char *dep[4]; /* name, min, max, em_spec */
-        const char *ops[3][2];
+        const char *ops[4][2];
         bool gpu;
 };
 
@@ -924,15 +924,15 @@ static const struct module_values plain_values = {
         .whatis = { "Name: cuda", "Version: cuda/12.9" },
         .dep = { "cuda", "12", "12.999999", "cuda@12:12.999999" },
         .ops = { { "CUDA_HOME", "/opt/cuda-12.9" }, { "PATH", "/opt/cuda-12.9/bin" },
-                 { "LIBRARY_PATH", "/opt/cuda-12.9/lib64/stubs" } },
+                 { "LIBRARY_PATH", "/opt/cuda-12.9/lib64/stubs" }, { "CUDA_ROOT", "/opt/cuda-12.9" } },
         .gpu = true,
 };
 
 static const struct module_values empty_values = { .version = "", .source = "", .prefix = "",
                                                    .help = "", .family = "", .modulepath = "" };
 
-/* op i of the fill: setenv, prepend_path, append_path in turn. */
-static const char *const op_keys[] = { "setenv", "prepend_path", "append_path" };
+/* op i of the fill: setenv, prepend_path, append_path, pushenv in turn. */
+static const char *const op_keys[] = { "setenv", "prepend_path", "append_path", "pushenv" };
 
 static struct render_ctx *module_ctx(const struct module_values *v, const char *kind)
 {
@@ -993,10 +993,10 @@ static struct render_ctx *module_ctx(const struct module_values *v, const char *
                 render_ctx_set(d, "max", v->dep[2]);
                 render_ctx_set(d, "em_spec", v->dep[3]);
         }
-        for (size_t i = 0; i < 3 && v->ops[i][0]; i++) {
+        for (size_t i = 0; i < ELEMENTSOF(op_keys) && v->ops[i][0]; i++) {
                 struct render_ctx *o = render_ctx_add_item(c, "ops");
 
-                for (size_t k = 0; k < 3; k++)
+                for (size_t k = 0; k < ELEMENTSOF(op_keys); k++)
                         render_ctx_set_bool(o, op_keys[k], k == i);
                 render_ctx_set(o, "name", v->ops[i][0]);
                 render_ctx_set(o, "value", v->ops[i][1]);
@@ -1068,8 +1068,8 @@ static char *expected_log(const struct module_values *v, const char *kind, bool 
                         log_call(&sb, "prereq", v->dep[3], NULL, NULL);
                 }
         }
-        for (size_t i = 0; i < 3 && v->ops[i][0]; i++) {
-                static const char *const tcl_ops[] = { "setenv", "prepend-path", "append-path" };
+        for (size_t i = 0; i < ELEMENTSOF(op_keys) && v->ops[i][0]; i++) {
+                static const char *const tcl_ops[] = { "setenv", "prepend-path", "append-path", "pushenv" };
 
                 log_call(&sb, lua ? op_keys[i] : tcl_ops[i], v->ops[i][0], v->ops[i][1], NULL);
         }
@@ -1115,7 +1115,7 @@ static const char lua_stubs[] =
         "                return { read = function() return 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 2023' end,\n"
         "                         close = function() end }\n"
         "              end } }\n"
-        "for _, f in ipairs({ 'whatis', 'help', 'family', 'add_property', 'depends_on', 'setenv',\n"
+        "for _, f in ipairs({ 'whatis', 'help', 'family', 'add_property', 'depends_on', 'setenv', 'pushenv',\n"
         "                     'prepend_path', 'append_path', 'module_version', 'LmodMessage',\n"
         "                     'hide_version', 'module_alias', 'conflict', 'extensions' }) do\n"
         "  env[f] = stub(f)\n"
@@ -1133,7 +1133,7 @@ static const char tcl_stubs[] =
         "    foreach a $args { lappend l [hex $a] }\n"
         "    append ::log [join $l { }] \\n\n"
         "}\n"
-        "foreach c {setenv prepend-path append-path module-whatis family prereq module module-version\n"
+        "foreach c {setenv pushenv prepend-path append-path module-whatis family prereq module module-version\n"
         "           module-hide module-alias module-tag conflict} {\n"
         "    interp alias {} $c {} rec $c\n"
         "}\n"
@@ -1274,7 +1274,8 @@ START_TEST(builtin_templates_keep_hostile_values_literal)
                 .extensions = "a/1\"), os.execute('touch X'), (\"]==] [exec touch X] $X",
                 .whatis = { line, "Name: } ; exec touch X ; {" },
                 .dep = { "cuda\"", "1]]", "2\\", "cuda@1:2;exec touch X" },
-                .ops = { { "A", line }, { "B", "}\texec touch X\t{" }, { "C", "]] os.execute('touch X') --[[" } },
+                .ops = { { "A", line }, { "B", "}\texec touch X\t{" }, { "C", "]] os.execute('touch X') --[[" },
+                         { "D", "\" } [exec touch X] {" } },
                 .gpu = true,
         };
 
@@ -1308,6 +1309,7 @@ START_TEST(builtin_lua_cuda_template_output_is_exact)
                          "setenv(\"CUDA_HOME\", \"/opt/cuda-12.9\")\n"
                          "prepend_path(\"PATH\", \"/opt/cuda-12.9/bin\")\n"
                          "append_path(\"LIBRARY_PATH\", \"/opt/cuda-12.9/lib64/stubs\")\n"
+                         "pushenv(\"CUDA_ROOT\", \"/opt/cuda-12.9\")\n"
                          "prepend_path(\"MODULEPATH\", \"/apps/modulefiles/CUDA/12\")\n");
         render_ctx_free(c);
 }
@@ -1385,6 +1387,12 @@ START_TEST(builtin_tcl_cuda_template_output_is_exact)
                          "setenv \"CUDA_HOME\" \"/opt/cuda-12.9\"\n"
                          "prepend-path \"PATH\" \"/opt/cuda-12.9/bin\"\n"
                          "append-path \"LIBRARY_PATH\" \"/opt/cuda-12.9/lib64/stubs\"\n"
+                         "if {[info commands pushenv] eq \"\" || ([info exists ::ModuleTool] && $::ModuleTool eq \"Lmod\" &&\n"
+                         "        [package vcompare $::ModuleToolVersion 8.7.6] < 0)} {\n"
+                         "    setenv \"CUDA_ROOT\" \"/opt/cuda-12.9\"\n"
+                         "} else {\n"
+                         "    pushenv \"CUDA_ROOT\" \"/opt/cuda-12.9\"\n"
+                         "}\n"
                          "module use \"/apps/modulefiles/CUDA/12\"\n");
         render_ctx_free(c);
 }

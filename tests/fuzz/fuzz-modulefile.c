@@ -90,7 +90,7 @@ static const char *const builtin_kinds[] = { "cuda", "cudnn", "nccl", "modulerc"
 
 /* The Lmod API the templates call (as stubs in the instrumented run). */
 static const char *const lmod_api[] = { "whatis", "help", "family", "add_property", "depends_on",
-                                        "between", "setenv", "prepend_path", "append_path",
+                                        "between", "setenv", "pushenv", "prepend_path", "append_path",
                                         "module_version", "mode", "LmodMessage", "hide_version",
                                         "module_alias", "conflict", "extensions", "LmodVersion",
                                         "convertToCanonical", "LmodError", NULL };
@@ -175,11 +175,12 @@ static struct render_ctx *fill(struct fields *f, bool tcl, bool *ret_refused)
         render_ctx_set_list(ctx, "requires");
         put(&fl, render_ctx_add_item(ctx, "requires"), "module");
         render_ctx_set_list(ctx, "ops");
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 4; i++) {
                 it = render_ctx_add_item(ctx, "ops");
                 render_ctx_set_bool(it, "setenv", i == 0);
                 render_ctx_set_bool(it, "prepend_path", i == 1);
                 render_ctx_set_bool(it, "append_path", i == 2);
+                render_ctx_set_bool(it, "pushenv", i == 3);
                 put_variable_name(&fl, it);
                 put(&fl, it, "value");
         }

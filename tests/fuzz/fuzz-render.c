@@ -70,13 +70,23 @@ static void fill(struct render_ctx *ctx, struct fields *f, const char **fuzz_val
         render_ctx_set_bool(it, "setenv", true);
         render_ctx_set_bool(it, "prepend_path", false);
         render_ctx_set_bool(it, "append_path", false);
+        render_ctx_set_bool(it, "pushenv", false);
         render_ctx_set(it, "name", "CUDAMOD_FUZZ");
         *fuzz_value = next_value(f);
+        render_ctx_set(it, "value", *fuzz_value);
+        /* The same value pushed (a root variable's pushenv). */
+        it = render_ctx_add_item(ctx, "ops");
+        render_ctx_set_bool(it, "setenv", false);
+        render_ctx_set_bool(it, "prepend_path", false);
+        render_ctx_set_bool(it, "append_path", false);
+        render_ctx_set_bool(it, "pushenv", true);
+        render_ctx_set(it, "name", "CUDAMOD_FUZZ_PUSHED");
         render_ctx_set(it, "value", *fuzz_value);
         it = render_ctx_add_item(ctx, "ops");
         render_ctx_set_bool(it, "setenv", false);
         render_ctx_set_bool(it, "prepend_path", true);
         render_ctx_set_bool(it, "append_path", false);
+        render_ctx_set_bool(it, "pushenv", false);
         render_ctx_set(it, "name", variable_name(next_value(f)));
         render_ctx_set(it, "value", next_value(f));
         /* The node's driver: the check and the forward-compatibility
@@ -111,7 +121,7 @@ static void check_lua_module(const struct strbuf *text, const char *want)
         struct sandbox_options o = { .module_name = "cuda", .module_version = "12.9" };
         struct sandbox_result res = { 0 };
         struct diag d = DIAG_INIT;
-        const char *got = NULL;
+        const char *got = NULL, *pushed = NULL;
 
         if (sandbox_eval(text->buf, text->len, "cuda/12.9.lua", &o, &res, &d) < 0) {
                 fprintf(stderr, "the built-in template rendered a modulefile the sandbox refuses: %s\n%s",
@@ -122,6 +132,14 @@ static void check_lua_module(const struct strbuf *text, const char *want)
                 if (res.ops[i].kind == SANDBOX_SETENV && res.ops[i].name &&
                     strcmp(res.ops[i].name, "CUDAMOD_FUZZ") == 0)
                         got = res.ops[i].value;
+                else if (res.ops[i].kind == SANDBOX_PUSHENV && res.ops[i].name &&
+                         strcmp(res.ops[i].name, "CUDAMOD_FUZZ_PUSHED") == 0)
+                        pushed = res.ops[i].value;
+        if (!pushed || strcmp(pushed, want) != 0) {
+                fprintf(stderr, "pushenv(CUDAMOD_FUZZ_PUSHED) does not carry the value: %s\n%s",
+                        pushed ? "changed" : "missing", text->buf);
+                abort();
+        }
         if (!got || strcmp(got, want) != 0) {
                 fprintf(stderr, "setenv(CUDAMOD_FUZZ) does not carry the value: %s\n%s",
                         got ? "changed" : "missing", text->buf);

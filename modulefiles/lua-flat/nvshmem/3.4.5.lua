@@ -26,7 +26,7 @@ What it sets ('<' puts directories in front, '>' at the end):\
 family("nvshmem")
 add_property("arch", "gpu")
 depends_on(between("cuda", "12", "12.999999"))
-setenv("NVSHMEM_HOME", "/opt/cudamod-demo/sw/libnvshmem-linux-x86_64-3.4.5_cuda12-archive")
+pushenv("NVSHMEM_HOME", "/opt/cudamod-demo/sw/libnvshmem-linux-x86_64-3.4.5_cuda12-archive")
 setenv("USE_NVSHMEM", "1")
 prepend_path("LD_LIBRARY_PATH", "/opt/cudamod-demo/sw/libnvshmem-linux-x86_64-3.4.5_cuda12-archive/lib")
 prepend_path("LIBRARY_PATH", "/opt/cudamod-demo/sw/libnvshmem-linux-x86_64-3.4.5_cuda12-archive/lib")

@@ -25,9 +25,9 @@ What it sets ('<' puts directories in front, '>' at the end):\
 
 family("cudnn")
 add_property("arch", "gpu")
-setenv("CUDNN_ROOT", "/opt/cudamod-demo/sw/cudnn-linux-x86_64-8.9.7.29_cuda11-archive")
-setenv("CUDNN_HOME", "/opt/cudamod-demo/sw/cudnn-linux-x86_64-8.9.7.29_cuda11-archive")
-setenv("CUDNN_PATH", "/opt/cudamod-demo/sw/cudnn-linux-x86_64-8.9.7.29_cuda11-archive")
+pushenv("CUDNN_ROOT", "/opt/cudamod-demo/sw/cudnn-linux-x86_64-8.9.7.29_cuda11-archive")
+pushenv("CUDNN_HOME", "/opt/cudamod-demo/sw/cudnn-linux-x86_64-8.9.7.29_cuda11-archive")
+pushenv("CUDNN_PATH", "/opt/cudamod-demo/sw/cudnn-linux-x86_64-8.9.7.29_cuda11-archive")
 setenv("CUDNN_INCLUDE_DIR", "/opt/cudamod-demo/sw/cudnn-linux-x86_64-8.9.7.29_cuda11-archive/include")
 setenv("CUDNN_LIB_DIR", "/opt/cudamod-demo/sw/cudnn-linux-x86_64-8.9.7.29_cuda11-archive/lib")
 prepend_path("LD_LIBRARY_PATH", "/opt/cudamod-demo/sw/cudnn-linux-x86_64-8.9.7.29_cuda11-archive/lib")

@@ -26,8 +26,8 @@ What it sets ('<' puts directories in front, '>' at the end):\
 
 family("cudss")
 add_property("arch", "gpu")
-setenv("CUDSS_ROOT", "/opt/cudamod-demo/sw/libcudss-linux-x86_64-0.7.1.4_cuda12-archive")
-setenv("CUDSS_ROOT_DIR", "/opt/cudamod-demo/sw/libcudss-linux-x86_64-0.7.1.4_cuda12-archive")
+pushenv("CUDSS_ROOT", "/opt/cudamod-demo/sw/libcudss-linux-x86_64-0.7.1.4_cuda12-archive")
+pushenv("CUDSS_ROOT_DIR", "/opt/cudamod-demo/sw/libcudss-linux-x86_64-0.7.1.4_cuda12-archive")
 setenv("CUDSS_INCLUDE_DIR", "/opt/cudamod-demo/sw/libcudss-linux-x86_64-0.7.1.4_cuda12-archive/include")
 setenv("CUDSS_LIBRARY", "/opt/cudamod-demo/sw/libcudss-linux-x86_64-0.7.1.4_cuda12-archive/lib")
 setenv("USE_CUDSS", "1")

@@ -26,8 +26,8 @@ What it sets ('<' puts directories in front, '>' at the end):\
 
 family("cusparselt")
 add_property("arch", "gpu")
-setenv("CUSPARSELT_ROOT", "/opt/cudamod-demo/sw/libcusparse_lt-linux-x86_64-0.8.1.1_cuda12-archive")
-setenv("CUSPARSELT_ROOT_DIR", "/opt/cudamod-demo/sw/libcusparse_lt-linux-x86_64-0.8.1.1_cuda12-archive")
+pushenv("CUSPARSELT_ROOT", "/opt/cudamod-demo/sw/libcusparse_lt-linux-x86_64-0.8.1.1_cuda12-archive")
+pushenv("CUSPARSELT_ROOT_DIR", "/opt/cudamod-demo/sw/libcusparse_lt-linux-x86_64-0.8.1.1_cuda12-archive")
 setenv("CUSPARSELT_INCLUDE_DIR", "/opt/cudamod-demo/sw/libcusparse_lt-linux-x86_64-0.8.1.1_cuda12-archive/include")
 setenv("CUSPARSELT_LIBRARY", "/opt/cudamod-demo/sw/libcusparse_lt-linux-x86_64-0.8.1.1_cuda12-archive/lib")
 setenv("USE_CUSPARSELT", "1")

@@ -24,7 +24,7 @@ What it sets ('<' puts directories in front, '>' at the end):\
 
 family("magma")
 add_property("arch", "gpu")
-setenv("MAGMA_HOME", "/opt/cudamod-demo/sw/magma-2.9.0")
+pushenv("MAGMA_HOME", "/opt/cudamod-demo/sw/magma-2.9.0")
 setenv("USE_MAGMA", "1")
 prepend_path("LD_LIBRARY_PATH", "/opt/cudamod-demo/sw/magma-2.9.0/lib")
 prepend_path("LIBRARY_PATH", "/opt/cudamod-demo/sw/magma-2.9.0/lib")

@@ -27,8 +27,8 @@ What it sets ('<' puts directories in front, '>' at the end):\
 
 family("nccl")
 add_property("arch", "gpu")
-setenv("NCCL_ROOT", "/opt/cudamod-demo/sw/nccl_2.21.5-1+cuda12.4_x86_64")
-setenv("NCCL_HOME", "/opt/cudamod-demo/sw/nccl_2.21.5-1+cuda12.4_x86_64")
+pushenv("NCCL_ROOT", "/opt/cudamod-demo/sw/nccl_2.21.5-1+cuda12.4_x86_64")
+pushenv("NCCL_HOME", "/opt/cudamod-demo/sw/nccl_2.21.5-1+cuda12.4_x86_64")
 setenv("NCCL_INCLUDE_DIR", "/opt/cudamod-demo/sw/nccl_2.21.5-1+cuda12.4_x86_64/include")
 setenv("NCCL_LIB_DIR", "/opt/cudamod-demo/sw/nccl_2.21.5-1+cuda12.4_x86_64/lib")
 setenv("USE_SYSTEM_NCCL", "1")
