@@ -26,10 +26,7 @@ if [ "$tool" = lmod ]; then need lmods; else need em; fi
 
 # A private mount namespace with a tmpfs over /proc/driver: where it is not
 # permitted (no user namespaces, a seccomp filter), say why and skip.
-if ! why=$(unshare -rm sh -c 'mount -t tmpfs cudamod-test /proc/driver && mount -t tmpfs cudamod-test /sys/module' 2>&1); then
-        say "SKIP: cannot mount over /proc/driver and /sys/module in a private mount namespace (unshare -rm): $why"
-        exit 77
-fi
+need_driver_ns
 
 root=$MT_TMP/fx
 mkdir -p "$root"
@@ -56,15 +53,7 @@ step load load cuda/12.9
 step unload unload cuda/12.9
 step load124 load cuda/12.4
 EOF
-        # shellcheck disable=SC2016
-        unshare -rm bash -c '
-                set -e
-                mount -t tmpfs cudamod-test /proc/driver
-                mount -t tmpfs cudamod-test /sys/module
-                if [ -n "$1" ]; then mkdir /proc/driver/nvidia; printf "%s\n" "$1" >/proc/driver/nvidia/version; fi
-                if [ -n "$2" ]; then mkdir /sys/module/nvidia; printf "%s\n" "$2" >/sys/module/nvidia/version; fi
-                shift 2
-                exec "$@"' ns "$proc" "$sys" \
+        with_driver "$proc" "$sys" \
                 env -i HOME="$MT_TMP/home" PATH=/usr/bin:/bin TERM=dumb MODULEPATH="$out" \
                 MT_TOOL="$tool" MT_OUT="$dir" MT_LMOD_INIT="$init" \
                 MT_EM_CMD="$(em_modulecmd || true)" MT_TCLSH="$(tclsh_path || true)" \

@@ -14,10 +14,7 @@ source "$(dirname "$0")/lib.sh"
 tool=${1:?usage: driver-check.sh lmod|em}
 MT_SELF=$tool-driver-check
 need "$tool"
-unshare -m sh -c 'mount -t tmpfs none /proc/driver' 2>/dev/null || {
-        say "SKIP: no private mount namespace here (unshare -m and mount need CAP_SYS_ADMIN)"
-        exit 77
-}
+need_driver_ns
 
 fx=$MT_TMP/fx
 "$MKFIXTURE" demo "$fx" >/dev/null
@@ -45,20 +42,15 @@ printf '470.256.02\n' >"$MT_TMP/sys-470"
 # load NAME TREE WHERE FILE: `module load cuda/12.9` from TREE under `set -e`
 # in a clean environment of a private mount namespace where FILE is
 # /proc/driver/nvidia/version (WHERE proc) or /sys/module/nvidia/version
-# (WHERE sys), or neither (WHERE none); NAME.out/.rc.
+# (WHERE sys), or neither (WHERE none; lib.sh's with_driver); NAME.out/.rc.
 load() {
         local name=$1 tree=$2 where=$3 file=${4:-} rc=0
-        unshare -m bash -c '
-                where=$1 file=$2
-                case $where in
-                proc) mount -t tmpfs none /proc/driver && mkdir /proc/driver/nvidia &&
-                        cp "$file" /proc/driver/nvidia/version || exit 99 ;;
-                sys) mount -t tmpfs none /proc/driver && mount -t tmpfs none /sys/module &&
-                        mkdir /sys/module/nvidia && cp "$file" /sys/module/nvidia/version || exit 99 ;;
-                none) mount -t tmpfs none /proc/driver && mount -t tmpfs none /sys/module || exit 99 ;;
-                esac
-                shift 2
-                exec env -i "$@"' _ "$where" "$file" \
+        local proc="" sys=""
+        case $where in
+        proc) proc=$(<"$file") ;;
+        sys) sys=$(<"$file") ;;
+        esac
+        with_driver "$proc" "$sys" env -i \
                 HOME="$MT_TMP/home" PATH=/usr/bin:/bin TERM=dumb MODULEPATH="$tree/Core" \
                 MT_TOOL="$tool" MT_LMOD_INIT="$(lmod_init)" MT_EM_CMD="$(em_modulecmd || true)" \
                 MT_TCLSH="$(tclsh_path || true)" bash --noprofile --norc -c '

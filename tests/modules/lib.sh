@@ -243,6 +243,30 @@ session() {
                 { cat "$dir/session.log"; die "session in $dir failed to run"; }
 }
 
+# with_driver PROC SYS CMD...: CMD in a private mount namespace where the
+# node's NVIDIA driver version files hold PROC (/proc/driver/nvidia/version)
+# and SYS (/sys/module/nvidia/version), "" for no such file: a tmpfs over
+# /proc/driver and /sys/module, never an edited module. unshare -rm, so it
+# needs no privilege where user namespaces are allowed. Exit 99: the files
+# could not be put in place.
+with_driver() {
+        # shellcheck disable=SC2016
+        unshare -rm bash -c '
+                mount -t tmpfs cudamod-test /proc/driver && mount -t tmpfs cudamod-test /sys/module || exit 99
+                if [ -n "$1" ]; then mkdir /proc/driver/nvidia && printf "%s\n" "$1" >/proc/driver/nvidia/version || exit 99; fi
+                if [ -n "$2" ]; then mkdir /sys/module/nvidia && printf "%s\n" "$2" >/sys/module/nvidia/version || exit 99; fi
+                shift 2
+                exec "$@"' with_driver "$@"
+}
+
+# need_driver_ns: skip (77) where with_driver cannot work, saying why.
+need_driver_ns() {
+        local why
+        why=$(unshare -rm sh -c 'mount -t tmpfs cudamod-test /proc/driver && mount -t tmpfs cudamod-test /sys/module' 2>&1) && return 0
+        say "SKIP: cannot mount over /proc/driver and /sys/module in a private mount namespace (unshare -rm): $why"
+        exit 77
+}
+
 # Forks are slow on a loaded machine (tens of ms each): what runs per
 # variable or per step below stays inside bash.
 
