@@ -103,11 +103,16 @@ proc_state() {
 faulty() {
         : >"$work/fault.log"
         rc=0
+        # The signal's disposition is the test's, not the caller's: a suite
+        # started under nohup would otherwise ignore every SIGHUP sent (bash
+        # cannot undo an ignore it inherited; env --default-signal can).
+        local hup=--default-signal=HUP
+        [ "${2:-}" != ignore-hup ] || hup=--ignore-signal=HUP
         # (bash's own "Killed", "Terminated"... notices to /dev/null)
         { (
-                [ "${2:-}" != ignore-hup ] || trap '' HUP
-                LD_PRELOAD="$preload" CUDAMOD_FAULT_DIR="$out" CUDAMOD_FAULT="$1" CUDAMOD_FAULT_LOG="$work/fault.log" \
-                        exec "$cudamod" --config "$work/cfg/b.yaml" generate --prune -o "$out" "$root"
+                exec env "$hup" LD_PRELOAD="$preload" CUDAMOD_FAULT_DIR="$out" CUDAMOD_FAULT="$1" \
+                        CUDAMOD_FAULT_LOG="$work/fault.log" \
+                        "$cudamod" --config "$work/cfg/b.yaml" generate --prune -o "$out" "$root"
         ) >"$work/run.out" 2>"$work/run.err"; } 2>/dev/null || rc=$?
         runs=$((runs + 1))
         err=$(<"$work/run.err")
