@@ -7,10 +7,13 @@
 # terminal, no progress line ("validating: 3/9 modules") is written; on a
 # terminal, one only in a run longer than a second.
 #
-#   CUDAMOD=build/src/cudamod MKFIXTURE=build/tests/mkfixture bash tests/validate-stream.sh
+#   CUDAMOD_BIN=build/src/cudamod MKFIXTURE=build/tests/mkfixture bash tests/validate-stream.sh
 set -euo pipefail
+# Under the valgrind setup: every cudamod is checked, not bash.
+. "$(dirname "$0")/valgrind.sh"
 
-: "${CUDAMOD:?}" "${MKFIXTURE:?}"
+: "${CUDAMOD_BIN:?}" "${MKFIXTURE:?}"
+CUDAMOD=$CUDAMOD_BIN
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudamod-validate-stream.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "validate-stream: FAIL: $*" >&2; exit 1; }
