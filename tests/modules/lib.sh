@@ -246,12 +246,23 @@ session() {
 # with_driver PROC SYS CMD...: CMD in a private mount namespace where the
 # node's NVIDIA driver version files hold PROC (/proc/driver/nvidia/version)
 # and SYS (/sys/module/nvidia/version), "" for no such file: a tmpfs over
-# /proc/driver and /sys/module, never an edited module. unshare -rm, so it
-# needs no privilege where user namespaces are allowed. Exit 99: the files
-# could not be put in place.
+# /proc/driver and /sys/module, never an edited module. As root a mount
+# namespace alone (a chroot, such as CI's trixie pass, refuses user
+# namespaces); otherwise unshare -rm, which needs no privilege where user
+# namespaces are allowed. Exit 99: the files could not be put in place.
+# In a chroot the root cannot be made private (unshare: "cannot change root
+# filesystem propagation"): as root, /proc and /sys are made private in the
+# namespace before anything is mounted on them, so nothing reaches the host.
+driver_ns() {
+        if [ "$(id -u)" = 0 ]; then
+                unshare -m --propagation unchanged sh -c 'mount --make-rprivate /proc && mount --make-rprivate /sys && exec "$@"' driver_ns "$@"
+        else
+                unshare -rm "$@"
+        fi
+}
 with_driver() {
         # shellcheck disable=SC2016
-        unshare -rm bash -c '
+        driver_ns bash -c '
                 mount -t tmpfs cudamod-test /proc/driver && mount -t tmpfs cudamod-test /sys/module || exit 99
                 if [ -n "$1" ]; then mkdir /proc/driver/nvidia && printf "%s\n" "$1" >/proc/driver/nvidia/version || exit 99; fi
                 if [ -n "$2" ]; then mkdir /sys/module/nvidia && printf "%s\n" "$2" >/sys/module/nvidia/version || exit 99; fi
@@ -262,8 +273,8 @@ with_driver() {
 # need_driver_ns: skip (77) where with_driver cannot work, saying why.
 need_driver_ns() {
         local why
-        why=$(unshare -rm sh -c 'mount -t tmpfs cudamod-test /proc/driver && mount -t tmpfs cudamod-test /sys/module' 2>&1) && return 0
-        say "SKIP: cannot mount over /proc/driver and /sys/module in a private mount namespace (unshare -rm): $why"
+        why=$(driver_ns sh -c 'mount -t tmpfs cudamod-test /proc/driver && mount -t tmpfs cudamod-test /sys/module' 2>&1) && return 0
+        say "SKIP: cannot mount over /proc/driver and /sys/module in a private mount namespace: $why"
         exit 77
 }
 
